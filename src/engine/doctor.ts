@@ -1,0 +1,54 @@
+// `remote-browser-kit doctor`: what this host has for running sessions, and what is missing.
+import { existsSync } from 'node:fs';
+import { discoverImages, type BrowserImage } from './runtime/catalog.js';
+
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  checks: DoctorCheck[];
+  images: BrowserImage[];
+}
+
+// The same list scripts/setup.mjs installs; kept here as data the doctor can explain.
+const REQUIRED_TOOLS: Array<[string, string, string]> = [
+  ['Xvnc (display and VNC server)', '/usr/bin/Xvnc', 'tigervnc-standalone-server'],
+  ['matchbox-window-manager', '/usr/bin/matchbox-window-manager', 'matchbox-window-manager'],
+  ['setxkbmap (keyboard layouts)', '/usr/bin/setxkbmap', 'x11-xkb-utils'],
+  ['xdotool (Firefox readiness)', '/usr/bin/xdotool', 'xdotool'],
+  ['Liberation fonts', '/usr/share/fonts/truetype/liberation', 'fonts-liberation'],
+  ['Noto CJK fonts (Japanese pages)', '/usr/share/fonts/opentype/noto', 'fonts-noto-cjk'],
+];
+
+export async function runDoctor(): Promise<DoctorReport> {
+  const checks: DoctorCheck[] = [];
+  const [major] = process.versions.node.split('.').map(Number);
+  checks.push({ name: 'Node.js', ok: (major ?? 0) >= 20, detail: `v${process.versions.node}${(major ?? 0) >= 20 ? '' : ' (needs 20 or later)'}` });
+  checks.push({ name: 'Linux', ok: process.platform === 'linux', detail: process.platform });
+  for (const [name, file, pkg] of REQUIRED_TOOLS) {
+    const present = existsSync(file);
+    checks.push({ name, ok: present, detail: present ? file : `missing: apt-get install -y ${pkg}` });
+  }
+  const images = await discoverImages();
+  const anyBrowser = images.some((image) => image.enabled);
+  checks.push({
+    name: 'a startable browser',
+    ok: anyBrowser,
+    detail: anyBrowser ? images.filter((i) => i.enabled).map((i) => i.name).join(', ') : 'none: apt-get install -y chromium firefox-esr',
+  });
+  return { ok: checks.every((c) => c.ok), checks, images };
+}
+
+export function formatDoctor(report: DoctorReport): string {
+  const lines = report.checks.map((c) => `${c.ok ? 'ok     ' : 'MISSING'}  ${c.name}: ${c.detail}`);
+  lines.push('', 'Browsers:');
+  for (const image of report.images) {
+    lines.push(`${image.enabled ? 'enabled ' : 'disabled'}  ${image.id.padEnd(12)} ${image.name}: ${image.enabled ? `${image.version} (${image.executable})` : image.reason}`);
+  }
+  lines.push('', report.ok ? 'Everything a session needs is present.' : 'Some parts are missing: run `npm run setup` as root, or the commands above.');
+  return lines.join('\n');
+}

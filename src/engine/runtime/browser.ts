@@ -1,0 +1,189 @@
+// Starting a real browser on a session's display: a fresh profile inside the session directory,
+// its UI language, its egress route, and every file it writes (crash handler included) kept inside.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BrowserImage } from './catalog.js';
+import { runX } from './display.js';
+import { signalGroup, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
+
+export interface BrowserLaunch {
+  image: BrowserImage;
+  dir: string;
+  displayNumber: number;
+  width: number;
+  height: number;
+  language: string;
+  /** The session's egress route, e.g. `http://127.0.0.1:41234`. */
+  proxyUrl: string;
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+}
+
+export interface BrowserProcess {
+  readonly image: BrowserImage;
+  readonly process: SupervisedProcess;
+  /** Chromium family: the browser-level DevTools WebSocket address. */
+  readonly devtoolsUrl: string | null;
+  stop(): Promise<void>;
+}
+
+/** The environment that keeps a browser's files in the session directory. */
+export async function sessionEnvironment(dir: string, base: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
+  const home = join(dir, 'home');
+  await Promise.all(['home', 'config', 'cache', 'tmp', 'profile'].map((d) => mkdir(join(dir, d), { recursive: true })));
+  return {
+    ...base,
+    HOME: home,
+    // Chromium's crash handler writes under XDG_CONFIG_HOME whatever --user-data-dir says.
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_CACHE_HOME: join(dir, 'cache'),
+    XDG_DATA_HOME: join(dir, 'home'),
+    TMPDIR: join(dir, 'tmp'),
+    MOZ_CRASHREPORTER_DISABLE: '1',
+  };
+}
+
+function stopper(process: SupervisedProcess): () => Promise<void> {
+  return async () => {
+    signalGroup(process.pid, 'SIGKILL');
+    await process.exited;
+  };
+}
+
+// Flags measured to work on Debian Chromium as root; without the background-networking flags
+// Chromium floods a closed network with connections.
+const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--test-type', // hides the "unsupported command-line flag" bar that --no-sandbox would show
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-breakpad',
+  '--disable-default-apps',
+  '--disable-client-side-phishing-detection',
+  '--disable-features=Translate,MediaRouter,DialMediaRouteProvider,OptimizationHints,AutofillServerCommunication',
+  '--password-store=basic',
+  '--force-device-scale-factor=1',
+  // Loopback is otherwise sent around the proxy; the egress guard must see every request.
+  '--proxy-bypass-list=<-loopback>',
+  '--remote-debugging-port=0',
+  '--remote-debugging-address=127.0.0.1',
+];
+
+async function launchChromium(launch: BrowserLaunch): Promise<BrowserProcess> {
+  const profile = join(launch.dir, 'profile');
+  const env = { ...launch.env, DISPLAY: `:${launch.displayNumber}`, LANGUAGE: launch.language };
+  const process = spawnSupervised(launch.image.id, launch.image.executable!, [
+    ...CHROMIUM_FLAGS,
+    `--user-data-dir=${profile}`,
+    `--proxy-server=${launch.proxyUrl}`,
+    `--lang=${launch.language}`,
+    `--accept-lang=${launch.language}`,
+    '--window-position=0,0',
+    `--window-size=${launch.width},${launch.height}`,
+    '--start-maximized',
+    'about:blank',
+  ], { env });
+  const devtoolsUrl = await withTimeout(
+    waitForDevToolsPort(profile, process),
+    launch.timeoutMs,
+    `${launch.image.name}'s DevTools endpoint`,
+  ).catch(async (error: Error) => {
+    signalGroup(process.pid, 'SIGKILL');
+    throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
+  });
+  return { image: launch.image, process, devtoolsUrl, stop: stopper(process) };
+}
+
+/** Chromium writes "<port>\n<path>" to DevToolsActivePort in the profile once DevTools listens. */
+async function waitForDevToolsPort(profile: string, process: SupervisedProcess): Promise<string> {
+  let exited = false;
+  void process.exited.then(() => (exited = true));
+  for (;;) {
+    if (exited) throw new Error('the browser exited during start');
+    try {
+      const [port, path] = (await readFile(join(profile, 'DevToolsActivePort'), 'utf8')).split('\n');
+      if (port && path) return `ws://127.0.0.1:${port}${path}`;
+    } catch {
+      /* not written yet */
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function firefoxPreferences(launch: BrowserLaunch): string {
+  const proxy = new URL(launch.proxyUrl);
+  const prefs: Record<string, string | number | boolean> = {
+    'network.proxy.type': 1,
+    'network.proxy.http': proxy.hostname,
+    'network.proxy.http_port': Number(proxy.port),
+    'network.proxy.ssl': proxy.hostname,
+    'network.proxy.ssl_port': Number(proxy.port),
+    'network.proxy.share_proxy_settings': true,
+    'network.proxy.no_proxies_on': '',
+    // Without this Firefox sends loopback around the proxy, past the egress guard.
+    'network.proxy.allow_hijacking_localhost': true,
+    'network.dns.disablePrefetch': true,
+    'network.prefetch-next': false,
+    'network.captive-portal-service.enabled': false,
+    'network.connectivity-service.enabled': false,
+    'intl.locale.requested': launch.language,
+    'intl.accept_languages': launch.language,
+    'browser.shell.checkDefaultBrowser': false,
+    'browser.startup.homepage_override.mstone': 'ignore',
+    'browser.aboutwelcome.enabled': false,
+    'browser.sessionstore.resume_from_crash': false,
+    'browser.tabs.warnOnClose': false,
+    'browser.newtabpage.enabled': false,
+    'browser.safebrowsing.malware.enabled': false,
+    'browser.safebrowsing.phishing.enabled': false,
+    'datareporting.policy.dataSubmissionEnabled': false,
+    'datareporting.healthreport.uploadEnabled': false,
+    'toolkit.telemetry.reportingpolicy.firstRun': false,
+    'app.update.enabled': false,
+    'extensions.update.enabled': false,
+    'app.normandy.enabled': false,
+    'browser.ping-centre.telemetry': false,
+  };
+  return Object.entries(prefs)
+    .map(([key, value]) => `user_pref(${JSON.stringify(key)}, ${JSON.stringify(value)});`)
+    .join('\n');
+}
+
+async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
+  const profile = join(launch.dir, 'profile');
+  await writeFile(join(profile, 'user.js'), firefoxPreferences(launch));
+  const env = { ...launch.env, DISPLAY: `:${launch.displayNumber}`, LANGUAGE: launch.language };
+  const process = spawnSupervised(launch.image.id, launch.image.executable!, [
+    '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height), firstUrl,
+  ], { env });
+  // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
+  await withTimeout(waitForWindow(env, process), launch.timeoutMs, `${launch.image.name}'s window`).catch((error: Error) => {
+    signalGroup(process.pid, 'SIGKILL');
+    throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
+  });
+  return { image: launch.image, process, devtoolsUrl: null, stop: stopper(process) };
+}
+
+async function waitForWindow(env: NodeJS.ProcessEnv, process: SupervisedProcess): Promise<void> {
+  let exited = false;
+  void process.exited.then(() => (exited = true));
+  for (;;) {
+    if (exited) throw new Error('the browser exited during start');
+    const found = await runX(env, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator']).catch(() => '');
+    if (found.trim()) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Starts the image's browser; Firefox opens `firstUrl` itself, Chromium waits for DevTools to open it. */
+export function launchBrowser(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
+  if (!launch.image.enabled || !launch.image.executable) {
+    return Promise.reject(new Error(`${launch.image.name} is not available on this host: ${launch.image.reason ?? 'unknown reason'}`));
+  }
+  return launch.image.family === 'chromium' ? launchChromium(launch) : launchFirefox(launch, firstUrl);
+}

@@ -1,0 +1,155 @@
+// DevTools control of a Chromium-family session: open the first page and know when it has
+// loaded ("ready"), keep the browser on http and https pages, and notice a crashed page.
+import { EventEmitter } from 'node:events';
+import CDP from 'chrome-remote-interface';
+
+/** Schemes a page may show. Everything else (file:, chrome:, view-source:, devtools:, ...) is refused. */
+const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;
+// Chromium's own new-tab page must keep working, or every new tab would be refused.
+const NEW_TAB_PAGE = /^chrome(-search)?:\/\/(newtab|new-tab-page|new-tab-page-third-party)\b/i;
+
+export function isNavigableUrl(url: string): boolean {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+export function refusedPage(url: string): string {
+  const text = `This address cannot be opened in the remote browser: ${url.slice(0, 200)}`;
+  const escaped = text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+  return `data:text/html;charset=utf-8,${encodeURIComponent(`<!doctype html><title>Not allowed</title><p style="font:16px sans-serif;margin:2em">${escaped}</p>`)}`;
+}
+
+export interface ControlEvents {
+  refused: [{ url: string }];
+  'page-crashed': [{ targetId: string; status: string }];
+  disconnected: [];
+}
+
+export class BrowserControl extends EventEmitter<ControlEvents> {
+  private closed = false;
+  private constructor(readonly client: CDP.Client) {
+    super();
+  }
+
+  static async connect(devtoolsUrl: string): Promise<BrowserControl> {
+    const client = await CDP({ target: devtoolsUrl, local: true });
+    const control = new BrowserControl(client);
+    await control.guard();
+    return control;
+  }
+
+  private async guard(): Promise<void> {
+    const { client } = this;
+    client.on('disconnect', () => {
+      if (!this.closed) this.emit('disconnected');
+    });
+    client.on('event', (message) => {
+      const params = message.params as Record<string, any>;
+      switch (message.method) {
+        case 'Fetch.requestPaused':
+          // Only non-web schemes are paused (see the patterns below): refuse them in every page.
+          void client.send('Fetch.failRequest', { requestId: params.requestId, errorReason: 'BlockedByClient' }).catch(() => undefined);
+          this.emit('refused', { url: params.request?.url ?? '' });
+          break;
+        case 'Target.targetInfoChanged':
+        case 'Target.targetCreated': {
+          const info = params.targetInfo as { targetId: string; type: string; url: string };
+          if (info.type === 'page' && info.url && !ALLOWED_PAGE.test(info.url) && !NEW_TAB_PAGE.test(info.url)) {
+            // chrome:// and view-source: never reach Fetch, so the page is sent away once it shows.
+            this.emit('refused', { url: info.url });
+            void this.navigateTarget(info.targetId, refusedPage(info.url)).catch(() => undefined);
+          }
+          break;
+        }
+        case 'Target.targetCrashed':
+          this.emit('page-crashed', { targetId: params.targetId, status: params.status });
+          break;
+      }
+    });
+    await Promise.all([
+      client.send('Target.setDiscoverTargets', { discover: true }),
+      // Set on the browser-level session, these patterns apply to every page, also later ones.
+      client.send('Fetch.enable', { patterns: [{ urlPattern: 'file:*' }, { urlPattern: 'filesystem:*' }, { urlPattern: 'ftp:*' }] }),
+    ]);
+  }
+
+  private async attach(targetId: string): Promise<string> {
+    const { sessionId } = await this.client.send('Target.attachToTarget', { targetId, flatten: true });
+    return sessionId;
+  }
+
+  private async navigateTarget(targetId: string, url: string): Promise<void> {
+    const sessionId = await this.attach(targetId);
+    await this.client.send('Page.navigate', { url }, sessionId);
+    await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+  }
+
+  /** The first page target (Chromium opens one at start). */
+  async firstPage(): Promise<string> {
+    const { targetInfos } = await this.client.send('Target.getTargets');
+    const page = targetInfos.find((t) => t.type === 'page');
+    if (page) return page.targetId;
+    const { targetId } = await this.client.send('Target.createTarget', { url: 'about:blank' });
+    return targetId;
+  }
+
+  /**
+   * Opens `url` in the first page and resolves when its load event fired. Only http and https
+   * are accepted here: chrome:// never reaches the request interception.
+   */
+  async open(url: string): Promise<{ title: string }> {
+    if (!isNavigableUrl(url)) throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
+    const targetId = await this.firstPage();
+    const sessionId = await this.attach(targetId);
+    try {
+      await this.client.send('Page.enable', undefined, sessionId);
+      const loaded = new Promise<void>((resolve) => {
+        const onEvent = (message: CDP.EventMessage) => {
+          if (message.sessionId === sessionId && message.method === 'Page.loadEventFired') {
+            (this.client as unknown as EventEmitter).removeListener('event', onEvent);
+            resolve();
+          }
+        };
+        this.client.on('event', onEvent);
+      });
+      const result = await this.client.send('Page.navigate', { url }, sessionId);
+      if (result.errorText && result.errorText !== 'net::ERR_ABORTED') {
+        // The error page still loads; the viewer shows it. The caller learns why.
+        await loaded;
+        return { title: `error: ${result.errorText}` };
+      }
+      await loaded;
+      const { result: title } = await this.client.send('Runtime.evaluate', { expression: 'document.title', returnByValue: true }, sessionId);
+      return { title: String(title.value ?? '') };
+    } finally {
+      await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+    }
+  }
+
+  /** Evaluates an expression in the first page (tests and diagnostics). */
+  async evaluate(expression: string): Promise<unknown> {
+    const sessionId = await this.attach(await this.firstPage());
+    try {
+      const { result, exceptionDetails } = await this.client.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true }, sessionId);
+      if (exceptionDetails) throw new Error(exceptionDetails.exception?.description ?? exceptionDetails.text);
+      return result.value;
+    } finally {
+      await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+    }
+  }
+
+  /** The URLs of the open pages. */
+  async pages(): Promise<string[]> {
+    const { targetInfos } = await this.client.send('Target.getTargets');
+    return targetInfos.filter((t) => t.type === 'page').map((t) => t.url);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.client.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,364 @@
+// The session runtime: turns "start a session" into an isolated set of processes and one
+// directory (display, browser, egress route), started and stopped as a unit, with an optional
+// warm pool of ready displays and browsers, and clean-up of whatever an earlier run left behind.
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { launchBrowser, sessionEnvironment, type BrowserProcess } from './browser.js';
+import { discoverImages, type BrowserImage } from './catalog.js';
+import { BrowserControl, isNavigableUrl } from './control.js';
+import { removeDisplayFiles, startDisplay, type Display } from './display.js';
+import { startEgressRoute, type EgressPolicy, type EgressRoute } from './egress.js';
+import { killMarkedProcesses, SESSION_MARKER, withTimeout } from './processes.js';
+
+export interface SessionSpec {
+  /** An image id from the catalog, e.g. `chromium`, `firefox-esr`. */
+  browser: string;
+  /** First page; http or https. Without it the browser shows a blank page. */
+  url?: string;
+  /** Browser UI language, e.g. `en`, `de`. */
+  language: string;
+  /** X keyboard layout, e.g. `us`, `de`. */
+  layout: string;
+  width?: number;
+  height?: number;
+  /** Send this session's traffic through an upstream proxy (exit locations, residential). */
+  upstreamProxyUrl?: string;
+}
+
+export interface WarmPoolOptions {
+  /** Ready displays (Xvnc + window manager + egress route) kept at the default geometry. */
+  displays?: number;
+  /** Ready Chromium-family browsers at about:blank, per image and language. */
+  browsers?: Array<{ browser: string; language?: string; count?: number }>;
+}
+
+export interface RuntimeOptions {
+  /** Directory that holds one sub-directory per session. */
+  root: string;
+  egress: EgressPolicy;
+  /** Installed browsers; discovered when omitted. */
+  images?: BrowserImage[];
+  warm?: WarmPoolOptions;
+  /** A session that is not ready within this time fails with the reason. Default 20 s. */
+  startTimeoutMs?: number;
+  /** Default 1280x720. */
+  geometry?: { width: number; height: number };
+}
+
+/** How a session came to be ready: from nothing, on a warm display, or in a warm browser. */
+export type StartKind = 'cold' | 'warm-display' | 'warm-browser';
+
+export interface RuntimeSession {
+  readonly id: string;
+  readonly dir: string;
+  readonly image: BrowserImage;
+  readonly display: Display;
+  readonly browser: BrowserProcess;
+  /** Chromium family only. */
+  readonly control: BrowserControl | null;
+  readonly egress: EgressRoute;
+  readonly start: StartKind;
+  /** Milliseconds from the start request to the first page loaded. */
+  readonly readyMs: number;
+}
+
+export type RuntimeEvent =
+  | { sessionId: string; kind: 'browser-exited'; message: string }
+  | { sessionId: string; kind: 'display-exited'; message: string }
+  | { sessionId: string; kind: 'page-crashed'; message: string }
+  | { sessionId: string; kind: 'refused'; message: string };
+
+export interface ReapReport {
+  processes: number;
+  directories: number;
+}
+
+interface Slot {
+  id: string;
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  display: Display;
+  egress: EgressRoute;
+  browser?: { process: BrowserProcess; control: BrowserControl | null; image: BrowserImage; language: string };
+}
+
+interface RuntimeRecord {
+  id: string;
+  displayNumber: number;
+  pids: number[];
+}
+
+const DEFAULT_GEOMETRY = { width: 1280, height: 720 };
+
+export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
+  readonly root: string;
+  readonly images: BrowserImage[];
+  private readonly sessions = new Map<string, { session: RuntimeSession; stopping: boolean }>();
+  private readonly warmDisplays: Slot[] = [];
+  private readonly warmBrowsers: Slot[] = [];
+  private refill: Promise<void> = Promise.resolve();
+  private closed = false;
+  private readonly geometry: { width: number; height: number };
+
+  private constructor(private readonly options: RuntimeOptions, images: BrowserImage[]) {
+    super();
+    this.root = resolve(options.root);
+    this.images = images;
+    this.geometry = options.geometry ?? DEFAULT_GEOMETRY;
+  }
+
+  /** Cleans what an earlier run left behind, finds the browsers, and starts filling the warm pool. */
+  static async open(options: RuntimeOptions): Promise<{ runtime: SessionRuntime; reaped: ReapReport }> {
+    const root = resolve(options.root);
+    await mkdir(root, { recursive: true });
+    const reaped = await reapRoot(root);
+    const images = options.images ?? (await discoverImages());
+    const runtime = new SessionRuntime(options, images);
+    runtime.scheduleRefill();
+    return { runtime, reaped };
+  }
+
+  image(id: string): BrowserImage | undefined {
+    return this.images.find((image) => image.id === id);
+  }
+
+  get(id: string): RuntimeSession | undefined {
+    return this.sessions.get(id)?.session;
+  }
+
+  list(): RuntimeSession[] {
+    return [...this.sessions.values()].map((s) => s.session);
+  }
+
+  /** Resolves once the first page has loaded, or rejects with the reason the session could not start. */
+  async startSession(spec: SessionSpec): Promise<RuntimeSession> {
+    if (this.closed) throw new Error('the runtime is closed');
+    const image = this.image(spec.browser);
+    if (!image) throw new Error(`unknown browser "${spec.browser}"`);
+    if (!image.enabled) throw new Error(`${image.name} is not available on this host: ${image.reason}`);
+    if (spec.url !== undefined && !isNavigableUrl(spec.url)) throw new Error('the first page must be an http or https address');
+    const started = performance.now();
+    const timeoutMs = this.options.startTimeoutMs ?? 20_000;
+    const width = spec.width ?? this.geometry.width;
+    const height = spec.height ?? this.geometry.height;
+    const fitsWarm = width === this.geometry.width && height === this.geometry.height && !spec.upstreamProxyUrl;
+
+    let slot: Slot | undefined;
+    let start: StartKind = 'cold';
+    if (fitsWarm) {
+      const index = this.warmBrowsers.findIndex((s) => s.browser?.image.id === image.id && s.browser.language === spec.language);
+      if (index !== -1) {
+        slot = this.warmBrowsers.splice(index, 1)[0];
+        start = 'warm-browser';
+      } else if (this.warmDisplays.length > 0) {
+        slot = this.warmDisplays.shift();
+        start = 'warm-display';
+      }
+      if (slot) this.scheduleRefill();
+    }
+
+    try {
+      if (!slot) {
+        slot = await withTimeout(this.startSlot(width, height, spec.layout, spec.upstreamProxyUrl), timeoutMs, 'the display start');
+      } else if (slot.display.layout !== spec.layout) {
+        await slot.display.setLayout(spec.layout);
+      }
+      const current = slot;
+      const firstUrl = spec.url ?? 'about:blank';
+      const ready = async () => {
+        if (!current.browser) {
+          const process = await launchBrowser(
+            { image, dir: current.dir, displayNumber: current.display.number, width, height, language: spec.language, proxyUrl: current.egress.proxyUrl, env: current.env, timeoutMs },
+            firstUrl,
+          );
+          current.browser = { process, image, language: spec.language, control: null };
+          await this.record(current);
+          if (process.devtoolsUrl) current.browser.control = await BrowserControl.connect(process.devtoolsUrl);
+        }
+        if (current.browser.control && spec.url) await current.browser.control.open(spec.url);
+      };
+      await withTimeout(ready(), timeoutMs, `${image.name} loading the first page`);
+      const browser = current.browser!;
+      const session: RuntimeSession = {
+        id: current.id,
+        dir: current.dir,
+        image,
+        display: current.display,
+        browser: browser.process,
+        control: browser.control,
+        egress: current.egress,
+        start,
+        readyMs: performance.now() - started,
+      };
+      this.watch(session);
+      return session;
+    } catch (error) {
+      if (slot) await this.stopSlot(slot);
+      throw error instanceof Error ? error : new Error(String(error));
+    }
+  }
+
+  /** Ends the session's browser, display and egress route and removes its directory. */
+  async stopSession(id: string): Promise<void> {
+    const entry = this.sessions.get(id);
+    if (!entry || entry.stopping) return;
+    entry.stopping = true;
+    const { session } = entry;
+    await this.stopSlot({
+      id: session.id,
+      dir: session.dir,
+      env: {},
+      display: session.display,
+      egress: session.egress,
+      browser: { process: session.browser, control: session.control, image: session.image, language: '' },
+    });
+    this.sessions.delete(id);
+  }
+
+  /** Stops every session and every warm slot. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.refill.catch(() => undefined);
+    const slots = [...this.warmDisplays.splice(0), ...this.warmBrowsers.splice(0)];
+    await Promise.all([...slots.map((slot) => this.stopSlot(slot)), ...[...this.sessions.keys()].map((id) => this.stopSession(id))]);
+  }
+
+  /** Number of ready warm slots, for benchmarks and operators. */
+  warmCount(): { displays: number; browsers: number } {
+    return { displays: this.warmDisplays.length, browsers: this.warmBrowsers.length };
+  }
+
+  /** Resolves when the warm pool has been filled to its configured size. */
+  async warmed(): Promise<void> {
+    let before: Promise<void>;
+    do {
+      before = this.refill;
+      await before;
+    } while (before !== this.refill);
+  }
+
+  private watch(session: RuntimeSession): void {
+    this.sessions.set(session.id, { session, stopping: false });
+    const report = (kind: RuntimeEvent['kind'], message: string) => {
+      const entry = this.sessions.get(session.id);
+      if (entry && !entry.stopping) this.emit('event', { sessionId: session.id, kind, message } as RuntimeEvent);
+    };
+    void session.browser.process.exited.then(({ code, signal }) =>
+      report('browser-exited', `${session.image.name} exited (${signal ?? `code ${code}`})`),
+    );
+    void session.display.server.exited.then(({ code, signal }) => report('display-exited', `Xvnc exited (${signal ?? `code ${code}`})`));
+    session.control?.on('page-crashed', ({ status }) => report('page-crashed', `a page crashed (${status})`));
+    session.control?.on('refused', ({ url }) => report('refused', `refused ${url.slice(0, 200)}`));
+    session.egress.on('refused', ({ target, reason }) => report('refused', `refused ${target}: ${reason}`));
+  }
+
+  private async startSlot(width: number, height: number, layout: string, upstreamProxyUrl?: string): Promise<Slot> {
+    const id = randomBytes(6).toString('hex');
+    const dir = join(this.root, id);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const env = await sessionEnvironment(dir, baseEnvironment(dir));
+    const results = await Promise.allSettled([
+      startDisplay({ dir, width, height, layout, env, startTimeoutMs: this.options.startTimeoutMs }),
+      startEgressRoute({ sessionId: id, policy: this.options.egress, ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}) }),
+    ]);
+    const [display, egress] = results;
+    if (display.status === 'rejected' || egress.status === 'rejected') {
+      if (display.status === 'fulfilled') await display.value.stop();
+      if (egress.status === 'fulfilled') await egress.value.close();
+      await rm(dir, { recursive: true, force: true });
+      throw (display.status === 'rejected' ? display.reason : (egress as PromiseRejectedResult).reason) as Error;
+    }
+    const slot: Slot = { id, dir, env, display: display.value, egress: egress.value };
+    await this.record(slot);
+    return slot;
+  }
+
+  private async stopSlot(slot: Slot): Promise<void> {
+    await slot.browser?.control?.close();
+    await Promise.all([slot.browser?.process.stop(), slot.display.stop(), slot.egress.close()]);
+    // Crash handlers and other detached helpers carry the session marker; end them too.
+    await killMarkedProcesses({ dir: slot.dir });
+    await rm(slot.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  }
+
+  /** Written so that a later run can find this session's display and processes after a crash. */
+  private async record(slot: Slot): Promise<void> {
+    const record: RuntimeRecord = {
+      id: slot.id,
+      displayNumber: slot.display.number,
+      pids: [slot.display.server.pid, slot.display.windowManager.pid, slot.browser?.process.process.pid ?? 0].filter(Boolean),
+    };
+    await writeFile(join(slot.dir, 'runtime.json'), JSON.stringify(record));
+  }
+
+  private scheduleRefill(): void {
+    const warm = this.options.warm;
+    if (!warm || this.closed) return;
+    this.refill = this.refill.then(async () => {
+      while (!this.closed && this.warmDisplays.length < (warm.displays ?? 0)) {
+        this.warmDisplays.push(await this.startSlot(this.geometry.width, this.geometry.height, 'us'));
+      }
+      for (const want of warm.browsers ?? []) {
+        const image = this.image(want.browser);
+        if (!image?.enabled || image.family !== 'chromium') continue;
+        const language = want.language ?? 'en';
+        const have = () => this.warmBrowsers.filter((s) => s.browser?.image.id === image.id && s.browser.language === language).length;
+        while (!this.closed && have() < (want.count ?? 1)) {
+          const slot = await this.startSlot(this.geometry.width, this.geometry.height, 'us');
+          const timeoutMs = this.options.startTimeoutMs ?? 20_000;
+          try {
+            const process = await launchBrowser(
+              { image, dir: slot.dir, displayNumber: slot.display.number, ...this.geometry, language, proxyUrl: slot.egress.proxyUrl, env: slot.env, timeoutMs },
+              'about:blank',
+            );
+            slot.browser = { process, image, language, control: null };
+            slot.browser.control = await BrowserControl.connect(process.devtoolsUrl!);
+            await this.record(slot);
+          } catch (error) {
+            await this.stopSlot(slot);
+            throw error;
+          }
+          if (this.closed) await this.stopSlot(slot);
+          else this.warmBrowsers.push(slot);
+        }
+      }
+    }).catch(() => {
+      /* a warm slot that cannot start leaves the pool short; cold starts still work and report why */
+    });
+  }
+}
+
+/** A minimal environment for session processes: nothing of the engine's own secrets leaks into them. */
+function baseEnvironment(dir: string): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME', 'SHELL'];
+  const env: NodeJS.ProcessEnv = {};
+  for (const key of keep) if (process.env[key] !== undefined) env[key] = process.env[key];
+  env[SESSION_MARKER] = dir;
+  return env;
+}
+
+/** Ends processes and removes directories and X display files an earlier run left in `root`. */
+export async function reapRoot(root: string): Promise<ReapReport> {
+  const processes = await killMarkedProcesses({ root });
+  let directories = 0;
+  let entries: string[] = [];
+  try {
+    entries = await readdir(root);
+  } catch {
+    return { processes, directories };
+  }
+  for (const entry of entries) {
+    const dir = join(root, entry);
+    try {
+      const record = JSON.parse(await readFile(join(dir, 'runtime.json'), 'utf8')) as RuntimeRecord;
+      if (Number.isInteger(record.displayNumber)) await removeDisplayFiles(record.displayNumber);
+    } catch {
+      /* no record: the session died before its display started */
+    }
+    await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+    directories++;
+  }
+  return { processes, directories };
+}

@@ -1,0 +1,47 @@
+// The WebSocket <-> RFB bridge: carries a viewer's VNC protocol bytes to a session's Xvnc unix
+// socket and back, with back-pressure in both directions.
+import { connect } from 'node:net';
+import type { WebSocket } from 'ws';
+
+export interface BridgeOptions {
+  /** Close code and reason sent to the viewer when the display goes away. */
+  onDisplayClosed?: { code: number; reason: string };
+}
+
+/** Joins an open WebSocket to the display's RFB socket; resolves when either side has closed. */
+export function bridgeToDisplay(socket: WebSocket, rfbSocketPath: string, options: BridgeOptions = {}): Promise<void> {
+  return new Promise((resolve) => {
+    const display = connect(rfbSocketPath);
+    let done = false;
+    const finish = (code: number, reason: string) => {
+      if (done) return;
+      done = true;
+      display.destroy();
+      if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, reason);
+      resolve();
+    };
+    display.on('data', (chunk) => {
+      socket.send(chunk, { binary: true });
+      // The viewer reads slower than Xvnc writes: pause the display until the WebSocket drains.
+      if (socket.bufferedAmount > 4 * 1024 * 1024) {
+        display.pause();
+        const resume = setInterval(() => {
+          if (socket.bufferedAmount < 1024 * 1024 || socket.readyState !== socket.OPEN) {
+            clearInterval(resume);
+            display.resume();
+          }
+        }, 5);
+      }
+    });
+    socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+      const chunk = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      if (!display.write(chunk)) socket.pause();
+    });
+    display.on('drain', () => socket.resume());
+    const closed = options.onDisplayClosed ?? { code: 1011, reason: 'the session display closed' };
+    display.on('close', () => finish(closed.code, closed.reason));
+    display.on('error', () => finish(closed.code, closed.reason));
+    socket.on('close', () => finish(1000, 'viewer left'));
+    socket.on('error', () => finish(1011, 'viewer connection failed'));
+  });
+}

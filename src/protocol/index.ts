@@ -1,0 +1,8 @@
+// The service's wire format: types and runtime schemas shared by the engine, the proxy route and
+// the components.
+export * from './languages.js';
+export * from './limits.js';
+export * from './v8.js';
+export * from './v7.js';
+export * from './v6.js';
+export * from './share.js';

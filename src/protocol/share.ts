@@ -1,0 +1,65 @@
+// Share links (`/<lang>/s?<link_id>`) and the viewer state the share API reports, so the viewer
+// site, the engine and the components read and write them the same way.
+import { z } from 'zod';
+import { DEFAULT_SHARE_LANGUAGE, SHARE_LANGUAGES, isShareLanguage, type ShareLanguage } from './languages.js';
+import type { SessionStatus } from './v8.js';
+
+/** Link ids are base64url. */
+const LINK_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
+
+export interface ShareLink {
+  language: ShareLanguage;
+  linkId: string;
+}
+
+export function shareLinkPath(language: ShareLanguage, linkId: string): string {
+  return `/${language}/s?${linkId}`;
+}
+
+/**
+ * Reads a full share link or its path. The segment before `s` is the viewer language; a missing
+ * segment (v7's `/s?<link_id>`) or an unknown one means `en`. Anything else gives `null`.
+ */
+export function parseShareLink(urlOrPath: string): ShareLink | null {
+  let address: URL;
+  try {
+    // The base only lets a bare path parse; a full link keeps its own origin.
+    address = new URL(urlOrPath, 'http://share.invalid');
+  } catch {
+    return null;
+  }
+  const segments = address.pathname.split('/');
+  const linkId = address.search.slice(1);
+  if (segments.at(-1) !== 's' || !LINK_ID_PATTERN.test(linkId)) return null;
+  const segment = segments.at(-2);
+  return { language: isShareLanguage(segment) ? segment : DEFAULT_SHARE_LANGUAGE, linkId };
+}
+
+/** What the viewer shows: waiting screen, live session, ended screen, or "link gone". */
+export const VIEWER_STATES = ['waiting', 'running', 'ended', 'gone'] as const;
+export type ViewerStateName = (typeof VIEWER_STATES)[number];
+
+export const viewerStateSchema = z.object({
+  state: z.enum(VIEWER_STATES),
+  language: z.enum(SHARE_LANGUAGES),
+  browserName: z.string(),
+  /** The session's `callbackUrl`; `null` sends the viewer back to the service's launch page. */
+  leaveUrl: z.string().nullable(),
+});
+export type ViewerState = z.infer<typeof viewerStateSchema>;
+
+/** The screen a share link shows for a session status (decisions.md 9). */
+export function viewerStateFor(status: SessionStatus): ViewerStateName {
+  switch (status) {
+    case 'starting':
+      return 'waiting';
+    case 'running':
+      return 'running';
+    case 'deleted':
+      return 'gone';
+    case 'error':
+    case 'stopping':
+    case 'suspended':
+      return 'ended';
+  }
+}

@@ -1,0 +1,237 @@
+// The v8 HTTP interface, the current one: response shapes and the request checks that the engine,
+// the proxy route and the components all run, so a field is refused with the same words everywhere.
+import { z } from 'zod';
+import { SHARE_LANGUAGES, isBrowserLanguage, isKeyboardLayout } from './languages.js';
+import {
+  CALLBACK_URL_MAX,
+  IDEMPOTENCY_KEY_MAX,
+  IDEMPOTENCY_KEY_MIN,
+  URL_MAX,
+  V6_SHORT_URL_ID_DIGITS,
+} from './limits.js';
+
+// ---------------------------------------------------------------------------------------------
+// Envelope and failures
+
+export const RESPONSE_STATUSES = ['ok', 'denied', 'upgrade', 'insecure', 'error'] as const;
+export type ResponseStatus = (typeof RESPONSE_STATUSES)[number];
+
+/** Every answer has this shape; callers branch on `status`, never on the HTTP code. */
+export const envelopeSchema = z.looseObject({
+  status: z.enum(RESPONSE_STATUSES),
+  message: z.string().optional(),
+  reason: z.string().optional(),
+});
+export type Envelope = z.infer<typeof envelopeSchema>;
+
+export const failureSchema = z.discriminatedUnion('status', [
+  z.object({ status: z.enum(['denied', 'upgrade', 'error']), message: z.string() }),
+  z.object({ status: z.literal('insecure'), message: z.string(), reason: z.string() }),
+]);
+export type Failure = z.infer<typeof failureSchema>;
+
+/** An endpoint's answer as a client reads it: the `ok` shape or a failure. */
+export function orFailure<Ok extends z.ZodType>(ok: Ok) {
+  return z.union([ok, failureSchema]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /v8/image
+
+export const imageEntrySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  enabled: z.boolean(),
+});
+export type ImageEntry = z.infer<typeof imageEntrySchema>;
+
+export const locationEntrySchema = z.object({
+  code: z.string(),
+  name: z.string(),
+  default: z.string(),
+  cities: z.array(z.object({ code: z.string(), location: z.string() })),
+});
+export type LocationEntry = z.infer<typeof locationEntrySchema>;
+
+export const residentialSchema = z.object({
+  configured: z.boolean(),
+  /** Country codes; `null` means every country. */
+  countries: z.array(z.string()).nullable(),
+});
+export type Residential = z.infer<typeof residentialSchema>;
+
+export const imageListResponseSchema = z.object({
+  status: z.literal('ok'),
+  images: z.array(imageEntrySchema),
+  vpnLocations: z.array(locationEntrySchema),
+  residential: residentialSchema,
+});
+export type ImageListResponse = z.infer<typeof imageListResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Meters and pools
+
+const count = z.int().nonnegative();
+
+/** The session meters; create answers with these as `quota`, counting the new session. */
+export const sessionMetersSchema = z.object({
+  running_session_limit: count,
+  running_sessions_used: count,
+  running_sessions_remaining: count,
+  cycle_session_limit: count.nullable(),
+  cycle_sessions_used: count,
+  cycle_sessions_remaining: count.nullable(),
+  cycle_start: z.iso.date(),
+});
+export type SessionMeters = z.infer<typeof sessionMetersSchema>;
+
+export const usageMetersSchema = sessionMetersSchema.extend({
+  residential_cycle_mb_limit: count.nullable(),
+  residential_bytes_used_cycle: count,
+});
+export type UsageMeters = z.infer<typeof usageMetersSchema>;
+
+/** One subscription's meters; the account's meters are the sums over its pools. */
+export const poolSchema = usageMetersSchema.extend({
+  subscription_id: z.string(),
+  plan_id: z.string(),
+  plan_name: z.string(),
+});
+export type Pool = z.infer<typeof poolSchema>;
+
+export const userQuotaResponseSchema = usageMetersSchema.extend({
+  status: z.literal('ok'),
+  has_plan: z.boolean(),
+  pools: z.array(poolSchema),
+});
+export type UserQuotaResponse = z.infer<typeof userQuotaResponseSchema>;
+
+export const userApiResponseSchema = userQuotaResponseSchema.extend({
+  contact: z.string(),
+  feature_programmatic_access: z.boolean(),
+});
+export type UserApiResponse = z.infer<typeof userApiResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Sessions
+
+export const SESSION_STATUSES = ['starting', 'running', 'error', 'stopping', 'suspended', 'deleted'] as const;
+export const sessionStatusSchema = z.enum(SESSION_STATUSES);
+export type SessionStatus = z.infer<typeof sessionStatusSchema>;
+
+/** The statuses that mean the session has ended. */
+export const ENDED_SESSION_STATUSES = ['stopping', 'suspended', 'deleted'] as const satisfies readonly SessionStatus[];
+
+export function isSessionEnded(status: SessionStatus): boolean {
+  return (ENDED_SESSION_STATUSES as readonly SessionStatus[]).includes(status);
+}
+
+/** Entry of `data[]` in vm/data; `id` is masked, so it identifies the session only to its owner. */
+export const sessionEntrySchema = z.object({
+  id: z.string(),
+  status: sessionStatusSchema,
+  name: z.string(),
+  created: z.iso.datetime({ precision: 3 }),
+});
+export type SessionEntry = z.infer<typeof sessionEntrySchema>;
+
+export const vmDataResponseSchema = z.object({
+  status: z.literal('ok'),
+  data: z.array(sessionEntrySchema),
+});
+export type VmDataResponse = z.infer<typeof vmDataResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Request checks
+
+/** A v6 short-URL id, which `url` may carry instead of an address. */
+export const SHORT_URL_ID_PATTERN = new RegExp(`^url_\\d{${V6_SHORT_URL_ID_DIGITS}}$`);
+
+/** Only http and https: anything else (javascript:, file:, ftp:) could act on the viewer or the host. */
+export function isWebAddress(value: string): boolean {
+  try {
+    const address = new URL(value);
+    return (address.protocol === 'http:' || address.protocol === 'https:') && address.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
+/** One message per field, naming it, whatever the failed check: callers show it as it is. */
+function textField(message: string, accepts: (value: string) => boolean) {
+  return z.string(message).refine(accepts, message);
+}
+
+const characters = (n: number) => n.toLocaleString('en-US');
+
+export const createRequestSchema = z.object({
+  browser: textField('browser: required; must be a browser id listed by GET /v8/image', (v) => v !== ''),
+  url: textField(
+    `url: must be an http or https address of at most ${characters(URL_MAX)} characters, or a short-URL id`,
+    (v) => v.length <= URL_MAX && (isWebAddress(v) || SHORT_URL_ID_PATTERN.test(v)),
+  ).optional(),
+  language: textField(
+    'language: must be a browser interface language the service supports, for example en, de or pt-BR',
+    isBrowserLanguage,
+  ).optional(),
+  layout: textField(
+    'layout: must be a keyboard layout the service supports, for example us, de or gb',
+    isKeyboardLayout,
+  ).optional(),
+  country: textField('country: must be a location code listed by GET /v8/image, or auto', (v) => v !== '').optional(),
+  egress: z.literal('residential', 'egress: the only allowed value is residential').optional(),
+  shareLanguage: z.enum(SHARE_LANGUAGES, `shareLanguage: must be one of ${SHARE_LANGUAGES.join(', ')}`).optional(),
+  callbackUrl: textField(
+    `callbackUrl: must be an http or https address of at most ${characters(CALLBACK_URL_MAX)} characters`,
+    (v) => v.length <= CALLBACK_URL_MAX && isWebAddress(v),
+  ).optional(),
+  idempotencyKey: textField(
+    `idempotencyKey: must be a string of ${IDEMPOTENCY_KEY_MIN} to ${IDEMPOTENCY_KEY_MAX} characters`,
+    (v) => v.length >= IDEMPOTENCY_KEY_MIN && v.length <= IDEMPOTENCY_KEY_MAX,
+  ).optional(),
+});
+export type CreateRequest = z.infer<typeof createRequestSchema>;
+
+export const removeRequestSchema = z.object({
+  id: textField('id: required; must be the vmId returned by vm/create', (v) => v !== ''),
+});
+export type RemoveRequest = z.infer<typeof removeRequestSchema>;
+
+export type RequestCheck<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/**
+ * Checks a request against one of the request schemas. Unknown fields are dropped; on failure the
+ * message names the first failing field, ready to send back as a `denied` message.
+ */
+export function parseRequest<T>(schema: z.ZodType<T>, body: unknown): RequestCheck<T> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { ok: false, message: 'request body must be a JSON object' };
+  }
+  const result = schema.safeParse(body);
+  if (result.success) return { ok: true, value: result.data };
+  return { ok: false, message: result.error.issues[0]?.message ?? 'request body is invalid' };
+}
+
+export function parseCreateRequest(body: unknown): RequestCheck<CreateRequest> {
+  return parseRequest(createRequestSchema, body);
+}
+
+export function parseRemoveRequest(body: unknown): RequestCheck<RemoveRequest> {
+  return parseRequest(removeRequestSchema, body);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers to create and remove
+
+export const createResponseSchema = z.object({
+  status: z.literal('ok'),
+  vmId: z.string(),
+  /** Present only when the share link could be made; `shareUrlPath` comes with it. */
+  shareUrl: z.string().optional(),
+  shareUrlPath: z.string().optional(),
+  quota: sessionMetersSchema,
+});
+export type CreateResponse = z.infer<typeof createResponseSchema>;
+
+export const removeResponseSchema = z.object({ status: z.literal('ok') });
+export type RemoveResponse = z.infer<typeof removeResponseSchema>;

@@ -1,0 +1,518 @@
+// Egress route tests: real proxy and target servers on loopback, DNS answers simulated through the
+// route's lookup seam, so nothing here needs (or touches) the public internet.
+import type dns from 'node:dns';
+import http from 'node:http';
+import net from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  classifyAddress,
+  isAddressAllowed,
+  parseAllowRanges,
+  startEgressRoute,
+  type EgressRefusal,
+  type EgressRoute,
+} from '../../src/engine/runtime/egress.js';
+
+const BODY = 'x'.repeat(10_000);
+const LOOPBACK_ONLY = { allow: ['127.0.0.0/8', '::1/128'] };
+const STEP_MS = 5_000;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+interface Target {
+  port: number;
+  connections: number;
+  requests: number;
+  sockets: Set<net.Socket>;
+  close(): Promise<void>;
+}
+
+async function startTarget(): Promise<Target> {
+  const sockets = new Set<net.Socket>();
+  const server = http.createServer((_request, response) => {
+    target.requests += 1;
+    response.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(BODY.length) });
+    response.end(BODY);
+  });
+  const target: Target = {
+    port: 0,
+    connections: 0,
+    requests: 0,
+    sockets,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  server.on('connection', (socket: net.Socket) => {
+    target.connections += 1;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  target.port = (server.address() as net.AddressInfo).port;
+  return target;
+}
+
+function bounded<T>(promise: Promise<T>, what: string, ms = STEP_MS): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
+interface RawAnswer {
+  status: number;
+  body: string;
+}
+
+/** Writes raw bytes to the route and reads the whole answer, for requests node:http would not send. */
+function rawExchange(route: EgressRoute, text: string): Promise<RawAnswer> {
+  const exchange = new Promise<RawAnswer>((resolve, reject) => {
+    const socket = net.connect(route.port, '127.0.0.1', () => socket.write(text));
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      received += chunk;
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(received)?.[1] ?? 0);
+      const bodyStart = received.indexOf('\r\n\r\n');
+      resolve({ status, body: bodyStart === -1 ? '' : received.slice(bodyStart + 4) });
+    });
+  });
+  return bounded(exchange, `raw exchange ${JSON.stringify(text.split('\r\n')[0])}`);
+}
+
+function getThrough(route: EgressRoute, url: string): Promise<RawAnswer> {
+  const request = new Promise<RawAnswer>((resolve, reject) => {
+    const client = http.request(
+      { host: '127.0.0.1', port: route.port, path: url, agent: false, headers: { host: new URL(url).host } },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          body += chunk;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+        response.on('error', reject);
+      },
+    );
+    client.on('error', reject);
+    client.end();
+  });
+  return bounded(request, `GET ${url} through the route`);
+}
+
+function openTunnel(route: EgressRoute, authority: string): Promise<{ status: number; socket: net.Socket }> {
+  const tunnel = new Promise<{ status: number; socket: net.Socket }>((resolve, reject) => {
+    const client = http.request({ host: '127.0.0.1', port: route.port, method: 'CONNECT', path: authority, agent: false });
+    client.on('connect', (response, socket: net.Socket) => resolve({ status: response.statusCode ?? 0, socket }));
+    client.on('error', reject);
+    client.end();
+  });
+  return bounded(tunnel, `CONNECT ${authority}`);
+}
+
+/** Sends one GET through an open tunnel and resolves once the whole body is back, leaving the tunnel open. */
+function getInTunnel(socket: net.Socket, host: string): Promise<string> {
+  const exchange = new Promise<string>((resolve, reject) => {
+    let received = '';
+    const onData = (chunk: Buffer): void => {
+      received += chunk.toString('utf8');
+      const bodyStart = received.indexOf('\r\n\r\n');
+      if (bodyStart !== -1 && received.length - bodyStart - 4 >= BODY.length) {
+        socket.off('data', onData);
+        resolve(received.slice(bodyStart + 4));
+      }
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+    socket.write(`GET /through-tunnel HTTP/1.1\r\nHost: ${host}\r\nConnection: keep-alive\r\n\r\n`);
+  });
+  return bounded(exchange, 'GET inside the tunnel');
+}
+
+function closed(socket: net.Socket): Promise<void> {
+  if (socket.destroyed) return Promise.resolve();
+  return bounded(new Promise<void>((resolve) => socket.once('close', () => resolve())), 'socket close');
+}
+
+/** A lookup that answers from a table and counts its calls, as a resolver under an attacker's control would. */
+function fakeLookup(answers: Record<string, string[]>): { lookup: typeof dns.lookup; calls: string[] } {
+  const calls: string[] = [];
+  const lookup = (hostname: string, _options: unknown, callback: (...args: unknown[]) => void): void => {
+    calls.push(hostname);
+    const addresses = answers[hostname];
+    setImmediate(() => {
+      if (!addresses) {
+        callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }));
+        return;
+      }
+      callback(null, addresses.map((address) => ({ address, family: net.isIP(address) })));
+    });
+  };
+  return { lookup: lookup as unknown as typeof dns.lookup, calls };
+}
+
+const routes: EgressRoute[] = [];
+async function route(options: Parameters<typeof startEgressRoute>[0]): Promise<EgressRoute> {
+  const started = await startEgressRoute(options);
+  routes.push(started);
+  return started;
+}
+
+afterEach(async () => {
+  await Promise.all(routes.splice(0).map((started) => started.close()));
+});
+
+// ---------------------------------------------------------------------------------------------
+// Address classification
+
+describe('classifyAddress', () => {
+  it.each([
+    ['127.0.0.1', 'loopback'],
+    ['127.255.255.254', 'loopback'],
+    ['0x7f.0.0.1', 'loopback'],
+    ['2130706433', 'loopback'],
+    ['017700000001', 'loopback'],
+    ['127.1', 'loopback'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['169.254.1.1', 'link-local'],
+    ['169.254.169.254', 'metadata'],
+    ['168.63.129.16', 'metadata'],
+    ['100.100.100.200', 'metadata'],
+    ['100.64.0.1', 'carrier-grade-nat'],
+    ['0.0.0.0', 'unspecified'],
+    ['224.0.0.1', 'multicast'],
+    ['255.255.255.255', 'broadcast'],
+    ['240.0.0.1', 'reserved'],
+    ['192.0.2.1', 'reserved'],
+    ['198.18.0.1', 'reserved'],
+    ['172.32.0.1', null],
+    ['8.8.8.8', null],
+    ['93.184.216.34', null],
+  ] as const)('IPv4 %s is %s', (ip, category) => {
+    expect(classifyAddress(ip)).toBe(category);
+  });
+
+  it.each([
+    ['::1', 'loopback'],
+    ['[::1]', 'loopback'],
+    ['::', 'unspecified'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local'],
+    ['fc00::1', 'unique-local'],
+    ['fd12:3456::1', 'unique-local'],
+    ['fd00:ec2::254', 'metadata'],
+    ['ff02::1', 'multicast'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['[::ffff:127.0.0.1]', 'loopback'],
+    ['::ffff:10.0.0.1', 'private'],
+    ['::ffff:169.254.169.254', 'metadata'],
+    ['64:ff9b::10.0.0.1', 'private'],
+    ['2002:7f00:1::', 'loopback'],
+    ['::127.0.0.1', 'reserved'],
+    ['2001:db8::1', 'reserved'],
+    ['100::1', 'reserved'],
+    ['fec0::1', 'reserved'],
+    ['::ffff:8.8.8.8', null],
+    ['64:ff9b::8.8.8.8', null],
+    ['2001:4860:4860::8888', null],
+    ['2606:4700::1111', null],
+  ] as const)('IPv6 %s is %s', (ip, category) => {
+    expect(classifyAddress(ip)).toBe(category);
+  });
+
+  it.each(['', 'not-an-ip', '1.2.3.4.5', '256.0.0.1', 'localhost'])('%j is invalid, never public', (text) => {
+    expect(classifyAddress(text)).toBe('invalid');
+  });
+});
+
+describe('parseAllowRanges and isAddressAllowed', () => {
+  it('rejects anything that is not a range, naming it', () => {
+    expect(() => parseAllowRanges(['127.0.0.0/8', 'nonsense'])).toThrow(/"nonsense" is not an IP range/);
+    expect(() => parseAllowRanges(['10.0.0.0/33'])).toThrow(/10\.0\.0\.0\/33/);
+    // An odd spelling in the operator's own configuration is more likely a mistake than intent.
+    expect(() => parseAllowRanges(['127.1/8'])).toThrow(/127\.1\/8/);
+  });
+
+  it('normalises ranges, single addresses and IPv4-mapped ranges', () => {
+    expect(parseAllowRanges(['10.1.2.3/8', '::1', '192.168.0.7', '::ffff:127.0.0.0/104']).map((r) => r.cidr)).toEqual([
+      '10.0.0.0/8',
+      '::1/128',
+      '192.168.0.7/32',
+      '127.0.0.0/8',
+    ]);
+  });
+
+  it('allows public addresses and those inside allowed ranges only', () => {
+    expect(isAddressAllowed('8.8.8.8', { allow: [] })).toBe(true);
+    expect(isAddressAllowed('127.0.0.1', { allow: [] })).toBe(false);
+    expect(isAddressAllowed('127.0.0.1', { allow: ['127.0.0.0/8'] })).toBe(true);
+    expect(isAddressAllowed('::ffff:127.0.0.1', { allow: ['127.0.0.0/8'] })).toBe(true);
+    expect(isAddressAllowed('::1', { allow: ['127.0.0.0/8'] })).toBe(false);
+    expect(isAddressAllowed('127.0.0.1', { allow: ['::ffff:127.0.0.0/104'] })).toBe(true);
+    expect(isAddressAllowed('169.254.1.1', { allow: ['169.254.0.0/16'] })).toBe(true);
+    expect(isAddressAllowed('not-an-ip', { allow: ['0.0.0.0/0', '::/0'] })).toBe(false);
+    expect(isAddressAllowed('10.0.0.1', parseAllowRanges(['10.0.0.0/8']))).toBe(true);
+  });
+
+  it('lets a metadata address through only when a range names it exactly', () => {
+    expect(isAddressAllowed('169.254.169.254', { allow: ['169.254.0.0/16'] })).toBe(false);
+    expect(isAddressAllowed('169.254.169.254', { allow: ['0.0.0.0/0'] })).toBe(false);
+    expect(isAddressAllowed('169.254.169.254', { allow: ['169.254.169.254/32'] })).toBe(true);
+    expect(isAddressAllowed('fd00:ec2::254', { allow: ['fc00::/7'] })).toBe(false);
+  });
+
+  it('refuses to start a route with a bad policy', async () => {
+    await expect(startEgressRoute({ sessionId: 's', policy: { allow: ['nonsense'] } })).rejects.toThrow(/nonsense/);
+    await expect(
+      startEgressRoute({ sessionId: 's', policy: { allow: [] }, upstreamProxyUrl: 'ftp://example.com' }),
+    ).rejects.toThrow(/upstreamProxyUrl/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The route with real servers
+
+describe('egress route: allowed traffic', () => {
+  let target: Target;
+  beforeAll(async () => {
+    target = await startTarget();
+  });
+  afterAll(async () => {
+    await target.close();
+  });
+
+  it('listens on its own loopback port per session', async () => {
+    const first = await route({ sessionId: 'a', policy: LOOPBACK_ONLY });
+    const second = await route({ sessionId: 'b', policy: LOOPBACK_ONLY });
+    expect(first.sessionId).toBe('a');
+    expect(first.proxyUrl).toBe(`http://127.0.0.1:${first.port}`);
+    expect(first.port).not.toBe(second.port);
+    expect(first.bytes()).toEqual({ sent: 0, received: 0 });
+  });
+
+  it('forwards a plain HTTP request and counts its bytes', async () => {
+    const egress = await route({ sessionId: 'http', policy: LOOPBACK_ONLY });
+    const answer = await getThrough(egress, `http://127.0.0.1:${target.port}/hello`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toBe(BODY);
+    const bytes = egress.bytes();
+    expect(bytes.received).toBeGreaterThanOrEqual(BODY.length);
+    expect(bytes.sent).toBeGreaterThan(0);
+  });
+
+  it('opens a CONNECT tunnel and counts its bytes while the tunnel is still open', async () => {
+    const egress = await route({ sessionId: 'connect', policy: LOOPBACK_ONLY });
+    const { status, socket } = await openTunnel(egress, `127.0.0.1:${target.port}`);
+    expect(status).toBe(200);
+    const body = await getInTunnel(socket, `127.0.0.1:${target.port}`);
+    expect(body).toBe(BODY);
+    const whileOpen = egress.bytes();
+    expect(whileOpen.received).toBeGreaterThanOrEqual(BODY.length);
+    expect(whileOpen.sent).toBeGreaterThan(0);
+    socket.destroy();
+    await closed(socket);
+    // Totals survive the connection: closed connections move into the route's running total.
+    await bounded(
+      (async () => {
+        while (egress.bytes().received < whileOpen.received) await new Promise((r) => setTimeout(r, 20));
+      })(),
+      'byte totals after close',
+    );
+  });
+
+  it('resolves a name once and connects to exactly the address it checked', async () => {
+    const dnsAnswers = fakeLookup({ 'app.example': ['127.0.0.1'] });
+    const egress = await route({ sessionId: 'pinned', policy: LOOPBACK_ONLY, lookup: dnsAnswers.lookup });
+    const before = target.requests;
+
+    const answer = await getThrough(egress, `http://app.example:${target.port}/`);
+    expect(answer.status).toBe(200);
+    expect(dnsAnswers.calls).toEqual(['app.example']);
+
+    const { status, socket } = await openTunnel(egress, `app.example:${target.port}`);
+    expect(status).toBe(200);
+    expect(await getInTunnel(socket, `app.example:${target.port}`)).toBe(BODY);
+    socket.destroy();
+    expect(dnsAnswers.calls).toEqual(['app.example', 'app.example']);
+    expect(target.requests).toBe(before + 2);
+  });
+
+  it('close() ends an open CONNECT tunnel on both sides and stops listening', async () => {
+    const egress = await route({ sessionId: 'closing', policy: LOOPBACK_ONLY });
+    const { status, socket } = await openTunnel(egress, `127.0.0.1:${target.port}`);
+    expect(status).toBe(200);
+    await getInTunnel(socket, `127.0.0.1:${target.port}`);
+    const targetSide = [...target.sockets];
+    expect(targetSide.length).toBeGreaterThan(0);
+
+    await bounded(egress.close(), 'route close');
+    await closed(socket);
+    await Promise.all(targetSide.map((side) => closed(side)));
+    await expect(
+      bounded(
+        new Promise((resolve, reject) => {
+          const probe = net.connect(egress.port, '127.0.0.1', () => resolve(probe.destroy()));
+          probe.on('error', reject);
+        }),
+        'connect after close',
+      ),
+    ).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+
+  it('sends traffic on through an upstream proxy after checking it', async () => {
+    const upstream = await route({ sessionId: 'upstream', policy: LOOPBACK_ONLY });
+    const egress = await route({ sessionId: 'exit', policy: LOOPBACK_ONLY, upstreamProxyUrl: upstream.proxyUrl });
+
+    const answer = await getThrough(egress, `http://127.0.0.1:${target.port}/via-upstream`);
+    expect(answer.status).toBe(200);
+    const { status, socket } = await openTunnel(egress, `127.0.0.1:${target.port}`);
+    expect(status).toBe(200);
+    expect(await getInTunnel(socket, `127.0.0.1:${target.port}`)).toBe(BODY);
+    socket.destroy();
+    expect(upstream.bytes().received).toBeGreaterThanOrEqual(2 * BODY.length);
+    expect(egress.bytes().received).toBeGreaterThanOrEqual(2 * BODY.length);
+  });
+});
+
+describe('egress route: refused traffic', () => {
+  let target: Target;
+  let egress: EgressRoute;
+  const refusals: EgressRefusal[] = [];
+
+  beforeAll(async () => {
+    target = await startTarget();
+  });
+  afterAll(async () => {
+    // The point of every case below: nothing ever reached the target.
+    expect(target.connections).toBe(0);
+    expect(target.requests).toBe(0);
+    await target.close();
+  });
+
+  async function refusingRoute(lookup?: typeof dns.lookup): Promise<EgressRoute> {
+    refusals.length = 0;
+    egress = await route({ sessionId: 'guarded', policy: { allow: [] }, ...(lookup ? { lookup } : {}) });
+    egress.on('refused', (refusal) => refusals.push(refusal));
+    return egress;
+  }
+
+  const targets = [
+    ['127.0.0.1', 'loopback'],
+    ['localhost', 'loopback'],
+    ['0x7f.0.0.1', 'loopback'],
+    ['2130706433', 'loopback'],
+    ['017700000001', 'loopback'],
+    ['127.1', 'loopback'],
+    ['[::1]', 'loopback'],
+    ['[::ffff:127.0.0.1]', 'loopback'],
+    ['169.254.169.254', 'cloud metadata'],
+    ['10.0.0.1', 'private'],
+    ['metadata.google.internal', 'cloud metadata'],
+  ] as const;
+
+  it.each(targets)('plain HTTP to %s is refused as %s', async (host, words) => {
+    const guarded = await refusingRoute();
+    const answer = await rawExchange(
+      guarded,
+      `GET http://${host}:${target.port}/secret HTTP/1.1\r\nHost: ${host}:${target.port}\r\n\r\n`,
+    );
+    expect(answer.status).toBe(403);
+    expect(answer.body).toMatch(/^remote-browser-kit egress: .* not allowed$/);
+    expect(answer.body).toContain(words);
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]?.reason).toContain(words);
+  });
+
+  it.each(targets)('CONNECT to %s is refused as %s', async (host, words) => {
+    const guarded = await refusingRoute();
+    const answer = await rawExchange(guarded, `CONNECT ${host}:${target.port} HTTP/1.1\r\nHost: ${host}:${target.port}\r\n\r\n`);
+    expect(answer.status).toBe(403);
+    expect(answer.body).toContain(words);
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]?.target).toMatch(new RegExp(`:${target.port}$`));
+  });
+
+  it('refuses a public-looking name whose DNS answer is private (rebinding)', async () => {
+    const dnsAnswers = fakeLookup({ 'rebind.example': ['10.0.0.1'] });
+    const guarded = await refusingRoute(dnsAnswers.lookup);
+    const answer = await rawExchange(guarded, `CONNECT rebind.example:443 HTTP/1.1\r\nHost: rebind.example:443\r\n\r\n`);
+    expect(answer.status).toBe(403);
+    expect(answer.body).toBe(
+      'remote-browser-kit egress: rebind.example resolves to 10.0.0.1, a private address, and is not allowed',
+    );
+    expect(refusals).toEqual([
+      { target: 'rebind.example:443', reason: expect.stringContaining('10.0.0.1') as unknown, address: '10.0.0.1' },
+    ]);
+  });
+
+  it('refuses a name when any one of its answers is not allowed', async () => {
+    const dnsAnswers = fakeLookup({ 'mixed.example': ['127.0.0.1', '10.0.0.1'] });
+    const mixed = await route({ sessionId: 'mixed', policy: LOOPBACK_ONLY, lookup: dnsAnswers.lookup });
+    const answer = await rawExchange(mixed, `GET http://mixed.example:${target.port}/ HTTP/1.1\r\nHost: mixed.example\r\n\r\n`);
+    expect(answer.status).toBe(403);
+    expect(answer.body).toContain('10.0.0.1');
+  });
+
+  it('answers broken requests with an error and keeps serving', async () => {
+    const dnsAnswers = fakeLookup({ 'public.example': ['8.8.8.8'] });
+    const guarded = await refusingRoute(dnsAnswers.lookup);
+    const cases: Array<[string, number]> = [
+      ['garbage\r\n\r\n', 400],
+      ['GET http://no-host-header.example/ HTTP/1.1\r\n\r\n', 400],
+      ['GET /relative HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['GET ftp://files.example/ HTTP/1.1\r\nHost: files.example\r\n\r\n', 400],
+      ['CONNECT no-port HTTP/1.1\r\nHost: no-port\r\n\r\n', 400],
+      ['CONNECT bad%00host:443 HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['GET http://unknown.example/ HTTP/1.1\r\nHost: unknown.example\r\n\r\n', 502],
+      ['CONNECT unknown.example:443 HTTP/1.1\r\nHost: unknown.example:443\r\n\r\n', 502],
+    ];
+    for (const [text, status] of cases) {
+      const answer = await rawExchange(guarded, text);
+      expect(answer.status, text).toBe(status);
+    }
+    expect(refusals).toEqual([]);
+    // Still alive: a refused request afterwards is answered like any other.
+    expect((await rawExchange(guarded, `CONNECT 127.0.0.1:${target.port} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`)).status).toBe(403);
+  });
+
+  it('checks before handing anything to an upstream proxy', async () => {
+    let upstreamConnections = 0;
+    const upstream = net.createServer((socket) => {
+      upstreamConnections += 1;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = upstream.address() as net.AddressInfo;
+      const guarded = await route({
+        sessionId: 'upstream-guarded',
+        policy: { allow: [] },
+        upstreamProxyUrl: `http://127.0.0.1:${port}`,
+      });
+      expect((await rawExchange(guarded, `CONNECT 10.0.0.1:443 HTTP/1.1\r\nHost: 10.0.0.1:443\r\n\r\n`)).status).toBe(403);
+      expect((await rawExchange(guarded, `GET http://[::1]/ HTTP/1.1\r\nHost: [::1]\r\n\r\n`)).status).toBe(403);
+      expect(upstreamConnections).toBe(0);
+    } finally {
+      await new Promise<void>((resolve) => upstream.close(() => resolve()));
+    }
+  });
+});

@@ -1,0 +1,242 @@
+// The session runtime with real processes: Chromium and Firefox ESR on their own Xvnc displays,
+// pixels read back through the VNC socket by a real VNC client, the network guard, crash
+// events, stop and clean-up after an engine that died.
+import { execFile } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import { closeViewerBrowser, openVncViewer } from '../helpers/vnc-viewer.js';
+
+const RED_PAGE = '<!doctype html><title>Red page</title><body style="margin:0;background:#ff0000"><a id="next" href="/blue">next</a>';
+const BLUE_PAGE = '<!doctype html><title>Blue page</title><body style="margin:0;background:#0000ff">';
+
+let target: Server;
+let origin: string;
+let targetRequests = 0;
+let root: string;
+let runtime: SessionRuntime;
+const events: RuntimeEvent[] = [];
+
+function x(env: Record<string, string>, command: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(command, args, { env: { ...process.env, ...env }, timeout: 5000 }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
+  );
+}
+
+async function waitFor<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await probe();
+  while (!accept(value) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    value = await probe();
+  }
+  return value;
+}
+
+beforeAll(async () => {
+  target = createServer((request, response) => {
+    if (request.url === '/favicon.ico') return void response.writeHead(404).end();
+    targetRequests++;
+    const body = request.url === '/blue' ? BLUE_PAGE : RED_PAGE;
+    response.writeHead(200, { 'content-type': 'text/html' }).end(body);
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  root = await mkdtemp(join(tmpdir(), 'rbk-runtime-'));
+  // Only the target's own address is allowed: the rest of loopback stays refused.
+  ({ runtime } = await SessionRuntime.open({ root, egress: { allow: ['127.0.0.1/32'] } }));
+  runtime.on('event', (event) => events.push(event));
+});
+
+afterAll(async () => {
+  await runtime?.close();
+  await closeViewerBrowser();
+  await new Promise((resolve) => target?.close(resolve));
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('a Chromium session', () => {
+  let session: RuntimeSession;
+
+  beforeAll(async () => {
+    session = await runtime.startSession({ browser: 'chromium', url: `${origin}/red`, language: 'de', layout: 'de' });
+  });
+
+  it('is ready once the first page has loaded, seen through DevTools', async () => {
+    expect(await session.control!.evaluate('document.title')).toBe('Red page');
+    expect(await session.control!.evaluate('navigator.language')).toBe('de');
+  });
+
+  it('shows the page on its display, read through the VNC socket by a real VNC client', async () => {
+    expect(statSync(session.display.rfbSocketPath).mode & 0o777).toBe(0o600);
+    const viewer = await openVncViewer(session.display.rfbSocketPath);
+    try {
+      // Below Chromium's tab strip and toolbar the window shows the page: red.
+      expect(await viewer.waitForPixel(640, 600, [255, 0, 0])).toEqual([255, 0, 0]);
+      await session.control!.evaluate(`location.href = '${origin}/blue'`);
+      expect(await viewer.waitForPixel(640, 600, [0, 0, 255])).toEqual([0, 0, 255]);
+    } finally {
+      await viewer.close();
+    }
+  });
+
+  it('has the requested keyboard layout on its X display', async () => {
+    const query = await x({ DISPLAY: `:${session.display.number}` }, 'setxkbmap', ['-query']);
+    expect(query).toMatch(/layout:\s+de\b/);
+  });
+
+  /** Navigates the page the way a person typing in the address bar would (browser-initiated). */
+  async function typeAddress(url: string): Promise<void> {
+    const client = session.control!.client;
+    const { targetId } = (await client.send('Target.getTargets')).targetInfos.find((t) => t.type === 'page')!;
+    const { sessionId } = await client.send('Target.attachToTarget', { targetId, flatten: true });
+    await client.send('Page.navigate', { url }, sessionId).catch(() => undefined);
+    await client.send('Target.detachFromTarget', { sessionId });
+  }
+
+  it('refuses file:// pages', async () => {
+    await typeAddress('file:///etc/passwd');
+    const text = await waitFor(
+      () => session.control!.evaluate('document.body ? document.body.innerText : ""').catch(() => ''),
+      (value) => value !== '' && !String(value).includes('Red') ,
+    );
+    expect(String(text)).not.toContain('root:x:0:0');
+    expect(events.some((e) => e.sessionId === session.id && e.kind === 'refused' && e.message.includes('file:'))).toBe(true);
+  });
+
+  it('sends chrome:// pages away', async () => {
+    await typeAddress('chrome://version');
+    const pages = await waitFor(() => session.control!.pages(), (urls) => urls.some((u) => u.startsWith('data:')));
+    expect(pages.some((u) => u.startsWith('chrome://version'))).toBe(false);
+    expect(await session.control!.evaluate('document.title')).toBe('Not allowed');
+  });
+
+  it('refuses a loopback address that is not allowed, while the allowed one loads', async () => {
+    const before = targetRequests;
+    const port = new URL(origin).port;
+    await typeAddress(`http://127.0.0.2:${port}/red`);
+    const text = await waitFor(
+      () => session.control!.evaluate('document.body ? document.body.innerText : ""').catch(() => ''),
+      (value) => String(value).includes('not allowed'),
+    );
+    expect(String(text)).toContain('127.0.0.2');
+    expect(targetRequests).toBe(before);
+    await session.control!.open(`${origin}/blue`);
+    expect(await session.control!.evaluate('document.title')).toBe('Blue page');
+    expect(targetRequests).toBe(before + 1);
+    expect(session.egress.bytes().received).toBeGreaterThan(BLUE_PAGE.length);
+  });
+
+  it('reports a browser that dies as an event', async () => {
+    process.kill(session.browser.process.pid, 'SIGKILL');
+    const exited = await waitFor(
+      () => events.find((e) => e.sessionId === session.id && e.kind === 'browser-exited'),
+      (e) => e !== undefined,
+    );
+    expect(exited?.message).toMatch(/Chromium exited/);
+  });
+
+  it('stops as a unit: every process and file gone within 2 s', async () => {
+    const started = Date.now();
+    await runtime.stopSession(session.id);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect((await findMarkedProcesses({ dir: session.dir })).filter((p) => !p.zombie)).toEqual([]);
+    expect(existsSync(session.dir)).toBe(false);
+    expect(existsSync(`/tmp/.X11-unix/X${session.display.number}`)).toBe(false);
+    expect(existsSync(`/tmp/.X${session.display.number}-lock`)).toBe(false);
+    expect(runtime.get(session.id)).toBeUndefined();
+  });
+});
+
+describe('a Firefox ESR session', () => {
+  it('starts on its own display, loads the first page and stops clean', async () => {
+    const session = await runtime.startSession({ browser: 'firefox-esr', url: `${origin}/red`, language: 'en', layout: 'us' });
+    try {
+      const env = { DISPLAY: `:${session.display.number}` };
+      const title = await waitFor(
+        () => x(env, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => ''),
+        (value) => value.includes('Red page'),
+      );
+      expect(title).toContain('Red page');
+      const viewer = await openVncViewer(session.display.rfbSocketPath);
+      try {
+        expect(await viewer.waitForPixel(640, 600, [255, 0, 0])).toEqual([255, 0, 0]);
+      } finally {
+        await viewer.close();
+      }
+    } finally {
+      await runtime.stopSession(session.id);
+    }
+    expect((await findMarkedProcesses({ dir: session.dir })).filter((p) => !p.zombie)).toEqual([]);
+    expect(existsSync(session.dir)).toBe(false);
+  });
+});
+
+describe('start failures', () => {
+  it('rejects an unknown browser and a non-web first page with the reason', async () => {
+    await expect(runtime.startSession({ browser: 'netscape', language: 'en', layout: 'us' })).rejects.toThrow(/unknown browser/);
+    await expect(runtime.startSession({ browser: 'chromium', url: 'file:///etc/passwd', language: 'en', layout: 'us' })).rejects.toThrow(/http or https/);
+  });
+
+  it('fails with the reason when a part cannot start, and leaves nothing behind', async () => {
+    await expect(runtime.startSession({ browser: 'chromium', language: 'en', layout: 'no-such-layout' })).rejects.toThrow(/setxkbmap/);
+    expect((await findMarkedProcesses({ root })).filter((p) => !p.zombie)).toEqual([]);
+  });
+});
+
+describe('an engine that died', () => {
+  it('leaves sessions behind that the next start finds and cleans', async () => {
+    const leftRoot = await mkdtemp(join(tmpdir(), 'rbk-left-'));
+    const { runtime: first } = await SessionRuntime.open({ root: leftRoot, egress: { allow: ['127.0.0.1/32'] } });
+    const left = await first.startSession({ browser: 'chromium', url: `${origin}/red`, language: 'en', layout: 'us' });
+    // The engine "dies": nothing is stopped. A new runtime on the same directory must clean up.
+    await left.control!.close();
+    await left.egress.close();
+    expect((await findMarkedProcesses({ dir: left.dir })).filter((p) => !p.zombie).length).toBeGreaterThan(0);
+    const { runtime: second, reaped } = await SessionRuntime.open({ root: leftRoot, egress: { allow: [] } });
+    try {
+      expect(reaped.directories).toBe(1);
+      expect(reaped.processes).toBeGreaterThan(0);
+      expect((await findMarkedProcesses({ dir: left.dir })).filter((p) => !p.zombie)).toEqual([]);
+      expect(existsSync(left.dir)).toBe(false);
+      expect(existsSync(`/tmp/.X11-unix/X${left.display.number}`)).toBe(false);
+    } finally {
+      await second.close();
+      await rm(leftRoot, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the warm pool', () => {
+  it('hands out a ready browser that only has to open the first page', async () => {
+    const warmRoot = await mkdtemp(join(tmpdir(), 'rbk-warm-'));
+    const { runtime: warm } = await SessionRuntime.open({
+      root: warmRoot,
+      egress: { allow: ['127.0.0.1/32'] },
+      warm: { displays: 1, browsers: [{ browser: 'chromium', language: 'en', count: 1 }] },
+    });
+    try {
+      await warm.warmed();
+      expect(warm.warmCount()).toEqual({ displays: 1, browsers: 1 });
+      const fromBrowser = await warm.startSession({ browser: 'chromium', url: `${origin}/red`, language: 'en', layout: 'de' });
+      expect(fromBrowser.start).toBe('warm-browser');
+      expect(await fromBrowser.control!.evaluate('document.title')).toBe('Red page');
+      const query = await x({ DISPLAY: `:${fromBrowser.display.number}` }, 'setxkbmap', ['-query']);
+      expect(query).toMatch(/layout:\s+de\b/);
+      // A language no warm browser has takes a warm display and starts its own browser.
+      const fromDisplay = await warm.startSession({ browser: 'chromium', url: `${origin}/blue`, language: 'fr', layout: 'us' });
+      expect(fromDisplay.start).toBe('warm-display');
+      expect(await fromDisplay.control!.evaluate('navigator.language')).toBe('fr');
+    } finally {
+      await warm.close();
+    }
+    expect((await findMarkedProcesses({ root: warmRoot })).filter((p) => !p.zombie)).toEqual([]);
+    await rm(warmRoot, { recursive: true, force: true });
+  });
+});
