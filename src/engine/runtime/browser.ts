@@ -68,6 +68,7 @@ const CHROMIUM_FLAGS = [
   '--disable-features=Translate,MediaRouter,DialMediaRouteProvider,OptimizationHints,AutofillServerCommunication',
   '--password-store=basic',
   '--force-device-scale-factor=1',
+  '--in-process-gpu',
   // Loopback is otherwise sent around the proxy; the egress guard must see every request.
   '--proxy-bypass-list=<-loopback>',
   '--remote-debugging-port=0',

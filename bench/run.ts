@@ -1,0 +1,14 @@
+// Benchmark entry: `npm run bench -- <name>` prints one JSON object per line. Figures, not tests.
+import { runtimeBench } from './runtime.js';
+
+const benches: Record<string, () => Promise<void>> = { runtime: runtimeBench };
+const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+const chosen = names.length > 0 ? names : Object.keys(benches);
+for (const name of chosen) {
+  const bench = benches[name];
+  if (!bench) {
+    console.error(`unknown benchmark "${name}"; choose from: ${Object.keys(benches).join(', ')}`);
+    process.exit(2);
+  }
+  await bench();
+}
