@@ -1,11 +1,108 @@
-// The `remote-browser-kit` command line for operators: doctor (and, as the service grows, serve,
-// accounts, keys, plans). Every command has --json output for scripts.
+// The `remote-browser-kit` command line for operators: serve, plans, accounts, keys, doctor.
+// Every command has --json output for scripts; errors exit 1 with a message that says what to do.
 import { Command } from 'commander';
+import { loadEngineConfig } from './config.js';
 import { formatDoctor, runDoctor } from './doctor.js';
-import { createEngine } from './engine.js';
+import { createEngine, offsetClock, openDataDirectory } from './engine.js';
+
+interface Common {
+  data: string;
+  config?: string;
+  json?: boolean;
+}
+
+function print(options: { json?: boolean }, value: unknown, text: () => string): void {
+  console.log(options.json ? JSON.stringify(value) : text());
+}
+
+/** Runs an operator command against the data directory, turning failures into a clear exit. */
+async function withData<T>(options: Common, work: (open: ReturnType<typeof openDataDirectory>) => T, text: (value: T) => string): Promise<void> {
+  try {
+    const config = await loadEngineConfig(options.config);
+    const opened = openDataDirectory(options.data, config);
+    try {
+      const value = work(opened);
+      print(options, value, () => text(value));
+    } finally {
+      opened.store.close();
+    }
+  } catch (error) {
+    const message = (error as Error).message;
+    if (options.json) console.log(JSON.stringify({ error: message }));
+    else console.error(`remote-browser-kit: ${message}`);
+    process.exitCode = 1;
+  }
+}
+
+const common = (command: Command) =>
+  command.option('--data <dir>', 'data directory', '.data').option('--config <file>', 'configuration file (JSON, see docs/operator-cli.md)').option('--json', 'print JSON');
 
 export function buildCli(): Command {
   const program = new Command('remote-browser-kit').description('Remote browser sessions: the engine and its operator tools');
+
+  common(program.command('serve').description('run the engine: clean what an earlier run left, then serve the HTTP interface'))
+    .option('--port <port>', 'TCP port (0 picks a free one)', '8640')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .action(async (options: Common & { port: string; host: string }) => {
+      try {
+        const config = await loadEngineConfig(options.config);
+        const clockFile = process.env.RBK_CLOCK_OFFSET_FILE;
+        const engine = await createEngine({ port: Number(options.port), host: options.host, dataDir: options.data, config, ...(clockFile ? { now: offsetClock(clockFile) } : {}) });
+        const facts = { url: engine.url, reaped: engine.reaped, recovered: engine.recovered, browsers: engine.runtime.images.filter((i) => i.enabled).map((i) => i.id) };
+        print(options, facts, () =>
+          [
+            `remote-browser-kit engine listening on ${engine.url}`,
+            `  browsers: ${facts.browsers.join(', ') || 'none (run remote-browser-kit doctor)'}`,
+            `  cleaned from an earlier run: ${engine.reaped.directories} session directories, ${engine.reaped.processes} processes`,
+            `  sessions ended by the restart: ${engine.recovered.suspended} suspended, ${engine.recovered.errored} failed to start`,
+          ].join('\n'),
+        );
+        const stop = () => void engine.close().finally(() => process.exit(0));
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      } catch (error) {
+        console.error(`remote-browser-kit: ${(error as Error).message}`);
+        process.exit(1);
+      }
+    });
+
+  common(program.command('plans').description('list the plans accounts can subscribe to')).action((options: Common) =>
+    withData(options, ({ accounts: a }) => a.plans(), (plans) =>
+      plans.map((p) => `${String(p.id).padEnd(12)} ${p.name}: running ${p.running_session_limit}, cycle ${p.cycle_session_limit ?? 'unlimited'}, residential ${p.residential_cycle_mb_limit ?? 'none'} MB, locations ${p.location_access ? 'yes' : 'no'}, API ${p.programmatic_access ? 'yes' : 'no'}`).join('\n'),
+    ),
+  );
+
+  const accounts = program.command('accounts').description('manage accounts');
+  common(accounts.command('create').description('create an account with its plan(s) and print its first API key (shown once)'))
+    .requiredOption('--contact <address>', 'contact e-mail address')
+    .requiredOption('--plan <id...>', 'plan id(s); each is one pool, in this order')
+    .option('--cycle-start <YYYY-MM-DD>', 'first day of the first cycle (default today)')
+    .option('--language <code>', 'default browser language')
+    .option('--layout <code>', 'default keyboard layout')
+    .action((options: Common & { contact: string; plan: string[]; cycleStart?: string; language?: string; layout?: string }) =>
+      withData(
+        options,
+        ({ accounts: a }) => a.create({ contact: options.contact, plans: options.plan, ...(options.cycleStart ? { cycleStart: options.cycleStart } : {}), ...(options.language ? { language: options.language } : {}), ...(options.layout ? { layout: options.layout } : {}) }),
+        (created) => `account ${created.account.id} (${created.account.contact}), plans ${created.account.subscriptions.map((s) => s.plan_id).join(', ')}\nAPI key (shown only now, keep it on your server): ${created.apiKey.key}`,
+      ),
+    );
+  common(accounts.command('list').description('list accounts')).action((options: Common) =>
+    withData(options, ({ accounts: a }) => a.list(), (list) => list.map((a) => `${a.id}  ${a.contact}  ${a.subscriptions.map((s) => s.plan_id).join(', ')}`).join('\n') || 'no accounts'),
+  );
+
+  const keys = program.command('keys').description('manage API keys');
+  common(keys.command('create').description('create another API key for an account (shown once)'))
+    .requiredOption('--account <id>', 'account id')
+    .action((options: Common & { account: string }) => withData(options, ({ accounts: a }) => a.createKey(options.account), (key) => `API key ${key.id} (shown only now): ${key.key}`));
+  common(keys.command('list').description("list an account's keys (never the keys themselves)"))
+    .requiredOption('--account <id>', 'account id')
+    .action((options: Common & { account: string }) =>
+      withData(options, ({ accounts: a }) => a.listKeys(options.account), (list) => list.map((k) => `${k.id}  ${k.prefix}...  ${k.created}${k.revoked ? '  revoked' : ''}`).join('\n') || 'no keys'),
+    );
+  common(keys.command('revoke').description('revoke an API key at once').argument('<keyId>', 'key id from keys list')).action((keyId: string, options: Common) =>
+    withData(options, ({ accounts: a }) => a.revokeKey(keyId), (r) => `revoked ${r.id}`),
+  );
+
   program
     .command('doctor')
     .description('report what this host has for running sessions and what is missing')
@@ -14,33 +111,6 @@ export function buildCli(): Command {
       const report = await runDoctor();
       console.log(options.json ? JSON.stringify(report, null, 2) : formatDoctor(report));
       process.exitCode = report.ok ? 0 : 1;
-    });
-  program
-    .command('serve')
-    .description('run the engine: reap what an earlier run left, then serve the HTTP interface')
-    .option('--port <port>', 'TCP port', '8640')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--data <dir>', 'data directory', '.data')
-    .option('--allow-egress <cidr...>', 'private ranges the remote browsers may reach (e.g. 127.0.0.0/8 for a local demo)')
-    .option('--warm <n>', 'ready Chromium browsers to keep warm', '0')
-    .option('--json', 'print start-up facts as one JSON line')
-    .action(async (options: { port: string; host: string; data: string; allowEgress?: string[]; warm: string; json?: boolean }) => {
-      const warm = Number(options.warm);
-      const engine = await createEngine({
-        port: Number(options.port),
-        host: options.host,
-        dataDir: options.data,
-        egressAllow: options.allowEgress ?? [],
-        ...(warm > 0 ? { warm: { browsers: [{ browser: 'chromium', count: warm }] } } : {}),
-      });
-      const facts = { url: engine.url, reaped: engine.reaped, browsers: engine.runtime.images.filter((i) => i.enabled).map((i) => i.id) };
-      console.log(options.json ? JSON.stringify(facts) : `remote-browser-kit engine listening on ${engine.url}\n  browsers: ${facts.browsers.join(', ') || 'none (run remote-browser-kit doctor)'}\n  cleaned from an earlier run: ${engine.reaped.directories} session directories, ${engine.reaped.processes} processes`);
-      const stop = async () => {
-        await engine.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
     });
   return program;
 }

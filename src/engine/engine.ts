@@ -1,76 +1,122 @@
-// createEngine(): the session service in one object: the session runtime (displays, browsers,
-// egress routes) behind the HTTP interface. `remote-browser-kit serve` runs the same thing.
+// createEngine(): the session service in one object: the store, accounts, sessions and the
+// runtime behind the HTTP interface. `remote-browser-kit serve` runs the same thing.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import type { ImageListResponse } from '../protocol/index.js';
+import { Accounts } from './accounts/accounts.js';
+import { parseEngineConfig, type EngineConfig } from './config.js';
+import { createApi } from './http/api.js';
+import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
-import { SessionRuntime, type ReapReport, type WarmPoolOptions } from './runtime/runtime.js';
+import { SessionRuntime, type ReapReport } from './runtime/runtime.js';
+import { SessionService } from './sessions/service.js';
+import { SqliteStore } from './store/sqlite-store.js';
 
 export interface EngineOptions {
-  /** Data directory: session directories (and, later, the database) live here. Default `.data`. */
+  /** Data directory: the database file and the session directories. Default `.data`. */
   dataDir?: string;
   host?: string;
   /** 0 picks a free port. Default 8640. */
   port?: number;
-  /** CIDR ranges the remote browsers may reach although private (decisions.md 25). Default none. */
-  egressAllow?: string[];
-  warm?: WarmPoolOptions;
+  /** Settings and plans (docs/operator-cli.md); defaults apply to what is left out. */
+  config?: Partial<EngineConfig> | EngineConfig;
+  /** The engine's clock (ms since the epoch); tests move it to cross cycles. */
+  now?: () => number;
 }
 
 export interface Engine {
   readonly url: string;
   readonly runtime: SessionRuntime;
+  readonly store: SqliteStore;
+  readonly accounts: Accounts;
+  readonly sessions: SessionService;
   readonly reaped: ReapReport;
+  readonly recovered: { suspended: number; errored: number; deleted: number };
   close(): Promise<void>;
 }
 
-export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
-  const dataDir = resolve(options.dataDir ?? '.data');
-  const { runtime, reaped } = await SessionRuntime.open({
-    root: join(dataDir, 'sessions'),
-    egress: { allow: options.egressAllow ?? [] },
-    ...(options.warm ? { warm: options.warm } : {}),
-  });
+/** Opens the store and accounts of a data directory (the operator CLI uses this without serving). */
+export function openDataDirectory(dataDir: string, config: EngineConfig, now: () => number = Date.now): { store: SqliteStore; accounts: Accounts } {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const store = new SqliteStore(join(dataDir, 'engine.sqlite'));
+  return { store, accounts: new Accounts(store, config, now) };
+}
 
-  const handle = (request: IncomingMessage, response: ServerResponse) => {
-    const url = new URL(request.url ?? '/', 'http://engine');
-    if (request.method === 'GET' && url.pathname === '/v8/image') {
-      const body: ImageListResponse = {
-        status: 'ok',
-        images: runtime.images.map((image) => ({ id: image.id, name: image.name, enabled: image.enabled })),
-        vpnLocations: [],
-        residential: { configured: false, countries: null },
-      };
-      return sendJson(response, body);
+/** A clock that adds the number of ms in `file` (re-read when it changes): for tests only. */
+export function offsetClock(file: string): () => number {
+  let mtime = -1;
+  let offset = 0;
+  return () => {
+    try {
+      const stat = statSync(file);
+      if (stat.mtimeMs !== mtime) {
+        mtime = stat.mtimeMs;
+        offset = Number(readFileSync(file, 'utf8').trim()) || 0;
+      }
+    } catch {
+      offset = 0;
     }
-    if (request.method === 'GET' && url.pathname === '/healthz') {
-      return sendJson(response, { status: 'ok', sessions: runtime.list().length, warm: runtime.warmCount() });
+    return Date.now() + offset;
+  };
+}
+
+export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
+  const config = parseEngineConfig(options.config ?? {});
+  const dataDir = resolve(options.dataDir ?? '.data');
+  const now = options.now ?? Date.now;
+  const { store, accounts } = openDataDirectory(dataDir, config, now);
+  const secret = store.settingOrInsert('share_link_secret', randomBytes(32).toString('base64url'));
+  const warm = config.warm.browsers > 0 || config.warm.displays > 0
+    ? { displays: config.warm.displays, browsers: config.warm.browsers > 0 ? [{ browser: 'chromium', count: config.warm.browsers }] : [] }
+    : undefined;
+  const { runtime, reaped } = await SessionRuntime.open({ root: join(dataDir, 'sessions'), egress: config.egress, ...(warm ? { warm } : {}) });
+
+  let url = '';
+  const sessions = new SessionService({ store, accounts, config, runtime, now, secret, shareBase: () => config.shareBase ?? url });
+  const recovered = sessions.recover();
+  sessions.startSweeping();
+  const api = createApi({ config, accounts, sessions, runtime, openapi: () => openApiDocument(url) });
+
+  const handle = async (request: IncomingMessage, response: ServerResponse) => {
+    const requestUrl = new URL(request.url ?? '/', 'http://engine');
+    if (await api(request, response, requestUrl)) return;
+    if (request.method === 'GET' && requestUrl.pathname === '/healthz') {
+      return sendJson(response, { status: 'ok', sessions: sessions.activeCount(), warm: runtime.warmCount() });
     }
-    sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${url.pathname}` }, 404);
+    sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${requestUrl.pathname.slice(0, 100)}` }, 404);
   };
 
   const server = createServer((request, response) => {
-    try {
-      handle(request, response);
-    } catch {
+    handle(request, response).catch(() => {
       if (!response.headersSent) sendJson(response, { status: 'error', message: 'the service failed; try again later' });
-    }
+      else response.destroy();
+    });
   });
+  server.on('clientError', (_, socket) => socket.destroy());
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 8640, options.host ?? '127.0.0.1', () => resolveListen());
   });
   const address = server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
   return {
-    url: `http://${host}:${address.port}`,
+    url,
     runtime,
+    store,
+    accounts,
+    sessions,
     reaped,
+    recovered,
     async close() {
-      await new Promise<void>((done) => server.close(() => done()));
-      server.closeAllConnections();
+      await new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      });
+      await sessions.close();
       await runtime.close();
+      store.close();
     },
   };
 }

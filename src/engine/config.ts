@@ -1,0 +1,90 @@
+// Engine settings and plans: a documented JSON file (docs/operator-cli.md) with defaults that
+// work with no file at all. Checked with zod so a bad file says which setting is wrong.
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+
+export const planSchema = z.object({
+  id: z.string().min(1).max(64),
+  name: z.string().min(1).max(200),
+  running_session_limit: z.number().int().min(0),
+  cycle_session_limit: z.number().int().min(0).nullable(),
+  residential_cycle_mb_limit: z.number().int().min(0).nullable(),
+  location_access: z.boolean(),
+  programmatic_access: z.boolean(),
+  max_session_minutes: z.number().positive(),
+  idle_timeout_minutes: z.number().positive(),
+});
+export type Plan = z.infer<typeof planSchema>;
+
+const citySchema = z.object({
+  code: z.string().min(1),
+  location: z.string().min(1),
+  /** Upstream proxy that exits in this city; without one the city cannot take sessions. */
+  upstream: z.string().url().nullable().default(null),
+  /** Sessions this exit can carry at once. */
+  capacity: z.number().int().min(0).default(10),
+});
+
+const locationSchema = z.object({
+  code: z.string().min(1),
+  name: z.string().min(1),
+  default: z.string().min(1),
+  cities: z.array(citySchema).min(1),
+});
+export type ExitLocation = z.infer<typeof locationSchema>;
+export type ExitCity = z.infer<typeof citySchema>;
+
+export const DEFAULT_PLANS: Plan[] = [
+  { id: 'free', name: 'Free', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 120, idle_timeout_minutes: 15 },
+  { id: 'pro', name: 'Pro', running_session_limit: 5, cycle_session_limit: 1000, residential_cycle_mb_limit: 1024, location_access: true, programmatic_access: true, max_session_minutes: 480, idle_timeout_minutes: 30 },
+  { id: 'team', name: 'Team', running_session_limit: 20, cycle_session_limit: 10000, residential_cycle_mb_limit: 10240, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60 },
+  { id: 'unlimited', name: 'Unlimited', running_session_limit: 50, cycle_session_limit: null, residential_cycle_mb_limit: 102400, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60 },
+  { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15 },
+];
+
+export const engineConfigSchema = z
+  .object({
+    plans: z.array(planSchema).min(1).default(DEFAULT_PLANS),
+    rateLimit: z.object({ requests: z.number().int().positive(), perSeconds: z.number().positive() }).default({ requests: 120, perSeconds: 60 }),
+    egress: z.object({ allow: z.array(z.string()) }).default({ allow: [] }),
+    shareBase: z.string().url().nullable().default(null),
+    locations: z.array(locationSchema).default([]),
+    residential: z
+      .object({ upstream: z.string().url().nullable().default(null), countries: z.array(z.string()).nullable().default(null) })
+      .default({ upstream: null, countries: null }),
+    warm: z.object({ browsers: z.number().int().min(0).default(0), displays: z.number().int().min(0).default(0) }).default({ browsers: 0, displays: 0 }),
+  })
+  .superRefine((config, context) => {
+    const ids = new Set<string>();
+    for (const plan of config.plans) {
+      if (ids.has(plan.id)) context.addIssue({ code: 'custom', path: ['plans'], message: `plan id "${plan.id}" appears twice` });
+      ids.add(plan.id);
+    }
+  });
+export type EngineConfig = z.infer<typeof engineConfigSchema>;
+
+export function parseEngineConfig(input: unknown, source = 'the configuration'): EngineConfig {
+  const result = engineConfigSchema.safeParse(input ?? {});
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new Error(`${source}: ${issue.path.join('.') || '(top level)'}: ${issue.message}`);
+  }
+  return result.data;
+}
+
+export async function loadEngineConfig(file?: string): Promise<EngineConfig> {
+  if (!file) return parseEngineConfig({});
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new Error(`cannot read the configuration file ${file}: ${(error as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`the configuration file ${file} is not valid JSON: ${(error as Error).message}`);
+  }
+  return parseEngineConfig(json, file);
+}

@@ -1,0 +1,54 @@
+// The OpenAPI document of the v8 interface, generated from the same zod schemas the engine
+// validates with (served at /v8/openapi.json, checked in as docs/openapi.json).
+import { z } from 'zod';
+import {
+  createRequestSchema,
+  createResponseSchema,
+  failureSchema,
+  imageListResponseSchema,
+  removeRequestSchema,
+  removeResponseSchema,
+  userApiResponseSchema,
+  userQuotaResponseSchema,
+  vmDataResponseSchema,
+} from '../../protocol/index.js';
+
+const schema = (s: z.ZodType) => z.toJSONSchema(s, { target: 'openapi-3.0', unrepresentable: 'any', io: 'output' });
+
+function answer(ok: z.ZodType, description: string) {
+  return {
+    '200': { description, content: { 'application/json': { schema: { oneOf: [schema(ok), schema(failureSchema)] } } } },
+    '401': { description: 'missing, unknown or revoked API key', content: { 'application/json': { schema: schema(failureSchema) } } },
+    '403': { description: 'the request came from a web browser (reason client_side_key)', content: { 'application/json': { schema: schema(failureSchema) } } },
+    '429': { description: 'rate limited (reason rate_limited); see Retry-After', headers: { 'Retry-After': { schema: { type: 'integer' } } }, content: { 'application/json': { schema: schema(failureSchema) } } },
+  };
+}
+
+export function openApiDocument(serverUrl?: string): Record<string, unknown> {
+  const secured = [{ apiKey: [] }];
+  return {
+    openapi: '3.0.3',
+    info: { title: 'Remote Browser Session Service', version: '8', description: 'Start, follow, share and end remote browser sessions. Every answer is HTTP 200 with a status envelope, except authentication (401), browser origin (403) and rate limit (429).' },
+    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'API key; never in client-side code' } } },
+    paths: {
+      '/v8/image': { get: { summary: 'List browsers and exit locations', responses: { '200': { description: 'images, locations, residential', content: { 'application/json': { schema: schema(imageListResponseSchema) } } } } } },
+      '/v8/vm/create': {
+        post: { summary: 'Start a session', security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(createRequestSchema) } } }, responses: answer(createResponseSchema, 'the session is starting') },
+      },
+      '/v8/vm/data': {
+        get: {
+          summary: 'List sessions (last 31 days) or read one',
+          security: secured,
+          parameters: [{ name: 'id', in: 'query', required: false, schema: { type: 'string' }, description: 'vmId from create' }],
+          responses: answer(vmDataResponseSchema, 'session entries'),
+        },
+      },
+      '/v8/vm/remove': {
+        post: { summary: 'End a session', security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(removeRequestSchema) } } }, responses: answer(removeResponseSchema, 'ended') },
+      },
+      '/v8/user/api': { get: { summary: 'Account, access and usage meters', security: secured, responses: answer(userApiResponseSchema, 'account and meters') } },
+      '/v8/user/quota': { get: { summary: 'Usage meters', security: secured, responses: answer(userQuotaResponseSchema, 'meters') } },
+    },
+  };
+}

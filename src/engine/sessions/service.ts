@@ -1,0 +1,398 @@
+// Sessions as the service sees them: create (checks, quota and idempotency in one transaction,
+// then the runtime starts in the background), list, remove, meters, the lifecycle state machine
+// (decisions.md 1-6), limits enforced over time, and recovery after a restart.
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  SESSION_LIST_MAX,
+  SESSION_LIST_WINDOW_DAYS,
+  IDEMPOTENCY_TTL_HOURS,
+  type CreateRequest,
+  type Pool,
+  type SessionEntry,
+  type ShareLanguage,
+  type UsageMeters,
+} from '../../protocol/index.js';
+import type { Accounts } from '../accounts/accounts.js';
+import { formatDay } from '../accounts/cycle.js';
+import { poolState, sessionMeters, totalMeters, type PoolState } from '../accounts/meters.js';
+import type { EngineConfig, ExitCity } from '../config.js';
+import type { SessionRuntime } from '../runtime/runtime.js';
+import type { AccountRow, SessionRow, SqliteStore } from '../store/sqlite-store.js';
+import { shareLinkFor, shareLinkHash, shareLinkId } from './share-links.js';
+
+export type ApiVersion = 'v8' | 'v7';
+
+/** An answer in the interface's envelope. */
+export type Reply = { status: 'ok'; [field: string]: unknown } | { status: 'denied' | 'upgrade' | 'error'; message: string };
+
+const DAY_MS = 86_400_000;
+const ACTIVE = ['starting', 'running'];
+
+export function maskSessionId(id: string): string {
+  return id.length <= 8 ? id : `${id.slice(0, 4)}${'*'.repeat(id.length - 8)}${id.slice(-4)}`;
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().filter((k) => (value as Record<string, unknown>)[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+interface ExitChoice {
+  city: ExitCity | null;
+  applied: boolean;
+}
+
+export interface SessionServiceOptions {
+  store: SqliteStore;
+  accounts: Accounts;
+  config: EngineConfig;
+  runtime: SessionRuntime;
+  now: () => number;
+  /** Where share links point (the viewer site). */
+  shareBase: () => string;
+  secret: string;
+}
+
+export class SessionService {
+  private readonly store: SqliteStore;
+  private readonly runtime: SessionRuntime;
+  private readonly now: () => number;
+  /** Session id -> runtime session id, for sessions whose runtime is up in this process. */
+  private readonly live = new Map<string, string>();
+  private readonly starting = new Set<Promise<void>>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: SessionServiceOptions) {
+    this.store = options.store;
+    this.runtime = options.runtime;
+    this.now = options.now;
+    this.runtime.on('event', (event) => {
+      if (event.kind === 'refused') return;
+      const sessionId = [...this.live].find(([, runtimeId]) => runtimeId === event.sessionId)?.[0];
+      if (sessionId) void this.suspend(sessionId, event.message);
+    });
+  }
+
+  // Accounts' view ------------------------------------------------------------------------------
+
+  pools(account: AccountRow): PoolState[] {
+    const now = this.now();
+    return this.store.subscriptions(account.id).flatMap((subscription) => {
+      const plan = this.options.accounts.plan(subscription.plan_id);
+      return plan ? [poolState(this.store, subscription, plan, now)] : [];
+    });
+  }
+
+  hasProgrammaticAccess(account: AccountRow): boolean {
+    return this.pools(account).some((pool) => pool.plan.programmatic_access);
+  }
+
+  usage(account: AccountRow): { has_plan: boolean; meters: UsageMeters; pools: Pool[] } {
+    const pools = this.pools(account).map((p) => p.meters);
+    return { has_plan: pools.length > 0, meters: totalMeters(pools, formatDay(new Date(this.now()))), pools };
+  }
+
+  // Create --------------------------------------------------------------------------------------
+
+  create(account: AccountRow, request: CreateRequest, version: ApiVersion): Reply {
+    const image = this.runtime.image(request.browser);
+    if (!image) return { status: 'denied', message: `browser: unknown browser "${request.browser.slice(0, 50)}"; GET /${version}/image lists the browsers` };
+    if (!image.enabled) return { status: 'denied', message: `browser: ${image.name} cannot start right now; choose an enabled browser from GET /${version}/image` };
+    if (request.url?.startsWith('url_')) return { status: 'denied', message: 'url: unknown or expired short-URL id' };
+
+    let pools = this.pools(account);
+    if (pools.length === 0) return { status: 'upgrade', message: 'the account has no plan; subscribe to a plan to start sessions' };
+
+    // Plan features narrow the pools a session may take a slot from.
+    if (request.country !== undefined) {
+      pools = pools.filter((p) => p.plan.location_access);
+      if (pools.length === 0) return { status: 'upgrade', message: 'country: exit locations are not included in your plan' };
+    }
+    let upstreamProxyUrl: string | undefined;
+    if (request.egress === 'residential') {
+      pools = pools.filter((p) => p.plan.residential_cycle_mb_limit !== null);
+      if (pools.length === 0) return { status: 'upgrade', message: 'egress: residential connections are not included in your plan' };
+      const residential = this.options.config.residential;
+      if (!residential.upstream) return { status: 'denied', message: 'egress: residential connections are not configured on this service' };
+      const country = request.country && request.country !== 'auto' ? request.country.split('-')[0]! : null;
+      if (country && residential.countries && !residential.countries.includes(country)) {
+        return { status: 'denied', message: `country: residential connections are not available in "${country}"` };
+      }
+      pools = pools.filter((p) => p.meters.residential_bytes_used_cycle < (p.plan.residential_cycle_mb_limit ?? 0) * 1024 * 1024);
+      if (pools.length === 0) return { status: 'upgrade', message: 'egress: the residential data included in your plan is used up for this cycle' };
+      upstreamProxyUrl = residential.upstream;
+    }
+
+    let exit: ExitChoice = { city: null, applied: true };
+    if (request.country !== undefined && request.egress !== 'residential') {
+      const chosen = this.chooseExit(request.country);
+      if (chosen === 'unsupported') return { status: 'denied', message: 'country: unsupported exit location' };
+      if (chosen === 'unavailable') {
+        if (version === 'v8') return { status: 'denied', message: 'country: exit location unavailable; try another location or "auto"' };
+        exit = { city: null, applied: false };
+      } else {
+        exit = { city: chosen, applied: true };
+        upstreamProxyUrl = chosen.upstream ?? undefined;
+      }
+    }
+
+    const language = request.language ?? account.language ?? 'en';
+    const layout = request.layout ?? account.layout ?? 'us';
+    const shareLanguage = (request.shareLanguage ?? 'en') as ShareLanguage;
+    const requestHash = createHash('sha256').update(canonical({ ...request, idempotencyKey: undefined, version })).digest('hex');
+    const now = this.now();
+    const candidates = pools.map((p) => p.subscription.id);
+
+    const outcome = this.store.atomically((): { reply: Reply; session?: SessionRow } => {
+      if (request.idempotencyKey !== undefined) {
+        const earlier = this.store.idempotency(account.id, request.idempotencyKey, now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
+        if (earlier) {
+          if (earlier.request_hash !== requestHash) return { reply: { status: 'denied', message: 'idempotencyKey: idempotency key reused with a different request' } };
+          return { reply: this.withShareLink(JSON.parse(earlier.response) as Reply) };
+        }
+      }
+      // Re-read inside the transaction: the pools' counts must not move between check and insert.
+      const fresh = this.pools(account).filter((p) => candidates.includes(p.subscription.id));
+      const pool = fresh.find((p) => p.meters.running_sessions_remaining > 0 && (p.meters.cycle_sessions_remaining === null || p.meters.cycle_sessions_remaining > 0));
+      if (!pool) {
+        const running = fresh.every((p) => p.meters.running_sessions_remaining === 0);
+        return {
+          reply: {
+            status: 'upgrade',
+            message: running
+              ? `running session limit reached (${fresh.reduce((a, p) => a + p.meters.running_sessions_used, 0)} of ${fresh.reduce((a, p) => a + p.meters.running_session_limit, 0)}); end a session or upgrade your plan`
+              : 'cycle session limit reached; more sessions are available in the next cycle or with a larger plan',
+          },
+        };
+      }
+      const id = randomBytes(16).toString('hex');
+      const row: SessionRow = {
+        id,
+        account_id: account.id,
+        subscription_id: pool.subscription.id,
+        status: 'starting',
+        browser: image.id,
+        browser_name: image.name,
+        url: request.url ?? null,
+        language,
+        layout,
+        country: request.country ?? null,
+        exit_city: exit.city?.code ?? null,
+        egress: request.egress ?? null,
+        share_language: shareLanguage,
+        callback_url: request.callbackUrl ?? null,
+        link_hash: shareLinkHash(shareLinkId(this.options.secret, id)),
+        counted: 1,
+        ever_ran: 0,
+        created_at: now,
+        running_at: null,
+        ended_at: null,
+        last_viewer_at: null,
+        egress_bytes: 0,
+        residential_bytes: 0,
+        runtime_id: null,
+        end_reason: null,
+        location_applied: request.country === undefined ? null : exit.applied ? 1 : 0,
+        location_reason: exit.applied ? null : 'unavailable',
+      };
+      this.store.insertSession(row);
+      const quota = sessionMeters(this.usage(account).meters);
+      const stored: Reply = {
+        status: 'ok',
+        vmId: id,
+        quota,
+        ...(version === 'v7' ? { location_applied: exit.applied, ...(exit.applied ? {} : { location_reason: 'unavailable' }) } : {}),
+      };
+      if (request.idempotencyKey !== undefined) {
+        this.store.rememberIdempotency(account.id, request.idempotencyKey, requestHash, JSON.stringify(stored), now);
+      }
+      return { reply: this.withShareLink(stored, shareLanguage), session: row };
+    });
+    if (outcome.session) this.startRuntime(outcome.session, upstreamProxyUrl);
+    return outcome.reply;
+  }
+
+  /** Adds the share link to a create answer (it is derived, never stored). */
+  private withShareLink(reply: Reply, language?: ShareLanguage): Reply {
+    if (reply.status !== 'ok' || typeof reply.vmId !== 'string') return reply;
+    const session = this.store.session(reply.vmId);
+    const lang = language ?? ((session?.share_language ?? 'en') as ShareLanguage);
+    const { shareUrl, shareUrlPath } = shareLinkFor(this.options.secret, this.options.shareBase(), reply.vmId, lang);
+    const { status, vmId, ...rest } = reply;
+    return { status, vmId, shareUrl, shareUrlPath, ...rest };
+  }
+
+  private chooseExit(code: string): ExitCity | 'unsupported' | 'unavailable' {
+    const locations = this.options.config.locations;
+    const free = (city: ExitCity) => city.upstream !== null && this.store.exitCityLoad(city.code) < city.capacity;
+    if (code === 'auto') {
+      for (const location of locations) {
+        const city = location.cities.find(free);
+        if (city) return city;
+      }
+      return 'unavailable';
+    }
+    const country = locations.find((l) => l.code === code);
+    if (country) {
+      const preferred = country.cities.find((c) => c.code === country.default);
+      const city = preferred && free(preferred) ? preferred : country.cities.find(free);
+      return city ?? 'unavailable';
+    }
+    const city = locations.flatMap((l) => l.cities).find((c) => c.code === code);
+    if (!city) return 'unsupported';
+    return free(city) ? city : 'unavailable';
+  }
+
+  private startRuntime(row: SessionRow, upstreamProxyUrl: string | undefined): void {
+    const task = this.runtime
+      .startSession({
+        browser: row.browser,
+        language: row.language,
+        layout: row.layout,
+        ...(row.url ? { url: row.url } : {}),
+        ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
+      })
+      .then(
+        async (started) => {
+          if (this.store.moveSession(row.id, ['starting'], 'running', { running_at: this.now(), ever_ran: 1, runtime_id: started.id })) {
+            this.live.set(row.id, started.id);
+            return;
+          }
+          // Removed while it was starting: end it now.
+          await this.runtime.stopSession(started.id);
+          this.store.moveSession(row.id, ['stopping'], 'deleted', { ended_at: this.now() });
+        },
+        (error: Error) => {
+          const reason = error.message.split('\n')[0]!.slice(0, 500);
+          if (!this.store.moveSession(row.id, ['starting'], 'error', { counted: 0, end_reason: reason, ended_at: this.now() })) {
+            this.store.moveSession(row.id, ['stopping'], 'deleted', { counted: 0, end_reason: reason, ended_at: this.now() });
+          }
+        },
+      )
+      .finally(() => this.starting.delete(task));
+    this.starting.add(task);
+  }
+
+  // Read and remove -----------------------------------------------------------------------------
+
+  list(account: AccountRow, id: string | undefined, version: ApiVersion): Reply {
+    const rows = id === undefined
+      ? this.store.sessionsOf(account.id, this.now() - SESSION_LIST_WINDOW_DAYS * DAY_MS, SESSION_LIST_MAX)
+      : [this.store.session(id)].filter((row): row is SessionRow => row !== undefined && row.account_id === account.id);
+    return { status: 'ok', data: rows.map((row) => this.entry(row, version)) };
+  }
+
+  private entry(row: SessionRow, version: ApiVersion): SessionEntry & Record<string, unknown> {
+    const entry: SessionEntry & Record<string, unknown> = {
+      id: maskSessionId(row.id),
+      status: row.status as SessionEntry['status'],
+      name: row.browser_name,
+      created: new Date(row.created_at).toISOString(),
+    };
+    if (version === 'v7' && row.location_applied !== null) {
+      entry.location_applied = row.location_applied === 1;
+      if (row.location_reason) entry.location_reason = row.location_reason;
+    }
+    return entry;
+  }
+
+  async remove(account: AccountRow, id: string): Promise<Reply> {
+    const row = this.store.session(id);
+    if (!row || row.account_id !== account.id) return { status: 'denied', message: 'id: unknown session' };
+    const now = this.now();
+    switch (row.status) {
+      case 'starting':
+        // The background start sees `stopping` and ends the runtime as soon as it is up.
+        this.store.moveSession(id, ['starting'], 'stopping', { ended_at: now, end_reason: 'removed' });
+        break;
+      case 'running':
+        if (this.store.moveSession(id, ['running'], 'stopping', { ended_at: now, end_reason: 'removed' })) void this.endRuntime(id, 'deleted');
+        break;
+      case 'error':
+      case 'suspended':
+        this.store.moveSession(id, ['error', 'suspended'], 'deleted');
+        break;
+    }
+    return { status: 'ok' };
+  }
+
+  /** The service ends a running session itself (decisions.md 1: suspended). */
+  async suspend(id: string, reason: string): Promise<void> {
+    if (this.store.moveSession(id, ['running'], 'suspended', { ended_at: this.now(), end_reason: reason.slice(0, 500) })) {
+      await this.endRuntime(id, null);
+    }
+  }
+
+  private async endRuntime(id: string, then: 'deleted' | null): Promise<void> {
+    const runtimeId = this.live.get(id) ?? this.store.session(id)?.runtime_id;
+    this.live.delete(id);
+    this.flushBytes(id, runtimeId);
+    if (runtimeId) await this.runtime.stopSession(runtimeId).catch(() => undefined);
+    if (then) this.store.moveSession(id, ['stopping'], then);
+  }
+
+  private flushBytes(id: string, runtimeId: string | null | undefined): void {
+    const session = runtimeId ? this.runtime.get(runtimeId) : undefined;
+    if (!session) return;
+    const { sent, received } = session.egress.bytes();
+    const row = this.store.session(id);
+    this.store.updateSession(id, { egress_bytes: sent + received, ...(row?.egress === 'residential' ? { residential_bytes: sent + received } : {}) });
+  }
+
+  // Over time -----------------------------------------------------------------------------------
+
+  /** After a restart: sessions whose runtime is gone end (decisions.md 1). */
+  recover(): { suspended: number; errored: number; deleted: number } {
+    const now = this.now();
+    let suspended = 0;
+    let errored = 0;
+    let deleted = 0;
+    for (const row of this.store.sessionsWithStatus(['starting', 'running', 'stopping'])) {
+      if (row.status === 'running' && this.store.moveSession(row.id, ['running'], 'suspended', { ended_at: now, end_reason: 'the engine restarted' })) suspended++;
+      if (row.status === 'starting' && this.store.moveSession(row.id, ['starting'], 'error', { ended_at: now, counted: 0, end_reason: 'the engine restarted before the session was ready' })) errored++;
+      if (row.status === 'stopping' && this.store.moveSession(row.id, ['stopping'], 'deleted')) deleted++;
+    }
+    return { suspended, errored, deleted };
+  }
+
+  /** Enforces maximum duration and idle timeout, updates byte meters, forgets old idempotency keys. */
+  sweep(): void {
+    const now = this.now();
+    for (const row of this.store.sessionsWithStatus(['running'])) {
+      this.flushBytes(row.id, this.live.get(row.id));
+      const plan = this.options.accounts.plan(this.store.subscriptions(row.account_id).find((s) => s.id === row.subscription_id)?.plan_id ?? '');
+      if (!plan) {
+        void this.suspend(row.id, 'the plan lapsed');
+        continue;
+      }
+      const since = row.running_at ?? row.created_at;
+      if (now - since >= plan.max_session_minutes * 60_000) void this.suspend(row.id, 'maximum session duration reached');
+      else if (now - Math.max(since, row.last_viewer_at ?? 0) >= plan.idle_timeout_minutes * 60_000) void this.suspend(row.id, 'no viewer for the idle timeout');
+    }
+    this.store.forgetIdempotencyBefore(now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
+  }
+
+  startSweeping(intervalMs = 1000): void {
+    this.sweeper = setInterval(() => {
+      try {
+        this.sweep();
+      } catch {
+        /* a failed sweep is retried on the next tick */
+      }
+    }, intervalMs);
+    this.sweeper.unref();
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.allSettled([...this.starting]);
+  }
+
+  /** Sessions counted as active right now across the engine (for health). */
+  activeCount(): number {
+    return this.store.sessionsWithStatus(ACTIVE).length;
+  }
+}

@@ -1,0 +1,19 @@
+// Share links (decisions.md 7): the link id is an HMAC of the session id under the engine's
+// secret (128 bits, base64url), so the store keeps only its hash yet the engine can hand the
+// same link out again (idempotent repeats) without having stored it.
+import { createHmac } from 'node:crypto';
+import { shareLinkPath, type ShareLanguage } from '../../protocol/index.js';
+import { hashSecret } from '../accounts/accounts.js';
+
+export function shareLinkId(secret: string, sessionId: string): string {
+  return createHmac('sha256', secret).update(`share-link:${sessionId}`).digest().subarray(0, 16).toString('base64url');
+}
+
+export function shareLinkHash(linkId: string): string {
+  return hashSecret(`share-link:${linkId}`);
+}
+
+export function shareLinkFor(secret: string, shareBase: string, sessionId: string, language: ShareLanguage): { shareUrl: string; shareUrlPath: string } {
+  const shareUrlPath = shareLinkPath(language, shareLinkId(secret, sessionId));
+  return { shareUrl: `${shareBase.replace(/\/+$/, '')}${shareUrlPath}`, shareUrlPath };
+}

@@ -1,0 +1,73 @@
+// The service's database schema as ordered migrations. Plain SQL that SQLite and Postgres both
+// accept (TEXT ids, INTEGER epoch milliseconds), so one query layer can serve either.
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     contact TEXT NOT NULL,
+     language TEXT,
+     layout TEXT,
+     created_at INTEGER NOT NULL
+   );
+   CREATE TABLE subscriptions (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     plan_id TEXT NOT NULL,
+     cycle_anchor TEXT NOT NULL,
+     position INTEGER NOT NULL,
+     created_at INTEGER NOT NULL,
+     ended_at INTEGER
+   );
+   CREATE INDEX subscriptions_account ON subscriptions(account_id, position);
+   CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     key_hash TEXT NOT NULL UNIQUE,
+     prefix TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     revoked_at INTEGER
+   );
+   CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     subscription_id TEXT NOT NULL REFERENCES subscriptions(id),
+     status TEXT NOT NULL,
+     browser TEXT NOT NULL,
+     browser_name TEXT NOT NULL,
+     url TEXT,
+     language TEXT NOT NULL,
+     layout TEXT NOT NULL,
+     country TEXT,
+     exit_city TEXT,
+     egress TEXT,
+     share_language TEXT NOT NULL,
+     callback_url TEXT,
+     link_hash TEXT NOT NULL UNIQUE,
+     counted INTEGER NOT NULL DEFAULT 1,
+     ever_ran INTEGER NOT NULL DEFAULT 0,
+     created_at INTEGER NOT NULL,
+     running_at INTEGER,
+     ended_at INTEGER,
+     last_viewer_at INTEGER,
+     egress_bytes INTEGER NOT NULL DEFAULT 0,
+     residential_bytes INTEGER NOT NULL DEFAULT 0,
+     runtime_id TEXT,
+     end_reason TEXT,
+     location_applied INTEGER,
+     location_reason TEXT
+   );
+   CREATE INDEX sessions_account_created ON sessions(account_id, created_at);
+   CREATE INDEX sessions_subscription_created ON sessions(subscription_id, created_at);
+   CREATE INDEX sessions_status ON sessions(status);
+   CREATE TABLE idempotency (
+     account_id TEXT NOT NULL,
+     key TEXT NOT NULL,
+     request_hash TEXT NOT NULL,
+     response TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     PRIMARY KEY (account_id, key)
+   );
+   CREATE TABLE engine_settings (
+     name TEXT PRIMARY KEY,
+     value TEXT NOT NULL
+   );`,
+];
