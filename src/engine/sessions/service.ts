@@ -87,7 +87,8 @@ export class SessionService {
   }
 
   hasProgrammaticAccess(account: AccountRow): boolean {
-    return this.pools(account).some((pool) => pool.plan.programmatic_access);
+    // Only the plans matter here: no meter queries on the hot path of every request.
+    return this.store.subscriptions(account.id).some((s) => this.options.accounts.plan(s.plan_id)?.programmatic_access === true);
   }
 
   usage(account: AccountRow): { has_plan: boolean; meters: UsageMeters; pools: Pool[] } {
