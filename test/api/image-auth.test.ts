@@ -118,6 +118,7 @@ describe('authentication', () => {
       const { api } = await ctx.account([PLANS.basic]);
       for (const { name, call } of AUTHENTICATED) {
         const reply = await call(new BrowserApi(api, headers));
+        if (typeof reply.json?.vmId === 'string') ctx.track(api, reply.json.vmId);
         expect(reply.http, `${name}: ${describeReply(reply)}`).toBe(403);
         expect(failureSchema.safeParse(reply.json).success, describeReply(reply)).toBe(true);
         expect(reply.json).toMatchObject({ status: 'insecure', reason: 'client_side_key' });

@@ -110,8 +110,13 @@ export class Accounts {
 
   /** The account behind a presented key, or null when it is unknown or revoked. */
   authenticate(key: string): AccountRow | null {
+    return this.authenticateHash(key, hashSecret(key));
+  }
+
+  /** As authenticate(), for callers that already hashed the key. */
+  authenticateHash(key: string, keyHash: string): AccountRow | null {
     if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
-    const row = this.store.keyByHash(hashSecret(key));
+    const row = this.store.keyByHash(keyHash);
     if (!row || row.revoked_at !== null) return null;
     return this.store.account(row.account_id) ?? null;
   }

@@ -22,6 +22,18 @@ export interface ApiOptions {
 
 const BROWSER_FETCH_MODES = new Set(['cors', 'navigate', 'no-cors']);
 
+/**
+ * Whether a web browser made the request (decisions.md 20). Browsers send Origin on cross-origin
+ * and POST requests and the Sec-Fetch-* headers together. Node's own fetch (undici) always sends
+ * `Sec-Fetch-Mode: cors` alone, and customers' servers use it: that header alone is not a browser.
+ */
+export function isBrowserRequest(headers: IncomingMessage['headers']): boolean {
+  if (headers.origin !== undefined) return true;
+  const mode = String(headers['sec-fetch-mode'] ?? '').toLowerCase();
+  if (mode === 'navigate' || mode === 'no-cors') return true;
+  return BROWSER_FETCH_MODES.has(mode) && (headers['sec-fetch-site'] !== undefined || headers['sec-fetch-dest'] !== undefined);
+}
+
 export function createApi(options: ApiOptions): (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<boolean> {
   const { config, accounts, sessions, runtime } = options;
   const limiter = new RateLimiterMemory({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds });
@@ -40,8 +52,7 @@ export function createApi(options: ApiOptions): (request: IncomingMessage, respo
 
   /** Authentication, browser-origin refusal and the rate limit; null when an answer was sent. */
   const authenticate = async (request: IncomingMessage, response: ServerResponse): Promise<AccountRow | null> => {
-    const fetchMode = String(request.headers['sec-fetch-mode'] ?? '').toLowerCase();
-    if (request.headers.origin !== undefined || BROWSER_FETCH_MODES.has(fetchMode)) {
+    if (isBrowserRequest(request.headers)) {
       sendJson(response, {
         status: 'insecure',
         reason: 'client_side_key',
@@ -55,13 +66,14 @@ export function createApi(options: ApiOptions): (request: IncomingMessage, respo
       sendJson(response, { status: 'denied', message: 'missing API key: send the header "Authorization: Bearer <API key>"' }, 401);
       return null;
     }
-    const account = accounts.authenticate(match[1]!);
+    const keyHash = hashSecret(match[1]!);
+    const account = accounts.authenticateHash(match[1]!, keyHash);
     if (!account) {
       sendJson(response, { status: 'denied', message: 'invalid or revoked API key' }, 401);
       return null;
     }
     try {
-      await limiter.consume(hashSecret(match[1]!));
+      await limiter.consume(keyHash);
     } catch (rejection) {
       const wait = rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
       sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });

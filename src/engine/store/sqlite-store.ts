@@ -75,6 +75,17 @@ export interface IdempotencyRow {
 
 export class SqliteStore {
   readonly db: Database.Database;
+  // Compiling SQL costs more than running these small queries: each text is prepared once.
+  private readonly statements = new Map<string, Database.Statement>();
+
+  private sql(text: string): Database.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -108,12 +119,12 @@ export class SqliteStore {
   // Settings -----------------------------------------------------------------------------------
 
   setting(name: string): string | undefined {
-    return (this.db.prepare('SELECT value FROM engine_settings WHERE name = ?').get(name) as { value: string } | undefined)?.value;
+    return (this.sql('SELECT value FROM engine_settings WHERE name = ?').get(name) as { value: string } | undefined)?.value;
   }
 
   /** Stores the value unless one exists; returns the stored one (first writer wins). */
   settingOrInsert(name: string, value: string): string {
-    this.db.prepare('INSERT INTO engine_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(name, value);
+    this.sql('INSERT INTO engine_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING').run(name, value);
     return this.setting(name)!;
   }
 
@@ -121,8 +132,8 @@ export class SqliteStore {
 
   insertAccount(account: AccountRow, subscriptions: SubscriptionRow[], key: ApiKeyRow): void {
     this.atomically(() => {
-      this.db.prepare('INSERT INTO accounts (id, contact, language, layout, created_at) VALUES (@id, @contact, @language, @layout, @created_at)').run(account);
-      const insert = this.db.prepare(
+      this.sql('INSERT INTO accounts (id, contact, language, layout, created_at) VALUES (@id, @contact, @language, @layout, @created_at)').run(account);
+      const insert = this.sql(
         'INSERT INTO subscriptions (id, account_id, plan_id, cycle_anchor, position, created_at, ended_at) VALUES (@id, @account_id, @plan_id, @cycle_anchor, @position, @created_at, @ended_at)',
       );
       for (const subscription of subscriptions) insert.run(subscription);
@@ -131,66 +142,66 @@ export class SqliteStore {
   }
 
   account(id: string): AccountRow | undefined {
-    return this.db.prepare('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
+    return this.sql('SELECT * FROM accounts WHERE id = ?').get(id) as AccountRow | undefined;
   }
 
   accounts(): AccountRow[] {
-    return this.db.prepare('SELECT * FROM accounts ORDER BY created_at').all() as AccountRow[];
+    return this.sql('SELECT * FROM accounts ORDER BY created_at').all() as AccountRow[];
   }
 
   subscriptions(accountId: string): SubscriptionRow[] {
-    return this.db.prepare('SELECT * FROM subscriptions WHERE account_id = ? AND ended_at IS NULL ORDER BY position').all(accountId) as SubscriptionRow[];
+    return this.sql('SELECT * FROM subscriptions WHERE account_id = ? AND ended_at IS NULL ORDER BY position').all(accountId) as SubscriptionRow[];
   }
 
   // Keys ---------------------------------------------------------------------------------------
 
   insertKey(key: ApiKeyRow): void {
-    this.db.prepare('INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at, revoked_at) VALUES (@id, @account_id, @key_hash, @prefix, @created_at, @revoked_at)').run(key);
+    this.sql('INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at, revoked_at) VALUES (@id, @account_id, @key_hash, @prefix, @created_at, @revoked_at)').run(key);
   }
 
   keyByHash(hash: string): ApiKeyRow | undefined {
-    return this.db.prepare('SELECT * FROM api_keys WHERE key_hash = ?').get(hash) as ApiKeyRow | undefined;
+    return this.sql('SELECT * FROM api_keys WHERE key_hash = ?').get(hash) as ApiKeyRow | undefined;
   }
 
   keys(accountId: string): ApiKeyRow[] {
-    return this.db.prepare('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at').all(accountId) as ApiKeyRow[];
+    return this.sql('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at').all(accountId) as ApiKeyRow[];
   }
 
   revokeKey(id: string, now: number): boolean {
-    return this.db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(now, id).changes > 0;
+    return this.sql('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?').run(now, id).changes > 0;
   }
 
   // Sessions -----------------------------------------------------------------------------------
 
   insertSession(session: SessionRow): void {
     const columns = Object.keys(session);
-    this.db.prepare(`INSERT INTO sessions (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`).run(session);
+    this.sql(`INSERT INTO sessions (${columns.join(', ')}) VALUES (${columns.map((c) => `@${c}`).join(', ')})`).run(session);
   }
 
   session(id: string): SessionRow | undefined {
-    return this.db.prepare('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+    return this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
   }
 
   sessionByLinkHash(hash: string): SessionRow | undefined {
-    return this.db.prepare('SELECT * FROM sessions WHERE link_hash = ?').get(hash) as SessionRow | undefined;
+    return this.sql('SELECT * FROM sessions WHERE link_hash = ?').get(hash) as SessionRow | undefined;
   }
 
   /** The account's sessions created since `sinceMs`, newest first. */
   sessionsOf(accountId: string, sinceMs: number, limit: number): SessionRow[] {
-    return this.db
-      .prepare('SELECT * FROM sessions WHERE account_id = ? AND created_at >= ? ORDER BY created_at DESC, rowid DESC LIMIT ?')
+    return this
+      .sql('SELECT * FROM sessions WHERE account_id = ? AND created_at >= ? ORDER BY created_at DESC, rowid DESC LIMIT ?')
       .all(accountId, sinceMs, limit) as SessionRow[];
   }
 
   sessionsWithStatus(statuses: string[]): SessionRow[] {
-    return this.db.prepare(`SELECT * FROM sessions WHERE status IN (${statuses.map(() => '?').join(', ')})`).all(...statuses) as SessionRow[];
+    return this.sql(`SELECT * FROM sessions WHERE status IN (${statuses.map(() => '?').join(', ')})`).all(...statuses) as SessionRow[];
   }
 
   /** Moves a session from one of `from` to `to`; false when it was in none of them. */
   moveSession(id: string, from: string[], to: string, fields: Partial<SessionRow> = {}): boolean {
     const sets = ['status = @to', ...Object.keys(fields).map((k) => `${k} = @${k}`)];
-    const result = this.db
-      .prepare(`UPDATE sessions SET ${sets.join(', ')} WHERE id = @id AND status IN (${from.map((_, i) => `@from${i}`).join(', ')})`)
+    const result = this
+      .sql(`UPDATE sessions SET ${sets.join(', ')} WHERE id = @id AND status IN (${from.map((_, i) => `@from${i}`).join(', ')})`)
       .run({ id, to, ...fields, ...Object.fromEntries(from.map((s, i) => [`from${i}`, s])) });
     return result.changes > 0;
   }
@@ -198,12 +209,12 @@ export class SqliteStore {
   updateSession(id: string, fields: Partial<SessionRow>): void {
     const keys = Object.keys(fields);
     if (keys.length === 0) return;
-    this.db.prepare(`UPDATE sessions SET ${keys.map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`).run({ id, ...fields });
+    this.sql(`UPDATE sessions SET ${keys.map((k) => `${k} = @${k}`).join(', ')} WHERE id = @id`).run({ id, ...fields });
   }
 
   poolUsage(subscriptionId: string, cycleStartMs: number, cycleEndMs: number): PoolUsage {
-    const row = this.db
-      .prepare(
+    const row = this
+      .sql(
         `SELECT
            COALESCE(SUM(CASE WHEN status IN ('starting', 'running') THEN 1 ELSE 0 END), 0) AS running,
            COALESCE(SUM(CASE WHEN counted = 1 AND created_at >= @start AND created_at < @end THEN 1 ELSE 0 END), 0) AS cycle_sessions,
@@ -216,20 +227,20 @@ export class SqliteStore {
 
   /** Sessions using an exit city right now (for "a free exit"). */
   exitCityLoad(city: string): number {
-    return (this.db.prepare("SELECT COUNT(*) AS n FROM sessions WHERE exit_city = ? AND status IN ('starting', 'running')").get(city) as { n: number }).n;
+    return (this.sql("SELECT COUNT(*) AS n FROM sessions WHERE exit_city = ? AND status IN ('starting', 'running')").get(city) as { n: number }).n;
   }
 
   // Idempotency --------------------------------------------------------------------------------
 
   idempotency(accountId: string, key: string, sinceMs: number): IdempotencyRow | undefined {
-    return this.db
-      .prepare('SELECT request_hash, response FROM idempotency WHERE account_id = ? AND key = ? AND created_at >= ?')
+    return this
+      .sql('SELECT request_hash, response FROM idempotency WHERE account_id = ? AND key = ? AND created_at >= ?')
       .get(accountId, key, sinceMs) as IdempotencyRow | undefined;
   }
 
   rememberIdempotency(accountId: string, key: string, requestHash: string, response: string, now: number): void {
-    this.db
-      .prepare(
+    this
+      .sql(
         `INSERT INTO idempotency (account_id, key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at`,
       )
@@ -237,6 +248,6 @@ export class SqliteStore {
   }
 
   forgetIdempotencyBefore(cutoffMs: number): void {
-    this.db.prepare('DELETE FROM idempotency WHERE created_at < ?').run(cutoffMs);
+    this.sql('DELETE FROM idempotency WHERE created_at < ?').run(cutoffMs);
   }
 }
