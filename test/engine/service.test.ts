@@ -1,0 +1,170 @@
+// The service in-process with a clock the test moves: limits enforced over time, crashes,
+// exit locations and residential connections through a real upstream proxy on loopback.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Server as ProxyServer } from 'proxy-chain';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+
+let engine: Engine;
+let dir: string;
+let page: Server;
+let pageUrl: string;
+let upstream: ProxyServer;
+const upstreamSeen: string[] = [];
+let offset = 0;
+let key: string;
+let accountId: string;
+
+const plan = { running_session_limit: 3, cycle_session_limit: null, location_access: true, programmatic_access: true, max_session_minutes: 60, idle_timeout_minutes: 10 };
+
+async function call(path: string, body?: unknown, version = 'v8'): Promise<Record<string, any>> {
+  const response = await fetch(`${engine.url}/${version}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return (await response.json()) as Record<string, any>;
+}
+
+async function statusOf(vmId: string, until: (status: string) => boolean, timeoutMs = 20_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  let status = '';
+  while (Date.now() < deadline) {
+    status = (await call(`/vm/data?id=${vmId}`)).data[0]?.status ?? 'missing';
+    if (until(status)) return status;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return status;
+}
+
+beforeAll(async () => {
+  page = createServer((request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(`<title>page ${request.url}</title>`));
+  await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+  pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+  upstream = new ProxyServer({ port: 0, host: '127.0.0.1', prepareRequestFunction: ({ hostname, port }) => { upstreamSeen.push(`${hostname}:${port}`); return {}; } });
+  await upstream.listen();
+  const upstreamUrl = `http://127.0.0.1:${upstream.port}`;
+  dir = await mkdtemp(join(tmpdir(), 'rbk-service-'));
+  engine = await createEngine({
+    dataDir: dir,
+    port: 0,
+    now: () => Date.now() + offset,
+    config: {
+      plans: [
+        { id: 'travel', name: 'Travel', residential_cycle_mb_limit: 1, ...plan },
+      ],
+      egress: { allow: ['127.0.0.0/8', '::1/128'] },
+      rateLimit: { requests: 100_000, perSeconds: 1 },
+      locations: [
+        { code: 'de', name: 'Germany', default: 'de-ber', cities: [{ code: 'de-ber', location: 'Berlin', upstream: upstreamUrl, capacity: 1 }] },
+        { code: 'us', name: 'United States', default: 'us-dal', cities: [{ code: 'us-dal', location: 'Dallas', upstream: null, capacity: 1 }] },
+      ],
+      residential: { upstream: upstreamUrl, countries: ['de'] },
+    } as never,
+  });
+  const created = engine.accounts.create({ contact: 'ops@example.com', plans: ['travel'] });
+  key = created.apiKey.key;
+  accountId = created.account.id;
+});
+
+afterAll(async () => {
+  await engine?.close();
+  await upstream?.close(true);
+  page?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('exit locations', () => {
+  it('lists the configured locations and residential countries', async () => {
+    const images = await call('/image');
+    expect(images.vpnLocations).toEqual([
+      { code: 'de', name: 'Germany', default: 'de-ber', cities: [{ code: 'de-ber', location: 'Berlin' }] },
+      { code: 'us', name: 'United States', default: 'us-dal', cities: [{ code: 'us-dal', location: 'Dallas' }] },
+    ]);
+    expect(images.residential).toEqual({ configured: true, countries: ['de'] });
+  });
+
+  it('sends a session with a country through that exit; v8 refuses a full one, v7 starts without it', async () => {
+    const created = await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'de' });
+    expect(created.status).toBe('ok');
+    expect(created).not.toHaveProperty('location_applied');
+    expect(await statusOf(created.vmId, (s) => s !== 'starting')).toBe('running');
+    expect(upstreamSeen.some((target) => target === `127.0.0.1:${new URL(pageUrl).port}`)).toBe(true);
+
+    // Berlin's only exit is taken now; Dallas has none at all.
+    expect(await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'de' })).toEqual({ status: 'denied', message: expect.stringContaining('exit location unavailable') });
+    expect(await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'us-dal' })).toEqual({ status: 'denied', message: expect.stringContaining('exit location unavailable') });
+    expect(await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'fr' })).toEqual({ status: 'denied', message: expect.stringContaining('unsupported exit location') });
+    const v7 = await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'de' }, 'v7');
+    expect(v7).toMatchObject({ status: 'ok', location_applied: false, location_reason: 'unavailable' });
+    expect((await call(`/vm/data?id=${v7.vmId}`, undefined, 'v7')).data[0]).toMatchObject({ location_applied: false, location_reason: 'unavailable' });
+
+    await call('/vm/remove', { id: created.vmId });
+    await call('/vm/remove', { id: v7.vmId });
+    expect(await statusOf(created.vmId, (s) => s === 'deleted')).toBe('deleted');
+    expect(await statusOf(v7.vmId, (s) => s === 'deleted')).toBe('deleted');
+  });
+
+  it('counts residential bytes per pool and refuses residential countries not offered', async () => {
+    expect(await call('/vm/create', { browser: 'chromium', url: pageUrl, egress: 'residential', country: 'us' })).toMatchObject({ status: 'denied' });
+    const created = await call('/vm/create', { browser: 'chromium', url: pageUrl, egress: 'residential', country: 'de-ber' });
+    expect(created.status).toBe('ok');
+    expect(await statusOf(created.vmId, (s) => s !== 'starting')).toBe('running');
+    await call('/vm/remove', { id: created.vmId });
+    await statusOf(created.vmId, (s) => s === 'deleted');
+    const quota = await call('/user/quota');
+    expect(quota.residential_bytes_used_cycle).toBeGreaterThan(0);
+    expect(quota.pools[0].residential_bytes_used_cycle).toBe(quota.residential_bytes_used_cycle);
+  });
+});
+
+describe('limits over time', () => {
+  it('suspends a session nobody watched for the idle timeout, and one past its maximum duration', async () => {
+    const idle = await call('/vm/create', { browser: 'chromium', url: pageUrl });
+    expect(await statusOf(idle.vmId, (s) => s !== 'starting')).toBe('running');
+    offset += 11 * 60_000;
+    expect(await statusOf(idle.vmId, (s) => s !== 'running', 5000)).toBe('suspended');
+    expect((await call('/user/quota')).running_sessions_used).toBe(0);
+
+    // Watched all along (a viewer keeps it alive), it still ends at the maximum duration.
+    const long = await call('/vm/create', { browser: 'chromium', url: pageUrl });
+    expect(await statusOf(long.vmId, (s) => s !== 'starting')).toBe('running');
+    engine.store.updateSession(long.vmId, { last_viewer_at: Date.now() + offset + 60 * 60_000 });
+    offset += 61 * 60_000;
+    expect(await statusOf(long.vmId, (s) => s !== 'running', 5000)).toBe('suspended');
+    expect(await call('/vm/remove', { id: long.vmId })).toEqual({ status: 'ok' });
+    expect(await statusOf(long.vmId, (s) => s === 'deleted')).toBe('deleted');
+  });
+
+  it('suspends a session whose browser crashed after it was running', async () => {
+    const created = await call('/vm/create', { browser: 'chromium', url: pageUrl });
+    expect(await statusOf(created.vmId, (s) => s !== 'starting')).toBe('running');
+    const runtimeId = engine.store.session(created.vmId)!.runtime_id!;
+    process.kill(engine.runtime.get(runtimeId)!.browser.process.pid, 'SIGKILL');
+    expect(await statusOf(created.vmId, (s) => s !== 'running')).toBe('suspended');
+    expect(engine.store.session(created.vmId)!.end_reason).toMatch(/Chromium exited/);
+    // Its display and egress route end with it, shortly after the status moves.
+    const deadline = Date.now() + 3000;
+    while (engine.runtime.get(runtimeId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect(engine.runtime.get(runtimeId)).toBeUndefined();
+  });
+
+  it('a session that cannot start ends in error and does not count in the cycle', async () => {
+    const before = (await call('/user/quota')).cycle_sessions_used;
+    // A browser whose executable went missing after start-up makes the runtime fail for real.
+    engine.runtime.images.find((i) => i.id === 'chromium')!.executable = '/nonexistent/chromium';
+    try {
+      const created = await call('/vm/create', { browser: 'chromium', url: pageUrl });
+      expect(created.quota.cycle_sessions_used).toBe(before + 1);
+      expect(await statusOf(created.vmId, (s) => s !== 'starting')).toBe('error');
+      expect((await call('/user/quota')).cycle_sessions_used).toBe(before);
+    } finally {
+      engine.runtime.images.find((i) => i.id === 'chromium')!.executable = '/usr/lib/chromium/chromium';
+    }
+    expect(accountId).toMatch(/^acc_/);
+  });
+});
