@@ -63,7 +63,7 @@ describe('idempotencyKey', () => {
   it('keys are per account: another account with the same key gets its own session', async () => {
     const a = await ctx.account([PLANS.burst]);
     const b = await ctx.account([PLANS.burst]);
-    const body = { browser: 'chromium', url: ctx.pages.hang, idempotencyKey: 'shared-between-accounts' };
+    const body = { browser: 'chromium', url: ctx.pages.page, idempotencyKey: 'shared-between-accounts' };
     const ra = await a.api.create(body);
     const rb = await b.api.create(body);
     expect(ra.json.status, describeReply(ra)).toBe('ok');
@@ -77,11 +77,11 @@ describe('idempotencyKey', () => {
 
   it('a first attempt that did not succeed is not remembered', async () => {
     const { api } = await ctx.account([PLANS.burst]);
-    const refused = await api.create({ browser: 'netscape-navigator', url: ctx.pages.hang, idempotencyKey: 'retry-me' });
+    const refused = await api.create({ browser: 'netscape-navigator', url: ctx.pages.page, idempotencyKey: 'retry-me' });
     expect(refused.json.status).toBe('denied');
-    const upgrade = await api.create({ browser: 'chromium', url: ctx.pages.hang, idempotencyKey: 'retry-me', country: 'us' });
+    const upgrade = await api.create({ browser: 'chromium', url: ctx.pages.page, idempotencyKey: 'retry-me', country: 'us' });
     expect(upgrade.json.status, describeReply(upgrade)).toBe('upgrade');
-    const ok = await api.create({ browser: 'chromium', url: ctx.pages.hang, idempotencyKey: 'retry-me' });
+    const ok = await api.create({ browser: 'chromium', url: ctx.pages.page, idempotencyKey: 'retry-me' });
     expect(ok.json.status, describeReply(ok)).toBe('ok');
     ctx.track(api, ok.json.vmId);
     expect((await api.data()).json.data).toHaveLength(1);
@@ -138,7 +138,7 @@ describe('running_session_limit', () => {
   it('two subscriptions: the running limit is the sum, checked under concurrency too', async () => {
     // geo (running 2) + geo-plus (running 1): 3 slots in all.
     const { api } = await ctx.account([PLANS.geo, PLANS.geoPlus]);
-    const replies = await Promise.all(Array.from({ length: 20 }, () => api.create({ browser: 'chromium', url: ctx.pages.hang })));
+    const replies = await Promise.all(Array.from({ length: 20 }, () => api.create({ browser: 'chromium', url: ctx.pages.page })));
     const ok = okReplies(replies);
     for (const r of ok) ctx.track(api, r.json.vmId);
     try {

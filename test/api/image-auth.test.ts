@@ -109,7 +109,7 @@ describe('authentication', () => {
     const browserHeaders: Record<string, Record<string, string>> = {
       Origin: { origin: 'https://app.example.com' },
       'Origin null': { origin: 'null' },
-      'Sec-Fetch-Mode: cors': { 'sec-fetch-mode': 'cors' },
+      'Sec-Fetch-Mode: cors with Sec-Fetch-Site': { 'sec-fetch-mode': 'cors', 'sec-fetch-site': 'cross-site', 'sec-fetch-dest': 'empty' },
       'Sec-Fetch-Mode: navigate': { 'sec-fetch-mode': 'navigate' },
       'Sec-Fetch-Mode: no-cors': { 'sec-fetch-mode': 'no-cors' },
     };
@@ -131,6 +131,13 @@ describe('authentication', () => {
       expect(quota.json.cycle_sessions_used).toBe(0);
       expect(quota.json.running_sessions_used).toBe(0);
     });
+  });
+
+  it("Node's own fetch (Sec-Fetch-Mode: cors alone, as undici always sends it) is a server, not a browser (docs/decisions.md 20)", async () => {
+    const { api } = await ctx.account([PLANS.basic]);
+    const reply = await new BrowserApi(api, { 'sec-fetch-mode': 'cors' }).quota();
+    expect(reply.http, describeReply(reply)).toBe(200);
+    expect(reply.json.status).toBe('ok');
   });
 
   describe('an account without programmatic access', () => {

@@ -114,7 +114,7 @@ describe('an account with two subscriptions', () => {
 
   it('a new session takes its slot from the first pool; the totals and the create quota follow', async () => {
     const { api } = await ctx.account([PLANS.basic, PLANS.unlimited]);
-    const reply = await api.create({ browser: 'chromium', url: ctx.pages.hang });
+    const reply = await api.create({ browser: 'chromium', url: ctx.pages.page });
     expect(reply.json.status, describeReply(reply)).toBe('ok');
     ctx.track(api, reply.json.vmId);
     expect(reply.json.quota).toMatchObject({
@@ -130,6 +130,22 @@ describe('an account with two subscriptions', () => {
     expect(quota.pools[1]).toMatchObject({ running_sessions_used: 0, running_sessions_remaining: 3, cycle_sessions_used: 0, cycle_sessions_remaining: null });
     expect(quota).toMatchObject({ running_sessions_used: 1, running_sessions_remaining: 5, cycle_sessions_used: 1 });
     await removeSessions(api, [reply.json.vmId]);
+  });
+
+  it('when the first pool\'s cycle is used up, new sessions come from the next pool', async () => {
+    const { api } = await ctx.account([PLANS.basic, PLANS.unlimited]);
+    for (let i = 0; i < PLANS.basic.cycle_session_limit! + 1; i++) {
+      const reply = await api.create({ browser: 'chromium', url: ctx.pages.page });
+      expect(reply.json.status, describeReply(reply)).toBe('ok');
+      ctx.track(api, reply.json.vmId);
+      expect(reply.json.quota).toMatchObject({ cycle_sessions_used: i + 1, cycle_session_limit: null, cycle_sessions_remaining: null });
+      expect(await waitForStatus(api, reply.json.vmId, ['running'])).toBe('running');
+      await removeSessions(api, [reply.json.vmId]);
+    }
+    const quota = (await api.quota()).json;
+    expect(quota.pools[0]).toMatchObject({ cycle_sessions_used: 5, cycle_sessions_remaining: 0 });
+    expect(quota.pools[1]).toMatchObject({ cycle_sessions_used: 1, cycle_sessions_remaining: null });
+    expect(quota).toMatchObject({ cycle_sessions_used: 6, cycle_sessions_remaining: null, running_sessions_used: 0 });
   });
 });
 

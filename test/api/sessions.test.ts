@@ -128,7 +128,7 @@ describe('create', () => {
 
 describe('share language', () => {
   it.each(['de', 'fr', 'es', 'it', 'pt', 'ja', 'en'])('shareLanguage %s -> /%s/s?<link_id>', async (lang) => {
-    const reply = await api.create({ browser: 'chromium', url: ctx.pages.hang, shareLanguage: lang });
+    const reply = await api.create({ browser: 'chromium', url: ctx.pages.page, shareLanguage: lang });
     expect(createResponseSchema.safeParse(reply.json).success, describeReply(reply)).toBe(true);
     ctx.track(api, reply.json.vmId);
     expect(reply.json.shareUrlPath).toMatch(new RegExp(`^/${lang}/s\\?[A-Za-z0-9_-]{22,}$`));
@@ -141,7 +141,7 @@ describe('vm/data and vm/remove', () => {
   it('every session gets its own vmId and share link', async () => {
     const replies = [];
     for (let i = 0; i < 3; i++) {
-      const reply = await api.create({ browser: 'chromium', url: ctx.pages.hang });
+      const reply = await api.create({ browser: 'chromium', url: ctx.pages.page });
       expect(reply.json.status, describeReply(reply)).toBe('ok');
       ctx.track(api, reply.json.vmId);
       replies.push(reply.json);
@@ -156,7 +156,7 @@ describe('vm/data and vm/remove', () => {
     const { api: fresh } = await ctx.account([PLANS.burst]);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const reply = await fresh.create({ browser: 'chromium', url: ctx.pages.hang });
+      const reply = await fresh.create({ browser: 'chromium', url: ctx.pages.page });
       expect(reply.json.status, describeReply(reply)).toBe('ok');
       ctx.track(fresh, reply.json.vmId);
       ids.push(reply.json.vmId);
@@ -182,13 +182,14 @@ describe('vm/data and vm/remove', () => {
   });
 
   it('a masked id is not a session id: vm/data and vm/remove do not take it', async () => {
-    const reply = await api.create({ browser: 'chromium', url: ctx.pages.hang });
+    const reply = await api.create({ browser: 'chromium', url: ctx.pages.page });
     ctx.track(api, reply.json.vmId);
     const masked = maskId(reply.json.vmId);
     expect((await api.data(masked)).json).toEqual({ status: 'ok', data: [] });
     const remove = await api.remove(masked);
     expect(remove.json.status).toBe('denied');
-    expect(await sessionStatus(api, reply.json.vmId)).toBe('starting');
+    expect(remove.json.message).toContain('unknown session');
+    expect(['starting', 'running']).toContain(await sessionStatus(api, reply.json.vmId));
     await removeSessions(api, [reply.json.vmId]);
   });
 

@@ -25,6 +25,8 @@ export interface SessionSpec {
   height?: number;
   /** Send this session's traffic through an upstream proxy (exit locations, residential). */
   upstreamProxyUrl?: string;
+  /** Aborting ends the start at once (the session was removed while starting). */
+  signal?: AbortSignal;
 }
 
 export interface WarmPoolOptions {
@@ -161,7 +163,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
 
     try {
       if (!slot) {
-        slot = await withTimeout(this.startSlot(width, height, spec.layout, spec.upstreamProxyUrl), timeoutMs, 'the display start');
+        slot = await abortable(withTimeout(this.startSlot(width, height, spec.layout, spec.upstreamProxyUrl), timeoutMs, 'the display start'), spec.signal, (late) => this.stopSlot(late));
       } else if (slot.display.layout !== spec.layout) {
         await slot.display.setLayout(spec.layout);
       }
@@ -179,7 +181,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         }
         if (current.browser.control && spec.url) await current.browser.control.open(spec.url);
       };
-      await withTimeout(ready(), timeoutMs, `${image.name} loading the first page`);
+      await abortable(withTimeout(ready(), timeoutMs, `${image.name} loading the first page`), spec.signal);
       const browser = current.browser!;
       const session: RuntimeSession = {
         id: current.id,
@@ -328,6 +330,35 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       /* a warm slot that cannot start leaves the pool short; cold starts still work and report why */
     });
   }
+}
+
+/**
+ * Rejects as soon as `signal` aborts; what the promise still produces afterwards is handed to
+ * `discard` (a display that came up too late is stopped, not leaked).
+ */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, discard?: (late: T) => Promise<void>): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    void promise.then((late) => discard?.(late), () => undefined);
+    return Promise.reject(new Error('the start was cancelled'));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      void promise.then((late) => discard?.(late), () => undefined);
+      reject(new Error('the start was cancelled'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }
 
 /** A minimal environment for session processes: nothing of the engine's own secrets leaks into them. */

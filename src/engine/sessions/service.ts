@@ -2,6 +2,7 @@
 // then the runtime starts in the background), list, remove, meters, the lifecycle state machine
 // (decisions.md 1-6), limits enforced over time, and recovery after a restart.
 import { createHash, randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import {
   SESSION_LIST_MAX,
   SESSION_LIST_WINDOW_DAYS,
@@ -56,16 +57,28 @@ export interface SessionServiceOptions {
   secret: string;
 }
 
-export class SessionService {
+export interface SessionServiceEvents {
+  /** A session's status moved (share links follow this). */
+  status: [{ id: string; status: string }];
+}
+
+export class SessionService extends EventEmitter<SessionServiceEvents> {
   private readonly store: SqliteStore;
   private readonly runtime: SessionRuntime;
   private readonly now: () => number;
   /** Session id -> runtime session id, for sessions whose runtime is up in this process. */
   private readonly live = new Map<string, string>();
   private readonly starting = new Set<Promise<void>>();
+  /** Starts in progress, so that removing a starting session can end its start at once. */
+  private readonly startAborts = new Map<string, AbortController>();
   private sweeper: NodeJS.Timeout | undefined;
 
+  /** Open viewer connections per session: a watched session is not idle. */
+  private readonly viewers = new Map<string, number>();
+
   constructor(private readonly options: SessionServiceOptions) {
+    super();
+    this.setMaxListeners(0);
     this.store = options.store;
     this.runtime = options.runtime;
     this.now = options.now;
@@ -74,6 +87,43 @@ export class SessionService {
       const sessionId = [...this.live].find(([, runtimeId]) => runtimeId === event.sessionId)?.[0];
       if (sessionId) void this.suspend(sessionId, event.message);
     });
+  }
+
+  /** Moves a session's status in the store and tells whoever follows it. */
+  private move(id: string, from: string[], to: string, fields: Partial<SessionRow> = {}): boolean {
+    const moved = this.store.moveSession(id, from, to, fields);
+    if (moved) this.emit('status', { id, status: to });
+    return moved;
+  }
+
+  // Share links and viewers -----------------------------------------------------------------------
+
+  /** The session a share link belongs to, or undefined for an unknown link. */
+  sessionForLink(linkId: string): SessionRow | undefined {
+    if (!/^[A-Za-z0-9_-]{16,64}$/.test(linkId)) return undefined;
+    return this.store.sessionByLinkHash(shareLinkHash(linkId));
+  }
+
+  /** The display's VNC socket of a running session of this engine, or undefined. */
+  rfbSocketPath(sessionId: string): string | undefined {
+    const runtimeId = this.live.get(sessionId);
+    return runtimeId ? this.runtime.get(runtimeId)?.display.rfbSocketPath : undefined;
+  }
+
+  viewerJoined(sessionId: string): void {
+    this.viewers.set(sessionId, (this.viewers.get(sessionId) ?? 0) + 1);
+    this.store.updateSession(sessionId, { last_viewer_at: this.now() });
+  }
+
+  viewerLeft(sessionId: string): void {
+    const left = (this.viewers.get(sessionId) ?? 1) - 1;
+    if (left <= 0) this.viewers.delete(sessionId);
+    else this.viewers.set(sessionId, left);
+    this.store.updateSession(sessionId, { last_viewer_at: this.now() });
+  }
+
+  viewerCount(sessionId: string): number {
+    return this.viewers.get(sessionId) ?? 0;
   }
 
   // Accounts' view ------------------------------------------------------------------------------
@@ -248,8 +298,11 @@ export class SessionService {
   }
 
   private startRuntime(row: SessionRow, upstreamProxyUrl: string | undefined): void {
+    const abort = new AbortController();
+    this.startAborts.set(row.id, abort);
     const task = this.runtime
       .startSession({
+        signal: abort.signal,
         browser: row.browser,
         language: row.language,
         layout: row.layout,
@@ -258,22 +311,28 @@ export class SessionService {
       })
       .then(
         async (started) => {
-          if (this.store.moveSession(row.id, ['starting'], 'running', { running_at: this.now(), ever_ran: 1, runtime_id: started.id })) {
+          if (this.move(row.id, ['starting'], 'running', { running_at: this.now(), ever_ran: 1, runtime_id: started.id })) {
             this.live.set(row.id, started.id);
             return;
           }
           // Removed while it was starting: end it now.
           await this.runtime.stopSession(started.id);
-          this.store.moveSession(row.id, ['stopping'], 'deleted', { ended_at: this.now() });
+          this.move(row.id, ['stopping'], 'deleted', { ended_at: this.now() });
         },
         (error: Error) => {
           const reason = error.message.split('\n')[0]!.slice(0, 500);
-          if (!this.store.moveSession(row.id, ['starting'], 'error', { counted: 0, end_reason: reason, ended_at: this.now() })) {
-            this.store.moveSession(row.id, ['stopping'], 'deleted', { counted: 0, end_reason: reason, ended_at: this.now() });
+          if (abort.signal.aborted) {
+            // Removed while starting: a session the caller ended, not one that failed.
+            this.move(row.id, ['stopping'], 'deleted');
+          } else if (!this.move(row.id, ['starting'], 'error', { counted: 0, end_reason: reason, ended_at: this.now() })) {
+            this.move(row.id, ['stopping'], 'deleted', { counted: 0, end_reason: reason, ended_at: this.now() });
           }
         },
       )
-      .finally(() => this.starting.delete(task));
+      .finally(() => {
+        this.starting.delete(task);
+        this.startAborts.delete(row.id);
+      });
     this.starting.add(task);
   }
 
@@ -306,15 +365,15 @@ export class SessionService {
     const now = this.now();
     switch (row.status) {
       case 'starting':
-        // The background start sees `stopping` and ends the runtime as soon as it is up.
-        this.store.moveSession(id, ['starting'], 'stopping', { ended_at: now, end_reason: 'removed' });
+        // The start is cancelled: its processes end now, and it moves the session on to deleted.
+        if (this.move(id, ['starting'], 'stopping', { ended_at: now, end_reason: 'removed' })) this.startAborts.get(id)?.abort();
         break;
       case 'running':
-        if (this.store.moveSession(id, ['running'], 'stopping', { ended_at: now, end_reason: 'removed' })) void this.endRuntime(id, 'deleted');
+        if (this.move(id, ['running'], 'stopping', { ended_at: now, end_reason: 'removed' })) void this.endRuntime(id, 'deleted');
         break;
       case 'error':
       case 'suspended':
-        this.store.moveSession(id, ['error', 'suspended'], 'deleted');
+        this.move(id, ['error', 'suspended'], 'deleted');
         break;
     }
     return { status: 'ok' };
@@ -322,7 +381,7 @@ export class SessionService {
 
   /** The service ends a running session itself (decisions.md 1: suspended). */
   async suspend(id: string, reason: string): Promise<void> {
-    if (this.store.moveSession(id, ['running'], 'suspended', { ended_at: this.now(), end_reason: reason.slice(0, 500) })) {
+    if (this.move(id, ['running'], 'suspended', { ended_at: this.now(), end_reason: reason.slice(0, 500) })) {
       await this.endRuntime(id, null);
     }
   }
@@ -332,7 +391,7 @@ export class SessionService {
     this.live.delete(id);
     this.flushBytes(id, runtimeId);
     if (runtimeId) await this.runtime.stopSession(runtimeId).catch(() => undefined);
-    if (then) this.store.moveSession(id, ['stopping'], then);
+    if (then) this.move(id, ['stopping'], then);
   }
 
   private flushBytes(id: string, runtimeId: string | null | undefined): void {
@@ -352,9 +411,9 @@ export class SessionService {
     let errored = 0;
     let deleted = 0;
     for (const row of this.store.sessionsWithStatus(['starting', 'running', 'stopping'])) {
-      if (row.status === 'running' && this.store.moveSession(row.id, ['running'], 'suspended', { ended_at: now, end_reason: 'the engine restarted' })) suspended++;
-      if (row.status === 'starting' && this.store.moveSession(row.id, ['starting'], 'error', { ended_at: now, counted: 0, end_reason: 'the engine restarted before the session was ready' })) errored++;
-      if (row.status === 'stopping' && this.store.moveSession(row.id, ['stopping'], 'deleted')) deleted++;
+      if (row.status === 'running' && this.move(row.id, ['running'], 'suspended', { ended_at: now, end_reason: 'the engine restarted' })) suspended++;
+      if (row.status === 'starting' && this.move(row.id, ['starting'], 'error', { ended_at: now, counted: 0, end_reason: 'the engine restarted before the session was ready' })) errored++;
+      if (row.status === 'stopping' && this.move(row.id, ['stopping'], 'deleted')) deleted++;
     }
     return { suspended, errored, deleted };
   }
@@ -364,6 +423,10 @@ export class SessionService {
     const now = this.now();
     for (const row of this.store.sessionsWithStatus(['running'])) {
       this.flushBytes(row.id, this.live.get(row.id));
+      if (this.viewerCount(row.id) > 0) {
+        this.store.updateSession(row.id, { last_viewer_at: now });
+        row.last_viewer_at = now;
+      }
       const plan = this.options.accounts.plan(this.store.subscriptions(row.account_id).find((s) => s.id === row.subscription_id)?.plan_id ?? '');
       if (!plan) {
         void this.suspend(row.id, 'the plan lapsed');
