@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { Accounts } from './accounts/accounts.js';
 import { parseEngineConfig, type EngineConfig } from './config.js';
 import { createApi } from './http/api.js';
+import { apiRequestOf, responseOf } from './http/fetch.js';
 import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
 import { SessionRuntime, type ReapReport } from './runtime/runtime.js';
@@ -34,6 +35,8 @@ export interface Engine {
   readonly sessions: SessionService;
   readonly reaped: ReapReport;
   readonly recovered: { suspended: number; errored: number; deleted: number };
+  /** The v8/v7 interface in-process, without a socket: same checks, limits and answers as over HTTP. */
+  fetch(request: Request): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -109,6 +112,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     sessions,
     reaped,
     recovered,
+    async fetch(request) {
+      try {
+        const answer = await api.answer(apiRequestOf(request));
+        const path = new URL(request.url).pathname.slice(0, 100);
+        return responseOf(answer ?? { status: 404, body: { status: 'denied', message: `no endpoint ${request.method} ${path}` } });
+      } catch {
+        return responseOf({ status: 200, body: { status: 'error', message: 'the service failed; try again later' } });
+      }
+    },
     async close() {
       await new Promise<void>((done) => {
         server.close(() => done());

@@ -1,6 +1,6 @@
 // The HTTP interface (v8 current, v7 for older callers) over the session service: image list,
 // authentication, browser-origin refusal, per-key rate limits, and each endpoint's envelope.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { parseCreateRequest, parseRemoveRequest, type ImageListResponse } from '../../protocol/index.js';
 import type { Accounts } from '../accounts/accounts.js';
@@ -9,7 +9,7 @@ import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { AccountRow } from '../store/sqlite-store.js';
 import type { ApiVersion, SessionService } from '../sessions/service.js';
-import { readJsonBody } from './body.js';
+import { readJsonBody, type BodyResult } from './body.js';
 import { sendJson } from './respond.js';
 
 export interface ApiOptions {
@@ -20,6 +20,29 @@ export interface ApiOptions {
   openapi: () => unknown;
 }
 
+/** A request as the API reads it, whatever carried it: node:http or a Web-standard Request. */
+export interface ApiRequest {
+  method: string;
+  url: URL;
+  headers: IncomingHttpHeaders;
+  body(): Promise<BodyResult>;
+}
+
+/** An answer in the envelope, for the caller to write. */
+export interface ApiAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The node:http entry (false when the path is not the API's), plus the transport-free core. */
+export interface Api {
+  (request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean>;
+  answer(request: ApiRequest): Promise<ApiAnswer | null>;
+}
+
+const answer = (body: unknown, status = 200, headers?: Record<string, string>): ApiAnswer => ({ status, body, ...(headers ? { headers } : {}) });
+
 const BROWSER_FETCH_MODES = new Set(['cors', 'navigate', 'no-cors']);
 
 /**
@@ -27,14 +50,14 @@ const BROWSER_FETCH_MODES = new Set(['cors', 'navigate', 'no-cors']);
  * and POST requests and the Sec-Fetch-* headers together. Node's own fetch (undici) always sends
  * `Sec-Fetch-Mode: cors` alone, and customers' servers use it: that header alone is not a browser.
  */
-export function isBrowserRequest(headers: IncomingMessage['headers']): boolean {
+export function isBrowserRequest(headers: IncomingHttpHeaders): boolean {
   if (headers.origin !== undefined) return true;
   const mode = String(headers['sec-fetch-mode'] ?? '').toLowerCase();
   if (mode === 'navigate' || mode === 'no-cors') return true;
   return BROWSER_FETCH_MODES.has(mode) && (headers['sec-fetch-site'] !== undefined || headers['sec-fetch-dest'] !== undefined);
 }
 
-export function createApi(options: ApiOptions): (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<boolean> {
+export function createApi(options: ApiOptions): Api {
   const { config, accounts, sessions, runtime } = options;
   const limiter = new RateLimiterMemory({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds });
 
@@ -50,97 +73,100 @@ export function createApi(options: ApiOptions): (request: IncomingMessage, respo
     residential: { configured: config.residential.upstream !== null, countries: config.residential.countries },
   });
 
-  /** Authentication, browser-origin refusal and the rate limit; null when an answer was sent. */
-  const authenticate = async (request: IncomingMessage, response: ServerResponse): Promise<AccountRow | null> => {
+  /** Authentication, browser-origin refusal and the rate limit: the account, or the refusal to send. */
+  const authenticate = async (request: ApiRequest): Promise<AccountRow | ApiAnswer> => {
     if (isBrowserRequest(request.headers)) {
-      sendJson(response, {
+      return answer({
         status: 'insecure',
         reason: 'client_side_key',
         message: 'this request came from a web browser: the API key must stay on your server; call the service from your backend (for example through the remote-browser-kit proxy route)',
       }, 403);
-      return null;
     }
     const header = request.headers.authorization ?? '';
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) {
-      sendJson(response, { status: 'denied', message: 'missing API key: send the header "Authorization: Bearer <API key>"' }, 401);
-      return null;
+      return answer({ status: 'denied', message: 'missing API key: send the header "Authorization: Bearer <API key>"' }, 401);
     }
     const keyHash = hashSecret(match[1]!);
     const account = accounts.authenticateHash(match[1]!, keyHash);
     if (!account) {
-      sendJson(response, { status: 'denied', message: 'invalid or revoked API key' }, 401);
-      return null;
+      return answer({ status: 'denied', message: 'invalid or revoked API key' }, 401);
     }
     try {
       await limiter.consume(keyHash);
     } catch (rejection) {
       const wait = rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
-      sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
-      return null;
+      return answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
     }
     return account;
   };
 
-  const needsProgrammatic = (account: AccountRow, response: ServerResponse): boolean => {
-    if (sessions.hasProgrammaticAccess(account)) return false;
-    sendJson(response, { status: 'upgrade', message: 'your plan does not include programmatic access to the API' });
-    return true;
+  /** Authentication plus the plan's programmatic access: the account, or the refusal to send. */
+  const programmatic = async (request: ApiRequest): Promise<AccountRow | ApiAnswer> => {
+    const account = await authenticate(request);
+    if (!isAccount(account) || sessions.hasProgrammaticAccess(account)) return account;
+    return answer({ status: 'upgrade', message: 'your plan does not include programmatic access to the API' });
   };
 
-  return async (request, response, url) => {
+  const respond = async (request: ApiRequest): Promise<ApiAnswer | null> => {
+    const { url } = request;
     const match = /^\/(v8|v7)\/(.+)$/.exec(url.pathname);
-    if (!match) return false;
+    if (!match) return null;
     const version = match[1] as ApiVersion;
     const route = `${request.method} ${match[2]}`;
     switch (route) {
       case 'GET image':
-        sendJson(response, imageList());
-        return true;
+        return answer(imageList());
       case 'GET openapi.json':
-        sendJson(response, options.openapi());
-        return true;
+        return answer(options.openapi());
       case 'POST vm/create': {
-        const account = await authenticate(request, response);
-        if (!account || needsProgrammatic(account, response)) return true;
-        const body = await readJsonBody(request);
-        if (!body.ok) return sendJson(response, { status: 'denied', message: body.message }), true;
+        const account = await programmatic(request);
+        if (!isAccount(account)) return account;
+        const body = await request.body();
+        if (!body.ok) return answer({ status: 'denied', message: body.message });
         const parsed = parseCreateRequest(body.value);
-        if (!parsed.ok) return sendJson(response, { status: 'denied', message: parsed.message }), true;
-        sendJson(response, sessions.create(account, parsed.value, version));
-        return true;
+        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
+        return answer(sessions.create(account, parsed.value, version));
       }
       case 'GET vm/data': {
-        const account = await authenticate(request, response);
-        if (!account || needsProgrammatic(account, response)) return true;
+        const account = await programmatic(request);
+        if (!isAccount(account)) return account;
         const id = url.searchParams.get('id');
-        sendJson(response, sessions.list(account, id === null || id === '' ? undefined : id, version));
-        return true;
+        return answer(sessions.list(account, id === null || id === '' ? undefined : id, version));
       }
       case 'POST vm/remove': {
-        const account = await authenticate(request, response);
-        if (!account || needsProgrammatic(account, response)) return true;
-        const body = await readJsonBody(request);
-        if (!body.ok) return sendJson(response, { status: 'denied', message: body.message }), true;
+        const account = await programmatic(request);
+        if (!isAccount(account)) return account;
+        const body = await request.body();
+        if (!body.ok) return answer({ status: 'denied', message: body.message });
         const parsed = parseRemoveRequest(body.value);
-        if (!parsed.ok) return sendJson(response, { status: 'denied', message: parsed.message }), true;
-        sendJson(response, await sessions.remove(account, parsed.value.id));
-        return true;
+        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
+        return answer(await sessions.remove(account, parsed.value.id));
       }
       case 'GET user/api':
       case 'GET user/quota': {
-        const account = await authenticate(request, response);
-        if (!account) return true;
+        const account = await authenticate(request);
+        if (!isAccount(account)) return account;
         const usage = sessions.usage(account);
         const head = route === 'GET user/api'
           ? { status: 'ok', contact: account.contact, feature_programmatic_access: sessions.hasProgrammaticAccess(account) }
           : { status: 'ok' };
-        sendJson(response, { ...head, has_plan: usage.has_plan, ...usage.meters, pools: usage.pools });
-        return true;
+        return answer({ ...head, has_plan: usage.has_plan, ...usage.meters, pools: usage.pools });
       }
       default:
-        sendJson(response, { status: 'denied', message: `no endpoint ${request.method} /${version}/${match[2]!.slice(0, 100)}` }, 404);
-        return true;
+        return answer({ status: 'denied', message: `no endpoint ${request.method} /${version}/${match[2]!.slice(0, 100)}` }, 404);
     }
   };
+
+  const api = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> => {
+    const reply = await respond({ method: request.method ?? 'GET', url, headers: request.headers, body: () => readJsonBody(request) });
+    if (!reply) return false;
+    sendJson(response, reply.body, reply.status, reply.headers);
+    return true;
+  };
+  return Object.assign(api, { answer: respond });
+}
+
+function isAccount(value: AccountRow | ApiAnswer): value is AccountRow {
+  return !('status' in value && 'body' in value);
 }

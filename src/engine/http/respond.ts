@@ -2,7 +2,7 @@
 // careful service sets on every response.
 import type { ServerResponse } from 'node:http';
 
-const SECURITY_HEADERS: Record<string, string> = {
+export const SECURITY_HEADERS: Record<string, string> = {
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
