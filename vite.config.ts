@@ -1,15 +1,58 @@
-// Vite and Vitest configuration: one file for the library build and every test project.
+// Vite and Vitest configuration: the viewer site build (`vite build --mode viewer-site`) and the
+// test projects (engine and server tests in Node, component tests in jsdom).
+import react from '@vitejs/plugin-react';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    // Engine tests start real browsers and displays: two cores are shared, so run test files
-    // one after another and give real processes time to start.
-    fileParallelism: false,
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
-    reporters: ['default', 'json'],
-    outputFile: { json: 'test-results/vitest.json' },
-  },
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+
+export default defineConfig(({ mode }) => {
+  if (mode === 'viewer-site') {
+    return {
+      root: here('./src/engine/viewer/site'),
+      base: '/',
+      plugins: [react()],
+      build: {
+        outDir: here('./dist/viewer-site'),
+        emptyOutDir: true,
+        // noVNC uses top-level await.
+        target: 'es2022',
+        rollupOptions: { input: { viewer: here('./src/engine/viewer/site/index.html'), launch: here('./src/engine/viewer/site/launch.html') } },
+      },
+    };
+  }
+  return {
+    plugins: [react()],
+    test: {
+      reporters: ['default', 'json'],
+      outputFile: { json: 'test-results/vitest.json' },
+      projects: [
+        {
+          extends: true,
+          test: {
+            name: 'node',
+            include: ['test/**/*.test.ts'],
+            environment: 'node',
+            // Engine tests start real browsers and displays: two cores are shared, so test files
+            // run one after another and real processes get time to start.
+            fileParallelism: false,
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
+        },
+        {
+          extends: true,
+          test: {
+            name: 'components',
+            include: ['test/react/**/*.test.tsx'],
+            environment: 'jsdom',
+            setupFiles: ['test/react/setup.ts'],
+            fileParallelism: false,
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
+        },
+      ],
+    },
+  };
 });

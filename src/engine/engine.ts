@@ -13,6 +13,8 @@ import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
 import { SessionRuntime, type ReapReport } from './runtime/runtime.js';
 import { SessionService } from './sessions/service.js';
+import { createShareApi } from './viewer/share-api.js';
+import { createViewerSite } from './viewer/site.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
 export interface EngineOptions {
@@ -82,9 +84,14 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   sessions.startSweeping();
   const api = createApi({ config, accounts, sessions, runtime, openapi: () => openApiDocument(url) });
 
+  const shareApi = createShareApi({ sessions });
+  const site = createViewerSite();
+
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const requestUrl = new URL(request.url ?? '/', 'http://engine');
     if (await api(request, response, requestUrl)) return;
+    if (await shareApi.handle(request, response, requestUrl)) return;
+    if (await site.handle(request, response, requestUrl)) return;
     if (request.method === 'GET' && requestUrl.pathname === '/healthz') {
       return sendJson(response, { status: 'ok', sessions: sessions.activeCount(), warm: runtime.warmCount() });
     }
@@ -98,6 +105,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     });
   });
   server.on('clientError', (_, socket) => socket.destroy());
+  server.on('upgrade', (request, socket, head) => {
+    shareApi.upgrade(request, socket, head).then(
+      (handled) => handled || socket.destroy(),
+      () => socket.destroy(),
+    );
+  });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 8640, options.host ?? '127.0.0.1', () => resolveListen());
@@ -126,6 +139,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         server.close(() => done());
         server.closeAllConnections();
       });
+      shareApi.close();
       await sessions.close();
       await runtime.close();
       store.close();

@@ -35,6 +35,19 @@ export function parseShareLink(urlOrPath: string): ShareLink | null {
   return { language: isShareLanguage(segment) ? segment : DEFAULT_SHARE_LANGUAGE, linkId };
 }
 
+/** The share base of a full share link: everything before `/<lang>/s` (or `/s`). */
+export function shareBaseOf(url: string): string | null {
+  let address: URL;
+  try {
+    address = new URL(url);
+  } catch {
+    return null;
+  }
+  const path = address.pathname.replace(/\/(?:[a-z]{2}\/)?s$/, '');
+  if (path === address.pathname) return null;
+  return `${address.origin}${path}`;
+}
+
 /** What the viewer shows: waiting screen, live session, ended screen, or "link gone". */
 export const VIEWER_STATES = ['waiting', 'running', 'ended', 'gone'] as const;
 export type ViewerStateName = (typeof VIEWER_STATES)[number];

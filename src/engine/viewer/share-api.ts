@@ -1,0 +1,159 @@
+// The share API, keyed by a share link's id: the viewer state, a server-sent-events stream of
+// its changes, a ping for round-trip time, and the WebSocket that carries RFB to the session's
+// display. The link is the credential: unknown links are refused and look-ups are rate-limited.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { viewerStateFor, type SessionStatus, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
+import { sendJson } from '../http/respond.js';
+import type { SessionService } from '../sessions/service.js';
+import type { SessionRow } from '../store/sqlite-store.js';
+import { bridgeToDisplay } from './rfb-bridge.js';
+
+export interface ShareApiOptions {
+  sessions: SessionService;
+  /** Viewer connections one link may have at once. */
+  maxViewersPerLink?: number;
+  /** Link look-ups per client address per minute; misses count double. */
+  lookupsPerMinute?: number;
+}
+
+/** WebSocket close codes a viewer can show. */
+export const VIEWER_CLOSE = {
+  ended: { code: 4000, reason: 'the session has ended' },
+  notRunning: { code: 4001, reason: 'the session is not running' },
+  full: { code: 4002, reason: 'too many viewers on this link' },
+  displayGone: { code: 4003, reason: 'the session display closed' },
+} as const;
+
+const SHARE_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(\/events|\/rfb|\/ping)?$/;
+
+// The share API is read by the viewer embedded in any host page: no cookies, the link is the key.
+const CORS = { 'access-control-allow-origin': '*' };
+
+export function viewerState(row: SessionRow | undefined): ViewerState | null {
+  if (!row) return null;
+  return {
+    state: viewerStateFor(row.status as SessionStatus),
+    language: row.share_language as ShareLanguage,
+    browserName: row.browser_name,
+    leaveUrl: row.callback_url,
+  };
+}
+
+export function createShareApi(options: ShareApiOptions) {
+  const { sessions } = options;
+  const maxViewers = options.maxViewersPerLink ?? 8;
+  const lookups = new RateLimiterMemory({ points: options.lookupsPerMinute ?? 120, duration: 60 });
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
+  const open = new Map<string, Set<WebSocket>>();
+
+  // When a session ends, every viewer is told why and disconnected.
+  sessions.on('status', ({ id, status }) => {
+    if (status === 'running' || status === 'starting') return;
+    for (const socket of open.get(id) ?? []) socket.close(VIEWER_CLOSE.ended.code, VIEWER_CLOSE.ended.reason);
+  });
+
+  const clientAddress = (request: IncomingMessage) => request.socket.remoteAddress ?? 'unknown';
+
+  /** Resolves the link with the look-up limit applied; null when refused (answer already sent). */
+  async function lookUp(request: IncomingMessage, linkId: string): Promise<{ row: SessionRow | undefined } | { limited: number }> {
+    try {
+      await lookups.consume(clientAddress(request));
+      const row = sessions.sessionForLink(linkId);
+      if (!row || row.status === 'deleted') await lookups.penalty(clientAddress(request), 1);
+      return { row: row?.status === 'deleted' ? undefined : row };
+    } catch (rejection) {
+      const ms = (rejection as { msBeforeNext?: number }).msBeforeNext ?? 60_000;
+      return { limited: Math.max(1, Math.ceil(ms / 1000)) };
+    }
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
+    const match = SHARE_PATH.exec(url.pathname);
+    if (!match) return false;
+    if (request.method === 'OPTIONS') {
+      response.writeHead(204, { ...CORS, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' }).end();
+      return true;
+    }
+    if (request.method !== 'GET' || match[2] === '/rfb') {
+      sendJson(response, { status: 'denied', message: 'use GET, or a WebSocket for /rfb' }, 405, CORS);
+      return true;
+    }
+    const found = await lookUp(request, match[1]!);
+    if ('limited' in found) {
+      sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, 429, { ...CORS, 'retry-after': String(found.limited) });
+      return true;
+    }
+    const state = viewerState(found.row);
+    if (!state || !found.row) {
+      sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
+      return true;
+    }
+    const sessionId = found.row.id;
+    if (match[2] === '/ping') {
+      sendJson(response, { status: 'ok' }, 200, CORS);
+      return true;
+    }
+    if (match[2] !== '/events') {
+      sendJson(response, { status: 'ok', ...state }, 200, CORS);
+      return true;
+    }
+    // Server-sent events: the current state at once, then each change, and a comment as keep-alive.
+    response.writeHead(200, { ...CORS, 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
+    const send = (value: ViewerState) => response.write(`event: state\ndata: ${JSON.stringify(value)}\n\n`);
+    send(state);
+    const onStatus = ({ id }: { id: string }) => {
+      if (id !== sessionId) return;
+      const next = viewerState(sessions.sessionForLink(match[1]!));
+      send(next ?? { ...state, state: 'gone' });
+    };
+    sessions.on('status', onStatus);
+    const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
+    request.on('close', () => {
+      clearInterval(keepAlive);
+      sessions.off('status', onStatus);
+    });
+    return true;
+  }
+
+  async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<boolean> {
+    const url = new URL(request.url ?? '/', 'http://engine');
+    const match = SHARE_PATH.exec(url.pathname);
+    if (!match || match[2] !== '/rfb') return false;
+    const refuse = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+    };
+    const found = await lookUp(request, match[1]!);
+    if ('limited' in found) return refuse(429, 'Too Many Requests'), true;
+    if (!found.row) return refuse(404, 'Not Found'), true;
+    const row = found.row;
+    sockets.handleUpgrade(request, socket, head, (ws) => {
+      const path = row.status === 'running' ? sessions.rfbSocketPath(row.id) : undefined;
+      if (!path) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+      const viewers = open.get(row.id) ?? new Set<WebSocket>();
+      if (viewers.size >= maxViewers) return ws.close(VIEWER_CLOSE.full.code, VIEWER_CLOSE.full.reason);
+      viewers.add(ws);
+      open.set(row.id, viewers);
+      sessions.viewerJoined(row.id);
+      void bridgeToDisplay(ws, path, { onDisplayClosed: VIEWER_CLOSE.displayGone }).finally(() => {
+        viewers.delete(ws);
+        if (viewers.size === 0) open.delete(row.id);
+        sessions.viewerLeft(row.id);
+      });
+    });
+    return true;
+  }
+
+  return {
+    handle,
+    upgrade,
+    /** Open viewer connections of a session (tests, health). */
+    viewerCount: (sessionId: string) => open.get(sessionId)?.size ?? 0,
+    close() {
+      for (const client of sockets.clients) client.terminate();
+      sockets.close();
+    },
+  };
+}

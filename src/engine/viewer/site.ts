@@ -1,0 +1,85 @@
+// The viewer site the engine serves: share-link pages `/<lang>/s?<link_id>` and `/s?<link_id>`
+// (decisions.md 8), the launch page at `/`, and their assets, built by Vite from <ShareViewer>.
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SECURITY_HEADERS } from '../http/respond.js';
+
+/** Where `npm run build` puts the site; the same place from src/ (tsx) and from dist/. */
+export const VIEWER_SITE_DIR = fileURLToPath(new URL('../../../dist/viewer-site/', import.meta.url));
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+};
+
+// The link id is in the page's address: no Referer may carry it elsewhere. The page talks only
+// to its own origin (share API, events, WebSocket).
+const PAGE_HEADERS = {
+  ...SECURITY_HEADERS,
+  'referrer-policy': 'no-referrer',
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'",
+  'cross-origin-opener-policy': 'same-origin',
+  'permissions-policy': 'camera=(), microphone=(), geolocation=(), clipboard-write=(self)',
+  'x-frame-options': 'SAMEORIGIN',
+};
+
+const SHARE_PAGE = /^\/(?:[A-Za-z-]{1,10}\/)?s$/;
+
+export function createViewerSite(dir = VIEWER_SITE_DIR) {
+  const pages = new Map<string, Buffer>();
+  async function page(name: string): Promise<Buffer | null> {
+    const cached = pages.get(name);
+    if (cached) return cached;
+    try {
+      const content = await readFile(join(dir, name));
+      pages.set(name, content);
+      return content;
+    } catch {
+      return null;
+    }
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+    const pageName = SHARE_PAGE.test(url.pathname) ? 'index.html' : url.pathname === '/' ? 'launch.html' : null;
+    if (pageName) {
+      const content = await page(pageName);
+      if (!content) {
+        response.writeHead(503, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('The viewer site is not built: run `npm run build`.');
+        return true;
+      }
+      response.writeHead(200, { ...PAGE_HEADERS, 'content-type': CONTENT_TYPES['.html']!, 'content-length': content.length });
+      response.end(request.method === 'HEAD' ? undefined : content);
+      return true;
+    }
+    if (url.pathname === '/favicon.ico') {
+      response.writeHead(204, SECURITY_HEADERS).end();
+      return true;
+    }
+    if (!url.pathname.startsWith('/assets/')) return false;
+    const file = normalize(join(dir, url.pathname));
+    if (!file.startsWith(join(dir, 'assets'))) return false;
+    const info = await stat(file).catch(() => null);
+    if (!info?.isFile()) return false;
+    // Asset names carry a content hash: they never change.
+    response.writeHead(200, {
+      ...SECURITY_HEADERS,
+      'content-type': CONTENT_TYPES[extname(file)] ?? 'application/octet-stream',
+      'content-length': info.size,
+      'cache-control': 'public, max-age=31536000, immutable',
+    });
+    if (request.method === 'HEAD') response.end();
+    else createReadStream(file).pipe(response);
+    return true;
+  }
+
+  return { handle };
+}

@@ -1,0 +1,501 @@
+'use client';
+// <ShareViewer>: what whoever holds a share link sees: a waiting screen in the link's language,
+// then the remote browser itself through noVNC (mouse, keyboard, wheel, touch, clipboard), then
+// an ended or gone screen with a way to leave. Sized by its container; no global styles.
+import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent as ReactKeyboardEvent } from 'react';
+import { I18nextProvider, useTranslation } from 'react-i18next';
+import { isShareLanguage, parseShareLink, shareBaseOf, viewerStateSchema, type ShareLanguage, type ViewerState, type ViewerStateName } from '../protocol/index.js';
+import { createComponentI18n } from './i18n.js';
+
+export interface ShareViewerProps {
+  /** The full share link, `{share_base}/<lang>/s?<link_id>`. */
+  shareUrl?: string;
+  /** Instead of shareUrl: the share base and the link id. */
+  shareBase?: string;
+  linkId?: string;
+  /** Overrides the language of the link's `<lang>` segment. */
+  language?: ShareLanguage;
+  /** Called with each new screen: waiting, running, ended, gone. */
+  onStateChange?: (state: ViewerStateName) => void;
+  /** Called when the viewer presses Leave, with where leaving goes. Default: navigate there. */
+  onLeave?: (leaveUrl: string) => void;
+  /** Watch without sending mouse or keyboard input. */
+  viewOnly?: boolean;
+  className?: string;
+  style?: CSSProperties;
+}
+
+/** What the viewer shows while it cannot read the share API. */
+type Screen = ViewerStateName | 'loading' | 'unreachable';
+
+const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000, 30000];
+const backoff = (attempt: number) => BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!;
+
+// ---------------------------------------------------------------------------------------------
+// Share API state: one GET, then server-sent events; polling with back-off when either fails.
+
+function useViewerState(shareBase: string | null, linkId: string | null) {
+  const [state, setState] = useState<ViewerState | null>(null);
+  const [screen, setScreen] = useState<Screen>('loading');
+  const [retryAt, setRetryAt] = useState<number | null>(null);
+
+  useEffect(() => {
+    if (!shareBase || !linkId) {
+      setScreen('gone');
+      return;
+    }
+    let stopped = false;
+    let events: EventSource | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let attempt = 0;
+    const apply = (value: ViewerState) => {
+      attempt = 0;
+      setRetryAt(null);
+      setState(value);
+      setScreen(value.state);
+    };
+    const retry = () => {
+      if (stopped) return;
+      const wait = backoff(attempt++);
+      setRetryAt(Date.now() + wait);
+      timer = setTimeout(load, wait);
+    };
+    async function load() {
+      try {
+        const response = await fetch(`${shareBase}/share/${linkId}`, { cache: 'no-store' });
+        if (stopped) return;
+        if (response.status === 404) return setScreen('gone');
+        if (!response.ok) throw new Error(`share API answered ${response.status}`);
+        const parsed = viewerStateSchema.safeParse(await response.json());
+        if (!parsed.success) throw new Error('unexpected share API answer');
+        apply(parsed.data);
+        if (parsed.data.state === 'gone' || typeof EventSource === 'undefined') return;
+        events = new EventSource(`${shareBase}/share/${linkId}/events`);
+        events.addEventListener('state', (event) => {
+          const next = viewerStateSchema.safeParse(JSON.parse((event as MessageEvent<string>).data));
+          if (next.success) apply(next.data);
+        });
+        events.onerror = () => {
+          // A closed stream (the link is gone, or the service restarted) falls back to a fresh read.
+          if (events?.readyState === EventSource.CLOSED) {
+            events = null;
+            retry();
+          }
+        };
+      } catch {
+        if (stopped) return;
+        setScreen((current) => (current === 'loading' ? 'unreachable' : current));
+        retry();
+      }
+    }
+    void load();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+      events?.close();
+    };
+  }, [shareBase, linkId]);
+
+  return { state, screen, retryAt };
+}
+
+/** Seconds left until `at`, ticking once a second. */
+function useCountdown(at: number | null): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (at === null) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [at]);
+  return at === null ? 0 : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waiting screen
+
+function WaitingScreen({ browserName }: { browserName: string }) {
+  const { t } = useTranslation('viewer');
+  const [seconds, setSeconds] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => setSeconds((s) => s + 1), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  return (
+    <div className="rbk-viewer__panel">
+      <h2 className="rbk-viewer__title">{t('waiting.title')}</h2>
+      <p className="rbk-viewer__detail">{t('waiting.detail', { browser: browserName })}</p>
+      <div className="rbk-viewer__progress" role="progressbar" aria-label={t('waiting.progress')} aria-valuetext={t('waiting.elapsed', { seconds })}>
+        <div className="rbk-viewer__progress-bar" />
+      </div>
+      <p className="rbk-viewer__elapsed" aria-hidden="true">
+        {t('waiting.elapsed', { seconds })}
+      </p>
+      <p className="rbk-viewer__sr-only" role="status" aria-live="polite">
+        {t('waiting.status', { browser: browserName })}
+      </p>
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ended, gone and unreachable screens
+
+function EndScreen({ kind, onLeave, retryIn }: { kind: 'ended' | 'gone' | 'unreachable'; onLeave?: () => void; retryIn?: number }) {
+  const { t } = useTranslation('viewer');
+  const key = kind === 'unreachable' ? 'error' : kind;
+  return (
+    <div className="rbk-viewer__panel" role={kind === 'unreachable' ? 'alert' : undefined}>
+      <h2 className="rbk-viewer__title">{t(`${key}.title`)}</h2>
+      <p className="rbk-viewer__detail">{t(`${key}.detail`, { seconds: retryIn ?? 0 })}</p>
+      {onLeave ? (
+        <button type="button" className="rbk-button rbk-button--primary" onClick={onLeave}>
+          {t('leave')}
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Live screen: noVNC, loaded lazily (it touches `window` when imported)
+
+interface RemoteScreen {
+  focus(): void;
+  sendKey(keysym: number, code: string | null, down?: boolean): void;
+  clipboardPasteFrom(text: string): void;
+  disconnect(): void;
+  addEventListener(type: string, listener: (event: CustomEvent) => void): void;
+  scaleViewport: boolean;
+  resizeSession: boolean;
+  viewOnly: boolean;
+  focusOnClick: boolean;
+  background: string;
+}
+
+const KEYSYM = { Escape: 0xff1b, Tab: 0xff09, Control: 0xffe3, Alt: 0xffe9, BackSpace: 0xff08, Return: 0xff0d } as const;
+
+/** X keysym of a character (Latin-1 directly, the rest as Unicode keysyms). */
+function keysymOf(character: string): number {
+  const code = character.codePointAt(0) ?? 0;
+  return code < 0x100 ? code : 0x01000000 | code;
+}
+
+type Connection = 'connecting' | 'connected' | 'reconnecting';
+
+function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave }: { shareBase: string; linkId: string; browserName: string; viewOnly: boolean; onLeave: () => void }) {
+  const { t } = useTranslation('viewer');
+  const rootRef = useRef<HTMLDivElement>(null);
+  const screenRef = useRef<HTMLDivElement>(null);
+  const keyboardRef = useRef<HTMLInputElement>(null);
+  const remoteRef = useRef<RemoteScreen | null>(null);
+  const [connection, setConnection] = useState<Connection>('connecting');
+  const [reconnectAt, setReconnectAt] = useState<number | null>(null);
+  const [attempt, setAttempt] = useState(0);
+  const [rttMs, setRttMs] = useState<number | null>(null);
+  const [fullscreen, setFullscreen] = useState(false);
+  const [pasting, setPasting] = useState(false);
+  const [pasteText, setPasteText] = useState('');
+  const [remoteClipboard, setRemoteClipboard] = useState('');
+  const [modifiers, setModifiers] = useState<{ Control: boolean; Alt: boolean }>({ Control: false, Alt: false });
+  const reconnectIn = useCountdown(reconnectAt);
+
+  // One noVNC connection per attempt; a dropped connection retries with back-off.
+  useEffect(() => {
+    let cancelled = false;
+    let remote: RemoteScreen | null = null;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const url = `${shareBase.replace(/^http/, 'ws')}/share/${linkId}/rfb`;
+    void import('@novnc/novnc').then(
+      ({ default: RFB }) => {
+        if (cancelled || !screenRef.current) return;
+        try {
+          remote = new RFB(screenRef.current, url, { shared: true }) as unknown as RemoteScreen;
+        } catch {
+          setConnection('reconnecting');
+          setReconnectAt(Date.now() + backoff(attempt));
+          timer = setTimeout(() => setAttempt((a) => a + 1), backoff(attempt));
+          return;
+        }
+        remoteRef.current = remote;
+        remote.scaleViewport = true;
+        remote.resizeSession = false;
+        remote.viewOnly = viewOnly;
+        remote.focusOnClick = true;
+        remote.background = 'var(--rbk-viewer-backdrop)';
+        remote.addEventListener('connect', () => {
+          setConnection('connected');
+          setReconnectAt(null);
+          setAttempt(0);
+        });
+        remote.addEventListener('disconnect', () => {
+          remoteRef.current = null;
+          if (cancelled) return;
+          setConnection('reconnecting');
+          const wait = backoff(attempt);
+          setReconnectAt(Date.now() + wait);
+          timer = setTimeout(() => setAttempt((a) => a + 1), wait);
+        });
+        remote.addEventListener('clipboard', (event) => {
+          const text = String((event.detail as { text?: string })?.text ?? '');
+          setRemoteClipboard(text);
+        });
+      },
+      () => setConnection('reconnecting'),
+    );
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+      remoteRef.current = null;
+      try {
+        remote?.disconnect();
+      } catch {
+        /* already closed */
+      }
+    };
+    // viewOnly is applied below without reconnecting.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [shareBase, linkId, attempt]);
+
+  useEffect(() => {
+    if (remoteRef.current) remoteRef.current.viewOnly = viewOnly;
+  }, [viewOnly]);
+
+  // Round-trip time to the service, shown as connection quality.
+  useEffect(() => {
+    let stopped = false;
+    const measure = async () => {
+      const started = performance.now();
+      try {
+        const response = await fetch(`${shareBase}/share/${linkId}/ping`, { cache: 'no-store' });
+        await response.arrayBuffer();
+        if (!stopped && response.ok) setRttMs(Math.round(performance.now() - started));
+      } catch {
+        if (!stopped) setRttMs(null);
+      }
+    };
+    void measure();
+    const timer = setInterval(measure, 5000);
+    return () => {
+      stopped = true;
+      clearInterval(timer);
+    };
+  }, [shareBase, linkId]);
+
+  useEffect(() => {
+    const onChange = () => setFullscreen(document.fullscreenElement === rootRef.current);
+    document.addEventListener('fullscreenchange', onChange);
+    return () => document.removeEventListener('fullscreenchange', onChange);
+  }, []);
+
+  const toggleFullscreen = useCallback(() => {
+    if (document.fullscreenElement) void document.exitFullscreen();
+    else void rootRef.current?.requestFullscreen?.();
+  }, []);
+
+  /** Presses a key, with the sticky Ctrl/Alt of the on-screen keyboard held around it. */
+  const press = useCallback(
+    (keysym: number) => {
+      const remote = remoteRef.current;
+      if (!remote) return;
+      const held = (Object.keys(modifiers) as Array<keyof typeof modifiers>).filter((m) => modifiers[m]);
+      for (const m of held) remote.sendKey(KEYSYM[m], null, true);
+      remote.sendKey(keysym, null);
+      for (const m of held.reverse()) remote.sendKey(KEYSYM[m], null, false);
+      if (held.length) setModifiers({ Control: false, Alt: false });
+    },
+    [modifiers],
+  );
+
+  /** Text typed on a touch keyboard goes to the remote browser key by key. */
+  const onKeyboardInput = (value: string) => {
+    for (const character of value) press(character === '\n' ? KEYSYM.Return : keysymOf(character));
+    if (keyboardRef.current) keyboardRef.current.value = '';
+  };
+  const onKeyboardKey = (event: ReactKeyboardEvent<HTMLInputElement>) => {
+    if (event.key === 'Backspace') press(KEYSYM.BackSpace);
+    else if (event.key === 'Enter') press(KEYSYM.Return);
+    else return;
+    event.preventDefault();
+  };
+
+  /** Sets the remote clipboard and presses Ctrl+V there. */
+  const pasteIntoRemote = (text: string) => {
+    const remote = remoteRef.current;
+    if (!remote || !text) return;
+    remote.clipboardPasteFrom(text);
+    remote.sendKey(KEYSYM.Control, null, true);
+    remote.sendKey(keysymOf('v'), null);
+    remote.sendKey(KEYSYM.Control, null, false);
+    remote.focus();
+  };
+
+  const quality = rttMs === null ? 'unknown' : rttMs < 100 ? 'good' : rttMs < 300 ? 'fair' : 'poor';
+  const statusText = connection === 'connected' ? t('running.connected') : connection === 'connecting' ? t('running.connecting') : t('running.reconnecting', { seconds: reconnectIn });
+
+  return (
+    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-fullscreen={fullscreen || undefined}>
+      <div className="rbk-viewer__toolbar" role="toolbar" aria-label={t('toolbar.label')}>
+        <span className="rbk-viewer__connection" role="status" aria-live="polite">
+          {statusText}
+        </span>
+        <span className="rbk-viewer__quality" data-quality={quality} title={t(`running.quality.${quality}`, { ms: rttMs ?? 0 })}>
+          <span className="rbk-viewer__quality-dot" aria-hidden="true" />
+          <span className="rbk-viewer__quality-text">{t(`running.quality.${quality}`, { ms: rttMs ?? 0 })}</span>
+        </span>
+        {viewOnly ? <span className="rbk-viewer__badge">{t('running.viewOnly')}</span> : null}
+        <span className="rbk-viewer__spacer" />
+        {!viewOnly ? (
+          <>
+            <button type="button" className="rbk-button" onClick={() => keyboardRef.current?.focus()}>
+              {t('toolbar.keyboard')}
+            </button>
+            <span role="group" aria-label={t('toolbar.keys')} className="rbk-viewer__keys">
+              {(['Control', 'Alt'] as const).map((m) => (
+                <button key={m} type="button" className="rbk-button" aria-pressed={modifiers[m]} onClick={() => setModifiers((s) => ({ ...s, [m]: !s[m] }))}>
+                  {t(m === 'Control' ? 'toolbar.ctrl' : 'toolbar.alt')}
+                </button>
+              ))}
+              <button type="button" className="rbk-button" onClick={() => press(KEYSYM.Escape)}>
+                {t('toolbar.esc')}
+              </button>
+              <button type="button" className="rbk-button" onClick={() => press(KEYSYM.Tab)}>
+                {t('toolbar.tab')}
+              </button>
+            </span>
+            <button type="button" className="rbk-button" aria-expanded={pasting} onClick={() => setPasting((p) => !p)}>
+              {t('toolbar.paste')}
+            </button>
+          </>
+        ) : null}
+        <button type="button" className="rbk-button" aria-pressed={fullscreen} onClick={toggleFullscreen}>
+          {fullscreen ? t('toolbar.exitFullscreen') : t('toolbar.fullscreen')}
+        </button>
+        <button type="button" className="rbk-button" onClick={onLeave}>
+          {t('leave')}
+        </button>
+      </div>
+      {pasting ? (
+        <form
+          className="rbk-viewer__paste"
+          onSubmit={(event) => {
+            event.preventDefault();
+            pasteIntoRemote(pasteText);
+            setPasteText('');
+            setPasting(false);
+          }}
+        >
+          <label className="rbk-viewer__paste-label">
+            {t('toolbar.pasteLabel')}
+            <textarea className="rbk-viewer__paste-text" value={pasteText} onChange={(e) => setPasteText(e.target.value)} rows={3} />
+          </label>
+          <button type="submit" className="rbk-button rbk-button--primary">
+            {t('toolbar.pasteSend')}
+          </button>
+          <button type="button" className="rbk-button" onClick={() => setPasting(false)}>
+            {t('toolbar.cancel')}
+          </button>
+        </form>
+      ) : null}
+      {remoteClipboard ? (
+        <div className="rbk-viewer__clipboard">
+          <span>{t('toolbar.clipboard')}:</span>
+          <output className="rbk-viewer__clipboard-text">{remoteClipboard.slice(0, 200)}</output>
+          <button type="button" className="rbk-button" onClick={() => void navigator.clipboard?.writeText(remoteClipboard).catch(() => undefined)}>
+            {t('toolbar.copy')}
+          </button>
+        </div>
+      ) : null}
+      <div
+        ref={screenRef}
+        className="rbk-viewer__screen"
+        role="application"
+        aria-label={t('running.region', { browser: browserName })}
+        // Text pasted while the remote screen has focus goes to the remote browser's clipboard.
+        onPaste={(event) => {
+          const text = event.clipboardData.getData('text/plain');
+          if (text && !viewOnly) {
+            event.preventDefault();
+            remoteRef.current?.clipboardPasteFrom(text);
+          }
+        }}
+      />
+      {!viewOnly ? (
+        <input
+          ref={keyboardRef}
+          className="rbk-viewer__keyboard-input"
+          aria-label={t('toolbar.keyboard')}
+          autoCapitalize="off"
+          autoComplete="off"
+          autoCorrect="off"
+          spellCheck={false}
+          onInput={(event) => onKeyboardInput(event.currentTarget.value)}
+          onKeyDown={onKeyboardKey}
+        />
+      ) : null}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The component
+
+function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeave }: { shareBase: string | null; linkId: string | null; viewOnly: boolean; onStateChange?: (state: ViewerStateName) => void; onLeave?: (leaveUrl: string) => void }) {
+  const { state, screen, retryAt } = useViewerState(shareBase, linkId);
+  const retryIn = useCountdown(retryAt);
+  const lastReported = useRef<Screen | null>(null);
+  useEffect(() => {
+    if (screen === 'loading' || screen === 'unreachable' || screen === lastReported.current) return;
+    lastReported.current = screen;
+    onStateChange?.(screen);
+  }, [screen, onStateChange]);
+
+  const leaveUrl = state?.leaveUrl ?? (shareBase ? `${shareBase}/` : null);
+  const leave = useCallback(() => {
+    if (!leaveUrl) return;
+    if (onLeave) onLeave(leaveUrl);
+    else window.location.assign(leaveUrl);
+  }, [leaveUrl, onLeave]);
+
+  switch (screen) {
+    case 'loading':
+      return <div className="rbk-viewer__panel" aria-busy="true" />;
+    case 'waiting':
+      return <WaitingScreen browserName={state?.browserName ?? ''} />;
+    case 'running':
+      return <LiveScreen shareBase={shareBase!} linkId={linkId!} browserName={state?.browserName ?? ''} viewOnly={viewOnly} onLeave={leave} />;
+    case 'ended':
+      return <EndScreen kind="ended" onLeave={leaveUrl ? leave : undefined} />;
+    case 'gone':
+      return <EndScreen kind="gone" onLeave={leaveUrl ? leave : undefined} />;
+    case 'unreachable':
+      return <EndScreen kind="unreachable" retryIn={retryIn} />;
+  }
+}
+
+export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onLeave, viewOnly = false, className, style }: ShareViewerProps) {
+  const link = useMemo(() => {
+    if (shareUrl) {
+      const parsed = parseShareLink(shareUrl);
+      return { base: shareBaseOf(shareUrl), linkId: parsed?.linkId ?? null, language: parsed?.language ?? 'en' };
+    }
+    return { base: shareBase?.replace(/\/+$/, '') ?? null, linkId: linkId ?? null, language: 'en' as ShareLanguage };
+  }, [shareUrl, shareBase, linkId]);
+  const lang: ShareLanguage = language && isShareLanguage(language) ? language : link.language;
+  const i18n = useMemo(() => createComponentI18n(lang), [lang]);
+  const [screen, setScreen] = useState<ViewerStateName | null>(null);
+  const report = useCallback(
+    (next: ViewerStateName) => {
+      setScreen(next);
+      onStateChange?.(next);
+    },
+    [onStateChange],
+  );
+
+  return (
+    <I18nextProvider i18n={i18n}>
+      <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'}>
+        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} onStateChange={report} onLeave={onLeave} />
+      </div>
+    </I18nextProvider>
+  );
+}
