@@ -28,6 +28,7 @@ export interface ShareViewerProps {
 /** What the viewer shows while it cannot read the share API. */
 type Screen = ViewerStateName | 'loading' | 'unreachable';
 
+const POLL_MS = 3000;
 const BACKOFF_MS = [1000, 2000, 4000, 8000, 15000, 30000];
 const backoff = (attempt: number) => BACKOFF_MS[Math.min(attempt, BACKOFF_MS.length - 1)]!;
 
@@ -69,7 +70,12 @@ function useViewerState(shareBase: string | null, linkId: string | null) {
         const parsed = viewerStateSchema.safeParse(await response.json());
         if (!parsed.success) throw new Error('unexpected share API answer');
         apply(parsed.data);
-        if (parsed.data.state === 'gone' || typeof EventSource === 'undefined') return;
+        if (parsed.data.state === 'gone') return;
+        if (typeof EventSource === 'undefined') {
+          // No server-sent events here: read the state again every few seconds.
+          timer = setTimeout(load, POLL_MS);
+          return;
+        }
         events = new EventSource(`${shareBase}/share/${linkId}/events`);
         events.addEventListener('state', (event) => {
           const next = viewerStateSchema.safeParse(JSON.parse((event as MessageEvent<string>).data));

@@ -3,12 +3,13 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { extname, join, normalize } from 'node:path';
+import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SECURITY_HEADERS } from '../http/respond.js';
 
 /** Where `npm run build` puts the site; the same place from src/ (tsx) and from dist/. */
-export const VIEWER_SITE_DIR = fileURLToPath(new URL('../../../dist/viewer-site/', import.meta.url));
+// (Path arithmetic, not `new URL(relative, import.meta.url)`: under jsdom the global URL is not Node's.)
+export const VIEWER_SITE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'dist', 'viewer-site');
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

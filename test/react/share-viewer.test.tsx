@@ -1,0 +1,135 @@
+// <ShareViewer> against the real engine's share API: every screen in every language, with axe
+// checks. Session states are set in the engine's store (no browser is started for them).
+import { render, screen, waitFor } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { SHARE_LANGUAGES, type ShareLanguage } from '../../src/protocol/index.js';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { shareLinkHash, shareLinkId } from '../../src/engine/sessions/share-links.js';
+import { ShareViewer } from '../../src/react/ShareViewer.js';
+import { resources } from '../../src/react/i18n.js';
+import { axeViolations } from './axe.js';
+
+let engine: Engine;
+let dir: string;
+let accountId: string;
+let subscriptionId: string;
+let secret: string;
+let counter = 0;
+
+/** A session row in the given status, and its share link in `language`. */
+function sessionLink(status: string, language: ShareLanguage, callbackUrl: string | null = null): string {
+  const id = `${status}${String(++counter).padStart(4, '0')}`.padEnd(32, '0');
+  engine.store.insertSession({
+    id, account_id: accountId, subscription_id: subscriptionId, status, browser: 'chromium', browser_name: 'Chromium', url: null,
+    language: 'en', layout: 'us', country: null, exit_city: null, egress: null, share_language: language, callback_url: callbackUrl,
+    link_hash: shareLinkHash(shareLinkId(secret, id)), counted: 1, ever_ran: status === 'running' ? 1 : 0, created_at: Date.now(),
+    running_at: null, ended_at: null, last_viewer_at: null, egress_bytes: 0, residential_bytes: 0, runtime_id: null, end_reason: null,
+    location_applied: null, location_reason: null,
+  });
+  return `${engine.url}/${language}/s?${shareLinkId(secret, id)}`;
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-'));
+  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
+  const created = engine.accounts.create({ contact: 'viewer@example.com', plans: ['pro'] });
+  accountId = created.account.id;
+  subscriptionId = created.account.subscriptions[0]!.id;
+  secret = engine.store.setting('share_link_secret')!;
+});
+
+afterAll(async () => {
+  await engine?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe.each(SHARE_LANGUAGES)('in %s', (language) => {
+  const text = resources[language].viewer;
+
+  it('shows the waiting screen with progress and a screen-reader status', async () => {
+    const { container } = render(<ShareViewer shareUrl={sessionLink('starting', language)} />);
+    expect(await screen.findByRole('heading', { name: text.waiting.title })).toBeInTheDocument();
+    expect(screen.getByRole('progressbar', { name: text.waiting.progress })).toBeInTheDocument();
+    const status = screen.getByRole('status');
+    expect(status).toHaveAttribute('aria-live', 'polite');
+    expect(status).toHaveTextContent(text.waiting.status.replace('{{browser}}', 'Chromium'));
+    expect(container.firstElementChild).toHaveAttribute('lang', language);
+    await waitFor(() => expect(container.firstElementChild).toHaveAttribute('data-state', 'waiting'));
+    expect(await axeViolations(container)).toEqual([]);
+  });
+
+  it('shows the live session screen with its controls', async () => {
+    const { container } = render(<ShareViewer shareUrl={sessionLink('running', language)} />);
+    expect(await screen.findByRole('application', { name: text.running.region.replace('{{browser}}', 'Chromium') })).toBeInTheDocument();
+    const toolbar = screen.getByRole('toolbar', { name: text.toolbar.label });
+    for (const name of [text.toolbar.fullscreen, text.toolbar.paste, text.toolbar.keyboard, text.toolbar.esc, text.leave]) {
+      expect(toolbar).toContainElement(screen.getByRole('button', { name }));
+    }
+    expect(await axeViolations(container)).toEqual([]);
+  });
+
+  it('shows the ended screen, and Leave goes to the callbackUrl', async () => {
+    const onLeave = vi.fn();
+    const { container } = render(<ShareViewer shareUrl={sessionLink('suspended', language, 'https://app.example.com/done')} onLeave={onLeave} />);
+    expect(await screen.findByRole('heading', { name: text.ended.title })).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: text.leave }));
+    expect(onLeave).toHaveBeenCalledWith('https://app.example.com/done');
+    expect(await axeViolations(container)).toEqual([]);
+  });
+
+  it('shows the gone screen for a deleted session, and Leave goes to the launch page', async () => {
+    const onLeave = vi.fn();
+    const { container } = render(<ShareViewer shareUrl={sessionLink('deleted', language)} onLeave={onLeave} />);
+    expect(await screen.findByRole('heading', { name: text.gone.title })).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: text.leave }));
+    expect(onLeave).toHaveBeenCalledWith(`${engine.url}/`);
+    expect(await axeViolations(container)).toEqual([]);
+  });
+});
+
+describe('ShareViewer', () => {
+  it('takes its language from the link, unless overridden', async () => {
+    render(<ShareViewer shareUrl={sessionLink('suspended', 'de')} language="fr" />);
+    expect(await screen.findByRole('heading', { name: resources.fr.viewer.ended.title })).toBeInTheDocument();
+  });
+
+  it('accepts a share base and link id instead of a link, and reports each state', async () => {
+    const link = new URL(sessionLink('starting', 'en'));
+    const states: string[] = [];
+    render(<ShareViewer shareBase={engine.url} linkId={link.search.slice(1)} onStateChange={(s) => states.push(s)} />);
+    expect(await screen.findByRole('heading', { name: resources.en.viewer.waiting.title })).toBeInTheDocument();
+    expect(states).toEqual(['waiting']);
+  });
+
+  it('says the link is not valid for an unknown link id', async () => {
+    render(<ShareViewer shareUrl={`${engine.url}/it/s?AAAAAAAAAAAAAAAAAAAAAA`} />);
+    expect(await screen.findByRole('heading', { name: resources.it.viewer.gone.title })).toBeInTheDocument();
+  });
+
+  it('says the service cannot be reached, and when it will try again', async () => {
+    render(<ShareViewer shareUrl="http://127.0.0.1:9/en/s?AAAAAAAAAAAAAAAAAAAAAA" />);
+    expect(await screen.findByRole('alert')).toHaveTextContent(resources.en.viewer.error.title);
+  });
+
+  it('has no view-only controls for input', async () => {
+    render(<ShareViewer shareUrl={sessionLink('running', 'en')} viewOnly />);
+    await screen.findByRole('application');
+    expect(screen.getByText(resources.en.viewer.running.viewOnly)).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: resources.en.viewer.toolbar.keyboard })).toBeNull();
+    expect(screen.queryByRole('button', { name: resources.en.viewer.toolbar.paste })).toBeNull();
+  });
+
+  it('follows the session from waiting to ended without a reload', async () => {
+    const url = sessionLink('starting', 'es');
+    const id = [...engine.store.sessionsWithStatus(['starting'])].at(-1)!.id;
+    render(<ShareViewer shareUrl={url} />);
+    expect(await screen.findByRole('heading', { name: resources.es.viewer.waiting.title })).toBeInTheDocument();
+    // jsdom has no EventSource; the viewer re-reads the state when the stream is unavailable.
+    engine.store.moveSession(id, ['starting'], 'error');
+    await waitFor(() => expect(screen.getByRole('heading', { name: resources.es.viewer.ended.title })).toBeInTheDocument(), { timeout: 8000 });
+  });
+});
