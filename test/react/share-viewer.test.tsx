@@ -1,7 +1,7 @@
 // <ShareViewer> against the real engine's share API: every screen in every language, with axe
 // checks. Session states are set in the engine's store (no browser is started for them).
 import { render, screen, waitFor } from '@testing-library/react';
-import userEvent from '@testing-library/user-event';
+import { userEvent } from '@testing-library/user-event';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
