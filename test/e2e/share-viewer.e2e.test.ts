@@ -1,0 +1,155 @@
+// End to end in a real browser: a session created through the v8 API, its share link opened in
+// Debian Chromium (playwright-core), the waiting screen, the remote pixels drawn by the viewer,
+// typing and clicking through the viewer, the ended screen, and the link gone after deletion.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page, type WebSocket as PageSocket } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+
+const FORM = `<!doctype html><title>Form</title><body style="margin:0;background:#ffd700">
+<input id="field" style="position:absolute;left:40px;top:40px;width:400px;height:48px;font-size:28px">
+<a id="next" href="/next" style="position:absolute;left:40px;top:160px;font-size:48px">next page</a>`;
+const NEXT = '<!doctype html><title>Next</title><body style="margin:0;background:#00aa00">';
+
+let engine: Engine;
+let dir: string;
+let site: Server;
+let origin: string;
+let key: string;
+let browser: Browser;
+
+async function api(path: string, body?: unknown): Promise<Record<string, any>> {
+  const response = await fetch(`${engine.url}/v8${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return (await response.json()) as Record<string, any>;
+}
+
+/** RGB the viewer drew at a framebuffer position (noVNC's canvas holds the full framebuffer). */
+function viewerPixel(page: Page, x: number, y: number): Promise<number[]> {
+  return page.evaluate(([px, py]) => {
+    const canvas = document.querySelector('.rbk-viewer__screen canvas') as HTMLCanvasElement;
+    return Array.from(canvas.getContext('2d')!.getImageData(px!, py!, 1, 1).data.slice(0, 3));
+  }, [x, y]);
+}
+
+async function waitForPixel(page: Page, x: number, y: number, rgb: number[], timeoutMs = 10_000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let last: number[] = [];
+  while (Date.now() < deadline) {
+    last = await viewerPixel(page, x, y).catch(() => []);
+    if (last.length === 3 && last.every((v, i) => Math.abs(v - rgb[i]!) <= 12)) return last;
+    await page.waitForTimeout(50);
+  }
+  return last;
+}
+
+/** Page coordinates in the viewer of a framebuffer position (the viewer scales to fit). */
+function viewerPoint(page: Page, x: number, y: number): Promise<{ x: number; y: number }> {
+  return page.evaluate(([fx, fy]) => {
+    const canvas = document.querySelector('.rbk-viewer__screen canvas') as HTMLCanvasElement;
+    const rect = canvas.getBoundingClientRect();
+    return { x: rect.left + (fx! * rect.width) / canvas.width, y: rect.top + (fy! * rect.height) / canvas.height };
+  }, [x, y]);
+}
+
+beforeAll(async () => {
+  site = createServer((request, response) => {
+    if (request.url === '/favicon.ico') return void response.writeHead(404).end();
+    const body = request.url === '/next' ? NEXT : FORM;
+    // The first page answers slowly, so the viewer's waiting screen is there to be seen.
+    setTimeout(() => response.writeHead(200, { 'content-type': 'text/html' }).end(body), request.url === '/slow' ? 1500 : 0);
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  dir = await mkdtemp(join(tmpdir(), 'rbk-e2e-'));
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
+  key = engine.accounts.create({ contact: 'e2e@example.com', plans: ['pro'] }).apiKey.key;
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await engine?.close();
+  site?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('a share link in a real browser', () => {
+  it('waits, shows the live remote browser, takes typing and clicks, ends, and is gone after deletion', async () => {
+    const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/slow`, shareLanguage: 'en' });
+    expect(created.status).toBe('ok');
+    const page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
+    const sockets: PageSocket[] = [];
+    page.on('websocket', (socket) => sockets.push(socket));
+    try {
+      await page.goto(created.shareUrl);
+      await expect.poll(() => page.getByRole('heading', { name: 'Preparing your browser' }).isVisible().catch(() => false), { timeout: 5000 }).toBe(true);
+
+      // Live: the remote page's yellow, drawn by the viewer.
+      await page.waitForSelector('.rbk-viewer__screen canvas', { timeout: 20_000 });
+      await expect.poll(() => page.locator('.rbk-viewer__live').getAttribute('data-connection'), { timeout: 10_000 }).toBe('connected');
+      expect(await waitForPixel(page, 640, 600, [255, 215, 0])).toEqual([255, 215, 0]);
+
+      // Where the remote page's elements are on the remote screen (below the browser's toolbar).
+      const row = engine.store.session(created.vmId)!;
+      const control = engine.runtime.get(row.runtime_id!)!.control!;
+      const chromeHeight = Number(await control.evaluate('window.outerHeight - window.innerHeight'));
+      const field = await viewerPoint(page, 240, chromeHeight + 64);
+      await page.mouse.click(field.x, field.y);
+      await page.keyboard.type('typed through the viewer');
+      await expect.poll(() => control.evaluate("document.getElementById('field').value"), { timeout: 5000 }).toBe('typed through the viewer');
+
+      const link = await viewerPoint(page, 120, chromeHeight + 190);
+      await page.mouse.click(link.x, link.y);
+      await expect.poll(() => control.evaluate('document.title'), { timeout: 5000 }).toBe('Next');
+      expect(await waitForPixel(page, 640, 600, [0, 170, 0])).toEqual([0, 170, 0]);
+
+      // The service ends the session (as at its maximum duration): ended screen, connection closed.
+      await engine.sessions.suspend(created.vmId, 'maximum session duration reached');
+      await expect.poll(() => page.getByRole('heading', { name: 'This session has ended' }).isVisible().catch(() => false), { timeout: 5000 }).toBe(true);
+      const rfb = sockets.find((s) => s.url().endsWith('/rfb'));
+      expect(rfb?.isClosed()).toBe(true);
+
+      // Deleted: the link is gone, in the open page and for anyone opening it afresh.
+      expect(await api('/vm/remove', { id: created.vmId })).toEqual({ status: 'ok' });
+      await expect.poll(() => page.getByRole('heading', { name: 'This link is no longer valid' }).isVisible().catch(() => false), { timeout: 5000 }).toBe(true);
+      const linkId = new URL(created.shareUrl).search.slice(1);
+      expect((await fetch(`${engine.url}/share/${linkId}`)).status).toBe(404);
+      await page.reload();
+      await expect.poll(() => page.getByRole('heading', { name: 'This link is no longer valid' }).isVisible().catch(() => false), { timeout: 5000 }).toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('serves the viewer page with headers that keep the link private', async () => {
+    const response = await fetch(`${engine.url}/de/s?AAAAAAAAAAAAAAAAAAAAAA`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(response.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect((await fetch(`${engine.url}/s?AAAAAAAAAAAAAAAAAAAAAA`)).status).toBe(200);
+    expect((await fetch(`${engine.url}/`)).headers.get('content-type')).toContain('text/html');
+  });
+});
+
+describe('the share API', () => {
+  it('refuses unknown links, and limits how many look-ups one address may try', async () => {
+    let limited: Response | undefined;
+    for (let i = 0; i < 200 && !limited; i++) {
+      const response = await fetch(`${engine.url}/share/${'B'.repeat(21)}${i % 10}`);
+      if (response.status === 429) limited = response;
+      else expect(response.status).toBe(404);
+    }
+    expect(limited?.status).toBe(429);
+    expect(Number(limited?.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await limited?.json()).toMatchObject({ status: 'insecure', reason: 'rate_limited' });
+  });
+});
