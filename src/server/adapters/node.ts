@@ -1,0 +1,59 @@
+// node:http adapter (Express uses it too): IncomingMessage in, the route's Response streamed out
+// with back-pressure; capped bodies, bodies express.json() already parsed, abort on disconnect.
+import { once } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { BODY_MAX_BYTES } from '../../protocol/index.js';
+import { isUnderBasePath, type ProxyRoute } from '../proxy-route.js';
+
+export type NodeRequest = IncomingMessage & { body?: unknown; originalUrl?: string };
+export type NodeHandler = (req: NodeRequest, res: ServerResponse, next?: (error?: unknown) => void) => Promise<void>;
+
+const first = (value: string | string[] | undefined) => String(value ?? '').split(',')[0]!.trim();
+
+/** The body, or null past the cap (reading stops there; the answer closes the connection). */
+async function readBody(req: NodeRequest, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
+  // express.json() (or .text(), .raw()) consumed the stream: send on what it parsed.
+  if (req.body !== undefined) return Buffer.isBuffer(req.body) ? new Uint8Array(req.body) : Buffer.from(typeof req.body === 'string' ? req.body : JSON.stringify(req.body));
+  if (Number(req.headers['content-length'] ?? 0) > limit) return null;
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => ((size += chunk.length) <= limit ? chunks.push(chunk) : (req.off('data', onData).pause(), resolve(null)));
+    req.on('data', onData).once('end', () => resolve(Buffer.concat(chunks))).once('error', reject);
+  });
+}
+
+/** `(req, res, next?)`: given `next` (Express), requests outside the route's base path go on. */
+export function toNodeHandler(route: ProxyRoute, options: { maxBodyBytes?: number } = {}): NodeHandler {
+  const limit = options.maxBodyBytes ?? BODY_MAX_BYTES;
+  return async (req, res, next) => {
+    const path = req.originalUrl ?? req.url ?? '/';
+    if (next && !isUnderBasePath(path, route.basePath)) return next();
+    const aborted = new AbortController();
+    res.once('close', () => res.writableFinished || aborted.abort());
+    try {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) [value ?? []].flat().forEach((item) => name.startsWith(':') || headers.append(name, item));
+      const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await readBody(req, limit);
+      if (body === null) return void res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end(JSON.stringify({ status: 'denied', message: `request body is larger than ${Math.floor(limit / 1024)} KiB` }));
+      if (req.body !== undefined) headers.delete('content-length');
+      // A proxy in front says which scheme and host the browser used; the origin check needs them.
+      const origin = `${first(req.headers['x-forwarded-proto']) || ((req.socket as TLSSocket).encrypted ? 'https' : 'http')}://${first(req.headers['x-forwarded-host']) || req.headers.host || 'localhost'}`;
+      const response = await route(new Request(new URL(path, origin), { method: req.method ?? 'GET', headers, ...(body ? { body } : {}), signal: aborted.signal }));
+      res.statusCode = response.status;
+      response.headers.forEach((value, name) => name === 'set-cookie' || res.setHeader(name, value));
+      if (response.headers.has('set-cookie')) res.setHeader('set-cookie', response.headers.getSetCookie());
+      const reader = response.body?.getReader();
+      for (let part = await reader?.read(); reader && part && !part.done; part = await reader.read()) {
+        if (!res.write(part.value)) await once(res, 'drain', { signal: aborted.signal }).catch(() => reader.cancel());
+        if (aborted.signal.aborted) return;
+      }
+      res.end();
+    } catch (error) {
+      if (next) return next(error);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ status: 'error', message: 'something went wrong on this server; try again later' }));
+      else res.destroy();
+    }
+  };
+}

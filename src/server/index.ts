@@ -1,0 +1,28 @@
+// remote-browser-kit/server: the proxy route that keeps the API key on your server, and the typed
+// client of the service it calls. Framework adapters live in /node, /express, /next and /hono.
+export { createProxyRoute, DEFAULT_BASE_PATH, SECRET_VARIABLE } from './proxy-route.js';
+export type {
+  EndUser,
+  PolicyContext,
+  PolicyRefusal,
+  ProxyPolicy,
+  ProxyRateLimit,
+  ProxyRoute,
+  ProxyRouteOptions,
+  RouteLimiter,
+} from './proxy-route.js';
+export { API_KEY_VARIABLE, createServiceClient, engineService } from './service-client.js';
+export type { CallOptions, EngineServiceOptions, InProcessEngine, RemoteBrowserService, ServiceClientOptions, ServiceFetch } from './service-client.js';
+export { isRemoteBrowserError, RemoteBrowserError } from './errors.js';
+export type { RemoteBrowserErrorCode, RemoteBrowserErrorOptions } from './errors.js';
+export { SECRET_MIN_CHARS } from './session-handles.js';
+export {
+  IDEMPOTENCY_HEADER,
+  PROXY_INSECURE_REASONS,
+  PROXY_PATHS,
+  proxyCreateResponseSchema,
+  proxyEndResponseSchema,
+  proxySessionResponseSchema,
+  proxySessionSchema,
+} from './wire.js';
+export type { ProxyCreateResponse, ProxyEndResponse, ProxySession, ProxySessionResponse } from './wire.js';

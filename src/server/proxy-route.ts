@@ -1,0 +1,381 @@
+// createProxyRoute(): the customer's backend route between their web app and the service. One
+// Web-standard handler: authorize, cross-site checks, rate limits, policy, signed session handles.
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { BODY_MAX_BYTES, parseCreateRequest, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
+import { RemoteBrowserError } from './errors.js';
+import type { RemoteBrowserService } from './service-client.js';
+import { createSessionHandles, SECRET_MIN_CHARS, type SessionHandles } from './session-handles.js';
+import type { ProxyCreateResponse, ProxyEndResponse, ProxySessionResponse } from './wire.js';
+
+/** The signed-in end user; `id` is what handles, idempotency keys and rate limits are bound to. */
+export interface EndUser {
+  id: string;
+}
+
+type Awaitable<T> = T | Promise<T>;
+
+/** A policy's refusal, sent to the browser in the envelope (denied: HTTP 403, upgrade: 402). */
+export interface PolicyRefusal {
+  status: 'denied' | 'upgrade';
+  message: string;
+}
+
+export interface PolicyContext<User extends EndUser> {
+  user: User;
+  /** The browser's request to the route (headers, cookies). */
+  request: Request;
+}
+
+export interface ProxyPolicy<User extends EndUser> {
+  /**
+   * Browsers this user may start (image ids); the image list shows only these. Default: all.
+   */
+  browsers?: readonly string[] | ((context: PolicyContext<User>) => Awaitable<readonly string[] | undefined>);
+  /**
+   * Restrict or fill in a create request: return the request to send (changed or not), or a
+   * refusal. URL rules, a forced callbackUrl, a fixed language... The result is checked again.
+   * Keep it deterministic: a retried launch must send the same request for its idempotency key.
+   */
+  create?: (request: CreateRequest, context: PolicyContext<User>) => Awaitable<CreateRequest | PolicyRefusal>;
+  /**
+   * Whether this user may read the account's usage meters. Default: nobody, since the meters are
+   * the whole account's, not the user's.
+   */
+  usage?: (context: PolicyContext<User>) => Awaitable<boolean>;
+}
+
+/** What a limiter must do: rate-limiter-flexible's limiters (memory, Redis, Postgres...) all fit. */
+export interface RouteLimiter {
+  consume(key: string, points?: number): Promise<unknown>;
+}
+
+export interface ProxyRateLimit {
+  /** Requests per end user in each window, every endpoint together. Default 120. */
+  requests?: number;
+  /** Session creations per end user in each window, counted in addition. Default 10. */
+  creates?: number;
+  /** The window, in seconds. Default 60. */
+  perSeconds?: number;
+  /** Your own limiter for all requests, e.g. RateLimiterRedis when several servers share the count. */
+  limiter?: RouteLimiter;
+  /** Your own limiter for creations. */
+  createLimiter?: RouteLimiter;
+}
+
+export interface ProxyRouteOptions<User extends EndUser = EndUser> {
+  /** `createServiceClient({ baseUrl, apiKey })`, or `engineService(engine, { apiKey })` in-process. */
+  service: RemoteBrowserService;
+  /** The signed-in end user of this request, or null (throwing also refuses): HTTP 401. */
+  authorize: (request: Request) => Awaitable<User | null | undefined>;
+  /**
+   * Signs the session handles: at least 32 characters, the same on every server behind the app.
+   * Default: the `REMOTE_BROWSER_SECRET` environment variable, read at the first request.
+   */
+  secret?: string;
+  /** Where the route is mounted. Default `/api/remote-browser`. */
+  basePath?: string;
+  policy?: ProxyPolicy<User>;
+  /** Per-user rate limits; `false` turns them off (when a gateway in front does it). */
+  rateLimit?: ProxyRateLimit | false;
+  /**
+   * Origins besides the request's own that may call the route (`https://app.example.com`):
+   * needed when a proxy in front changes the host or scheme the route sees.
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Failures the browser only sees as "try again later" (service unreachable, configuration,
+   * authorize throwing), with their details. Default: console.error.
+   */
+  onError?: (error: unknown, request: Request) => void;
+}
+
+/** The handler, and where it is mounted (adapters pass other paths on). */
+export type ProxyRoute = ((request: Request) => Promise<Response>) & { readonly basePath: string };
+
+export const DEFAULT_BASE_PATH = '/api/remote-browser';
+export const SECRET_VARIABLE = 'REMOTE_BROWSER_SECRET';
+
+const JSON_HEADERS = {
+  'content-type': 'application/json; charset=utf-8',
+  'cache-control': 'no-store',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
+type Answer = { status: 'ok' } | { status: 'denied' | 'upgrade' | 'error'; message: string } | { status: 'insecure'; reason: string; message: string };
+
+function reply(body: Answer | ProxyCreateResponse | ProxySessionResponse | ProxyEndResponse | ImageListResponse | UserQuotaResponse, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
+}
+
+const refused = (status: number, message: string) => reply({ status: 'denied', message }, status);
+const UNKNOWN_SESSION = 'unknown session: it may belong to someone else or have been deleted; start a new session';
+const TRY_LATER = 'remote browser sessions are unavailable right now; try again later';
+
+function secretProblem(secret: string | undefined): RemoteBrowserError | null {
+  if (secret === undefined || secret === '') {
+    return new RemoteBrowserError('configuration', `secret is missing: pass createProxyRoute({ secret }) or set ${SECRET_VARIABLE} to at least ${SECRET_MIN_CHARS} random characters (for example: openssl rand -base64 32), the same on every server`);
+  }
+  if (secret.length < SECRET_MIN_CHARS) {
+    return new RemoteBrowserError('configuration', `secret is too short: use at least ${SECRET_MIN_CHARS} random characters (for example: openssl rand -base64 32)`);
+  }
+  return null;
+}
+
+function isRefusal(value: CreateRequest | PolicyRefusal): value is PolicyRefusal {
+  return 'status' in value;
+}
+
+/** A rate-limiter-flexible refusal (from any copy of the package): the time until the next point. */
+function msBeforeNext(rejection: unknown): number | null {
+  const ms = (rejection as { msBeforeNext?: unknown } | null)?.msBeforeNext;
+  return typeof ms === 'number' ? ms : null;
+}
+
+async function readJsonObject(request: Request): Promise<{ ok: true; value: Record<string, unknown> } | { ok: false; status: number; message: string }> {
+  const tooLarge = { ok: false as const, status: 413, message: `request body is larger than ${BODY_MAX_BYTES / 1024} KiB` };
+  if (Number(request.headers.get('content-length') ?? 0) > BODY_MAX_BYTES) return tooLarge;
+  const reader = request.body?.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (let part = await reader?.read(); reader && part && !part.done; part = await reader.read()) {
+    size += part.value.byteLength;
+    if (size > BODY_MAX_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      return tooLarge;
+    }
+    chunks.push(part.value);
+  }
+  const bytes = new Uint8Array(size);
+  chunks.reduce((at, chunk) => (bytes.set(chunk, at), at + chunk.length), 0);
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return { ok: false, status: 400, message: 'request body is not valid JSON; send a JSON object' };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, status: 400, message: 'request body must be a JSON object' };
+  return { ok: true, value: value as Record<string, unknown> };
+}
+
+/** Whether a path (query string allowed) is the route's: adapters pass other paths on. */
+export function isUnderBasePath(path: string, basePath: string): boolean {
+  const pathname = path.split('?')[0]!;
+  return pathname === basePath || pathname.startsWith(`${basePath}/`);
+}
+
+type Endpoint = { name: 'images' | 'create' | 'usage' } | { name: 'read' | 'end'; handle: string };
+
+function endpointOf(method: string, rest: string): Endpoint | { allow: string } | null {
+  const path = rest.replace(/\/$/, '');
+  const only = (allowed: string, endpoint: Endpoint) => (allowed.split(', ').includes(method) ? endpoint : { allow: allowed });
+  if (path === '/images') return only('GET', { name: 'images' });
+  if (path === '/usage') return only('GET', { name: 'usage' });
+  if (path === '/sessions') return only('POST', { name: 'create' });
+  const session = /^\/sessions\/([^/]+)$/.exec(path);
+  if (!session) return null;
+  let handle: string;
+  try {
+    handle = decodeURIComponent(session[1]!);
+  } catch {
+    handle = '';
+  }
+  return method === 'GET' ? { name: 'read', handle } : only('POST, DELETE', { name: 'end', handle });
+}
+
+export function createProxyRoute<User extends EndUser>(options: ProxyRouteOptions<User>): ProxyRoute {
+  if (!options?.service) throw new RemoteBrowserError('configuration', 'service is missing: pass createProxyRoute({ service: createServiceClient({ baseUrl, apiKey }) })');
+  if (typeof options.authorize !== 'function') {
+    throw new RemoteBrowserError('configuration', 'authorize is missing: pass createProxyRoute({ authorize: (request) => the signed-in user as { id } or null })');
+  }
+  // A secret written into the code is checked now; one from the environment at the first request.
+  const explicitProblem = options.secret === undefined ? null : secretProblem(options.secret);
+  if (explicitProblem) throw explicitProblem;
+
+  const { service, policy = {} } = options;
+  const basePath = `/${(options.basePath ?? DEFAULT_BASE_PATH).replace(/^\/+|\/+$/g, '')}`.replace(/^\/$/, '');
+  const allowedOrigins = new Set(options.allowedOrigins ?? []);
+  const report = options.onError ?? ((error: unknown) => console.error('[remote-browser-kit] proxy route:', error));
+  const limits = options.rateLimit === false ? null : (() => {
+    const settings = options.rateLimit ?? {};
+    const duration = settings.perSeconds ?? 60;
+    return {
+      requests: settings.limiter ?? new RateLimiterMemory({ keyPrefix: 'rbk-route', points: settings.requests ?? 120, duration }),
+      creates: settings.createLimiter ?? new RateLimiterMemory({ keyPrefix: 'rbk-route-create', points: settings.creates ?? 10, duration }),
+    };
+  })();
+
+  let handles: { secret: string; ready: Promise<SessionHandles> } | undefined;
+  const sessionHandles = (): Promise<SessionHandles> => {
+    const secret = options.secret ?? (typeof process === 'undefined' ? undefined : process.env[SECRET_VARIABLE]);
+    const problem = secretProblem(secret);
+    if (problem || secret === undefined) return Promise.reject(problem);
+    const current = handles?.secret === secret ? handles : { secret, ready: createSessionHandles(secret) };
+    handles = current;
+    return current.ready;
+  };
+
+  /** Refuses what another site could make a signed-in browser send (null: the request may go on). */
+  const crossSiteRefusal = (request: Request, url: URL, method: string): Response | null => {
+    const origin = request.headers.get('origin');
+    const site = request.headers.get('sec-fetch-site');
+    const fromElsewhere = origin !== null ? origin !== url.origin && !allowedOrigins.has(origin) : site === 'cross-site';
+    if (fromElsewhere) {
+      return reply({ status: 'insecure', reason: 'cross_site', message: 'requests from other sites are refused: call this route from pages of this site (or list the origin in allowedOrigins)' }, 403);
+    }
+    // A cross-site form can post text/plain or form data, never JSON without a preflight.
+    const mediaType = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if ((method === 'POST' || method === 'DELETE') && mediaType !== 'application/json') {
+      return reply({ status: 'insecure', reason: 'content_type', message: 'send POST and DELETE requests with Content-Type: application/json' }, 415);
+    }
+    return null;
+  };
+
+  /** The service's refusals pass through; what only the operator can fix becomes "try again later". */
+  const upstreamFailure = (error: unknown, request: Request, endpoint: Endpoint['name']): Response => {
+    if (!(error instanceof RemoteBrowserError)) {
+      if (!request.signal.aborted) report(error, request);
+      return reply({ status: 'error', message: 'something went wrong on this server; try again later' }, 500);
+    }
+    switch (error.code) {
+      case 'denied':
+        return refused(endpoint === 'end' || endpoint === 'read' ? 404 : 400, endpoint === 'end' ? UNKNOWN_SESSION : error.message);
+      case 'upgrade':
+        return reply({ status: 'upgrade', message: error.message }, 402);
+      case 'insecure':
+        if (error.reason === 'rate_limited') {
+          const wait = Math.max(1, error.retryAfter ?? 1);
+          return reply({ status: 'insecure', reason: 'rate_limited', message: `the service is busy: too many requests; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
+        }
+        // Anything else (client_side_key, ...) is the server's configuration, not the user's doing.
+        report(error, request);
+        return reply({ status: 'error', message: TRY_LATER }, 502);
+      case 'service_error':
+        return reply({ status: 'error', message: error.message }, 502);
+      case 'timeout':
+        report(error, request);
+        return reply({ status: 'error', message: 'the remote browser service did not answer in time; try again' }, 504);
+      case 'configuration':
+        report(error, request);
+        return reply({ status: 'error', message: 'remote browser sessions are not set up on this server yet; try again later' }, 500);
+      default:
+        report(error, request);
+        return reply({ status: 'error', message: TRY_LATER }, 502);
+    }
+  };
+
+  const limited = async (limiter: RouteLimiter, user: EndUser, request: Request): Promise<Response | null> => {
+    try {
+      await limiter.consume(user.id);
+      return null;
+    } catch (rejection) {
+      const ms = msBeforeNext(rejection);
+      if (ms === null) {
+        report(rejection, request);
+        return reply({ status: 'error', message: TRY_LATER }, 503);
+      }
+      const wait = Math.max(1, Math.ceil(ms / 1000));
+      return reply({ status: 'insecure', reason: 'rate_limited', message: `too many requests; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
+    }
+  };
+
+  const allowedBrowsers = async (context: PolicyContext<User>): Promise<readonly string[] | undefined> =>
+    typeof policy.browsers === 'function' ? policy.browsers(context) : policy.browsers;
+
+  const create = async (request: Request, context: PolicyContext<User>): Promise<Response> => {
+    const body = await readJsonObject(request);
+    if (!body.ok) return refused(body.status, body.message);
+    const headerKey = request.headers.get('idempotency-key');
+    if (headerKey !== null && body.value.idempotencyKey !== undefined && body.value.idempotencyKey !== headerKey) {
+      return refused(400, 'idempotencyKey: the Idempotency-Key header and the idempotencyKey field differ; send one of them');
+    }
+    const asked = parseCreateRequest(headerKey === null ? body.value : { ...body.value, idempotencyKey: headerKey });
+    if (!asked.ok) return refused(400, asked.message);
+
+    const decided = policy.create ? await policy.create(asked.value, context) : asked.value;
+    if (isRefusal(decided)) return reply({ status: decided.status, message: decided.message }, decided.status === 'upgrade' ? 402 : 403);
+    const checked = parseCreateRequest(decided);
+    if (!checked.ok) throw new RemoteBrowserError('configuration', `policy.create returned a request the service would refuse: ${checked.message}`);
+    const browsers = await allowedBrowsers(context);
+    if (browsers && !browsers.includes(checked.value.browser)) {
+      return refused(403, `browser: "${checked.value.browser.slice(0, 50)}" is not available to you; choose one of: ${browsers.join(', ')}`);
+    }
+    const handles = await sessionHandles();
+    const upstream: CreateRequest = { ...checked.value };
+    if (upstream.idempotencyKey !== undefined) upstream.idempotencyKey = await handles.scopeIdempotencyKey(upstream.idempotencyKey, context.user.id);
+    const created = await service.create(upstream, { signal: request.signal });
+    const answer: ProxyCreateResponse = {
+      status: 'ok',
+      handle: await handles.seal(created.vmId, context.user.id),
+      ...(created.shareUrl === undefined ? {} : { shareUrl: created.shareUrl }),
+      ...(created.shareUrlPath === undefined ? {} : { shareUrlPath: created.shareUrlPath }),
+      quota: created.quota,
+    };
+    return reply(answer);
+  };
+
+  const serve = async (request: Request, endpoint: Endpoint, context: PolicyContext<User>): Promise<Response> => {
+    switch (endpoint.name) {
+      case 'images': {
+        const [list, browsers] = await Promise.all([service.images({ signal: request.signal }), allowedBrowsers(context)]);
+        return reply(browsers ? { ...list, images: list.images.filter((image) => browsers.includes(image.id)) } : list);
+      }
+      case 'usage': {
+        if (!(await policy.usage?.(context))) return refused(403, 'usage meters are not shared with you');
+        return reply(await service.userQuota({ signal: request.signal }));
+      }
+      case 'create':
+        return create(request, context);
+      case 'read':
+      case 'end': {
+        const vmId = await (await sessionHandles()).open(endpoint.handle, context.user.id);
+        if (vmId === null) return refused(404, UNKNOWN_SESSION);
+        if (endpoint.name === 'end') {
+          await service.remove(vmId, { signal: request.signal });
+          return reply({ status: 'ok' });
+        }
+        const session = await service.session(vmId, { signal: request.signal });
+        if (!session) return refused(404, UNKNOWN_SESSION);
+        const { id: _masked, ...entry } = session;
+        return reply({ status: 'ok', session: { handle: endpoint.handle, ...entry } });
+      }
+    }
+  };
+
+  const route = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const method = request.method.toUpperCase();
+    const endpoint = isUnderBasePath(url.pathname, basePath) ? endpointOf(method, url.pathname.slice(basePath.length)) : null;
+    if (!endpoint) return refused(404, `no endpoint ${method} ${url.pathname.slice(0, 100)}`);
+    if ('allow' in endpoint) return reply({ status: 'denied', message: `use ${endpoint.allow} here` }, 405, { allow: endpoint.allow });
+
+    const crossSite = crossSiteRefusal(request, url, method);
+    if (crossSite) return crossSite;
+
+    let user: User | null | undefined;
+    try {
+      user = await options.authorize(request);
+    } catch (error) {
+      report(error, request);
+      user = null;
+    }
+    if (!user) return refused(401, 'sign in to use remote browser sessions');
+    if (typeof user.id !== 'string' || user.id === '') {
+      report(new RemoteBrowserError('configuration', 'authorize() must return the user as an object with a non-empty string id, or null'), request);
+      return reply({ status: 'error', message: 'something went wrong on this server; try again later' }, 500);
+    }
+
+    if (limits) {
+      const refusal = (await limited(limits.requests, user, request)) ?? (endpoint.name === 'create' ? await limited(limits.creates, user, request) : null);
+      if (refusal) return refusal;
+    }
+
+    try {
+      return await serve(request, endpoint, { user, request });
+    } catch (error) {
+      return upstreamFailure(error, request, endpoint.name);
+    }
+  };
+
+  return Object.assign(route, { basePath });
+}

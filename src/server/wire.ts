@@ -1,0 +1,40 @@
+// The proxy route's own answers as the browser reads them: schemas and types. Pure (zod and the
+// protocol only), so the browser-side client can import it too.
+import { z } from 'zod';
+import { sessionEntrySchema, sessionMetersSchema } from '../protocol/index.js';
+
+/** The route's paths under its base path. */
+export const PROXY_PATHS = {
+  images: '/images',
+  sessions: '/sessions',
+  session: (handle: string) => `/sessions/${encodeURIComponent(handle)}`,
+  usage: '/usage',
+} as const;
+
+/** The header a browser sends with create so that a retried launch starts no second session. */
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+
+/** Reasons of the route's own `insecure` answers (next to the service's `rate_limited`). */
+export const PROXY_INSECURE_REASONS = ['cross_site', 'content_type', 'rate_limited'] as const;
+
+/** POST /sessions: the session's handle instead of its vmId. */
+export const proxyCreateResponseSchema = z.object({
+  status: z.literal('ok'),
+  handle: z.string(),
+  shareUrl: z.string().optional(),
+  shareUrlPath: z.string().optional(),
+  quota: sessionMetersSchema,
+});
+export type ProxyCreateResponse = z.infer<typeof proxyCreateResponseSchema>;
+
+/** A session as the browser sees it: the service's entry with the handle in place of the masked id. */
+export const proxySessionSchema = sessionEntrySchema.omit({ id: true }).extend({ handle: z.string() });
+export type ProxySession = z.infer<typeof proxySessionSchema>;
+
+/** GET /sessions/:handle. */
+export const proxySessionResponseSchema = z.object({ status: z.literal('ok'), session: proxySessionSchema });
+export type ProxySessionResponse = z.infer<typeof proxySessionResponseSchema>;
+
+/** POST or DELETE /sessions/:handle. */
+export const proxyEndResponseSchema = z.object({ status: z.literal('ok') });
+export type ProxyEndResponse = z.infer<typeof proxyEndResponseSchema>;
