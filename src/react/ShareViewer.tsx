@@ -124,6 +124,8 @@ function WaitingScreen({ browserName }: { browserName: string }) {
   const [seconds, setSeconds] = useState(0);
   useEffect(() => {
     const timer = setInterval(() => setSeconds((s) => s + 1), 1000);
+    // Load the VNC client while the session starts, so the live screen does not wait for it.
+    void import('@novnc/novnc').catch(() => undefined);
     return () => clearInterval(timer);
   }, []);
   return (

@@ -69,6 +69,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** Session id -> runtime session id, for sessions whose runtime is up in this process. */
   private readonly live = new Map<string, string>();
   private readonly starting = new Set<Promise<void>>();
+  private readonly ending = new Set<Promise<unknown>>();
   /** Starts in progress, so that removing a starting session can end its start at once. */
   private readonly startAborts = new Map<string, AbortController>();
   private sweeper: NodeJS.Timeout | undefined;
@@ -85,7 +86,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.runtime.on('event', (event) => {
       if (event.kind === 'refused') return;
       const sessionId = [...this.live].find(([, runtimeId]) => runtimeId === event.sessionId)?.[0];
-      if (sessionId) void this.suspend(sessionId, event.message);
+      if (sessionId) this.track(this.suspend(sessionId, event.message));
     });
   }
 
@@ -369,7 +370,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
         if (this.move(id, ['starting'], 'stopping', { ended_at: now, end_reason: 'removed' })) this.startAborts.get(id)?.abort();
         break;
       case 'running':
-        if (this.move(id, ['running'], 'stopping', { ended_at: now, end_reason: 'removed' })) void this.endRuntime(id, 'deleted');
+        if (this.move(id, ['running'], 'stopping', { ended_at: now, end_reason: 'removed' })) this.track(this.endRuntime(id, 'deleted'));
         break;
       case 'error':
       case 'suspended':
@@ -429,12 +430,12 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       }
       const plan = this.options.accounts.plan(this.store.subscriptions(row.account_id).find((s) => s.id === row.subscription_id)?.plan_id ?? '');
       if (!plan) {
-        void this.suspend(row.id, 'the plan lapsed');
+        this.track(this.suspend(row.id, 'the plan lapsed'));
         continue;
       }
       const since = row.running_at ?? row.created_at;
-      if (now - since >= plan.max_session_minutes * 60_000) void this.suspend(row.id, 'maximum session duration reached');
-      else if (now - Math.max(since, row.last_viewer_at ?? 0) >= plan.idle_timeout_minutes * 60_000) void this.suspend(row.id, 'no viewer for the idle timeout');
+      if (now - since >= plan.max_session_minutes * 60_000) this.track(this.suspend(row.id, 'maximum session duration reached'));
+      else if (now - Math.max(since, row.last_viewer_at ?? 0) >= plan.idle_timeout_minutes * 60_000) this.track(this.suspend(row.id, 'no viewer for the idle timeout'));
     }
     this.store.forgetIdempotencyBefore(now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
   }
@@ -450,9 +451,15 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.sweeper.unref();
   }
 
+  /** Keeps background endings in sight, so close() can wait for them before the store closes. */
+  private track(work: Promise<unknown>): void {
+    const settled = work.catch(() => undefined).finally(() => this.ending.delete(settled));
+    this.ending.add(settled);
+  }
+
   async close(): Promise<void> {
     clearInterval(this.sweeper);
-    await Promise.allSettled([...this.starting]);
+    await Promise.allSettled([...this.starting, ...this.ending]);
   }
 
   /** Sessions counted as active right now across the engine (for health). */

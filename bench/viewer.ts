@@ -1,0 +1,155 @@
+// `npm run bench -- viewer`: what a viewer gets: time from running to the first remote pixels,
+// key press to changed pixels, frame rate and bandwidth on animated and static pages, and the
+// CPU the display's VNC server spends streaming. A real engine, a real browser as the viewer.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Page } from 'playwright-core';
+import { createEngine } from '../src/engine/engine.js';
+import { percentile, report } from './stats.js';
+
+const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 5);
+const PAGES: Record<string, string> = {
+  '/static': '<!doctype html><title>static</title><body style="margin:0;background:#fff;font:24px sans-serif"><p>A static page.</p>',
+  // Each key press flips the background, so its effect is one colour change to watch for.
+  '/keys': '<!doctype html><title>keys</title><body style="margin:0;background:#ff0000"><script>let on=false;addEventListener("keydown",()=>{on=!on;document.body.style.background=on?"#0000ff":"#ff0000"})</script>',
+  // A full-window animation: a colour that changes every frame.
+  '/animated': '<!doctype html><title>animated</title><body style="margin:0"><canvas id=c style="width:100vw;height:100vh;display:block"></canvas><script>const c=document.getElementById("c"),x=c.getContext("2d");c.width=innerWidth;c.height=innerHeight;let i=0;function f(){i++;x.fillStyle=`hsl(${i*7%360} 80% 50%)`;x.fillRect(0,0,c.width,c.height);x.fillStyle="#fff";x.fillRect((i*13)%c.width,200,120,120);requestAnimationFrame(f)}f()</script>',
+};
+
+async function cpuTicks(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** Distinct frames the viewer drew per second, sampled at each animation frame of the viewer page. */
+function framesPerSecond(page: Page, seconds: number): Promise<number> {
+  return page.evaluate(async (duration) => {
+    const canvas = document.querySelector('.rbk-viewer__screen canvas') as HTMLCanvasElement;
+    const context = canvas.getContext('2d', { willReadFrequently: true })!;
+    let last = '';
+    let changes = 0;
+    const end = performance.now() + duration * 1000;
+    while (performance.now() < end) {
+      await new Promise(requestAnimationFrame);
+      const key = Array.from(context.getImageData(640, 100, 1, 1).data).join(',') + Array.from(context.getImageData(Math.floor(canvas.width / 2), 260, 1, 1).data).join(',');
+      if (key !== last) changes++;
+      last = key;
+    }
+    return changes / duration;
+  }, seconds);
+}
+
+export async function viewerBench(): Promise<void> {
+  const site = createServer((request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(PAGES[request.url ?? ''] ?? PAGES['/static']));
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  const dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-bench-'));
+  const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
+  const key = engine.accounts.create({ contact: 'bench@example.com', plans: ['team'] }).apiKey.key;
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
+  const call = async (path: string, body: unknown) =>
+    (await (await fetch(`${engine.url}/v8${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json()) as Record<string, any>;
+
+  /** Opens a session's share link while it starts; resolves once the viewer is connected. */
+  async function watch(path: string) {
+    const created = await call('/vm/create', { browser: 'chromium', url: `${origin}${path}` });
+    let runningAt = 0;
+    const onStatus = ({ id, status }: { id: string; status: string }) => {
+      if (id === created.vmId && status === 'running') runningAt = Date.now();
+    };
+    engine.sessions.on('status', onStatus);
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    let received = 0;
+    page.on('websocket', (socket) => socket.on('framereceived', (frame) => (received += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length)));
+    await page.goto(created.shareUrl);
+    await page.waitForSelector('.rbk-viewer__live[data-connection="connected"]', { timeout: 30_000 });
+    // First remote pixels: the canvas holds something other than its initial transparent black.
+    const firstPixelAt = await page.evaluate(async () => {
+      const canvas = document.querySelector('.rbk-viewer__screen canvas') as HTMLCanvasElement;
+      const context = canvas.getContext('2d')!;
+      for (;;) {
+        if (canvas.width > 0 && context.getImageData(canvas.width / 2, canvas.height - 40, 1, 1).data[3] !== 0) return Date.now();
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    });
+    engine.sessions.off('status', onStatus);
+    const runtime = engine.runtime.get(engine.store.session(created.vmId)!.runtime_id!)!;
+    return {
+      page,
+      firstFrameMs: firstPixelAt - runningAt,
+      bytes: () => received,
+      xvncPid: runtime.display.server.pid,
+      async end() {
+        await page.close();
+        await call('/vm/remove', { id: created.vmId });
+      },
+    };
+  }
+
+  try {
+    const firstFrames: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      const viewer = await watch('/static');
+      firstFrames.push(viewer.firstFrameMs);
+      if (i < samples - 1) await viewer.end();
+      else {
+        await viewer.page.waitForTimeout(1000);
+        const before = viewer.bytes();
+        await viewer.page.waitForTimeout(5000);
+        report('viewer', 'bytes_per_s', (viewer.bytes() - before) / 5, 'B/s', { page: 'static' });
+        await viewer.end();
+      }
+    }
+    report('viewer', 'first_frame_ms_p50', percentile(firstFrames, 50), 'ms', { samples, from: 'status running (engine) to first pixels drawn (viewer)' });
+
+    const keys = await watch('/keys');
+    const latencies: number[] = [];
+    // Focus the remote page by clicking into it through the viewer, as a person would.
+    const box = (await keys.page.locator('.rbk-viewer__screen canvas').boundingBox())!;
+    await keys.page.mouse.click(box.x + box.width / 2, box.y + box.height * 0.8);
+    await keys.page.waitForTimeout(300);
+    for (let i = 0; i < 20; i++) {
+      // The watcher starts the clock at the viewer's own keydown (a real key press from the
+      // browser's input pipeline) and stops it when the remote page's colour change is drawn.
+      // A string, not a function: the TypeScript runner would wrap named helpers in code the page lacks.
+      const measured = keys.page.evaluate(`new Promise((resolve) => {
+        const canvas = document.querySelector('.rbk-viewer__screen canvas');
+        const context = canvas.getContext('2d', { willReadFrequently: true });
+        const read = () => Array.from(context.getImageData(640, 600, 1, 1).data).join(',');
+        const before = read();
+        document.addEventListener('keydown', () => {
+          const started = performance.now();
+          const poll = () => (read() !== before || performance.now() - started > 2000) ? resolve(performance.now() - started) : setTimeout(poll, 1);
+          poll();
+        }, { capture: true, once: true });
+      })`);
+      await keys.page.waitForTimeout(20);
+      await keys.page.keyboard.press('a');
+      latencies.push(Number(await measured));
+      await keys.page.waitForTimeout(100);
+    }
+    report('viewer', 'input_to_display_ms_p50', percentile(latencies, 50), 'ms', { samples: latencies.length });
+    report('viewer', 'input_to_display_ms_p95', percentile(latencies, 95), 'ms', { samples: latencies.length });
+    await keys.end();
+
+    const animated = await watch('/animated');
+    await animated.page.waitForTimeout(1000);
+    const bytesBefore = animated.bytes();
+    const ticksBefore = await cpuTicks(animated.xvncPid);
+    const fps = await framesPerSecond(animated.page, 5);
+    const ticks = (await cpuTicks(animated.xvncPid)) - ticksBefore;
+    report('viewer', 'updates_per_s', fps, 'updates/s', { page: 'animated 1280x720', measured: 'distinct frames drawn by the viewer, sampled per animation frame' });
+    report('viewer', 'bytes_per_s', (animated.bytes() - bytesBefore) / 5, 'B/s', { page: 'animated 1280x720' });
+    report('viewer', 'streaming_cpu_percent', ticks / 5, '% of one core', { process: 'Xvnc (encoding and sending)', page: 'animated 1280x720' });
+    await animated.end();
+  } finally {
+    await browser.close();
+    await engine.close();
+    site.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
