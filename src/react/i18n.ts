@@ -2,22 +2,36 @@
 // languages, bundled, so a share link renders in its language without a request.
 import { createInstance, type i18n as I18n } from 'i18next';
 import { SHARE_LANGUAGES, type ShareLanguage } from '../protocol/index.js';
-import de from '../../locales/de/viewer.json' with { type: 'json' };
-import en from '../../locales/en/viewer.json' with { type: 'json' };
-import es from '../../locales/es/viewer.json' with { type: 'json' };
-import fr from '../../locales/fr/viewer.json' with { type: 'json' };
-import it from '../../locales/it/viewer.json' with { type: 'json' };
-import ja from '../../locales/ja/viewer.json' with { type: 'json' };
-import pt from '../../locales/pt/viewer.json' with { type: 'json' };
+import deViewer from '../../locales/de/viewer.json' with { type: 'json' };
+import deLauncher from '../../locales/de/launcher.json' with { type: 'json' };
+import deMeters from '../../locales/de/meters.json' with { type: 'json' };
+import enViewer from '../../locales/en/viewer.json' with { type: 'json' };
+import enLauncher from '../../locales/en/launcher.json' with { type: 'json' };
+import enMeters from '../../locales/en/meters.json' with { type: 'json' };
+import esViewer from '../../locales/es/viewer.json' with { type: 'json' };
+import esLauncher from '../../locales/es/launcher.json' with { type: 'json' };
+import esMeters from '../../locales/es/meters.json' with { type: 'json' };
+import frViewer from '../../locales/fr/viewer.json' with { type: 'json' };
+import frLauncher from '../../locales/fr/launcher.json' with { type: 'json' };
+import frMeters from '../../locales/fr/meters.json' with { type: 'json' };
+import itViewer from '../../locales/it/viewer.json' with { type: 'json' };
+import itLauncher from '../../locales/it/launcher.json' with { type: 'json' };
+import itMeters from '../../locales/it/meters.json' with { type: 'json' };
+import jaViewer from '../../locales/ja/viewer.json' with { type: 'json' };
+import jaLauncher from '../../locales/ja/launcher.json' with { type: 'json' };
+import jaMeters from '../../locales/ja/meters.json' with { type: 'json' };
+import ptViewer from '../../locales/pt/viewer.json' with { type: 'json' };
+import ptLauncher from '../../locales/pt/launcher.json' with { type: 'json' };
+import ptMeters from '../../locales/pt/meters.json' with { type: 'json' };
 
 export const resources = {
-  en: { viewer: en },
-  de: { viewer: de },
-  fr: { viewer: fr },
-  es: { viewer: es },
-  it: { viewer: it },
-  pt: { viewer: pt },
-  ja: { viewer: ja },
+  en: { viewer: enViewer, launcher: enLauncher, meters: enMeters },
+  de: { viewer: deViewer, launcher: deLauncher, meters: deMeters },
+  fr: { viewer: frViewer, launcher: frLauncher, meters: frMeters },
+  es: { viewer: esViewer, launcher: esLauncher, meters: esMeters },
+  it: { viewer: itViewer, launcher: itLauncher, meters: itMeters },
+  pt: { viewer: ptViewer, launcher: ptLauncher, meters: ptMeters },
+  ja: { viewer: jaViewer, launcher: jaLauncher, meters: jaMeters },
 } satisfies Record<ShareLanguage, Record<string, unknown>>;
 
 /** A fresh instance in `language`; synchronous (resources are bundled). */
@@ -28,7 +42,7 @@ export function createComponentI18n(language: ShareLanguage): I18n {
     fallbackLng: 'en',
     supportedLngs: [...SHARE_LANGUAGES],
     resources,
-    ns: ['viewer'],
+    ns: ['viewer', 'launcher', 'meters'],
     defaultNS: 'viewer',
     interpolation: { escapeValue: false },
     initAsync: false,

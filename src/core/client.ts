@@ -1,0 +1,94 @@
+// The browser-side client of the proxy route: typed calls over fetch, answers checked with the
+// same schemas the route uses, every failure as a RemoteBrowserClientError. It never holds an
+// API key: the route on the customer's server does.
+import { imageListResponseSchema, userQuotaResponseSchema, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
+import { IDEMPOTENCY_HEADER, PROXY_PATHS, proxyCreateResponseSchema, proxyEndResponseSchema, proxySessionResponseSchema, type ProxyCreateResponse, type ProxySession } from '../server/wire.js';
+import { fieldOf, RemoteBrowserClientError } from './error.js';
+import type { z } from 'zod';
+
+export interface RemoteBrowserClientOptions {
+  /** Where the proxy route is mounted, e.g. `/api/remote-browser`. */
+  endpoint: string;
+  fetch?: typeof fetch;
+  /** Extra headers for every request (for example a CSRF token of the host app). */
+  headers?: Record<string, string>;
+}
+
+export interface RemoteBrowserClient {
+  readonly endpoint: string;
+  images(): Promise<ImageListResponse>;
+  /** `launchId` makes retries of one launch safe: the route starts at most one session for it. */
+  create(request: CreateRequest, launchId: string): Promise<ProxyCreateResponse>;
+  session(handle: string): Promise<ProxySession>;
+  end(handle: string): Promise<void>;
+  usage(): Promise<UserQuotaResponse>;
+}
+
+// An API key has no place in a browser: refuse anything that looks like one.
+const SECRET_LOOKING = /(^|\s)(rbk_[A-Za-z0-9_-]{20,}|Bearer\s+\S+)/i;
+
+export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): RemoteBrowserClient {
+  const endpoint = options.endpoint.replace(/\/+$/, '');
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (name.toLowerCase() === 'authorization' || SECRET_LOOKING.test(value)) {
+      throw new RemoteBrowserClientError('configuration', `the "${name}" header looks like an API key: keep the key on your server, in the proxy route (createProxyRoute), never in the browser`);
+    }
+  }
+  if (SECRET_LOOKING.test(endpoint)) throw new RemoteBrowserClientError('configuration', 'the endpoint contains what looks like an API key: keep the key on your server');
+
+  async function call<T>(path: string, schema: z.ZodType<T>, init: RequestInit = {}): Promise<T> {
+    let response: Response;
+    try {
+      response = await (options.fetch ?? fetch)(`${endpoint}${path}`, {
+        ...init,
+        credentials: 'same-origin',
+        headers: { accept: 'application/json', ...options.headers, ...(init.headers as Record<string, string> | undefined) },
+      });
+    } catch (cause) {
+      throw new RemoteBrowserClientError('network', 'the remote browser service could not be reached; check your connection and try again', { cause });
+    }
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch (cause) {
+      throw new RemoteBrowserClientError('service_error', `the remote browser route answered HTTP ${response.status} without JSON; try again later`, { cause, httpStatus: response.status });
+    }
+    const envelope = body as { status?: string; message?: string; reason?: string };
+    if (envelope?.status !== 'ok') {
+      const message = typeof envelope?.message === 'string' ? envelope.message : `the remote browser route answered HTTP ${response.status}`;
+      const retryAfter = Number(response.headers.get('retry-after')) || undefined;
+      const details = { httpStatus: response.status, ...(envelope?.reason ? { reason: envelope.reason } : {}), ...(retryAfter ? { retryAfter } : {}) };
+      if (response.status === 401) throw new RemoteBrowserClientError('unauthorized', message, details);
+      switch (envelope?.status) {
+        case 'denied':
+          throw new RemoteBrowserClientError('denied', message, { ...details, ...(fieldOf(message) ? { field: fieldOf(message) } : {}) });
+        case 'upgrade':
+          throw new RemoteBrowserClientError('upgrade', message, details);
+        case 'insecure':
+          throw new RemoteBrowserClientError(envelope.reason === 'rate_limited' ? 'rate_limited' : 'insecure', message, details);
+        default:
+          throw new RemoteBrowserClientError('service_error', message, details);
+      }
+    }
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) throw new RemoteBrowserClientError('service_error', 'the remote browser route answered in an unexpected shape; update remote-browser-kit on both sides', { cause: parsed.error });
+    return parsed.data;
+  }
+
+  const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+
+  return {
+    endpoint,
+    images: () => call(PROXY_PATHS.images, imageListResponseSchema),
+    create: (request, launchId) => call(PROXY_PATHS.sessions, proxyCreateResponseSchema, json(request, { [IDEMPOTENCY_HEADER]: launchId })),
+    session: async (handle) => (await call(PROXY_PATHS.session(handle), proxySessionResponseSchema)).session,
+    end: async (handle) => {
+      await call(PROXY_PATHS.session(handle), proxyEndResponseSchema, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
+    },
+    usage: () => call(PROXY_PATHS.usage, userQuotaResponseSchema),
+  };
+}

@@ -1,0 +1,6 @@
+// remote-browser-kit/core: the framework-free client of the proxy route: fetcher, query keys,
+// queryOptions factories, the error class, and the wire types.
+export { createRemoteBrowserClient, type RemoteBrowserClient, type RemoteBrowserClientOptions } from './client.js';
+export { RemoteBrowserClientError, fieldOf, type RemoteBrowserErrorCode } from './error.js';
+export { imagesQuery, remoteBrowserKeys, sessionPollDelay, sessionQuery, usageQuery } from './queries.js';
+export type { ProxyCreateResponse, ProxySession } from '../server/wire.js';

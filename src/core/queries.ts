@@ -1,0 +1,40 @@
+// Query keys (namespaced under 'rbk', so they never meet the host app's) and queryOptions
+// factories: the framework-free half of the data layer; src/react only binds them.
+import type { Query } from '@tanstack/query-core';
+import { isSessionEnded, type SessionStatus } from '../protocol/index.js';
+import type { ProxySession } from '../server/wire.js';
+import type { RemoteBrowserClient } from './client.js';
+
+export const remoteBrowserKeys = {
+  all: (endpoint: string) => ['rbk', endpoint] as const,
+  images: (endpoint: string) => ['rbk', endpoint, 'images'] as const,
+  session: (endpoint: string, handle: string) => ['rbk', endpoint, 'session', handle] as const,
+  usage: (endpoint: string) => ['rbk', endpoint, 'usage'] as const,
+};
+
+// Plain option objects (what react-query's queryOptions() returns), so this file needs no React.
+export function imagesQuery(client: RemoteBrowserClient) {
+  return { queryKey: remoteBrowserKeys.images(client.endpoint), queryFn: () => client.images(), staleTime: 60_000 };
+}
+
+export function usageQuery(client: RemoteBrowserClient) {
+  return { queryKey: remoteBrowserKeys.usage(client.endpoint), queryFn: () => client.usage(), staleTime: 10_000 };
+}
+
+/** Poll delay while a session starts: quick at first, then backing off to 5 s. */
+export function sessionPollDelay(pollCount: number): number {
+  return Math.min(500 * 2 ** Math.max(0, pollCount - 1), 5000);
+}
+
+/** One session, polled with back-off until it is running or has ended; no polling after that. */
+export function sessionQuery(client: RemoteBrowserClient, handle: string) {
+  return {
+    queryKey: remoteBrowserKeys.session(client.endpoint, handle),
+    queryFn: () => client.session(handle),
+    refetchInterval: (query: Query<ProxySession, Error, ProxySession, readonly unknown[]>) => {
+      const status = query.state.data?.status as SessionStatus | undefined;
+      if (status === 'running' || (status && isSessionEnded(status))) return false;
+      return sessionPollDelay(query.state.dataUpdateCount);
+    },
+  };
+}
