@@ -122,6 +122,15 @@ function secretProblem(secret: string | undefined): RemoteBrowserError | null {
   return null;
 }
 
+/** The host of an Origin header; '' for `null` and anything unparsable. */
+function hostOf(origin: string): string {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return '';
+  }
+}
+
 function isRefusal(value: CreateRequest | PolicyRefusal): value is PolicyRefusal {
   return 'status' in value;
 }
@@ -215,11 +224,19 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
     return current.ready;
   };
 
-  /** Refuses what another site could make a signed-in browser send (null: the request may go on). */
+  /**
+   * Refuses what another site could make a signed-in browser send (null: the request may go on).
+   * The Origin's host must be this request's host: the URL's, the Host header's, or that of
+   * X-Forwarded-Host (which another site's page cannot set without a preflight this route never
+   * grants). The scheme is not compared, as Next.js compares server actions' origins: TLS often
+   * ends at a proxy, and frameworks build request.url from their own listen address.
+   */
   const crossSiteRefusal = (request: Request, url: URL, method: string): Response | null => {
     const origin = request.headers.get('origin');
-    const site = request.headers.get('sec-fetch-site');
-    const fromElsewhere = origin !== null ? origin !== url.origin && !allowedOrigins.has(origin) : site === 'cross-site';
+    const ownHosts = [url.host, request.headers.get('host'), request.headers.get('x-forwarded-host')?.split(',')[0]!.trim()];
+    const fromElsewhere = origin === null
+      ? request.headers.get('sec-fetch-site') === 'cross-site'
+      : !allowedOrigins.has(origin) && !ownHosts.includes(hostOf(origin));
     if (fromElsewhere) {
       return reply({ status: 'insecure', reason: 'cross_site', message: 'requests from other sites are refused: call this route from pages of this site (or list the origin in allowedOrigins)' }, 403);
     }

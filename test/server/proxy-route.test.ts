@@ -202,7 +202,7 @@ describe('requests from other sites', () => {
 
   it('refuses another Origin, Origin null and Sec-Fetch-Site cross-site, for reads and actions', async () => {
     const sessionsBefore = sessionCount();
-    const elsewhere: Array<Record<string, string>> = [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'http://app.example.test:8080' }, { origin: 'https://app.example.test' }];
+    const elsewhere: Array<Record<string, string>> = [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'http://app.example.test:8080' }, { origin: 'https://app.example.test.evil.example' }];
     for (const headers of elsewhere) {
       for (const [method, path] of [['GET', '/images'], ['POST', '/sessions'], ['DELETE', '/sessions/abc'], ['GET', '/usage']]) {
         const seen = await send(route, method!, path!, { headers, body: method === 'POST' ? { browser: 'chromium' } : undefined });
@@ -231,6 +231,11 @@ describe('requests from other sites', () => {
     expect((await send(route, 'GET', '/images', { headers: { origin: APP_ORIGIN, 'sec-fetch-site': 'same-origin' } })).status).toBe(200);
     expect((await send(route, 'GET', '/images', { headers: { origin: 'https://app.example.com', 'sec-fetch-site': 'same-site' } })).status).toBe(200);
     expect((await send(route, 'GET', '/images', { headers: { 'content-type': 'application/json; charset=utf-8', 'sec-fetch-site': 'same-origin' } })).status).toBe(200);
+    // The scheme is not compared (TLS often ends at a proxy in front); the host is.
+    expect((await send(route, 'GET', '/images', { headers: { origin: 'https://app.example.test' } })).status).toBe(200);
+    // The Host header the browser sent counts as this site too (frameworks build request.url from their listen address).
+    expect((await send(route, 'GET', '/images', { headers: { origin: 'https://shop.example.test', host: 'shop.example.test' } })).status).toBe(200);
+    expect((await send(route, 'GET', '/images', { headers: { origin: 'https://shop.example.test', 'x-forwarded-host': 'shop.example.test, proxy.internal' } })).status).toBe(200);
   });
 });
 
