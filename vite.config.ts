@@ -1,4 +1,5 @@
-// Vite and Vitest configuration: the viewer site build (`vite build --mode viewer-site`) and the
+// Vite and Vitest configuration: the viewer site (`vite build --mode viewer-site`), the demo page
+// (`--mode demo`) and the
 // test projects (engine and server tests in Node, component tests in jsdom).
 import react from '@vitejs/plugin-react';
 import { fileURLToPath } from 'node:url';
@@ -7,6 +8,14 @@ import { defineConfig } from 'vitest/config';
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 export default defineConfig(({ mode }) => {
+  if (mode === 'demo') {
+    return {
+      root: here('./src/demo/page'),
+      base: '/',
+      plugins: [react()],
+      build: { outDir: here('./dist/demo-page'), emptyOutDir: true, target: 'es2022' },
+    };
+  }
   if (mode === 'viewer-site') {
     return {
       root: here('./src/engine/viewer/site'),

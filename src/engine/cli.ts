@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { loadEngineConfig } from './config.js';
 import { formatDoctor, runDoctor } from './doctor.js';
+import { startDemo } from '../demo/server.js';
 import { createEngine, offsetClock, openDataDirectory } from './engine.js';
 
 interface Common {
@@ -58,6 +59,24 @@ export function buildCli(): Command {
           ].join('\n'),
         );
         const stop = () => void engine.close().finally(() => process.exit(0));
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      } catch (error) {
+        console.error(`remote-browser-kit: ${(error as Error).message}`);
+        process.exit(1);
+      }
+    });
+
+  program
+    .command('demo')
+    .description('run the demo: the engine, a development account and key, the proxy route and a page with the components')
+    .option('--port <port>', 'port of the demo page (the engine takes the next one)', '8640')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--data <dir>', 'data directory', '.data')
+    .action(async (options: { port: string; host: string; data: string }) => {
+      try {
+        const demo = await startDemo({ port: Number(options.port), host: options.host, dataDir: options.data });
+        const stop = () => void demo.close().finally(() => process.exit(0));
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);
       } catch (error) {
