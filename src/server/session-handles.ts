@@ -86,7 +86,8 @@ export async function createSessionHandles(secret: string): Promise<SessionHandl
     async open(handle, userId) {
       if (typeof handle !== 'string' || handle.length > HANDLE_MAX_CHARS) return null;
       const bytes = fromBase64Url(handle);
-      if (!bytes || bytes[0] !== VERSION) return null;
+      // One spelling per handle: spare bits in the last character would make look-alikes.
+      if (!bytes || bytes[0] !== VERSION || toBase64Url(bytes) !== handle) return null;
       const cipherBytes = bytes.length - 1 - IV_BYTES - TAG_BYTES;
       if (cipherBytes < BLOCK || cipherBytes % BLOCK !== 0) return null;
       const body = bytes.subarray(0, bytes.length - TAG_BYTES);
