@@ -23,6 +23,11 @@ export interface ShareViewerProps {
   viewOnly?: boolean;
   className?: string;
   style?: CSSProperties;
+  /**
+   * The fetch for the share API's state reads and the round-trip pings (for example a stand-in in
+   * stories or tests). Given one, the viewer polls the state instead of opening an EventSource.
+   */
+  fetch?: typeof fetch;
 }
 
 /** What the viewer shows while it cannot read the share API. */
@@ -35,7 +40,7 @@ const backoff = (attempt: number) => BACKOFF_MS[Math.min(attempt, BACKOFF_MS.len
 // ---------------------------------------------------------------------------------------------
 // Share API state: one GET, then server-sent events; polling with back-off when either fails.
 
-function useViewerState(shareBase: string | null, linkId: string | null) {
+function useViewerState(shareBase: string | null, linkId: string | null, shareFetch: typeof fetch | undefined) {
   const [state, setState] = useState<ViewerState | null>(null);
   const [screen, setScreen] = useState<Screen>('loading');
   const [retryAt, setRetryAt] = useState<number | null>(null);
@@ -63,7 +68,7 @@ function useViewerState(shareBase: string | null, linkId: string | null) {
     };
     async function load() {
       try {
-        const response = await fetch(`${shareBase}/share/${linkId}`, { cache: 'no-store' });
+        const response = await (shareFetch ?? fetch)(`${shareBase}/share/${linkId}`, { cache: 'no-store' });
         if (stopped) return;
         if (response.status === 404) return setScreen('gone');
         if (!response.ok) throw new Error(`share API answered ${response.status}`);
@@ -71,8 +76,9 @@ function useViewerState(shareBase: string | null, linkId: string | null) {
         if (!parsed.success) throw new Error('unexpected share API answer');
         apply(parsed.data);
         if (parsed.data.state === 'gone') return;
-        if (typeof EventSource === 'undefined') {
-          // No server-sent events here: read the state again every few seconds.
+        if (typeof EventSource === 'undefined' || shareFetch) {
+          // No server-sent events here (or they could not go through the given fetch): read the
+          // state again every few seconds.
           timer = setTimeout(load, POLL_MS);
           return;
         }
@@ -100,7 +106,7 @@ function useViewerState(shareBase: string | null, linkId: string | null) {
       clearTimeout(timer);
       events?.close();
     };
-  }, [shareBase, linkId]);
+  }, [shareBase, linkId, shareFetch]);
 
   return { state, screen, retryAt };
 }
@@ -190,7 +196,7 @@ function keysymOf(character: string): number {
 
 type Connection = 'connecting' | 'connected' | 'reconnecting';
 
-function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave }: { shareBase: string; linkId: string; browserName: string; viewOnly: boolean; onLeave: () => void }) {
+function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFetch }: { shareBase: string; linkId: string; browserName: string; viewOnly: boolean; onLeave: () => void; shareFetch?: typeof fetch }) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -274,7 +280,7 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave }: { sha
     const measure = async () => {
       const started = performance.now();
       try {
-        const response = await fetch(`${shareBase}/share/${linkId}/ping`, { cache: 'no-store' });
+        const response = await (shareFetch ?? fetch)(`${shareBase}/share/${linkId}/ping`, { cache: 'no-store' });
         await response.arrayBuffer();
         if (!stopped && response.ok) setRttMs(Math.round(performance.now() - started));
       } catch {
@@ -287,7 +293,7 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave }: { sha
       stopped = true;
       clearInterval(timer);
     };
-  }, [shareBase, linkId]);
+  }, [shareBase, linkId, shareFetch]);
 
   useEffect(() => {
     const onChange = () => setFullscreen(document.fullscreenElement === rootRef.current);
@@ -447,8 +453,8 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave }: { sha
 // ---------------------------------------------------------------------------------------------
 // The component
 
-function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeave }: { shareBase: string | null; linkId: string | null; viewOnly: boolean; onStateChange?: (state: ViewerStateName) => void; onLeave?: (leaveUrl: string) => void }) {
-  const { state, screen, retryAt } = useViewerState(shareBase, linkId);
+function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeave, shareFetch }: { shareBase: string | null; linkId: string | null; viewOnly: boolean; onStateChange?: (state: ViewerStateName) => void; onLeave?: (leaveUrl: string) => void; shareFetch?: typeof fetch }) {
+  const { state, screen, retryAt } = useViewerState(shareBase, linkId, shareFetch);
   const retryIn = useCountdown(retryAt);
   const lastReported = useRef<Screen | null>(null);
   useEffect(() => {
@@ -470,7 +476,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
     case 'waiting':
       return <WaitingScreen browserName={state?.browserName ?? ''} />;
     case 'running':
-      return <LiveScreen shareBase={shareBase!} linkId={linkId!} browserName={state?.browserName ?? ''} viewOnly={viewOnly} onLeave={leave} />;
+      return <LiveScreen shareBase={shareBase!} linkId={linkId!} browserName={state?.browserName ?? ''} viewOnly={viewOnly} onLeave={leave} {...(shareFetch ? { shareFetch } : {})} />;
     case 'ended':
       return <EndScreen kind="ended" onLeave={leaveUrl ? leave : undefined} />;
     case 'gone':
@@ -480,7 +486,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
   }
 }
 
-export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onLeave, viewOnly = false, className, style }: ShareViewerProps) {
+export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onLeave, viewOnly = false, className, style, fetch: shareFetch }: ShareViewerProps) {
   const link = useMemo(() => {
     if (shareUrl) {
       const parsed = parseShareLink(shareUrl);
@@ -502,7 +508,7 @@ export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChan
   return (
     <I18nextProvider i18n={i18n}>
       <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'}>
-        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} onStateChange={report} onLeave={onLeave} />
+        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} onStateChange={report} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
       </div>
     </I18nextProvider>
   );

@@ -105,6 +105,22 @@ describe('ShareViewer', () => {
     expect(states).toEqual(['waiting']);
   });
 
+  it('reads the share API through a given fetch, and polls with it', async () => {
+    const url = sessionLink('starting', 'pt');
+    const id = [...engine.store.sessionsWithStatus(['starting'])].at(-1)!.id;
+    const asked: string[] = [];
+    const recordingFetch: typeof fetch = (input, init) => {
+      asked.push(String(input));
+      return fetch(input, init);
+    };
+    render(<ShareViewer shareUrl={url} fetch={recordingFetch} />);
+    expect(await screen.findByRole('heading', { name: resources.pt.viewer.waiting.title })).toBeInTheDocument();
+    engine.store.moveSession(id, ['starting'], 'error');
+    await waitFor(() => expect(screen.getByRole('heading', { name: resources.pt.viewer.ended.title })).toBeInTheDocument(), { timeout: 8000 });
+    expect(asked.length).toBeGreaterThanOrEqual(2);
+    expect(asked.every((address) => address === `${engine.url}/share/${new URL(url).search.slice(1)}`)).toBe(true);
+  });
+
   it('says the link is not valid for an unknown link id', async () => {
     render(<ShareViewer shareUrl={`${engine.url}/it/s?AAAAAAAAAAAAAAAAAAAAAA`} />);
     expect(await screen.findByRole('heading', { name: resources.it.viewer.gone.title })).toBeInTheDocument();
