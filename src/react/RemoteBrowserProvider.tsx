@@ -4,7 +4,7 @@
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { createContext, useContext, useMemo, useState, type ReactNode } from 'react';
 import { I18nextProvider } from 'react-i18next';
-import { createRemoteBrowserClient, type RemoteBrowserClient } from '../core/index.js';
+import { createRemoteBrowserClient, RemoteBrowserClientError, type RemoteBrowserClient } from '../core/index.js';
 import type { ShareLanguage } from '../protocol/index.js';
 import { createComponentI18n } from './i18n.js';
 
@@ -27,6 +27,12 @@ interface RemoteBrowserContextValue {
   language: ShareLanguage;
 }
 
+/** One retry for faults (network, service); none for answers that would only repeat (refusals). */
+function retryOnlyFaults(failureCount: number, error: unknown): boolean {
+  const code = error instanceof RemoteBrowserClientError ? error.code : 'network';
+  return failureCount < 1 && (code === 'network' || code === 'service_error');
+}
+
 const RemoteBrowserContext = createContext<RemoteBrowserContextValue | null>(null);
 
 export function useRemoteBrowser(): RemoteBrowserContextValue {
@@ -42,7 +48,7 @@ export function RemoteBrowserProvider({ endpoint, language = 'en', queryClient, 
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [endpoint, fetch, headerKey],
   );
-  const [ownQueryClient] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: 1, refetchOnWindowFocus: false } } }));
+  const [ownQueryClient] = useState(() => new QueryClient({ defaultOptions: { queries: { retry: retryOnlyFaults, refetchOnWindowFocus: false } } }));
   const i18n = useMemo(() => createComponentI18n(language), [language]);
   const value = useMemo(() => ({ client, language }), [client, language]);
   return (

@@ -268,16 +268,18 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
       </h2>
       {images.error ? (
         <div role="alert" className="rbk-launcher__error">
-          <p className="rbk-launcher__error-text">{t('errors.images')}</p>
+          <p className="rbk-launcher__error-text">
+            {images.error instanceof RemoteBrowserClientError && images.error.code === 'unauthorized' ? t('errors.unauthorized') : t('errors.images')}
+          </p>
           <button type="button" className="rbk-button" onClick={() => void images.refetch()}>
             {t('retry')}
           </button>
         </div>
       ) : null}
       <form className="rbk-launcher__form" onSubmit={launch} aria-busy={images.isPending || create.isPending || undefined}>
-        <label className="rbk-launcher__field">
-          <span className="rbk-launcher__label">{t('browser')}</span>
-          <select className="rbk-launcher__input" value={browser} onChange={(e) => update('browser', e.target.value)} disabled={images.isPending} {...errorFor('browser')}>
+        <div className="rbk-launcher__field">
+          <label className="rbk-launcher__label" htmlFor={`${id}-browser`}>{t('browser')}</label>
+          <select id={`${id}-browser`} className="rbk-launcher__input" value={browser} onChange={(e) => update('browser', e.target.value)} disabled={images.isPending} {...errorFor('browser')}>
             {available.map((image) => (
               <option key={image.id} value={image.id} disabled={!image.enabled}>
                 {image.enabled ? image.name : t('browserUnavailable', { name: image.name })}
@@ -285,20 +287,20 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
             ))}
           </select>
           {fieldMessage('browser')}
-        </label>
-        <label className="rbk-launcher__field">
-          <span className="rbk-launcher__label">{t('url')}</span>
-          <input className="rbk-launcher__input" type="url" inputMode="url" placeholder="https://" value={form.url} onChange={(e) => update('url', e.target.value)} aria-describedby={fieldError === 'url' ? `${id}-url-error` : `${id}-url-hint`} {...(fieldError === 'url' ? { 'aria-invalid': true } : {})} />
+        </div>
+        <div className="rbk-launcher__field">
+          <label className="rbk-launcher__label" htmlFor={`${id}-url`}>{t('url')}</label>
+          <input id={`${id}-url`} className="rbk-launcher__input" type="url" inputMode="url" placeholder="https://" value={form.url} onChange={(e) => update('url', e.target.value)} aria-describedby={fieldError === 'url' ? `${id}-url-error` : `${id}-url-hint`} {...(fieldError === 'url' ? { 'aria-invalid': true } : {})} />
           <span id={`${id}-url-hint`} className="rbk-launcher__hint">
             {t('urlHint')}
           </span>
           {fieldMessage('url')}
-        </label>
+        </div>
         {showLocations ? (
           <div className="rbk-launcher__row">
-            <label className="rbk-launcher__field">
-              <span className="rbk-launcher__label">{t('location')}</span>
-              <select className="rbk-launcher__input" value={form.country} onChange={(e) => update('country', e.target.value)} {...errorFor('country')}>
+            <div className="rbk-launcher__field">
+              <label className="rbk-launcher__label" htmlFor={`${id}-country`}>{t('location')}</label>
+              <select id={`${id}-country`} className="rbk-launcher__input" value={form.country} onChange={(e) => update('country', e.target.value)} {...errorFor('country')}>
                 <option value="">{t('locationDefault')}</option>
                 <option value="auto">{t('locationAuto')}</option>
                 {locationList.map((location) => (
@@ -308,7 +310,7 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
                 ))}
               </select>
               {fieldMessage('country')}
-            </label>
+            </div>
             {country ? (
               <label className="rbk-launcher__field">
                 <span className="rbk-launcher__label">{t('city')}</span>
@@ -327,18 +329,20 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
           <p className="rbk-launcher__hint">{t('locationNotIncluded')}</p>
         ) : null}
         {residentialOffered ? (
-          <label className="rbk-launcher__check">
-            <input type="checkbox" checked={form.residential} onChange={(e) => update('residential', e.target.checked)} {...errorFor('egress')} />
-            <span>{t('residential')}</span>
+          <div className="rbk-launcher__field">
+            <label className="rbk-launcher__check">
+              <input type="checkbox" checked={form.residential} onChange={(e) => update('residential', e.target.checked)} {...errorFor('egress')} />
+              <span>{t('residential')}</span>
+            </label>
             {fieldMessage('egress')}
-          </label>
+          </div>
         ) : null}
         <details className="rbk-launcher__options">
           <summary>{t('options')}</summary>
           <div className="rbk-launcher__row">
-            <label className="rbk-launcher__field">
-              <span className="rbk-launcher__label">{t('language')}</span>
-              <select className="rbk-launcher__input" value={form.language} onChange={(e) => update('language', e.target.value)} {...errorFor('language')}>
+            <div className="rbk-launcher__field">
+              <label className="rbk-launcher__label" htmlFor={`${id}-language`}>{t('language')}</label>
+              <select id={`${id}-language`} className="rbk-launcher__input" value={form.language} onChange={(e) => update('language', e.target.value)} {...errorFor('language')}>
                 {BROWSER_LANGUAGES.map((code) => (
                   <option key={code} value={code}>
                     {displayName('language', code, uiLanguage)}
@@ -346,10 +350,10 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
                 ))}
               </select>
               {fieldMessage('language')}
-            </label>
-            <label className="rbk-launcher__field">
-              <span className="rbk-launcher__label">{t('layout')}</span>
-              <select className="rbk-launcher__input" value={form.layout} onChange={(e) => update('layout', e.target.value)} {...errorFor('layout')}>
+            </div>
+            <div className="rbk-launcher__field">
+              <label className="rbk-launcher__label" htmlFor={`${id}-layout`}>{t('layout')}</label>
+              <select id={`${id}-layout`} className="rbk-launcher__input" value={form.layout} onChange={(e) => update('layout', e.target.value)} {...errorFor('layout')}>
                 {KEYBOARD_LAYOUTS.map((code) => (
                   <option key={code} value={code}>
                     {code}
@@ -357,7 +361,7 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
                 ))}
               </select>
               {fieldMessage('layout')}
-            </label>
+            </div>
             <label className="rbk-launcher__field">
               <span className="rbk-launcher__label">{t('shareLanguage')}</span>
               <select className="rbk-launcher__input" value={form.shareLanguage} onChange={(e) => update('shareLanguage', e.target.value as ShareLanguage)}>

@@ -1,0 +1,168 @@
+// <SessionLauncher> against the real proxy route in front of a real engine: the form in every
+// language, unavailable browsers, each failure class shown where it belongs, and a real launch
+// from starting to running to ended. axe checks in every state.
+import { screen, waitFor, within } from '@testing-library/react';
+import { userEvent } from '@testing-library/user-event';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { SHARE_LANGUAGES } from '../../src/protocol/index.js';
+import { resources } from '../../src/react/i18n.js';
+import { SessionLauncher } from '../../src/react/SessionLauncher.js';
+import { axeViolations } from './axe.js';
+import { mountRoute, renderWithRoute, type MountedRoute } from './route-harness.js';
+
+const plan = { residential_cycle_mb_limit: null, location_access: true, programmatic_access: true, max_session_minutes: 60, idle_timeout_minutes: 30 };
+let engine: Engine;
+let dir: string;
+let page: Server;
+let pageUrl: string;
+const routes: MountedRoute[] = [];
+const en = resources.en.launcher;
+
+async function route(planId: string, options: Parameters<typeof mountRoute>[2] = {}): Promise<string> {
+  const { apiKey } = engine.accounts.create({ contact: `${planId}@example.com`, plans: [planId] });
+  const mounted = await mountRoute(engine, apiKey.key, options);
+  routes.push(mounted);
+  return mounted.endpoint;
+}
+
+/** The launch button once the browsers have loaded (it is disabled until there is one to start). */
+async function launchButton(): Promise<HTMLElement> {
+  const button = await screen.findByRole('button', { name: en.launch });
+  await waitFor(() => expect(button).toBeEnabled());
+  return button;
+}
+
+beforeAll(async () => {
+  page = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<title>start</title><h1>start</h1>'));
+  await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+  pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
+  dir = await mkdtemp(join(tmpdir(), 'rbk-launcher-'));
+  engine = await createEngine({
+    dataDir: dir,
+    port: 0,
+    config: {
+      plans: [
+        { id: 'std', name: 'Standard', running_session_limit: 2, cycle_session_limit: null, ...plan },
+        { id: 'full', name: 'Full', running_session_limit: 0, cycle_session_limit: 10, ...plan },
+      ],
+      rateLimit: { requests: 100_000, perSeconds: 60 },
+      egress: { allow: ['127.0.0.1/32'] },
+      locations: [{ code: 'de', name: 'Germany', default: 'de-ber', cities: [{ code: 'de-ber', location: 'Berlin', upstream: null, capacity: 1 }, { code: 'de-muc', location: 'Munich', upstream: null, capacity: 1 }] }],
+    } as never,
+  });
+});
+
+afterAll(async () => {
+  await Promise.all(routes.map((r) => r.close()));
+  await engine?.close();
+  page?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe.each(SHARE_LANGUAGES)('the form in %s', (language) => {
+  it('is labelled in the language, shows unavailable browsers disabled, and passes axe', async () => {
+    const text = resources[language].launcher;
+    const { container } = renderWithRoute(<SessionLauncher />, await route('std'), language);
+    const browser = await screen.findByRole('combobox', { name: text.browser });
+    await waitFor(() => expect(within(browser).getByRole('option', { name: 'Chromium' })).toBeEnabled());
+    const chrome = within(browser).getByRole('option', { name: text.browserUnavailable.replace('{{name}}', 'Google Chrome') });
+    expect(chrome).toBeDisabled();
+    expect(screen.getByRole('textbox', { name: text.url })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: text.launch })).toBeEnabled();
+    expect(await axeViolations(container)).toEqual([]);
+  });
+});
+
+describe('SessionLauncher', () => {
+  it('offers exit locations from the image list: country, then its cities', async () => {
+    renderWithRoute(<SessionLauncher />, await route('std'));
+    const location = await screen.findByRole('combobox', { name: en.location });
+    await waitFor(() => expect(within(location).getByRole('option', { name: 'Germany' })).toBeInTheDocument());
+    expect(screen.queryByRole('combobox', { name: en.city })).toBeNull();
+    await userEvent.selectOptions(location, 'de');
+    const city = screen.getByRole('combobox', { name: en.city });
+    expect(within(city).getAllByRole('option').map((o) => o.textContent)).toEqual([en.cityDefault, 'Berlin', 'Munich']);
+  });
+
+  it('hides exit locations when the plan has none', async () => {
+    renderWithRoute(<SessionLauncher locations={false} />, await route('std'));
+    await screen.findByRole('combobox', { name: en.browser });
+    expect(screen.queryByRole('combobox', { name: en.location })).toBeNull();
+    expect(screen.getByText(en.locationNotIncluded)).toBeInTheDocument();
+  });
+
+  it('shows a refused field on that field', async () => {
+    const { container } = renderWithRoute(<SessionLauncher />, await route('std'));
+    const url = await screen.findByRole('textbox', { name: en.url });
+    await userEvent.type(url, 'ftp://files.example.com/');
+    await userEvent.click(await launchButton());
+    await waitFor(() => expect(url).toHaveAttribute('aria-invalid', 'true'));
+    expect(url).toHaveAccessibleDescription(expect.stringContaining('url: must be an http or https address'));
+    expect(await axeViolations(container)).toEqual([]);
+  });
+
+  it("shows an upgrade answer with the host app's call to action", async () => {
+    const { container } = renderWithRoute(<SessionLauncher renderUpgrade={(message) => <a href="/pricing">Upgrade ({message.length > 0 ? 'see plans' : ''})</a>} />, await route('full'));
+    await userEvent.click(await launchButton());
+    const alert = await screen.findByRole('alert');
+    expect(alert).toHaveTextContent('running session limit reached');
+    expect(within(alert).getByRole('link', { name: /Upgrade/ })).toHaveAttribute('href', '/pricing');
+    expect(await axeViolations(container)).toEqual([]);
+  });
+
+  it('says when to retry after a rate limit, and waits until then', async () => {
+    const endpoint = await route('full', { rateLimit: { creates: 1, perSeconds: 60 } });
+    renderWithRoute(<SessionLauncher />, endpoint);
+    // The first launch is refused by the plan (upgrade); the second by the route's create limit.
+    await userEvent.click(await launchButton());
+    await screen.findByRole('alert');
+    await userEvent.click(screen.getByRole('button', { name: en.launch }));
+    await waitFor(() => expect(screen.getByRole('alert')).toHaveTextContent(/Too many requests\. You can try again in \d+ s\./));
+    expect(screen.getByRole('button', { name: en.retry })).toBeDisabled();
+  });
+
+  it('offers a retry when the service fails', async () => {
+    const { apiKey } = engine.accounts.create({ contact: 'down@example.com', plans: ['std'] });
+    const down = await mountRoute(null, apiKey.key);
+    routes.push(down);
+    const { container } = renderWithRoute(<SessionLauncher />, down.endpoint);
+    // The image list cannot load: the form says so and offers to try again.
+    expect(await screen.findByRole('alert', {}, { timeout: 8000 })).toHaveTextContent(en.errors.images);
+    expect(screen.getByRole('button', { name: en.retry })).toBeEnabled();
+    expect(await axeViolations(container)).toEqual([]);
+  });
+
+  it('asks the person to sign in when the host app does not know them', async () => {
+    const { apiKey } = engine.accounts.create({ contact: 'anon@example.com', plans: ['std'] });
+    const anonymous = await mountRoute(engine, apiKey.key, { authorize: () => null });
+    routes.push(anonymous);
+    renderWithRoute(<SessionLauncher />, anonymous.endpoint);
+    expect(await screen.findByRole('alert')).toHaveTextContent(en.errors.unauthorized);
+    expect(screen.getByRole('button', { name: en.launch })).toBeDisabled();
+  });
+
+  it('launches a real session: starting, running with its share link, then ended', async () => {
+    const changes: string[] = [];
+    const { container } = renderWithRoute(<SessionLauncher defaultUrl={pageUrl} onSessionChange={(s) => changes.push(s.status)} />, await route('std'));
+    await userEvent.click(await launchButton());
+    expect(await screen.findByText(en.status.starting.replace('{{browser}}', 'Chromium'))).toBeInTheDocument();
+    expect(screen.getByRole('progressbar', { name: en.progress })).toBeInTheDocument();
+    expect(await screen.findByText(en.status.running.replace('{{browser}}', 'Chromium'), {}, { timeout: 20_000 })).toBeInTheDocument();
+    const link = screen.getByRole('textbox', { name: en.shareLink }) as HTMLInputElement;
+    expect(link.value).toMatch(new RegExp(`^${engine.url}/en/s\\?[A-Za-z0-9_-]{22}$`));
+    expect(screen.getByRole('link', { name: en.openViewer })).toHaveAttribute('href', link.value);
+    expect(await axeViolations(container)).toEqual([]);
+    await userEvent.click(screen.getByRole('button', { name: en.end }));
+    expect(await screen.findByText(en.status.ended, {}, { timeout: 10_000 })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: en.another })).toBeInTheDocument();
+    expect(changes[0]).toBe('starting');
+    expect(changes).toContain('running');
+    expect(await axeViolations(container)).toEqual([]);
+  });
+});
