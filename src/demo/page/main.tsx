@@ -1,14 +1,10 @@
 // The demo page: the launcher, the usage meters and an embedded viewer, as a customer's app
 // would put them together, talking only to its own proxy route.
-import { StrictMode, useState, type ComponentType } from 'react';
+import { StrictMode, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { RemoteBrowserProvider, SessionLauncher, ShareViewer } from '../../react/index.js';
-import * as components from '../../react/index.js';
+import { RemoteBrowserProvider, SessionLauncher, ShareViewer, UsageMeters } from '../../react/index.js';
 import '../../react/styles.css';
 import './demo.css';
-
-// UsageMeters joins the page when the component exists in this build.
-const UsageMeters = (components as Record<string, unknown>).UsageMeters as ComponentType | undefined;
 
 function Demo() {
   const [shareUrl, setShareUrl] = useState<string | null>(null);
@@ -30,7 +26,7 @@ function Demo() {
               }}
               onOpenViewer={(url) => window.open(url, '_blank', 'noopener,noreferrer')}
             />
-            {UsageMeters ? <UsageMeters /> : null}
+            <UsageMeters />
           </div>
           <section className="demo__viewer" aria-label="Embedded viewer">
             {shareUrl ? <ShareViewer key={shareUrl} shareUrl={shareUrl} onLeave={() => setShareUrl(null)} /> : <p className="demo__empty">{running ? '' : 'Start a session: it appears here.'}</p>}
