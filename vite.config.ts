@@ -8,6 +8,25 @@ import { defineConfig } from 'vitest/config';
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 
 export default defineConfig(({ mode }) => {
+  if (mode === 'lib') {
+    // The browser entry of the package: components and hooks, 'use client' kept, React, React
+    // Query and i18next left to the host app; noVNC stays a chunk of its own, loaded lazily.
+    return {
+      plugins: [react()],
+      build: {
+        outDir: here('./dist/react'),
+        emptyOutDir: true,
+        target: 'es2022',
+        sourcemap: true,
+        lib: { entry: here('./src/react/index.ts'), formats: ['es'], fileName: () => 'index.js' },
+        rollupOptions: {
+          external: [/^react($|\/)/, /^react-dom($|\/)/, /^@tanstack\/react-query/, /^i18next/, /^react-i18next/],
+          // The entry's own 'use client' directive is kept by the bundler.
+          output: { chunkFileNames: '[name]-[hash].js' },
+        },
+      },
+    };
+  }
   if (mode === 'demo') {
     return {
       root: here('./src/demo/page'),

@@ -1,10 +1,11 @@
-// The browser-side client of the proxy route: typed calls over fetch, answers checked with the
-// same schemas the route uses, every failure as a RemoteBrowserClientError. It never holds an
-// API key: the route on the customer's server does.
-import { imageListResponseSchema, userQuotaResponseSchema, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
-import { IDEMPOTENCY_HEADER, PROXY_PATHS, proxyCreateResponseSchema, proxyEndResponseSchema, proxySessionResponseSchema, type ProxyCreateResponse, type ProxySession } from '../server/wire.js';
+// The browser-side client of the proxy route: typed calls over fetch, every failure as a
+// RemoteBrowserClientError. The route checked the service's answers with the protocol schemas;
+// here a light shape check keeps the schema library out of the browser bundle. It never holds
+// an API key: the route on the customer's server does.
+import type { CreateRequest, ImageListResponse, UserQuotaResponse } from '../protocol/index.js';
+import { IDEMPOTENCY_HEADER, PROXY_PATHS } from '../server/paths.js';
+import type { ProxyCreateResponse, ProxySession } from '../server/wire.js';
 import { fieldOf, RemoteBrowserClientError } from './error.js';
-import type { z } from 'zod';
 
 export interface RemoteBrowserClientOptions {
   /** Where the proxy route is mounted, e.g. `/api/remote-browser`. */
@@ -36,7 +37,7 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
   }
   if (SECRET_LOOKING.test(endpoint)) throw new RemoteBrowserClientError('configuration', 'the endpoint contains what looks like an API key: keep the key on your server');
 
-  async function call<T>(path: string, schema: z.ZodType<T>, init: RequestInit = {}): Promise<T> {
+  async function call<T>(path: string, fits: (body: any) => boolean, init: RequestInit = {}): Promise<T> {
     let response: Response;
     try {
       response = await (options.fetch ?? fetch)(`${endpoint}${path}`, {
@@ -70,9 +71,8 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
           throw new RemoteBrowserClientError('service_error', message, details);
       }
     }
-    const parsed = schema.safeParse(body);
-    if (!parsed.success) throw new RemoteBrowserClientError('service_error', 'the remote browser route answered in an unexpected shape; update remote-browser-kit on both sides', { cause: parsed.error });
-    return parsed.data;
+    if (!fits(body)) throw new RemoteBrowserClientError('service_error', 'the remote browser route answered in an unexpected shape; update remote-browser-kit on both sides');
+    return body as T;
   }
 
   const json = (body: unknown, headers: Record<string, string> = {}): RequestInit => ({
@@ -83,12 +83,14 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
 
   return {
     endpoint,
-    images: () => call(PROXY_PATHS.images, imageListResponseSchema),
-    create: (request, launchId) => call(PROXY_PATHS.sessions, proxyCreateResponseSchema, json(request, { [IDEMPOTENCY_HEADER]: launchId })),
-    session: async (handle) => (await call(PROXY_PATHS.session(handle), proxySessionResponseSchema)).session,
+    images: () => call<ImageListResponse>(PROXY_PATHS.images, (b) => Array.isArray(b.images) && Array.isArray(b.vpnLocations) && typeof b.residential === 'object'),
+    create: (request, launchId) =>
+      call<ProxyCreateResponse>(PROXY_PATHS.sessions, (b) => typeof b.handle === 'string' && typeof b.quota === 'object', json(request, { [IDEMPOTENCY_HEADER]: launchId })),
+    session: async (handle) =>
+      (await call<{ session: ProxySession }>(PROXY_PATHS.session(handle), (b) => typeof b.session?.handle === 'string' && typeof b.session?.status === 'string')).session,
     end: async (handle) => {
-      await call(PROXY_PATHS.session(handle), proxyEndResponseSchema, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
+      await call(PROXY_PATHS.session(handle), () => true, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     },
-    usage: () => call(PROXY_PATHS.usage, userQuotaResponseSchema),
+    usage: () => call<UserQuotaResponse>(PROXY_PATHS.usage, (b) => typeof b.running_session_limit === 'number' && Array.isArray(b.pools)),
   };
 }

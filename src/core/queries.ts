@@ -1,7 +1,7 @@
 // Query keys (namespaced under 'rbk', so they never meet the host app's) and queryOptions
 // factories: the framework-free half of the data layer; src/react only binds them.
 import type { Query } from '@tanstack/query-core';
-import { isSessionEnded, type SessionStatus } from '../protocol/index.js';
+import { isSessionEnded, type SessionStatus } from '../protocol/statuses.js';
 import type { ProxySession } from '../server/wire.js';
 import type { RemoteBrowserClient } from './client.js';
 

@@ -6,3 +6,4 @@ export * from './v8.js';
 export * from './v7.js';
 export * from './v6.js';
 export * from './share.js';
+export * from './statuses.js';

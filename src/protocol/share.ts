@@ -1,8 +1,7 @@
 // Share links (`/<lang>/s?<link_id>`) and the viewer state the share API reports, so the viewer
 // site, the engine and the components read and write them the same way.
-import { z } from 'zod';
 import { DEFAULT_SHARE_LANGUAGE, SHARE_LANGUAGES, isShareLanguage, type ShareLanguage } from './languages.js';
-import type { SessionStatus } from './v8.js';
+import type { SessionStatus } from './statuses.js';
 
 /** Link ids are base64url. */
 const LINK_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -52,14 +51,25 @@ export function shareBaseOf(url: string): string | null {
 export const VIEWER_STATES = ['waiting', 'running', 'ended', 'gone'] as const;
 export type ViewerStateName = (typeof VIEWER_STATES)[number];
 
-export const viewerStateSchema = z.object({
-  state: z.enum(VIEWER_STATES),
-  language: z.enum(SHARE_LANGUAGES),
-  browserName: z.string(),
+export interface ViewerState {
+  state: ViewerStateName;
+  language: ShareLanguage;
+  browserName: string;
   /** The session's `callbackUrl`; `null` sends the viewer back to the service's launch page. */
-  leaveUrl: z.string().nullable(),
-});
-export type ViewerState = z.infer<typeof viewerStateSchema>;
+  leaveUrl: string | null;
+}
+
+/** Checks a share API answer without the schema library (the viewer loads in any page). */
+export function isViewerState(value: unknown): value is ViewerState {
+  const v = value as Partial<ViewerState> | null;
+  return (
+    typeof v === 'object' && v !== null &&
+    (VIEWER_STATES as readonly unknown[]).includes(v.state) &&
+    (SHARE_LANGUAGES as readonly unknown[]).includes(v.language) &&
+    typeof v.browserName === 'string' &&
+    (v.leaveUrl === null || typeof v.leaveUrl === 'string')
+  );
+}
 
 /** The screen a share link shows for a session status (decisions.md 9). */
 export function viewerStateFor(status: SessionStatus): ViewerStateName {

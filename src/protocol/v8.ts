@@ -1,6 +1,8 @@
 // The v8 HTTP interface, the current one: response shapes and the request checks that the engine,
 // the proxy route and the components all run, so a field is refused with the same words everywhere.
 import { z } from 'zod';
+import { SESSION_STATUSES } from './statuses.js';
+import { VIEWER_STATES, type ViewerState } from './share.js';
 import { SHARE_LANGUAGES, isBrowserLanguage, isKeyboardLayout } from './languages.js';
 import {
   CALLBACK_URL_MAX,
@@ -115,16 +117,8 @@ export type UserApiResponse = z.infer<typeof userApiResponseSchema>;
 // ---------------------------------------------------------------------------------------------
 // Sessions
 
-export const SESSION_STATUSES = ['starting', 'running', 'error', 'stopping', 'suspended', 'deleted'] as const;
+export { SESSION_STATUSES, ENDED_SESSION_STATUSES, isSessionEnded, type SessionStatus } from './statuses.js';
 export const sessionStatusSchema = z.enum(SESSION_STATUSES);
-export type SessionStatus = z.infer<typeof sessionStatusSchema>;
-
-/** The statuses that mean the session has ended. */
-export const ENDED_SESSION_STATUSES = ['stopping', 'suspended', 'deleted'] as const satisfies readonly SessionStatus[];
-
-export function isSessionEnded(status: SessionStatus): boolean {
-  return (ENDED_SESSION_STATUSES as readonly SessionStatus[]).includes(status);
-}
 
 /** Entry of `data[]` in vm/data; `id` is masked, so it identifies the session only to its owner. */
 export const sessionEntrySchema = z.object({
@@ -235,3 +229,14 @@ export type CreateResponse = z.infer<typeof createResponseSchema>;
 
 export const removeResponseSchema = z.object({ status: z.literal('ok') });
 export type RemoveResponse = z.infer<typeof removeResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Share API
+
+/** What GET /share/<link_id> answers besides `status` (see share.ts for the plain type). */
+export const viewerStateSchema = z.object({
+  state: z.enum(VIEWER_STATES),
+  language: z.enum(SHARE_LANGUAGES),
+  browserName: z.string(),
+  leaveUrl: z.string().nullable(),
+}) satisfies z.ZodType<ViewerState>;

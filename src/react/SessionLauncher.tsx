@@ -4,7 +4,9 @@
 import { useEffect, useId, useMemo, useRef, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { RemoteBrowserClientError, type ProxyCreateResponse } from '../core/index.js';
-import { BROWSER_LANGUAGES, KEYBOARD_LAYOUTS, SHARE_LANGUAGES, isSessionEnded, type CreateRequest, type SessionStatus, type ShareLanguage } from '../protocol/index.js';
+import { BROWSER_LANGUAGES, KEYBOARD_LAYOUTS, SHARE_LANGUAGES, type ShareLanguage } from '../protocol/languages.js';
+import { isSessionEnded, type SessionStatus } from '../protocol/statuses.js';
+import type { CreateRequest } from '../protocol/index.js';
 import { useCreateSession } from './hooks/useCreateSession.js';
 import { useEndSession } from './hooks/useEndSession.js';
 import { useImages } from './hooks/useImages.js';

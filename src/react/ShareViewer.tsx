@@ -4,7 +4,9 @@
 // an ended or gone screen with a way to leave. Sized by its container; no global styles.
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { I18nextProvider, useTranslation } from 'react-i18next';
-import { isShareLanguage, parseShareLink, shareBaseOf, viewerStateSchema, type ShareLanguage, type ViewerState, type ViewerStateName } from '../protocol/index.js';
+// Zod-free parts of the protocol only: the viewer must stay small in any host page.
+import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
+import { isViewerState, parseShareLink, shareBaseOf, type ViewerState, type ViewerStateName } from '../protocol/share.js';
 import { createComponentI18n } from './i18n.js';
 
 export interface ShareViewerProps {
@@ -72,10 +74,10 @@ function useViewerState(shareBase: string | null, linkId: string | null, shareFe
         if (stopped) return;
         if (response.status === 404) return setScreen('gone');
         if (!response.ok) throw new Error(`share API answered ${response.status}`);
-        const parsed = viewerStateSchema.safeParse(await response.json());
-        if (!parsed.success) throw new Error('unexpected share API answer');
-        apply(parsed.data);
-        if (parsed.data.state === 'gone') return;
+        const answer: unknown = await response.json();
+        if (!isViewerState(answer)) throw new Error('unexpected share API answer');
+        apply(answer);
+        if (answer.state === 'gone') return;
         if (typeof EventSource === 'undefined' || shareFetch) {
           // No server-sent events here (or they could not go through the given fetch): read the
           // state again every few seconds.
@@ -84,8 +86,8 @@ function useViewerState(shareBase: string | null, linkId: string | null, shareFe
         }
         events = new EventSource(`${shareBase}/share/${linkId}/events`);
         events.addEventListener('state', (event) => {
-          const next = viewerStateSchema.safeParse(JSON.parse((event as MessageEvent<string>).data));
-          if (next.success) apply(next.data);
+          const next: unknown = JSON.parse((event as MessageEvent<string>).data);
+          if (isViewerState(next)) apply(next);
         });
         events.onerror = () => {
           // A closed stream (the link is gone, or the service restarted) falls back to a fresh read.

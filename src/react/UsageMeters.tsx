@@ -3,7 +3,7 @@
 // data) with the cycle's dates and a per-subscription breakdown, for users the route shares it with.
 import { useId, type CSSProperties, type Ref } from 'react';
 import { useTranslation } from 'react-i18next';
-import { RemoteBrowserClientError } from '../core/index.js';
+import { RemoteBrowserClientError } from '../core/error.js';
 import type { Pool, UsageMeters as UsageMeterValues } from '../protocol/index.js';
 import { useUsage } from './hooks/useUsage.js';
 import { useRemoteBrowser } from './RemoteBrowserProvider.js';

@@ -1,7 +1,7 @@
 // The components' own i18next instance (never the host's): every namespace in the seven
 // languages, bundled, so a share link renders in its language without a request.
 import { createInstance, type i18n as I18n } from 'i18next';
-import { SHARE_LANGUAGES, type ShareLanguage } from '../protocol/index.js';
+import { SHARE_LANGUAGES, type ShareLanguage } from '../protocol/languages.js';
 import deViewer from '../../locales/de/viewer.json' with { type: 'json' };
 import deLauncher from '../../locales/de/launcher.json' with { type: 'json' };
 import deMeters from '../../locales/de/meters.json' with { type: 'json' };

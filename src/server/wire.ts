@@ -3,19 +3,7 @@
 import { z } from 'zod';
 import { sessionEntrySchema, sessionMetersSchema } from '../protocol/index.js';
 
-/** The route's paths under its base path. */
-export const PROXY_PATHS = {
-  images: '/images',
-  sessions: '/sessions',
-  session: (handle: string) => `/sessions/${encodeURIComponent(handle)}`,
-  usage: '/usage',
-} as const;
-
-/** The header a browser sends with create so that a retried launch starts no second session. */
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-
-/** Reasons of the route's own `insecure` answers (next to the service's `rate_limited`). */
-export const PROXY_INSECURE_REASONS = ['cross_site', 'content_type', 'rate_limited'] as const;
+export { IDEMPOTENCY_HEADER, PROXY_INSECURE_REASONS, PROXY_PATHS } from './paths.js';
 
 /** POST /sessions: the session's handle instead of its vmId. */
 export const proxyCreateResponseSchema = z.object({
