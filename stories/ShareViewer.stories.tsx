@@ -1,0 +1,122 @@
+// <ShareViewer> on each screen (waiting, running, ended, gone, service unreachable) in every
+// language, reading a stand-in of the share API through its `fetch` prop.
+import type { Meta, StoryObj } from '@storybook/react-vite';
+import { useMemo } from 'react';
+import { expect, fn, userEvent, within } from 'storybook/test';
+import { SHARE_LANGUAGES, type ShareLanguage } from '../src/protocol/index.js';
+import { resources } from '../src/react/i18n.js';
+import { ShareViewer } from '../src/react/ShareViewer.js';
+import { LEAVE_URL, SHARE_LINK_ID, shareApiFetch, type ShareScenario } from './fixtures.js';
+
+interface ViewerStoryProps {
+  /** The link's viewer language (its `<lang>` segment). */
+  language: ShareLanguage;
+  /** What the share API says about the session. */
+  scenario: ShareScenario;
+  viewOnly: boolean;
+  onLeave: (leaveUrl: string) => void;
+}
+
+/** The viewer for a share link on this page's origin, answered by the share API stand-in. */
+function ViewerStory({ language, scenario, viewOnly, onLeave }: ViewerStoryProps) {
+  const shareFetch = useMemo(() => shareApiFetch(scenario), [scenario]);
+  // The live screen's VNC connection goes to this origin, where nothing answers it: it shows
+  // its reconnecting state, with the toolbar.
+  const shareUrl = `${window.location.origin}/share-stand-in/${language}/s?${SHARE_LINK_ID}`;
+  return (
+    <div style={{ height: 420, border: '1px solid #d0d7de' }}>
+      <ShareViewer key={`${scenario}-${language}`} shareUrl={shareUrl} fetch={shareFetch} viewOnly={viewOnly} onLeave={onLeave} />
+    </div>
+  );
+}
+
+const meta = {
+  title: 'Components/ShareViewer',
+  component: ViewerStory,
+  args: { language: 'en', scenario: 'waiting', viewOnly: false, onLeave: fn() },
+  argTypes: {
+    language: { control: 'select', options: [...SHARE_LANGUAGES] },
+    scenario: { control: 'select', options: ['waiting', 'running', 'ended', 'gone', 'unreachable'] },
+  },
+} satisfies Meta<typeof ViewerStory>;
+
+export default meta;
+type Story = StoryObj<typeof meta>;
+
+const text = (language: ShareLanguage) => resources[language].viewer;
+
+export const Waiting: Story = {
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    await expect(await canvas.findByRole('heading', { name: text(args.language).waiting.title })).toBeVisible();
+    await expect(canvas.getByRole('progressbar', { name: text(args.language).waiting.progress })).toBeVisible();
+  },
+};
+
+export const Running: Story = {
+  args: { scenario: 'running' },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const t = text(args.language);
+    await expect(await canvas.findByRole('toolbar', { name: t.toolbar.label })).toBeVisible();
+    await userEvent.click(canvas.getByRole('button', { name: t.leave }));
+    await expect(args.onLeave).toHaveBeenCalledWith(LEAVE_URL);
+  },
+};
+
+export const RunningViewOnly: Story = {
+  args: { scenario: 'running', viewOnly: true },
+};
+
+/** Leave goes where the session's callbackUrl says. */
+export const Ended: Story = {
+  args: { scenario: 'ended' },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const t = text(args.language);
+    await expect(await canvas.findByRole('heading', { name: t.ended.title })).toBeVisible();
+    await userEvent.click(canvas.getByRole('button', { name: t.leave }));
+    await expect(args.onLeave).toHaveBeenCalledWith(LEAVE_URL);
+  },
+};
+
+/** A deleted session's link: Leave goes to the service's launch page. */
+export const Gone: Story = {
+  args: { scenario: 'gone' },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const t = text(args.language);
+    await expect(await canvas.findByRole('heading', { name: t.gone.title })).toBeVisible();
+    await userEvent.click(canvas.getByRole('button', { name: t.leave }));
+    await expect(args.onLeave).toHaveBeenCalledWith(`${window.location.origin}/share-stand-in/`);
+  },
+};
+
+export const ServiceUnreachable: Story = {
+  args: { scenario: 'unreachable' },
+  play: async ({ canvasElement, args }) => {
+    await expect(await within(canvasElement).findByRole('alert')).toHaveTextContent(text(args.language).error.title);
+  },
+};
+
+export const WaitingInGerman: Story = { args: { language: 'de' }, play: Waiting.play };
+export const EndedInFrench: Story = { args: { language: 'fr', scenario: 'ended' }, play: Ended.play };
+export const GoneInSpanish: Story = { args: { language: 'es', scenario: 'gone' }, play: Gone.play };
+export const RunningInItalian: Story = { args: { language: 'it', scenario: 'running' }, play: Running.play };
+export const WaitingInPortuguese: Story = { args: { language: 'pt' }, play: Waiting.play };
+export const EndedInJapanese: Story = { args: { language: 'ja', scenario: 'ended' }, play: Ended.play };
+
+/** Each screen in all seven languages. */
+export const EveryLanguage: Story = {
+  render: (args) => (
+    <div style={{ display: 'grid', gap: '1rem' }}>
+      {(['waiting', 'ended', 'gone'] as const).map((scenario) => (
+        <div key={scenario} style={{ display: 'grid', gap: '0.5rem', gridTemplateColumns: 'repeat(auto-fill, minmax(18rem, 1fr))' }}>
+          {SHARE_LANGUAGES.map((language) => (
+            <ViewerStory key={language} {...args} language={language} scenario={scenario} />
+          ))}
+        </div>
+      ))}
+    </div>
+  ),
+};
