@@ -114,7 +114,9 @@ describe('a Chromium session', () => {
     await typeAddress('chrome://version');
     const pages = await waitFor(() => session.control!.pages(), (urls) => urls.some((u) => u.startsWith('data:')));
     expect(pages.some((u) => u.startsWith('chrome://version'))).toBe(false);
-    expect(await session.control!.evaluate('document.title')).toBe('Not allowed');
+    // The refusal page replaces it (its URL shows first, its document a moment later).
+    const title = await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (value) => value === 'Not allowed');
+    expect(title).toBe('Not allowed');
   });
 
   it('refuses a loopback address that is not allowed, while the allowed one loads', async () => {
