@@ -1,0 +1,101 @@
+// The Storybook stories as tests: a fresh `storybook build`, then every story in Debian Chromium,
+// one after another in one page: it must render, its play function must pass, and the a11y
+// addon's axe run in a real browser must find no violation.
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
+const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml' };
+
+interface StoryResult {
+  id: string;
+  /** What went wrong: a render or play exception, an a11y finding, or no end in time. */
+  problems: string[];
+}
+
+let dir: string;
+let site: Server;
+let browser: Browser;
+let origin: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'rbk-storybook-'));
+  await promisify(execFile)(join(projectRoot, 'node_modules/.bin/storybook'), ['build', '--quiet', '-o', dir], { cwd: projectRoot, timeout: 180_000, maxBuffer: 64 * 1024 * 1024 });
+  site = createServer(async (request, response) => {
+    const path = normalize(new URL(request.url ?? '/', 'http://site').pathname).replace(/^(\.\.[/\\])+/, '');
+    try {
+      const body = await readFile(join(dir, path));
+      response.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      response.writeHead(404).end();
+    }
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await new Promise<void>((resolve) => (site ? site.close(() => resolve()) : resolve()));
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('Storybook stories', () => {
+  it('every story renders, passes its play function and has no accessibility violation', async () => {
+    const index = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8')) as { entries: Record<string, { id: string; type: string }> };
+    const ids = Object.values(index.entries).filter((entry) => entry.type === 'story').map((entry) => entry.id);
+    for (const component of ['shareviewer', 'usagemeters']) expect(ids.some((id) => id.startsWith(`components-${component}--`)), component).toBe(true);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    // Opened on the last story, then story by story from the first through the preview's own
+    // channel: no reload (the bundle loads once), and every story is rendered after the listeners.
+    await page.goto(`${origin}/iframe.html?id=${ids.at(-1)}&viewMode=story`);
+    const results = await page.evaluate(async (storyIds: string[]): Promise<StoryResult[]> => {
+      type Channel = { on(event: string, listener: (payload: any) => void): void; emit(event: string, payload: unknown): void };
+      const host = window as unknown as { __STORYBOOK_ADDONS_CHANNEL__?: Channel };
+      while (!host.__STORYBOOK_ADDONS_CHANNEL__) await new Promise((resolve) => setTimeout(resolve, 20));
+      const channel = host.__STORYBOOK_ADDONS_CHANNEL__;
+      const problems = new Map<string, string[]>();
+      const finished = new Map<string, () => void>();
+      let current = '';
+      const note = (problem: string) => problems.get(current)?.push(problem);
+      channel.on('playFunctionThrewException', (error) => note(`play: ${String(error?.message ?? error).replace(/\u001b\[\d+m/g, '')}`));
+      channel.on('storyThrewException', (error) => note(`render: ${String(error?.message ?? error)}`));
+      channel.on('storyErrored', (error) => note(`error: ${JSON.stringify(error).slice(0, 500)}`));
+      channel.on('storyFinished', (event) => {
+        for (const reporter of event.reporters ?? []) {
+          if (reporter.status === 'passed') continue;
+          const violations = (reporter.result?.violations ?? []) as Array<{ id: string; nodes: Array<{ target: string[] }> }>;
+          note(`${reporter.type}: ${violations.length ? violations.map((v) => `${v.id} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`).join('; ') : JSON.stringify(reporter.result).slice(0, 300)}`);
+        }
+        finished.get(event.storyId)?.();
+      });
+      const results: StoryResult[] = [];
+      for (const id of storyIds) {
+        current = id;
+        problems.set(id, []);
+        const done = new Promise<void>((resolve) => {
+          finished.set(id, resolve);
+          setTimeout(() => (note('did not finish within 20 s'), resolve()), 20_000);
+        });
+        channel.emit('setCurrentStory', { storyId: id, viewMode: 'story' });
+        await done;
+        results.push({ id, problems: problems.get(id)! });
+      }
+      return results;
+    }, ids);
+    await page.close();
+
+    expect(results).toHaveLength(ids.length);
+    expect(results.filter((result) => result.problems.length)).toEqual([]);
+  }, 240_000);
+});
