@@ -2,6 +2,7 @@
 // as a child process on a fresh data directory, sets up accounts and keys with the operator CLI,
 // serves start pages from a local HTTP server, and speaks raw HTTP to the engine so tests can send
 // exactly the bytes and headers a caller would (Origin, Sec-Fetch-Mode, invalid UTF-8...).
+import { findMarkedProcesses, killMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -241,7 +242,18 @@ export async function startEngine(options: StartOptions = {}): Promise<EnginePro
 }
 
 export async function removeWorkspace(workspace: Workspace | undefined): Promise<void> {
-  if (workspace) await rm(workspace.dir, { recursive: true, force: true, maxRetries: 3 });
+  if (!workspace) return;
+  // A stopped engine leaves nothing behind: no display, browser or helper of any session.
+  const root = join(workspace.dataDir, 'sessions');
+  const deadline = Date.now() + 3000;
+  let left = (await findMarkedProcesses({ root })).filter((p) => !p.zombie);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = (await findMarkedProcesses({ root })).filter((p) => !p.zombie);
+  }
+  if (left.length > 0) await killMarkedProcesses({ root });
+  await rm(workspace.dir, { recursive: true, force: true, maxRetries: 3 });
+  if (left.length > 0) throw new Error(`the stopped engine left ${left.length} session processes running: ${left.map((p) => p.command.slice(0, 80)).join('; ')}`);
 }
 
 // ---------------------------------------------------------------------------------------------

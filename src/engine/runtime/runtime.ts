@@ -84,6 +84,8 @@ interface Slot {
   display: Display;
   egress: EgressRoute;
   browser?: { process: BrowserProcess; control: BrowserControl | null; image: BrowserImage; language: string };
+  /** Set by the first stop; later stops wait for it (a display number may be reused afterwards). */
+  stopped?: Promise<void>;
 }
 
 interface RuntimeRecord {
@@ -97,10 +99,15 @@ const DEFAULT_GEOMETRY = { width: 1280, height: 720 };
 export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   readonly root: string;
   readonly images: BrowserImage[];
-  private readonly sessions = new Map<string, { session: RuntimeSession; stopping: boolean }>();
+  private readonly sessions = new Map<string, { session: RuntimeSession; slot: Slot; stopping: boolean }>();
   private readonly warmDisplays: Slot[] = [];
   private readonly warmBrowsers: Slot[] = [];
   private refill: Promise<void> = Promise.resolve();
+  private readonly discarding = new Set<Promise<void>>();
+  /** Every slot this runtime started and has not stopped yet, whoever holds it. */
+  private readonly liveSlots = new Set<Slot>();
+  /** Slot starts in progress: close() waits for them, then stops what they started. */
+  private readonly slotStarts = new Set<Promise<unknown>>();
   private closed = false;
   private readonly geometry: { width: number; height: number };
 
@@ -163,7 +170,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
 
     try {
       if (!slot) {
-        slot = await abortable(withTimeout(this.startSlot(width, height, spec.layout, spec.upstreamProxyUrl), timeoutMs, 'the display start'), spec.signal, (late) => this.stopSlot(late));
+        slot = await abortable(withTimeout(this.startSlot(width, height, spec.layout, spec.upstreamProxyUrl), timeoutMs, 'the display start'), spec.signal, (late) => this.discard(late));
       } else if (slot.display.layout !== spec.layout) {
         await slot.display.setLayout(spec.layout);
       }
@@ -194,7 +201,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         start,
         readyMs: performance.now() - started,
       };
-      this.watch(session);
+      this.watch(session, current);
       return session;
     } catch (error) {
       if (slot) await this.stopSlot(slot);
@@ -207,15 +214,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const entry = this.sessions.get(id);
     if (!entry || entry.stopping) return;
     entry.stopping = true;
-    const { session } = entry;
-    await this.stopSlot({
-      id: session.id,
-      dir: session.dir,
-      env: {},
-      display: session.display,
-      egress: session.egress,
-      browser: { process: session.browser, control: session.control, image: session.image, language: '' },
-    });
+    await this.stopSlot(entry.slot);
     this.sessions.delete(id);
   }
 
@@ -224,7 +223,17 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     this.closed = true;
     await this.refill.catch(() => undefined);
     const slots = [...this.warmDisplays.splice(0), ...this.warmBrowsers.splice(0)];
-    await Promise.all([...slots.map((slot) => this.stopSlot(slot)), ...[...this.sessions.keys()].map((id) => this.stopSession(id))]);
+    await Promise.all([...slots.map((slot) => this.stopSlot(slot)), ...[...this.sessions.keys()].map((id) => this.stopSession(id)), ...this.discarding]);
+    // Starts still under way (cancelled ones included) finish first; whatever they started ends too.
+    await Promise.allSettled([...this.slotStarts]);
+    await Promise.all([...this.discarding, ...[...this.liveSlots].map((slot) => this.stopSlot(slot))]);
+  }
+
+  /** Stops a slot whose start was cancelled after it came up; close() waits for these. */
+  private discard(slot: Slot): Promise<void> {
+    const stopping = this.stopSlot(slot).finally(() => this.discarding.delete(stopping));
+    this.discarding.add(stopping);
+    return stopping;
   }
 
   /** Number of ready warm slots, for benchmarks and operators. */
@@ -241,8 +250,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     } while (before !== this.refill);
   }
 
-  private watch(session: RuntimeSession): void {
-    this.sessions.set(session.id, { session, stopping: false });
+  private watch(session: RuntimeSession, slot: Slot): void {
+    this.sessions.set(session.id, { session, slot, stopping: false });
     const report = (kind: RuntimeEvent['kind'], message: string) => {
       const entry = this.sessions.get(session.id);
       if (entry && !entry.stopping) this.emit('event', { sessionId: session.id, kind, message } as RuntimeEvent);
@@ -256,7 +265,18 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     session.egress.on('refused', ({ target, reason }) => report('refused', `refused ${target}: ${reason}`));
   }
 
-  private async startSlot(width: number, height: number, layout: string, upstreamProxyUrl?: string): Promise<Slot> {
+  private startSlot(width: number, height: number, layout: string, upstreamProxyUrl?: string): Promise<Slot> {
+    const starting = this.openSlot(width, height, layout, upstreamProxyUrl);
+    const tracked = starting.then(
+      (slot) => void this.liveSlots.add(slot),
+      () => undefined,
+    );
+    this.slotStarts.add(tracked);
+    void tracked.finally(() => this.slotStarts.delete(tracked));
+    return starting;
+  }
+
+  private async openSlot(width: number, height: number, layout: string, upstreamProxyUrl?: string): Promise<Slot> {
     const id = randomBytes(6).toString('hex');
     const dir = join(this.root, id);
     await mkdir(dir, { recursive: true, mode: 0o700 });
@@ -277,7 +297,13 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     return slot;
   }
 
-  private async stopSlot(slot: Slot): Promise<void> {
+  private stopSlot(slot: Slot): Promise<void> {
+    slot.stopped ??= this.endSlot(slot);
+    return slot.stopped;
+  }
+
+  private async endSlot(slot: Slot): Promise<void> {
+    this.liveSlots.delete(slot);
     await slot.browser?.control?.close();
     await Promise.all([slot.browser?.process.stop(), slot.display.stop(), slot.egress.close()]);
     // Crash handlers and other detached helpers carry the session marker; end them too.

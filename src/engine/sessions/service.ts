@@ -459,6 +459,9 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    // Starts in progress end now (their displays and browsers with them) instead of running on
+    // to their timeout; their sessions are found by the next start's recovery.
+    for (const abort of this.startAborts.values()) abort.abort();
     await Promise.allSettled([...this.starting, ...this.ending]);
   }
 
