@@ -65,17 +65,25 @@ export async function viewerBench(): Promise<void> {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     let received = 0;
     page.on('websocket', (socket) => socket.on('framereceived', (frame) => (received += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length)));
+    // First remote pixels the person sees: the live screen is shown (no longer behind the waiting
+    // screen) and its canvas holds something other than its initial transparent black.
+    await page.addInitScript(`(() => {
+      const check = () => {
+        const live = document.querySelector('.rbk-viewer__live:not([aria-hidden])');
+        const canvas = live && live.querySelector('.rbk-viewer__screen canvas');
+        if (canvas && canvas.width > 0 && canvas.getContext('2d').getImageData(canvas.width / 2, canvas.height - 40, 1, 1).data[3] !== 0) {
+          window.__firstVisiblePixelAt = Date.now();
+          return;
+        }
+        requestAnimationFrame(check);
+      };
+      requestAnimationFrame(check);
+    })()`);
     await page.goto(created.shareUrl);
-    await page.waitForSelector('.rbk-viewer__live[data-connection="connected"]', { timeout: 30_000 });
-    // First remote pixels: the canvas holds something other than its initial transparent black.
-    const firstPixelAt = await page.evaluate(async () => {
-      const canvas = document.querySelector('.rbk-viewer__screen canvas') as HTMLCanvasElement;
-      const context = canvas.getContext('2d')!;
-      for (;;) {
-        if (canvas.width > 0 && context.getImageData(canvas.width / 2, canvas.height - 40, 1, 1).data[3] !== 0) return Date.now();
-        await new Promise((r) => setTimeout(r, 2));
-      }
-    });
+    await page.waitForSelector('.rbk-viewer__live[data-connection="connected"]:not([aria-hidden])', { timeout: 30_000 });
+    await page.waitForFunction('window.__firstVisiblePixelAt > 0', undefined, { timeout: 10_000 });
+    // Recorded in the page as it happens (not when the test asks), at every animation frame.
+    const firstPixelAt = Number(await page.evaluate('window.__firstVisiblePixelAt'));
     engine.sessions.off('status', onStatus);
     const runtime = engine.runtime.get(engine.store.session(created.vmId)!.runtime_id!)!;
     return {

@@ -132,8 +132,6 @@ function WaitingScreen({ browserName }: { browserName: string }) {
   const [seconds, setSeconds] = useState(0);
   useEffect(() => {
     const timer = setInterval(() => setSeconds((s) => s + 1), 1000);
-    // Load the VNC client while the session starts, so the live screen does not wait for it.
-    void import('@novnc/novnc').catch(() => undefined);
     return () => clearInterval(timer);
   }, []);
   return (
@@ -198,7 +196,10 @@ function keysymOf(character: string): number {
 
 type Connection = 'connecting' | 'connected' | 'reconnecting';
 
-function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFetch }: { shareBase: string; linkId: string; browserName: string; viewOnly: boolean; onLeave: () => void; shareFetch?: typeof fetch }) {
+/** While the session starts, the viewer connects behind the waiting screen and retries this often. */
+const PRECONNECT_RETRY_MS = 300;
+
+function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFetch, hidden }: { shareBase: string; linkId: string; browserName: string; viewOnly: boolean; onLeave: () => void; shareFetch?: typeof fetch; hidden: boolean }) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -214,6 +215,11 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
   const [remoteClipboard, setRemoteClipboard] = useState('');
   const [modifiers, setModifiers] = useState<{ Control: boolean; Alt: boolean }>({ Control: false, Alt: false });
   const reconnectIn = useCountdown(reconnectAt);
+  // Read inside the connection's event handlers, which outlive a render.
+  const hiddenRef = useRef(hidden);
+  hiddenRef.current = hidden;
+  const connectionRef = useRef(connection);
+  connectionRef.current = connection;
 
   // One noVNC connection per attempt; a dropped connection retries with back-off.
   useEffect(() => {
@@ -227,9 +233,10 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
         try {
           remote = new RFB(screenRef.current, url, { shared: true }) as unknown as RemoteScreen;
         } catch {
+          const wait = hiddenRef.current ? PRECONNECT_RETRY_MS : backoff(attempt);
           setConnection('reconnecting');
-          setReconnectAt(Date.now() + backoff(attempt));
-          timer = setTimeout(() => setAttempt((a) => a + 1), backoff(attempt));
+          setReconnectAt(Date.now() + wait);
+          timer = setTimeout(() => setAttempt((a) => a + 1), wait);
           return;
         }
         remoteRef.current = remote;
@@ -247,7 +254,8 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
           remoteRef.current = null;
           if (cancelled) return;
           setConnection('reconnecting');
-          const wait = backoff(attempt);
+          // Behind the waiting screen the display may simply not be up yet: try again soon.
+          const wait = hiddenRef.current ? PRECONNECT_RETRY_MS : backoff(attempt);
           setReconnectAt(Date.now() + wait);
           timer = setTimeout(() => setAttempt((a) => a + 1), wait);
         });
@@ -276,8 +284,14 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
     if (remoteRef.current) remoteRef.current.viewOnly = viewOnly;
   }, [viewOnly]);
 
+  // Shown at last: a connection still waiting to retry tries now.
+  useEffect(() => {
+    if (!hidden && connectionRef.current === 'reconnecting') setAttempt((a) => a + 1);
+  }, [hidden]);
+
   // Round-trip time to the service, shown as connection quality.
   useEffect(() => {
+    if (hidden) return;
     let stopped = false;
     const measure = async () => {
       const started = performance.now();
@@ -295,7 +309,7 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
       stopped = true;
       clearInterval(timer);
     };
-  }, [shareBase, linkId, shareFetch]);
+  }, [shareBase, linkId, shareFetch, hidden]);
 
   useEffect(() => {
     const onChange = () => setFullscreen(document.fullscreenElement === rootRef.current);
@@ -349,7 +363,8 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
   const statusText = connection === 'connected' ? t('running.connected') : connection === 'connecting' ? t('running.connecting') : t('running.reconnecting', { seconds: reconnectIn });
 
   return (
-    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-fullscreen={fullscreen || undefined}>
+    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-fullscreen={fullscreen || undefined} aria-hidden={hidden || undefined}>
+      {hidden ? null : (
       <div className="rbk-viewer__toolbar" role="toolbar" aria-label={t('toolbar.label')}>
         <span className="rbk-viewer__connection" role="status" aria-live="polite">
           {statusText}
@@ -390,7 +405,8 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
           {t('leave')}
         </button>
       </div>
-      {pasting ? (
+      )}
+      {pasting && !hidden ? (
         <form
           className="rbk-viewer__paste"
           onSubmit={(event) => {
@@ -412,7 +428,7 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
           </button>
         </form>
       ) : null}
-      {remoteClipboard ? (
+      {remoteClipboard && !hidden ? (
         <div className="rbk-viewer__clipboard">
           <span>{t('toolbar.clipboard')}:</span>
           <output className="rbk-viewer__clipboard-text">{remoteClipboard.slice(0, 200)}</output>
@@ -435,7 +451,7 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
           }
         }}
       />
-      {!viewOnly ? (
+      {!viewOnly && !hidden ? (
         <input
           ref={keyboardRef}
           className="rbk-viewer__keyboard-input"
@@ -476,9 +492,15 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
     case 'loading':
       return <div className="rbk-viewer__panel" aria-busy="true" />;
     case 'waiting':
-      return <WaitingScreen browserName={state?.browserName ?? ''} />;
     case 'running':
-      return <LiveScreen shareBase={shareBase!} linkId={linkId!} browserName={state?.browserName ?? ''} viewOnly={viewOnly} onLeave={leave} {...(shareFetch ? { shareFetch } : {})} />;
+      // One live screen for both: it connects behind the waiting screen, so the remote browser
+      // shows the moment the session runs (the same element stays mounted across the switch).
+      return (
+        <>
+          {screen === 'waiting' ? <WaitingScreen browserName={state?.browserName ?? ''} /> : null}
+          <LiveScreen shareBase={shareBase!} linkId={linkId!} browserName={state?.browserName ?? ''} viewOnly={viewOnly} onLeave={leave} hidden={screen === 'waiting'} {...(shareFetch ? { shareFetch } : {})} />
+        </>
+      );
     case 'ended':
       return <EndScreen kind="ended" onLeave={leaveUrl ? leave : undefined} />;
     case 'gone':

@@ -27,6 +27,8 @@ export interface SessionSpec {
   upstreamProxyUrl?: string;
   /** Aborting ends the start at once (the session was removed while starting). */
   signal?: AbortSignal;
+  /** Called once the display is up, before the browser is: viewers may connect early. */
+  onDisplay?: (display: Display) => void;
 }
 
 export interface WarmPoolOptions {
@@ -175,6 +177,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         await slot.display.setLayout(spec.layout);
       }
       const current = slot;
+      spec.onDisplay?.(current.display);
       const firstUrl = spec.url ?? 'about:blank';
       const ready = async () => {
         if (!current.browser) {

@@ -72,6 +72,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   private readonly ending = new Set<Promise<unknown>>();
   /** Starts in progress, so that removing a starting session can end its start at once. */
   private readonly startAborts = new Map<string, AbortController>();
+  /** Displays of sessions still starting: a viewer may connect before the first page is ready. */
+  private readonly startingDisplays = new Map<string, string>();
   private sweeper: NodeJS.Timeout | undefined;
 
   /** Open viewer connections per session: a watched session is not idle. */
@@ -105,10 +107,10 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return this.store.sessionByLinkHash(shareLinkHash(linkId));
   }
 
-  /** The display's VNC socket of a running session of this engine, or undefined. */
+  /** The display's VNC socket of a session of this engine that is running or starting, or undefined. */
   rfbSocketPath(sessionId: string): string | undefined {
     const runtimeId = this.live.get(sessionId);
-    return runtimeId ? this.runtime.get(runtimeId)?.display.rfbSocketPath : undefined;
+    return runtimeId ? this.runtime.get(runtimeId)?.display.rfbSocketPath : this.startingDisplays.get(sessionId);
   }
 
   viewerJoined(sessionId: string): void {
@@ -304,6 +306,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const task = this.runtime
       .startSession({
         signal: abort.signal,
+        onDisplay: (display) => this.startingDisplays.set(row.id, display.rfbSocketPath),
         browser: row.browser,
         language: row.language,
         layout: row.layout,
@@ -333,6 +336,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       .finally(() => {
         this.starting.delete(task);
         this.startAborts.delete(row.id);
+        this.startingDisplays.delete(row.id);
       });
     this.starting.add(task);
   }

@@ -22,7 +22,7 @@ export interface ShareApiOptions {
 /** WebSocket close codes a viewer can show. */
 export const VIEWER_CLOSE = {
   ended: { code: 4000, reason: 'the session has ended' },
-  notRunning: { code: 4001, reason: 'the session is not running' },
+  notRunning: { code: 4001, reason: 'the session display is not up yet, or the session has ended' },
   full: { code: 4002, reason: 'too many viewers on this link' },
   displayGone: { code: 4003, reason: 'the session display closed' },
 } as const;
@@ -130,7 +130,9 @@ export function createShareApi(options: ShareApiOptions) {
     if (!found.row) return refuse(404, 'Not Found'), true;
     const row = found.row;
     sockets.handleUpgrade(request, socket, head, (ws) => {
-      const path = row.status === 'running' ? sessions.rfbSocketPath(row.id) : undefined;
+      // A viewer may connect while the session starts (its waiting screen stays up meanwhile),
+      // so the live session shows the moment it is running.
+      const path = row.status === 'running' || row.status === 'starting' ? sessions.rfbSocketPath(row.id) : undefined;
       if (!path) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
       const viewers = open.get(row.id) ?? new Set<WebSocket>();
       if (viewers.size >= maxViewers) return ws.close(VIEWER_CLOSE.full.code, VIEWER_CLOSE.full.reason);
