@@ -25,6 +25,11 @@ export async function readJsonBody(request: IncomingMessage, limit = BODY_MAX_BY
   } catch {
     return { ok: false, message: 'the request body could not be read' };
   }
+  return parseJsonBody(chunks);
+}
+
+/** The body's bytes as JSON, with the refusals both transports give (node:http and fetch). */
+export function parseJsonBody(chunks: Uint8Array[]): BodyResult {
   const text = Buffer.concat(chunks).toString('utf8');
   if (text.trim() === '') return { ok: false, message: 'request body is empty; send a JSON object' };
   try {

@@ -2,7 +2,7 @@
 // in-process without a socket (the proxy route's in-process service calls it).
 import { BODY_MAX_BYTES } from '../../protocol/index.js';
 import type { ApiAnswer, ApiRequest } from './api.js';
-import type { BodyResult } from './body.js';
+import { parseJsonBody, type BodyResult } from './body.js';
 import { SECURITY_HEADERS } from './respond.js';
 
 /** Reads a Web request body as JSON with the same cap and the same refusals as the node:http path. */
@@ -24,13 +24,7 @@ export async function readJsonRequest(request: Request, limit = BODY_MAX_BYTES):
   } catch {
     return { ok: false, message: 'the request body could not be read' };
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return { ok: false, message: 'request body is empty; send a JSON object' };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false, message: 'request body is not valid JSON' };
-  }
+  return parseJsonBody(chunks);
 }
 
 /** The Web-standard request, as the API reads requests. */
