@@ -75,7 +75,11 @@ const CHROMIUM_FLAGS = [
   '--remote-debugging-address=127.0.0.1',
 ];
 
-async function launchChromium(launch: BrowserLaunch): Promise<BrowserProcess> {
+/**
+ * Chromium opens `firstUrl` itself (an http or https address, checked before), so the page loads
+ * while DevTools connects; the DevTools guard covers every later navigation.
+ */
+async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
   const profile = join(launch.dir, 'profile');
   const env = { ...launch.env, DISPLAY: `:${launch.displayNumber}`, LANGUAGE: launch.language };
   const process = spawnSupervised(launch.image.id, launch.image.executable!, [
@@ -87,7 +91,7 @@ async function launchChromium(launch: BrowserLaunch): Promise<BrowserProcess> {
     '--window-position=0,0',
     `--window-size=${launch.width},${launch.height}`,
     '--start-maximized',
-    'about:blank',
+    firstUrl,
   ], { env });
   const devtoolsUrl = await withTimeout(
     waitForDevToolsPort(profile, process),
@@ -181,10 +185,10 @@ async function waitForWindow(env: NodeJS.ProcessEnv, process: SupervisedProcess)
   }
 }
 
-/** Starts the image's browser; Firefox opens `firstUrl` itself, Chromium waits for DevTools to open it. */
+/** Starts the image's browser on `firstUrl` (http, https or about:blank). */
 export function launchBrowser(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
   if (!launch.image.enabled || !launch.image.executable) {
     return Promise.reject(new Error(`${launch.image.name} is not available on this host: ${launch.image.reason ?? 'unknown reason'}`));
   }
-  return launch.image.family === 'chromium' ? launchChromium(launch) : launchFirefox(launch, firstUrl);
+  return launch.image.family === 'chromium' ? launchChromium(launch, firstUrl) : launchFirefox(launch, firstUrl);
 }

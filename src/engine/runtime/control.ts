@@ -130,6 +130,32 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     }
   }
 
+  /**
+   * Resolves when the first page (the browser was started on it) has loaded: at once if it
+   * already has, else at its load event.
+   */
+  async waitForFirstPage(): Promise<void> {
+    const targetId = await this.firstPage();
+    const sessionId = await this.attach(targetId);
+    try {
+      // Listen first, then look: a load that happens in between is not missed.
+      const loaded = new Promise<void>((resolve) => {
+        const onEvent = (message: CDP.EventMessage) => {
+          if (message.sessionId === sessionId && message.method === 'Page.loadEventFired') {
+            (this.client as unknown as EventEmitter).removeListener('event', onEvent);
+            resolve();
+          }
+        };
+        this.client.on('event', onEvent);
+      });
+      await this.client.send('Page.enable', undefined, sessionId);
+      const { result } = await this.client.send('Runtime.evaluate', { expression: 'document.readyState === "complete" && location.href !== "about:blank"', returnByValue: true }, sessionId);
+      if (result.value !== true) await loaded;
+    } finally {
+      await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+    }
+  }
+
   /** Evaluates an expression in the first page (tests and diagnostics). */
   async evaluate(expression: string): Promise<unknown> {
     const sessionId = await this.attach(await this.firstPage());

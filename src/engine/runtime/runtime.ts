@@ -187,9 +187,14 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           );
           current.browser = { process, image, language: spec.language, control: null };
           await this.record(current);
-          if (process.devtoolsUrl) current.browser.control = await BrowserControl.connect(process.devtoolsUrl);
+          if (process.devtoolsUrl) {
+            current.browser.control = await BrowserControl.connect(process.devtoolsUrl);
+            if (spec.url) await current.browser.control.waitForFirstPage();
+          }
+        } else if (current.browser.control && spec.url) {
+          // A warm browser waits on about:blank: it opens the first page now.
+          await current.browser.control.open(spec.url);
         }
-        if (current.browser.control && spec.url) await current.browser.control.open(spec.url);
       };
       await abortable(withTimeout(ready(), timeoutMs, `${image.name} loading the first page`), spec.signal);
       const browser = current.browser!;
