@@ -82,6 +82,19 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     return sessionId;
   }
 
+  /** The next load event of the page attached as `sessionId`. */
+  private loadEvent(sessionId: string): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const onEvent = (message: CDP.EventMessage) => {
+        if (message.sessionId === sessionId && message.method === 'Page.loadEventFired') {
+          (this.client as unknown as EventEmitter).removeListener('event', onEvent);
+          resolve();
+        }
+      };
+      this.client.on('event', onEvent);
+    });
+  }
+
   private async navigateTarget(targetId: string, url: string): Promise<void> {
     const sessionId = await this.attach(targetId);
     await this.client.send('Page.navigate', { url }, sessionId);
@@ -101,30 +114,16 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
    * Opens `url` in the first page and resolves when its load event fired. Only http and https
    * are accepted here: chrome:// never reaches the request interception.
    */
-  async open(url: string): Promise<{ title: string }> {
+  async open(url: string): Promise<void> {
     if (!isNavigableUrl(url)) throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
     const targetId = await this.firstPage();
     const sessionId = await this.attach(targetId);
     try {
       await this.client.send('Page.enable', undefined, sessionId);
-      const loaded = new Promise<void>((resolve) => {
-        const onEvent = (message: CDP.EventMessage) => {
-          if (message.sessionId === sessionId && message.method === 'Page.loadEventFired') {
-            (this.client as unknown as EventEmitter).removeListener('event', onEvent);
-            resolve();
-          }
-        };
-        this.client.on('event', onEvent);
-      });
-      const result = await this.client.send('Page.navigate', { url }, sessionId);
-      if (result.errorText && result.errorText !== 'net::ERR_ABORTED') {
-        // The error page still loads; the viewer shows it. The caller learns why.
-        await loaded;
-        return { title: `error: ${result.errorText}` };
-      }
+      const loaded = this.loadEvent(sessionId);
+      // An address that cannot load still shows an error page (and fires load): the viewer sees why.
+      await this.client.send('Page.navigate', { url }, sessionId);
       await loaded;
-      const { result: title } = await this.client.send('Runtime.evaluate', { expression: 'document.title', returnByValue: true }, sessionId);
-      return { title: String(title.value ?? '') };
     } finally {
       await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
     }
@@ -139,15 +138,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     const sessionId = await this.attach(targetId);
     try {
       // Listen first, then look: a load that happens in between is not missed.
-      const loaded = new Promise<void>((resolve) => {
-        const onEvent = (message: CDP.EventMessage) => {
-          if (message.sessionId === sessionId && message.method === 'Page.loadEventFired') {
-            (this.client as unknown as EventEmitter).removeListener('event', onEvent);
-            resolve();
-          }
-        };
-        this.client.on('event', onEvent);
-      });
+      const loaded = this.loadEvent(sessionId);
       await this.client.send('Page.enable', undefined, sessionId);
       const { result } = await this.client.send('Runtime.evaluate', { expression: 'document.readyState === "complete" && location.href !== "about:blank"', returnByValue: true }, sessionId);
       if (result.value !== true) await loaded;

@@ -97,6 +97,8 @@ interface RuntimeRecord {
 }
 
 const DEFAULT_GEOMETRY = { width: 1280, height: 720 };
+/** How long after a warm slot is taken the pool starts its replacement. */
+const REFILL_DELAY_MS = 1500;
 
 export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   readonly root: string;
@@ -167,7 +169,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         slot = this.warmDisplays.shift();
         start = 'warm-display';
       }
-      if (slot) this.scheduleRefill();
+      // Refill a moment later: a new browser starting now would compete for the CPU with this start.
+      if (slot) this.scheduleRefill(REFILL_DELAY_MS);
     }
 
     try {
@@ -329,10 +332,11 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     await writeFile(join(slot.dir, 'runtime.json'), JSON.stringify(record));
   }
 
-  private scheduleRefill(): void {
+  private scheduleRefill(delayMs = 0): void {
     const warm = this.options.warm;
     if (!warm || this.closed) return;
     this.refill = this.refill.then(async () => {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       while (!this.closed && this.warmDisplays.length < (warm.displays ?? 0)) {
         this.warmDisplays.push(await this.startSlot(this.geometry.width, this.geometry.height, 'us'));
       }
