@@ -1,5 +1,9 @@
-// remote-browser-kit/engine: the session service to embed in-process. For now the session
-// runtime (displays, browsers, egress routes); the HTTP service is built on top of it.
+// remote-browser-kit/engine: the session service to embed in-process: createEngine() (the HTTP
+// interface, store, accounts and sessions over the runtime), and the runtime itself.
+export { createEngine, openDataDirectory } from './engine.js';
+export type { Engine, EngineOptions } from './engine.js';
+export { DEFAULT_PLANS, loadEngineConfig, parseEngineConfig } from './config.js';
+export type { EngineConfig, ExitLocation, Plan } from './config.js';
 export { SessionRuntime, reapRoot } from './runtime/runtime.js';
 export type { RuntimeOptions, RuntimeSession, RuntimeEvent, SessionSpec, StartKind, WarmPoolOptions, ReapReport } from './runtime/runtime.js';
 export { discoverImages, IMAGE_DEFINITIONS } from './runtime/catalog.js';
