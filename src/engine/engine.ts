@@ -116,7 +116,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     server.listen(options.port ?? 8640, options.host ?? '127.0.0.1', () => resolveListen());
   });
   const address = server.address() as AddressInfo;
-  url = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  // Listening on every address (0.0.0.0, ::) gives no address to link to: links then use loopback
+  // until the operator sets `shareBase` to the address viewers really reach.
+  const reachable = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
+  url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${address.port}`;
   return {
     url,
     runtime,
