@@ -37,9 +37,7 @@ export function spawnSupervised(
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', () => resolve({ code: null, signal: null }));
   });
-  if (child.pid === undefined) {
-    // spawn failed synchronously (ENOENT comes as an 'error' event); keep a pid of 0 so callers can tell.
-  }
+  // A spawn that failed (ENOENT comes as an 'error' event) has no pid: 0 lets callers tell.
   return { name, child, pid: child.pid ?? 0, exited, stderrTail: () => tail.trim().split('\n').slice(-8).join('\n') };
 }
 

@@ -151,8 +151,6 @@ export function createShareApi(options: ShareApiOptions) {
   return {
     handle,
     upgrade,
-    /** Open viewer connections of a session (tests, health). */
-    viewerCount: (sessionId: string) => open.get(sessionId)?.size ?? 0,
     close() {
       for (const client of sockets.clients) client.terminate();
       sockets.close();
