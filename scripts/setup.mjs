@@ -22,12 +22,16 @@ export const SYSTEM_PACKAGES = [
   ['procps', '/usr/bin/ps'],
 ];
 
-function missingPackages() {
-  return SYSTEM_PACKAGES.filter(([, file]) => !existsSync(file)).map(([name]) => name);
+/** Debian packages only the benchmarks need: wrk is the load generator of `npm run bench -- api`. */
+export const BENCH_PACKAGES = [['wrk', '/usr/bin/wrk']];
+
+function missingPackages(packages) {
+  return packages.filter(([, file]) => !existsSync(file)).map(([name]) => name);
 }
 
-function installSystemPackages() {
-  const missing = missingPackages();
+/** Installs the missing ones of `packages` ([name, file it provides] pairs) with apt-get as root. */
+export function installSystemPackages(packages = SYSTEM_PACKAGES) {
+  const missing = missingPackages(packages);
   if (missing.length === 0) return;
   const command = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
   if (process.platform !== 'linux' || typeof process.getuid !== 'function' || process.getuid() !== 0) {
@@ -43,7 +47,7 @@ function installSystemPackages() {
       process.exit(1);
     }
   }
-  const still = missingPackages();
+  const still = missingPackages(packages);
   if (still.length > 0) {
     console.error(`Still missing after apt-get: ${still.join(', ')}`);
     process.exit(1);
@@ -59,7 +63,8 @@ function installNpmDependencies() {
   execFileSync('npm', [existsSync(lock) ? 'ci' : 'install', '--no-audit', '--no-fund'], { cwd: root, stdio: 'inherit' });
 }
 
-if (process.env.RBK_SKIP_SETUP !== '1') {
+const isEntryPoint = process.argv[1] !== undefined && join(process.argv[1]) === fileURLToPath(import.meta.url);
+if (isEntryPoint && process.env.RBK_SKIP_SETUP !== '1') {
   installSystemPackages();
   installNpmDependencies();
 }

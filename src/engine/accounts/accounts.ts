@@ -116,8 +116,9 @@ export class Accounts {
   /** As authenticate(), for callers that already hashed the key. */
   authenticateHash(key: string, keyHash: string): AccountRow | null {
     if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
-    const row = this.store.keyByHash(keyHash);
+    const row = this.store.accountByKeyHash(keyHash);
     if (!row || row.revoked_at !== null) return null;
-    return this.store.account(row.account_id) ?? null;
+    const { revoked_at: _revoked, ...account } = row;
+    return account;
   }
 }

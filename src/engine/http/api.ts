@@ -7,13 +7,14 @@ import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
-import type { AccountRow } from '../store/sqlite-store.js';
+import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
 import type { ApiVersion, SessionService } from '../sessions/service.js';
 import { readJsonBody, type BodyResult } from './body.js';
 import { sendJson } from './respond.js';
 
 export interface ApiOptions {
   config: EngineConfig;
+  store: SqliteStore;
   accounts: Accounts;
   sessions: SessionService;
   runtime: SessionRuntime;
@@ -58,7 +59,7 @@ export function isBrowserRequest(headers: IncomingHttpHeaders): boolean {
 }
 
 export function createApi(options: ApiOptions): Api {
-  const { config, accounts, sessions, runtime } = options;
+  const { config, store, accounts, sessions, runtime } = options;
   const limiter = new RateLimiterMemory({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds });
 
   const imageList = (): ImageListResponse => ({
@@ -73,8 +74,11 @@ export function createApi(options: ApiOptions): Api {
     residential: { configured: config.residential.upstream !== null, countries: config.residential.countries },
   });
 
-  /** Authentication, browser-origin refusal and the rate limit: the account, or the refusal to send. */
-  const authenticate = async (request: ApiRequest): Promise<AccountRow | ApiAnswer> => {
+  /**
+   * Browser-origin refusal and the key: the account and the key's hash, or the refusal to send.
+   * Synchronous, so that a read-only request runs it in the same read transaction as its answer.
+   */
+  const identify = (request: ApiRequest): { account: AccountRow; keyHash: string } | ApiAnswer => {
     if (isBrowserRequest(request.headers)) {
       return answer({
         status: 'insecure',
@@ -92,20 +96,46 @@ export function createApi(options: ApiOptions): Api {
     if (!account) {
       return answer({ status: 'denied', message: 'invalid or revoked API key' }, 401);
     }
-    try {
-      await limiter.consume(keyHash);
-    } catch (rejection) {
-      const wait = rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
-      return answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
-    }
-    return account;
+    return { account, keyHash };
   };
 
-  /** Authentication plus the plan's programmatic access: the account, or the refusal to send. */
+  /**
+   * The key's rate limit: null when the request may go on, else the 429 answer. The request's
+   * point is taken when this is called, before the promise settles.
+   */
+  const admit = (keyHash: string): Promise<ApiAnswer | null> =>
+    limiter.consume(keyHash).then(
+      () => null,
+      (rejection: unknown) => {
+        const wait = rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
+        return answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
+      },
+    );
+
+  const upgradeForApi = () => answer({ status: 'upgrade', message: 'your plan does not include programmatic access to the API' });
+
+  /** Authentication, the rate limit and the plan's programmatic access, before a request that writes. */
   const programmatic = async (request: ApiRequest): Promise<AccountRow | ApiAnswer> => {
-    const account = await authenticate(request);
-    if (!isAccount(account) || sessions.hasProgrammaticAccess(account)) return account;
-    return answer({ status: 'upgrade', message: 'your plan does not include programmatic access to the API' });
+    const identity = store.reading(() => identify(request));
+    if (!('keyHash' in identity)) return identity;
+    const limited = await admit(identity.keyHash);
+    if (limited) return limited;
+    return sessions.hasProgrammaticAccess(identity.account) ? identity.account : upgradeForApi();
+  };
+
+  /**
+   * A read-only request: the key, the plan and the answer read in one transaction, then the rate
+   * limit (its point was taken inside; a limited request's answer is dropped unsent).
+   */
+  const read = async (request: ApiRequest, needsProgrammatic: boolean, reply: (account: AccountRow) => unknown): Promise<ApiAnswer> => {
+    const [outcome, admitted] = store.reading((): [ApiAnswer, Promise<ApiAnswer | null> | null] => {
+      const identity = identify(request);
+      if (!('keyHash' in identity)) return [identity, null];
+      const admitted = admit(identity.keyHash);
+      if (needsProgrammatic && !sessions.hasProgrammaticAccess(identity.account)) return [upgradeForApi(), admitted];
+      return [answer(reply(identity.account)), admitted];
+    });
+    return (await admitted) ?? outcome;
   };
 
   const respond = async (request: ApiRequest): Promise<ApiAnswer | null> => {
@@ -129,10 +159,8 @@ export function createApi(options: ApiOptions): Api {
         return answer(sessions.create(account, parsed.value, version));
       }
       case 'GET vm/data': {
-        const account = await programmatic(request);
-        if (!isAccount(account)) return account;
         const id = url.searchParams.get('id');
-        return answer(sessions.list(account, id === null || id === '' ? undefined : id, version));
+        return read(request, true, (account) => sessions.list(account, id === null || id === '' ? undefined : id, version));
       }
       case 'POST vm/remove': {
         const account = await programmatic(request);
@@ -144,15 +172,14 @@ export function createApi(options: ApiOptions): Api {
         return answer(await sessions.remove(account, parsed.value.id));
       }
       case 'GET user/api':
-      case 'GET user/quota': {
-        const account = await authenticate(request);
-        if (!isAccount(account)) return account;
-        const usage = sessions.usage(account);
-        const head = route === 'GET user/api'
-          ? { status: 'ok', contact: account.contact, feature_programmatic_access: sessions.hasProgrammaticAccess(account) }
-          : { status: 'ok' };
-        return answer({ ...head, has_plan: usage.has_plan, ...usage.meters, pools: usage.pools });
-      }
+      case 'GET user/quota':
+        return read(request, false, (account) => {
+          const usage = sessions.usage(account);
+          const head = route === 'GET user/api'
+            ? { status: 'ok', contact: account.contact, feature_programmatic_access: sessions.hasProgrammaticAccess(account) }
+            : { status: 'ok' };
+          return { ...head, has_plan: usage.has_plan, ...usage.meters, pools: usage.pools };
+        });
       default:
         return answer({ status: 'denied', message: `no endpoint ${request.method} /${version}/${match[2]!.slice(0, 100)}` }, 404);
     }

@@ -18,7 +18,7 @@ import { formatDay } from '../accounts/cycle.js';
 import { poolState, sessionMeters, totalMeters, type PoolState } from '../accounts/meters.js';
 import type { EngineConfig, ExitCity } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
-import type { AccountRow, SessionRow, SqliteStore } from '../store/sqlite-store.js';
+import type { AccountRow, SessionRow, SessionSummaryRow, SqliteStore } from '../store/sqlite-store.js';
 import { shareLinkFor, shareLinkHash, shareLinkId } from './share-links.js';
 
 export type ApiVersion = 'v8' | 'v7';
@@ -141,7 +141,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   hasProgrammaticAccess(account: AccountRow): boolean {
     // Only the plans matter here: no meter queries on the hot path of every request.
-    return this.store.subscriptions(account.id).some((s) => this.options.accounts.plan(s.plan_id)?.programmatic_access === true);
+    return this.store.planIds(account.id).some((id) => this.options.accounts.plan(id)?.programmatic_access === true);
   }
 
   usage(account: AccountRow): { has_plan: boolean; meters: UsageMeters; pools: Pool[] } {
@@ -345,12 +345,12 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   list(account: AccountRow, id: string | undefined, version: ApiVersion): Reply {
     const rows = id === undefined
-      ? this.store.sessionsOf(account.id, this.now() - SESSION_LIST_WINDOW_DAYS * DAY_MS, SESSION_LIST_MAX)
-      : [this.store.session(id)].filter((row): row is SessionRow => row !== undefined && row.account_id === account.id);
+      ? this.store.sessionSummariesOf(account.id, this.now() - SESSION_LIST_WINDOW_DAYS * DAY_MS, SESSION_LIST_MAX)
+      : [this.store.sessionSummary(id)].filter((row): row is SessionSummaryRow => row !== undefined && row.account_id === account.id);
     return { status: 'ok', data: rows.map((row) => this.entry(row, version)) };
   }
 
-  private entry(row: SessionRow, version: ApiVersion): SessionEntry & Record<string, unknown> {
+  private entry(row: SessionSummaryRow, version: ApiVersion): SessionEntry & Record<string, unknown> {
     const entry: SessionEntry & Record<string, unknown> = {
       id: maskSessionId(row.id),
       status: row.status as SessionEntry['status'],
@@ -392,19 +392,21 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   private async endRuntime(id: string, then: 'deleted' | null): Promise<void> {
-    const runtimeId = this.live.get(id) ?? this.store.session(id)?.runtime_id;
+    const row = this.store.session(id);
+    const runtimeId = this.live.get(id) ?? row?.runtime_id;
     this.live.delete(id);
-    this.flushBytes(id, runtimeId);
+    if (row) this.flushBytes(row, runtimeId);
     if (runtimeId) await this.runtime.stopSession(runtimeId).catch(() => undefined);
     if (then) this.move(id, ['stopping'], then);
   }
 
-  private flushBytes(id: string, runtimeId: string | null | undefined): void {
+  /** Writes the session's egress byte meters when they changed since the last write. */
+  private flushBytes(row: Pick<SessionRow, 'id' | 'egress' | 'egress_bytes'>, runtimeId: string | null | undefined): void {
     const session = runtimeId ? this.runtime.get(runtimeId) : undefined;
     if (!session) return;
     const { sent, received } = session.egress.bytes();
-    const row = this.store.session(id);
-    this.store.updateSession(id, { egress_bytes: sent + received, ...(row?.egress === 'residential' ? { residential_bytes: sent + received } : {}) });
+    if (sent + received === row.egress_bytes) return;
+    this.store.updateSession(row.id, { egress_bytes: sent + received, ...(row.egress === 'residential' ? { residential_bytes: sent + received } : {}) });
   }
 
   // Over time -----------------------------------------------------------------------------------
@@ -425,9 +427,14 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   /** Enforces maximum duration and idle timeout, updates byte meters, forgets old idempotency keys. */
   sweep(): void {
+    // One write transaction per sweep (not one per session), so API reads wait on it at most once.
+    this.store.atomically(() => this.sweepRunning());
+  }
+
+  private sweepRunning(): void {
     const now = this.now();
     for (const row of this.store.sessionsWithStatus(['running'])) {
-      this.flushBytes(row.id, this.live.get(row.id));
+      this.flushBytes(row, this.live.get(row.id));
       if (this.viewerCount(row.id) > 0) {
         this.store.updateSession(row.id, { last_viewer_at: now });
         row.last_viewer_at = now;

@@ -73,6 +73,10 @@ export interface IdempotencyRow {
   response: string;
 }
 
+/** The columns of a session list entry (GET /v8/vm/data). */
+export type SessionSummaryRow = Pick<SessionRow, 'id' | 'account_id' | 'status' | 'browser_name' | 'created_at' | 'location_applied' | 'location_reason'>;
+const SUMMARY_COLUMNS = 'id, account_id, status, browser_name, created_at, location_applied, location_reason';
+
 export class SqliteStore {
   readonly db: Database.Database;
   // Compiling SQL costs more than running these small queries: each text is prepared once.
@@ -94,6 +98,7 @@ export class SqliteStore {
     this.db.pragma('foreign_keys = ON');
     // Several processes (the engine and the operator CLI) may write; wait instead of failing.
     this.db.pragma('busy_timeout = 5000');
+    this.readTransaction = this.db.transaction((work: () => unknown) => work());
     this.migrate();
   }
 
@@ -111,6 +116,17 @@ export class SqliteStore {
   atomically<T>(work: () => T): T {
     return this.db.transaction(work).immediate();
   }
+
+  /**
+   * Runs read-only `work` in one deferred transaction: one consistent snapshot and one lock for
+   * all its queries, where each query alone would take and release the lock itself.
+   */
+  reading<T>(work: () => T): T {
+    return this.db.inTransaction ? work() : (this.readTransaction.deferred(work) as T);
+  }
+
+  // One transaction function for every reading(): making one per call costs more than the reads.
+  private readonly readTransaction: Database.Transaction<(work: () => unknown) => unknown>;
 
   close(): void {
     this.db.close();
@@ -159,6 +175,21 @@ export class SqliteStore {
     this.sql('INSERT INTO api_keys (id, account_id, key_hash, prefix, created_at, revoked_at) VALUES (@id, @account_id, @key_hash, @prefix, @created_at, @revoked_at)').run(key);
   }
 
+  /**
+   * The account a key hash belongs to, with the key's revocation time: one narrow query, as
+   * every API request authenticates.
+   */
+  accountByKeyHash(hash: string): (AccountRow & { revoked_at: number | null }) | undefined {
+    return this
+      .sql('SELECT a.id, a.contact, a.language, a.layout, a.created_at, k.revoked_at FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?')
+      .get(hash) as (AccountRow & { revoked_at: number | null }) | undefined;
+  }
+
+  /** The plan ids of the account's current subscriptions, in pool order. */
+  planIds(accountId: string): string[] {
+    return this.sql('SELECT plan_id FROM subscriptions WHERE account_id = ? AND ended_at IS NULL ORDER BY position').pluck().all(accountId) as string[];
+  }
+
   keyByHash(hash: string): ApiKeyRow | undefined {
     return this.sql('SELECT * FROM api_keys WHERE key_hash = ?').get(hash) as ApiKeyRow | undefined;
   }
@@ -180,6 +211,18 @@ export class SqliteStore {
 
   session(id: string): SessionRow | undefined {
     return this.sql('SELECT * FROM sessions WHERE id = ?').get(id) as SessionRow | undefined;
+  }
+
+  /** What a session list entry shows: a few columns, as status polling reads them all the time. */
+  sessionSummary(id: string): SessionSummaryRow | undefined {
+    return this.sql(`SELECT ${SUMMARY_COLUMNS} FROM sessions WHERE id = ?`).get(id) as SessionSummaryRow | undefined;
+  }
+
+  /** Summaries of the account's sessions created since `sinceMs`, newest first. */
+  sessionSummariesOf(accountId: string, sinceMs: number, limit: number): SessionSummaryRow[] {
+    return this
+      .sql(`SELECT ${SUMMARY_COLUMNS} FROM sessions WHERE account_id = ? AND created_at >= ? ORDER BY created_at DESC, rowid DESC LIMIT ?`)
+      .all(accountId, sinceMs, limit) as SessionSummaryRow[];
   }
 
   sessionByLinkHash(hash: string): SessionRow | undefined {
