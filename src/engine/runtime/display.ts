@@ -56,6 +56,9 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       '-nolisten', 'tcp',
       '-AlwaysShared',
       '-AcceptSetDesktopSize=0',
+      // No OpenGL in the X server: the browsers draw in software here, and GLX loads Mesa into
+      // every Xvnc (about 50 MB of each display's memory).
+      '-extension', 'GLX',
     ],
     { env: options.env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
   );
