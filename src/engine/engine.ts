@@ -82,7 +82,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const sessions = new SessionService({ store, accounts, config, runtime, now, secret, shareBase: () => config.shareBase ?? url });
   const recovered = sessions.recover();
   sessions.startSweeping();
-  const api = createApi({ config, store, accounts, sessions, runtime, openapi: () => openApiDocument(url) });
+  const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url) });
 
   const shareApi = createShareApi({ sessions });
   const site = createViewerSite();

@@ -477,13 +477,17 @@ export interface PageServer {
   slow(ms: number): string;
   /** A page that never answers: the session stays `starting`. */
   hang: string;
+  /** How many requests reached `path` (with its query), e.g. to see which address a browser opened. */
+  hits(path: string): number;
   close(): Promise<void>;
 }
 
 export async function startPageServer(): Promise<PageServer> {
   const sockets = new Set<Socket>();
+  const hits = new Map<string, number>();
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://pages');
+    hits.set(url.pathname + url.search, (hits.get(url.pathname + url.search) ?? 0) + 1);
     if (url.pathname === '/favicon.ico') return void response.writeHead(404).end();
     if (url.pathname === '/hang') return; // never answered
     const body = '<!doctype html><meta charset="utf-8"><title>Start page</title><body>start page</body>';
@@ -503,6 +507,7 @@ export async function startPageServer(): Promise<PageServer> {
     page: `${origin}/page`,
     slow: (ms) => `${origin}/slow?ms=${ms}`,
     hang: `${origin}/hang`,
+    hits: (path) => hits.get(path) ?? 0,
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

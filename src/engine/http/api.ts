@@ -11,6 +11,7 @@ import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
 import type { ApiVersion, SessionService } from '../sessions/service.js';
 import { readJsonBody, type BodyResult } from './body.js';
 import { sendJson } from './respond.js';
+import { createV6Api, isV6Path } from './v6.js';
 
 export interface ApiOptions {
   config: EngineConfig;
@@ -19,6 +20,8 @@ export interface ApiOptions {
   sessions: SessionService;
   runtime: SessionRuntime;
   openapi: () => unknown;
+  /** The engine's clock (tests move it). */
+  now: () => number;
 }
 
 /** A request as the API reads it, whatever carried it: node:http or a Web-standard Request. */
@@ -27,6 +30,8 @@ export interface ApiRequest {
   url: URL;
   headers: IncomingHttpHeaders;
   body(): Promise<BodyResult>;
+  /** The caller's network address, where known: the budget of the v6 request that has no key. */
+  client?: string;
 }
 
 /** An answer in the envelope, for the caller to write. */
@@ -61,6 +66,7 @@ export function isBrowserRequest(headers: IncomingHttpHeaders): boolean {
 export function createApi(options: ApiOptions): Api {
   const { config, store, accounts, sessions, runtime } = options;
   const limiter = new RateLimiterMemory({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds });
+  const v6 = createV6Api({ config, store, accounts, sessions, runtime, isBrowserRequest, now: options.now });
 
   const imageList = (): ImageListResponse => ({
     status: 'ok',
@@ -140,6 +146,7 @@ export function createApi(options: ApiOptions): Api {
 
   const respond = async (request: ApiRequest): Promise<ApiAnswer | null> => {
     const { url } = request;
+    if (isV6Path(url.pathname)) return v6(request);
     const match = /^\/(v8|v7)\/(.+)$/.exec(url.pathname);
     if (!match) return null;
     const version = match[1] as ApiVersion;
@@ -186,7 +193,13 @@ export function createApi(options: ApiOptions): Api {
   };
 
   const api = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> => {
-    const reply = await respond({ method: request.method ?? 'GET', url, headers: request.headers, body: () => readJsonBody(request) });
+    const reply = await respond({
+      method: request.method ?? 'GET',
+      url,
+      headers: request.headers,
+      body: () => readJsonBody(request),
+      ...(request.socket.remoteAddress ? { client: request.socket.remoteAddress } : {}),
+    });
     if (!reply) return false;
     sendJson(response, reply.body, reply.status, reply.headers);
     return true;

@@ -7,6 +7,7 @@ import {
   SESSION_LIST_MAX,
   SESSION_LIST_WINDOW_DAYS,
   IDEMPOTENCY_TTL_HOURS,
+  V6_SHORT_URL_TTL_HOURS,
   type CreateRequest,
   type Pool,
   type SessionEntry,
@@ -155,7 +156,12 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const image = this.runtime.image(request.browser);
     if (!image) return { status: 'denied', message: `browser: unknown browser "${request.browser.slice(0, 50)}"; GET /${version}/image lists the browsers` };
     if (!image.enabled) return { status: 'denied', message: `browser: ${image.name} cannot start right now; choose an enabled browser from GET /${version}/image` };
-    if (request.url?.startsWith('url_')) return { status: 'denied', message: 'url: unknown or expired short-URL id' };
+    // A v6 short-URL id stands for the address it was made for, while it has not expired (decisions.md 23).
+    let firstUrl = request.url;
+    if (firstUrl?.startsWith('url_')) {
+      firstUrl = this.store.shortUrl(firstUrl, this.now() - V6_SHORT_URL_TTL_HOURS * 3_600_000);
+      if (firstUrl === undefined) return { status: 'denied', message: 'url: unknown or expired short-URL id; make a new one with POST /api/v6/shortUrl or send the address itself' };
+    }
 
     let pools = this.pools(account);
     if (pools.length === 0) return { status: 'upgrade', message: 'the account has no plan; subscribe to a plan to start sessions' };
@@ -230,7 +236,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
         status: 'starting',
         browser: image.id,
         browser_name: image.name,
-        url: request.url ?? null,
+        url: firstUrl ?? null,
         language,
         layout,
         country: request.country ?? null,
@@ -449,6 +455,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       else if (now - Math.max(since, row.last_viewer_at ?? 0) >= plan.idle_timeout_minutes * 60_000) this.track(this.suspend(row.id, 'no viewer for the idle timeout'));
     }
     this.store.forgetIdempotencyBefore(now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
+    this.store.forgetV6Before(now - V6_SHORT_URL_TTL_HOURS * 3_600_000, now);
   }
 
   startSweeping(intervalMs = 1000): void {

@@ -70,4 +70,20 @@ export const MIGRATIONS: readonly string[] = [
      name TEXT PRIMARY KEY,
      value TEXT NOT NULL
    );`,
+  // v6 (deprecated interface): short URLs and the session keys getKey hands out. A token is kept
+  // as a hash, like an API key; `session_id` is the session its client launched last through /b.
+  `CREATE TABLE short_urls (
+     id TEXT PRIMARY KEY,
+     url TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   );
+   CREATE INDEX short_urls_created ON short_urls(created_at);
+   CREATE TABLE v6_tokens (
+     token_hash TEXT PRIMARY KEY,
+     key_id TEXT NOT NULL REFERENCES api_keys(id),
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     session_id TEXT
+   );
+   CREATE INDEX v6_tokens_expires ON v6_tokens(expires_at);`,
 ];

@@ -293,4 +293,44 @@ export class SqliteStore {
   forgetIdempotencyBefore(cutoffMs: number): void {
     this.sql('DELETE FROM idempotency WHERE created_at < ?').run(cutoffMs);
   }
+
+  // v6 short URLs and session keys ------------------------------------------------------------
+
+  /** Stores a short URL; false when the id is taken (the caller draws another). */
+  insertShortUrl(id: string, url: string, now: number): boolean {
+    return this.sql('INSERT INTO short_urls (id, url, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING').run(id, url, now).changes > 0;
+  }
+
+  /** The address behind a short-URL id made at or after `sinceMs`. */
+  shortUrl(id: string, sinceMs: number): string | undefined {
+    return this.sql('SELECT url FROM short_urls WHERE id = ? AND created_at >= ?').pluck().get(id, sinceMs) as string | undefined;
+  }
+
+  insertV6Token(tokenHash: string, keyId: string, now: number, expiresAt: number): void {
+    this.sql('INSERT INTO v6_tokens (token_hash, key_id, created_at, expires_at) VALUES (?, ?, ?, ?)').run(tokenHash, keyId, now, expiresAt);
+  }
+
+  /**
+   * The account behind a v6 session key that has not expired and whose API key is not revoked,
+   * with the session its client launched last.
+   */
+  accountByV6Token(tokenHash: string, now: number): (AccountRow & { session_id: string | null }) | undefined {
+    return this
+      .sql(
+        `SELECT a.id, a.contact, a.language, a.layout, a.created_at, t.session_id
+         FROM v6_tokens t JOIN api_keys k ON k.id = t.key_id JOIN accounts a ON a.id = k.account_id
+         WHERE t.token_hash = ? AND t.expires_at > ? AND k.revoked_at IS NULL`,
+      )
+      .get(tokenHash, now) as (AccountRow & { session_id: string | null }) | undefined;
+  }
+
+  setV6TokenSession(tokenHash: string, sessionId: string): void {
+    this.sql('UPDATE v6_tokens SET session_id = ? WHERE token_hash = ?').run(sessionId, tokenHash);
+  }
+
+  /** Forgets short URLs made before `shortUrlCutoffMs` and session keys expired before `now`. */
+  forgetV6Before(shortUrlCutoffMs: number, now: number): void {
+    this.sql('DELETE FROM short_urls WHERE created_at < ?').run(shortUrlCutoffMs);
+    this.sql('DELETE FROM v6_tokens WHERE expires_at <= ?').run(now);
+  }
 }

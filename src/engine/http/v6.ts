@@ -1,0 +1,159 @@
+// The deprecated v6 interface, kept so that older callers keep working (service-interface.md,
+// Versioning, v6): getKey turns the organization's API key into a two-hour session key; the
+// client's browser opens /b with that key, which ends the client's earlier session, starts a new
+// one and sends the browser on to its share link, where the viewer shows the start's progress and
+// then the session; shortUrl keeps a long first address for an hour under a `url_` id.
+// Answers carry `success` instead of `status`. A failure's `message` is one of the three v6
+// messages (auth-failed, quota-exceeded, srv-error), and `detail` says what is wrong and what to do.
+import { randomBytes } from 'node:crypto';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import {
+  V6_SHORT_URL_ID_DIGITS,
+  V6_TOKEN_TTL_HOURS,
+  isShareLanguage,
+  parseRequest,
+  v6LaunchQuerySchema,
+  v6ShortUrlRequestSchema,
+  type V6Browser,
+  type V6ErrorMessage,
+} from '../../protocol/index.js';
+import { hashSecret, type Accounts } from '../accounts/accounts.js';
+import type { EngineConfig } from '../config.js';
+import type { SessionRuntime } from '../runtime/runtime.js';
+import type { SessionService } from '../sessions/service.js';
+import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
+import type { ApiAnswer, ApiRequest } from './api.js';
+
+const TOKEN_PREFIX = 'v6t_';
+
+export interface V6Options {
+  config: EngineConfig;
+  store: SqliteStore;
+  accounts: Accounts;
+  sessions: SessionService;
+  runtime: SessionRuntime;
+  /** The browser-origin check of the v8 interface (decisions.md 20). */
+  isBrowserRequest: (headers: ApiRequest['headers']) => boolean;
+  now: () => number;
+}
+
+const success = (body: Record<string, unknown>, status = 200, headers?: Record<string, string>): ApiAnswer => ({ status, body: { success: true, ...body }, ...(headers ? { headers } : {}) });
+
+const failure = (message: V6ErrorMessage, detail: string, status = 200, extra: Record<string, unknown> = {}, headers?: Record<string, string>): ApiAnswer => ({
+  status,
+  body: { success: false, message, ...extra, detail },
+  ...(headers ? { headers } : {}),
+});
+
+/** The v6 paths: `/api/v6/...` and `/b`. */
+export function isV6Path(pathname: string): boolean {
+  return pathname === '/b' || pathname.startsWith('/api/v6/');
+}
+
+export function createV6Api(options: V6Options): (request: ApiRequest) => Promise<ApiAnswer> {
+  const { config, store, accounts, sessions, runtime, now } = options;
+  const limiter = new RateLimiterMemory({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'v6' });
+
+  /** One point from `key`'s budget: null when the request may go on, else the 429 answer. */
+  const admit = async (key: string): Promise<ApiAnswer | null> => {
+    try {
+      await limiter.consume(key);
+      return null;
+    } catch (rejection) {
+      const wait = rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
+      return failure('srv-error', `too many requests; retry after ${wait} s`, 429, {}, { 'retry-after': String(wait) });
+    }
+  };
+
+  /** The quota fields v6 shows: the account's cycle sessions (`null` = no cap). */
+  const meters = (account: AccountRow) => {
+    const { meters: m } = sessions.usage(account);
+    return { quota: m.cycle_session_limit, count: m.cycle_sessions_used, remaining: m.cycle_sessions_remaining };
+  };
+
+  /** The enabled image for a v6 browser name: the vendor's own build first (Chrome before Chromium). */
+  const imageFor = (browser: V6Browser) => {
+    const candidates = runtime.images.filter((image) => image.v6Name === browser && image.enabled);
+    return candidates.find((image) => image.id === browser.toLowerCase()) ?? candidates[0];
+  };
+
+  const getKey = async (request: ApiRequest): Promise<ApiAnswer> => {
+    if (options.isBrowserRequest(request.headers)) {
+      return failure('auth-failed', 'this request came from a web browser: call getKey from your server, so that the API key stays there, and give the browser only the token', 403);
+    }
+    const key = request.url.searchParams.get('key') ?? '';
+    if (key === '') return failure('auth-failed', 'key: required; send the organization API key as ?key=', 401);
+    const keyHash = hashSecret(key);
+    const account = accounts.authenticateHash(key, keyHash);
+    if (!account) return failure('auth-failed', 'invalid or revoked API key', 401);
+    const limited = await admit(`key:${keyHash}`);
+    if (limited) return limited;
+    if (!sessions.hasProgrammaticAccess(account)) return failure('auth-failed', 'your plan does not include programmatic access to the API');
+    const keyRow = store.keyByHash(keyHash)!;
+    const token = `${TOKEN_PREFIX}${randomBytes(24).toString('base64url')}`;
+    const issued = now();
+    store.insertV6Token(hashSecret(token), keyRow.id, issued, issued + V6_TOKEN_TTL_HOURS * 3_600_000);
+    return success({ token, ...meters(account) });
+  };
+
+  const launch = async (request: ApiRequest): Promise<ApiAnswer> => {
+    const params = Object.fromEntries(
+      ['key', 'browser', 'url', 'language', 'layout', 'callbackUrl'].flatMap((name) => {
+        const value = request.url.searchParams.get(name);
+        return value === null ? [] : [[name, value]];
+      }),
+    );
+    const parsed = parseRequest(v6LaunchQuerySchema, params);
+    if (!parsed.ok) return failure('srv-error', parsed.message, 400);
+    const query = parsed.value;
+    const tokenHash = hashSecret(query.key);
+    const client = store.accountByV6Token(tokenHash, now());
+    if (!client) return failure('auth-failed', 'unknown or expired session key; get a new one from GET /api/v6/getKey (keys last 2 hours)', 401);
+    const limited = await admit(`token:${tokenHash}`);
+    if (limited) return limited;
+    const image = imageFor(query.browser);
+    if (!image) {
+      const offered = [...new Set(runtime.images.filter((i) => i.enabled).map((i) => i.v6Name))].join(', ');
+      return failure('srv-error', `browser: ${query.browser} cannot start on this service; choose one of ${offered}`, 400);
+    }
+    const { session_id: earlier, ...account } = client;
+    // One session per client: the one this key launched before ends first (its slot frees up).
+    if (earlier) await sessions.remove(account, earlier);
+    const primary = (query.language ?? '').split('-')[0]!;
+    const reply = sessions.create(account, {
+      browser: image.id,
+      ...(query.url !== undefined ? { url: query.url } : {}),
+      ...(query.language !== undefined ? { language: query.language } : {}),
+      ...(query.layout !== undefined ? { layout: query.layout } : {}),
+      ...(query.callbackUrl !== undefined ? { callbackUrl: query.callbackUrl } : {}),
+      ...(isShareLanguage(primary) ? { shareLanguage: primary } : {}),
+    }, 'v8');
+    if (reply.status === 'upgrade') return failure('quota-exceeded', reply.message, 200, meters(account));
+    if (reply.status !== 'ok') return failure('srv-error', reply.message, reply.status === 'denied' ? 400 : 200);
+    store.setV6TokenSession(tokenHash, String(reply.vmId));
+    const shareUrl = String(reply.shareUrl);
+    return success({ shareUrl }, 302, { location: shareUrl });
+  };
+
+  const shortUrl = async (request: ApiRequest): Promise<ApiAnswer> => {
+    const limited = await admit(`client:${request.client ?? 'unknown'}`);
+    if (limited) return limited;
+    const body = await request.body();
+    if (!body.ok) return failure('srv-error', body.message, 400);
+    const parsed = parseRequest(v6ShortUrlRequestSchema, body.value);
+    if (!parsed.ok) return failure('srv-error', parsed.message, 400);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const id = `url_${String(randomBytes(8).readBigUInt64BE() % 10n ** BigInt(V6_SHORT_URL_ID_DIGITS)).padStart(V6_SHORT_URL_ID_DIGITS, '0')}`;
+      if (store.insertShortUrl(id, parsed.value.url, now())) return success({ id });
+    }
+    return failure('srv-error', 'no free short-URL id; try again');
+  };
+
+  return async (request) => {
+    const path = request.url.pathname;
+    if (request.method === 'GET' && path === '/api/v6/getKey') return getKey(request);
+    if (request.method === 'GET' && path === '/b') return launch(request);
+    if (request.method === 'POST' && path === '/api/v6/shortUrl') return shortUrl(request);
+    return failure('srv-error', `no endpoint ${request.method} ${path.slice(0, 100)}; v6 has GET /api/v6/getKey, GET /b and POST /api/v6/shortUrl`, 404);
+  };
+}

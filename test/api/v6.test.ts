@@ -1,0 +1,174 @@
+// The deprecated v6 interface as an older caller uses it, over HTTP against the real engine:
+// getKey on the server, /b opened by the client's browser (one session per client, the share link
+// as the redirect), short URLs that v8 create also resolves, and each failure's v6 envelope.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { v6GetKeyResponseSchema, v6ShortUrlResponseSchema } from '../../src/protocol/index.js';
+import { useEngine } from './context.js';
+import { describeReply, PLANS, poll, revokeKey, SHARE_BASE, type Api, type Reply } from './harness.js';
+
+const clockDir = mkdtempSync(join(tmpdir(), 'rbk-api-v6-clock-'));
+const clockFile = join(clockDir, 'offset');
+writeFileSync(clockFile, '0');
+const ctx = useEngine({ env: { RBK_CLOCK_OFFSET_FILE: clockFile } });
+
+const getKey = (key: string, headers: Record<string, string> = {}) => ctx.anon.get(`/api/v6/getKey?key=${encodeURIComponent(key)}`, { headers });
+const launch = (query: Record<string, string>) => ctx.anon.get(`/b?${new URLSearchParams(query)}`);
+const shortUrl = (body: unknown) => ctx.anon.post('/api/v6/shortUrl', body);
+
+async function token(api: Api): Promise<string> {
+  const reply = await getKey(api.key!);
+  expect(reply.json.success, describeReply(reply)).toBe(true);
+  return reply.json.token as string;
+}
+
+function expectV6Failure(reply: Reply, message: 'auth-failed' | 'quota-exceeded' | 'srv-error', detail: RegExp) {
+  expect(reply.json, describeReply(reply)).toMatchObject({ success: false, message });
+  expect(reply.json.detail).toMatch(detail);
+  expect(reply.json).not.toHaveProperty('status');
+}
+
+/** The account's sessions, newest first, as GET /v8/vm/data lists them (ids masked). */
+async function sessions(api: Api): Promise<{ id: string; status: string; name: string }[]> {
+  return (await api.data()).json.data as { id: string; status: string; name: string }[];
+}
+
+/** A /b session's status once it is `wanted` (or the last seen): /b gives its client no vmId, so by list entry. */
+async function listedStatus(api: Api, maskedId: string, wanted: string): Promise<string | undefined> {
+  const status = async () => (await sessions(api)).find((s) => s.id === maskedId)?.status;
+  return poll(status, (value) => value === wanted, 20_000);
+}
+
+describe('GET /api/v6/getKey', () => {
+  it('turns the API key into a session key and shows the cycle sessions as quota, count and remaining', async () => {
+    const { api } = await ctx.account([PLANS.basic]);
+    const reply = await getKey(api.key!);
+    expect(reply.http).toBe(200);
+    expect(v6GetKeyResponseSchema.safeParse(reply.json).success, describeReply(reply)).toBe(true);
+    expect(reply.json).toMatchObject({ success: true, quota: 5, count: 0, remaining: 5 });
+    expect(reply.json.token).not.toContain(api.key!);
+    // A second call makes another key; both work.
+    const again = await getKey(api.key!);
+    expect(again.json.token).not.toBe(reply.json.token);
+  });
+
+  it('shows no cap as null', async () => {
+    const { api } = await ctx.account([PLANS.unlimited]);
+    expect((await getKey(api.key!)).json).toMatchObject({ success: true, quota: null, count: 0, remaining: null });
+  });
+
+  it('refuses a missing, unknown or revoked key, a plan without API access, and a web browser', async () => {
+    expectV6Failure(await ctx.anon.get('/api/v6/getKey'), 'auth-failed', /key: required/);
+    expectV6Failure(await getKey('rbk_not-a-real-key'), 'auth-failed', /invalid or revoked/);
+    const { account, api } = await ctx.account([PLANS.basic]);
+    expectV6Failure(await getKey(api.key!, { origin: 'https://app.example.com' }), 'auth-failed', /web browser.*server/);
+    await revokeKey(ctx.engine.workspace, account.keyId);
+    expectV6Failure(await getKey(api.key!), 'auth-failed', /invalid or revoked/);
+    const viewer = await ctx.account([PLANS.noApi]);
+    expectV6Failure(await getKey(viewer.api.key!), 'auth-failed', /programmatic access/);
+  });
+});
+
+describe('GET /b', () => {
+  it("starts a session and sends the client's browser to its share link, in the requested language", async () => {
+    const { api } = await ctx.account([PLANS.basic]);
+    const reply = await launch({ key: await token(api), browser: 'Chrome', url: ctx.pages.page, language: 'de' });
+    expect(reply.http, describeReply(reply)).toBe(302);
+    expect(reply.headers.location).toMatch(new RegExp(`^${SHARE_BASE}/de/s\\?[A-Za-z0-9_-]+$`));
+    expect(reply.json).toMatchObject({ success: true, shareUrl: reply.headers.location });
+    const [session] = await sessions(api);
+    expect(session!.name).toBe('Chromium'); // this host has no Google Chrome: its open-source build stands in
+    expect(await listedStatus(api, session!.id, 'running')).toBe('running');
+    expect((await getKey(api.key!)).json).toMatchObject({ count: 1, remaining: 4 });
+  });
+
+  it("ends the client's earlier session when it launches again, so one client holds one slot", async () => {
+    // One running session at most: without the ending, the second launch would not fit.
+    const { api } = await ctx.account([PLANS.geoPlus]);
+    const key = await token(api);
+    expect((await launch({ key, url: ctx.pages.page })).http).toBe(302);
+    const [first] = await sessions(api);
+    const again = await launch({ key, browser: 'Firefox', url: ctx.pages.page });
+    expect(again.http, describeReply(again)).toBe(302);
+    const [second, earlier] = await sessions(api);
+    expect(earlier!.id).toBe(first!.id);
+    expect(['stopping', 'deleted']).toContain(earlier!.status);
+    expect(second!.name).toBe('Firefox ESR');
+    expect(await listedStatus(api, second!.id, 'running')).toBe('running');
+  });
+
+  it('answers quota-exceeded with the meters when another client holds the slot', async () => {
+    const { api } = await ctx.account([PLANS.geoPlus]);
+    expect((await launch({ key: await token(api), url: ctx.pages.page })).http).toBe(302);
+    const other = await launch({ key: await token(api), url: ctx.pages.page });
+    expectV6Failure(other, 'quota-exceeded', /running session limit reached/);
+    expect(other.json).toMatchObject({ quota: 10, count: 1, remaining: 9 });
+    expect(await sessions(api)).toHaveLength(1);
+  });
+
+  it('refuses a bad field or an unknown session key, naming what is wrong, and starts nothing', async () => {
+    const { account, api } = await ctx.account([PLANS.basic]);
+    const key = await token(api);
+    expectV6Failure(await launch({ key, browser: 'Safari' }), 'srv-error', /^browser: must be one of Chrome, Edge, Firefox, Tor, Brave, Opera/);
+    expectV6Failure(await launch({ key, browser: 'Brave' }), 'srv-error', /^browser: Brave cannot start on this service; choose one of .*Chrome/);
+    expectV6Failure(await launch({ key, url: 'file:///etc/passwd' }), 'srv-error', /^url: must be an http or https address/);
+    expectV6Failure(await launch({ key, layout: 'klingon' }), 'srv-error', /^layout:/);
+    expectV6Failure(await launch({ key: 'v6t_unknown' }), 'auth-failed', /unknown or expired session key.*getKey/);
+    expectV6Failure(await ctx.anon.get('/b'), 'srv-error', /^key: required/);
+    expect(await sessions(api)).toHaveLength(0);
+    // A revoked API key takes its session keys with it.
+    await revokeKey(ctx.engine.workspace, account.keyId);
+    expectV6Failure(await launch({ key }), 'auth-failed', /unknown or expired session key/);
+  });
+});
+
+describe('POST /api/v6/shortUrl', () => {
+  it('keeps an address under a url_ id that /b and v8 create both open', async () => {
+    const reply = await shortUrl({ url: `${ctx.pages.page}?short=v8` });
+    expect(reply.http).toBe(200);
+    expect(v6ShortUrlResponseSchema.safeParse(reply.json).success, describeReply(reply)).toBe(true);
+    expect(reply.json.id).toMatch(/^url_\d{10}$/);
+
+    const { api } = await ctx.account([PLANS.unlimited]);
+    const created = await api.create({ browser: 'chromium', url: reply.json.id });
+    expect(created.json.status, describeReply(created)).toBe('ok');
+    expect(await waitForStatus(api, created.json.vmId, ['running'])).toBe('running');
+    expect(ctx.pages.hits('/page?short=v8')).toBeGreaterThanOrEqual(1);
+
+    const viaB = (await shortUrl({ url: `${ctx.pages.page}?short=b` })).json.id as string;
+    expect((await launch({ key: await token(api), url: viaB })).http).toBe(302);
+    expect(await poll(async () => ctx.pages.hits('/page?short=b'), (hits) => hits >= 1, 20_000)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('refuses what is not a web address, or not JSON, and v8 create refuses an unknown id', async () => {
+    expectV6Failure(await shortUrl({ url: 'javascript:alert(1)' }), 'srv-error', /^url: must be an http or https address/);
+    expectV6Failure(await shortUrl({}), 'srv-error', /^url:/);
+    expectV6Failure(await ctx.anon.post('/api/v6/shortUrl', undefined, { raw: '{"url":' }), 'srv-error', /JSON/);
+    const { api } = await ctx.account([PLANS.unlimited]);
+    const created = await api.create({ browser: 'chromium', url: 'url_0000000000' });
+    expect(created.json).toMatchObject({ status: 'denied', message: expect.stringMatching(/^url: unknown or expired short-URL id/) });
+  });
+
+  it('answers another v6 path with the v6 envelope', async () => {
+    const reply = await ctx.anon.get('/api/v6/nothing');
+    expect(reply.http).toBe(404);
+    expectV6Failure(reply, 'srv-error', /no endpoint GET \/api\/v6\/nothing/);
+  });
+});
+
+// Last: these move the engine's clock forward.
+describe('expiry', () => {
+  it('forgets a short URL after an hour and a session key after two', async () => {
+    const { api } = await ctx.account([PLANS.unlimited]);
+    const id = (await shortUrl({ url: ctx.pages.page })).json.id as string;
+    const key = await token(api);
+    writeFileSync(clockFile, String(61 * 60_000));
+    const created = await api.create({ browser: 'chromium', url: id });
+    expect(created.json).toMatchObject({ status: 'denied', message: expect.stringMatching(/^url: unknown or expired short-URL id/) });
+    writeFileSync(clockFile, String(121 * 60_000));
+    expectV6Failure(await launch({ key, url: ctx.pages.page }), 'auth-failed', /unknown or expired session key/);
+    expect(await sessions(api)).toHaveLength(0);
+  });
+});
