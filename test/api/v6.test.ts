@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { v6GetKeyResponseSchema, v6ShortUrlResponseSchema } from '../../src/protocol/index.js';
 import { useEngine } from './context.js';
-import { describeReply, PLANS, poll, revokeKey, SHARE_BASE, type Api, type Reply } from './harness.js';
+import { describeReply, PLANS, poll, revokeKey, SHARE_BASE, waitForStatus, type Api, type Reply } from './harness.js';
 
 const clockDir = mkdtempSync(join(tmpdir(), 'rbk-api-v6-clock-'));
 const clockFile = join(clockDir, 'offset');
