@@ -84,6 +84,19 @@ describe('GET /b', () => {
     expect((await getKey(api.key!)).json).toMatchObject({ count: 1, remaining: 4 });
   });
 
+  it('sends the viewer back to the linking application when it leaves, unless callbackUrl says otherwise', async () => {
+    const { api } = await ctx.account([PLANS.unlimited]);
+    const key = await token(api);
+    const leaveUrlOf = async (reply: Reply) => {
+      const linkId = new URL(reply.headers.location!).search.slice(1);
+      return (await ctx.anon.get(`/share/${linkId}`)).json.leaveUrl as string | null;
+    };
+    const fromApp = await ctx.anon.get(`/b?key=${key}&url=${encodeURIComponent(ctx.pages.page)}`, { headers: { referer: 'https://app.example.com/' } });
+    expect(await leaveUrlOf(fromApp)).toBe('https://app.example.com/');
+    const chosen = await launch({ key, url: ctx.pages.page, callbackUrl: 'https://app.example.com/done' });
+    expect(await leaveUrlOf(chosen)).toBe('https://app.example.com/done');
+  });
+
   it("ends the client's earlier session when it launches again, so one client holds one slot", async () => {
     // One running session at most: without the ending, the second launch would not fit.
     const { api } = await ctx.account([PLANS.geoPlus]);

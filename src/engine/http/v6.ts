@@ -8,9 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import {
+  CALLBACK_URL_MAX,
   V6_SHORT_URL_ID_DIGITS,
   V6_TOKEN_TTL_HOURS,
   isShareLanguage,
+  isWebAddress,
   parseRequest,
   v6LaunchQuerySchema,
   v6ShortUrlRequestSchema,
@@ -117,6 +119,10 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
       return failure('srv-error', `browser: ${query.browser} cannot start on this service; choose one of ${offered}`, 400);
     }
     const { session_id: earlier, ...account } = client;
+    // Without a callbackUrl, leaving goes back to the application that linked to /b (its Referer).
+    const referrer = request.headers.referer;
+    const callbackUrl = query.callbackUrl
+      ?? (typeof referrer === 'string' && referrer.length <= CALLBACK_URL_MAX && isWebAddress(referrer) ? referrer : undefined);
     // One session per client: the one this key launched before ends first (its slot frees up).
     if (earlier) await sessions.remove(account, earlier);
     const primary = (query.language ?? '').split('-')[0]!;
@@ -125,7 +131,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
       ...(query.url !== undefined ? { url: query.url } : {}),
       ...(query.language !== undefined ? { language: query.language } : {}),
       ...(query.layout !== undefined ? { layout: query.layout } : {}),
-      ...(query.callbackUrl !== undefined ? { callbackUrl: query.callbackUrl } : {}),
+      ...(callbackUrl !== undefined ? { callbackUrl } : {}),
       ...(isShareLanguage(primary) ? { shareLanguage: primary } : {}),
     }, 'v8');
     if (reply.status === 'upgrade') return failure('quota-exceeded', reply.message, 200, meters(account));
