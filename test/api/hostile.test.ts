@@ -1,5 +1,6 @@
 // Malformed and hostile input never crashes the engine: every request gets an envelope answer,
 // and the engine still serves afterwards.
+import { request as httpRequest } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { envelopeSchema, failureSchema } from '../../src/protocol/index.js';
 import { useEngine } from './context.js';
@@ -97,6 +98,26 @@ describe('odd requests', () => {
       Array.from({ length: 40 }, (_, i) => api.post('/v8/vm/create', undefined, { raw: HOSTILE_BODIES[i % HOSTILE_BODIES.length]![1](), timeoutMs: 30_000 })),
     );
     for (const reply of replies) expectDeniedEnvelope(reply);
+  });
+
+  it('a 2 MB body sent in chunks without a length -> denied envelope, not a broken connection', async () => {
+    const reply = await new Promise<{ http: number; text: string }>((resolve, reject) => {
+      const req = httpRequest(new URL('/v8/vm/create', ctx.engine.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+        timeout: 30_000,
+      }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (c: string) => (text += c)).on('end', () => resolve({ http: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject).on('timeout', () => req.destroy(new Error('no answer within 30 s')));
+      const piece = 'f'.repeat(64 * 1024);
+      req.write(`{"browser":"chromium","filler":"`);
+      for (let i = 0; i < 32; i++) req.write(piece);
+      req.end('"}');
+    });
+    expect(reply.http).toBe(200);
+    expect(JSON.parse(reply.text)).toMatchObject({ status: 'denied', message: 'request body is larger than 64 KiB' });
   });
 
   it('the engine still answers GET /v8/image and authenticated calls afterwards', async () => {
