@@ -180,6 +180,36 @@ describe('a Firefox ESR session', () => {
   });
 });
 
+describe('a Firefox ESR session, used like a person would', () => {
+  it('refuses file:// pages and about:config typed into its address bar', async () => {
+    const session = await runtime.startSession({ browser: 'firefox-esr', url: `${origin}/red`, language: 'en', layout: 'us' });
+    try {
+      const env = { DISPLAY: `:${session.display.number}` };
+      const title = () => x(env, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => '');
+      expect(await waitFor(title, (value) => value.includes('Red page'))).toContain('Red page');
+      // The keys a person presses: focus the address bar, type, Enter (with a person's pauses).
+      const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      const visit = async (address: string) => {
+        await x(env, 'xdotool', ['key', 'ctrl+l']);
+        await pause(300);
+        await x(env, 'xdotool', ['type', '--delay', '20', address]);
+        await pause(200);
+        await x(env, 'xdotool', ['key', 'Return']);
+      };
+      // Settled: either the refusal page or what was asked for (a text file's title is its path).
+      const settled = (value: string) => /^Blocked Page|passwd|Advanced Preferences|about:config/.test(value);
+      await visit('file:///etc/passwd');
+      expect(await waitFor(title, settled)).toMatch(/^Blocked Page/);
+      await visit(`${origin}/red`);
+      expect(await waitFor(title, (value) => value.includes('Red page'))).toContain('Red page');
+      await visit('about:config');
+      expect(await waitFor(title, settled)).toMatch(/^Blocked Page/);
+    } finally {
+      await runtime.stopSession(session.id);
+    }
+  });
+});
+
 describe('start failures', () => {
   it('rejects an unknown browser and a non-web first page with the reason', async () => {
     await expect(runtime.startSession({ browser: 'netscape', language: 'en', layout: 'us' })).rejects.toThrow(/unknown browser/);

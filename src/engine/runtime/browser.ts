@@ -4,6 +4,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BrowserImage } from './catalog.js';
 import { runX } from './display.js';
+import { prepareFirefox } from './firefox-launcher.js';
 import { signalGroup, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
 
 export interface BrowserLaunch {
@@ -168,7 +169,9 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   const profile = join(launch.dir, 'profile');
   await writeFile(join(profile, 'user.js'), firefoxPreferences(launch));
   const env = { ...launch.env, DISPLAY: `:${launch.displayNumber}`, LANGUAGE: launch.language };
-  const process = spawnSupervised(launch.image.id, launch.image.executable!, [
+  // The session's own Firefox: its policies refuse file:// and lock the proxy (firefox-launcher.ts).
+  const executable = await prepareFirefox(launch.image.executable!, join(launch.dir, 'firefox'), launch.proxyUrl);
+  const process = spawnSupervised(launch.image.id, executable, [
     '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height), firstUrl,
   ], { env });
   // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
