@@ -112,6 +112,16 @@ describe('GET /b', () => {
     expect(await listedStatus(api, second!.id, 'running')).toBe('running');
   });
 
+  it('keeps one session per client when the same key launches twice at once', async () => {
+    const { api } = await ctx.account([PLANS.unlimited]);
+    const key = await token(api);
+    const replies = await Promise.all([launch({ key, url: ctx.pages.page }), launch({ key, url: ctx.pages.page })]);
+    expect(replies.map((r) => r.http)).toEqual([302, 302]);
+    const listed = await sessions(api);
+    expect(listed).toHaveLength(2);
+    expect(listed.filter((s) => ['starting', 'running'].includes(s.status))).toHaveLength(1);
+  });
+
   it('answers quota-exceeded with the meters when another client holds the slot', async () => {
     const { api } = await ctx.account([PLANS.geoPlus]);
     expect((await launch({ key: await token(api), url: ctx.pages.page })).http).toBe(302);

@@ -17,6 +17,7 @@ import {
   v6LaunchQuerySchema,
   v6ShortUrlRequestSchema,
   type V6Browser,
+  type V6LaunchQuery,
   type V6ErrorMessage,
 } from '../../protocol/index.js';
 import { hashSecret, type Accounts } from '../accounts/accounts.js';
@@ -98,6 +99,19 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     return success({ token, ...meters(account) });
   };
 
+  // Launches with one session key run one after another: two at once would both end the same
+  // earlier session and leave the client with two.
+  const launching = new Map<string, Promise<unknown>>();
+  const oneAtATime = <T>(tokenHash: string, work: () => Promise<T>): Promise<T> => {
+    const run = (launching.get(tokenHash) ?? Promise.resolve()).then(work, work);
+    const settled = run.catch(() => undefined);
+    launching.set(tokenHash, settled);
+    void settled.then(() => {
+      if (launching.get(tokenHash) === settled) launching.delete(tokenHash);
+    });
+    return run;
+  };
+
   const launch = async (request: ApiRequest): Promise<ApiAnswer> => {
     const params = Object.fromEntries(
       ['key', 'browser', 'url', 'language', 'layout', 'callbackUrl'].flatMap((name) => {
@@ -109,6 +123,10 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     if (!parsed.ok) return failure('srv-error', parsed.message, 400);
     const query = parsed.value;
     const tokenHash = hashSecret(query.key);
+    return oneAtATime(tokenHash, () => launchFor(query, tokenHash, request));
+  };
+
+  const launchFor = async (query: V6LaunchQuery, tokenHash: string, request: ApiRequest): Promise<ApiAnswer> => {
     const client = store.accountByV6Token(tokenHash, now());
     if (!client) return failure('auth-failed', 'unknown or expired session key; get a new one from GET /api/v6/getKey (keys last 2 hours)', 401);
     const limited = await admit(`token:${tokenHash}`);
