@@ -14,15 +14,30 @@ const egress = { allow: ['127.0.0.1/32'] };
 const cycles = Number(process.env.RBK_BENCH_CYCLES ?? 50);
 const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 10);
 
-async function pssMb(session: RuntimeSession): Promise<number> {
-  let kb = 0;
+/** What a process of the session is: its executable, and Chromium's process type where it has one. */
+async function processKind(pid: number): Promise<string> {
+  // Chromium's children rewrite their command line as one space-separated title.
+  const args = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split(/[\0 ]/);
+  const flag = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const type = flag('type');
+  const executable = (args[0] ?? '?').split('/').pop()!;
+  if (!type) return executable;
+  const subType = flag('utility-sub-type');
+  return `${executable} ${type}${subType ? ` ${subType}` : ''}${args.includes('--top-chrome-webui') ? ' (top-chrome WebUI)' : ''}`;
+}
+
+/** PSS of the session's processes, in MB: the total and each process. */
+async function pss(session: RuntimeSession): Promise<{ total: number; processes: { kind: string; mb: number }[] }> {
+  const processes: { kind: string; mb: number }[] = [];
   for (const p of await findMarkedProcesses({ dir: session.dir })) {
     if (p.zombie) continue;
     const rollup = await readFile(`/proc/${p.pid}/smaps_rollup`, 'utf8').catch(() => '');
-    kb += Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0);
+    processes.push({ kind: await processKind(p.pid), mb: Number(/^Pss:\s+(\d+)/m.exec(rollup)?.[1] ?? 0) / 1024 });
   }
-  return kb / 1024;
+  return { total: processes.reduce((sum, p) => sum + p.mb, 0), processes };
 }
+
+const pssMb = async (session: RuntimeSession) => (await pss(session)).total;
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -61,7 +76,12 @@ export async function runtimeBench(): Promise<void> {
     // Memory of idle sessions at a simple page: one alone, then five side by side.
     const one = await cold.startSession(spec);
     await settle(1500);
-    report('runtime', 'memory_mb_per_session', await pssMb(one), 'MB', { sessions: 1, measure: 'PSS of the session process group' });
+    const alone = await pss(one);
+    report('runtime', 'memory_mb_per_session', alone.total, 'MB', { sessions: 1, measure: 'PSS of the session process group' });
+    // Where it goes, process by process (docs/benchmarks.md reads these).
+    for (const p of alone.processes.sort((a, b) => b.mb - a.mb)) {
+      report('runtime', 'memory_mb_by_process', p.mb, 'MB', { sessions: 1, process: p.kind });
+    }
     const five = [one, ...(await Promise.all([1, 2, 3, 4].map(() => cold.startSession(spec))))];
     await settle(2000);
     const total = (await Promise.all(five.map(pssMb))).reduce((a, b) => a + b, 0);
