@@ -49,6 +49,11 @@ export interface Api {
 
 const answer = (body: unknown, status = 200, headers?: Record<string, string>): ApiAnswer => ({ status, body, ...(headers ? { headers } : {}) });
 
+/** Whole seconds until a rate-limited key may call again (Retry-After), at least 1. */
+export function retryAfterSeconds(rejection: unknown): number {
+  return rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
+}
+
 const BROWSER_FETCH_MODES = new Set(['cors', 'navigate', 'no-cors']);
 
 /**
@@ -113,7 +118,7 @@ export function createApi(options: ApiOptions): Api {
     limiter.consume(keyHash).then(
       () => null,
       (rejection: unknown) => {
-        const wait = rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
+        const wait = retryAfterSeconds(rejection);
         return answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
       },
     );

@@ -6,7 +6,7 @@
 // Answers carry `success` instead of `status`. A failure's `message` is one of the three v6
 // messages (auth-failed, quota-exceeded, srv-error), and `detail` says what is wrong and what to do.
 import { randomBytes } from 'node:crypto';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import {
   CALLBACK_URL_MAX,
   V6_SHORT_URL_ID_DIGITS,
@@ -25,7 +25,7 @@ import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { SessionService } from '../sessions/service.js';
 import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
-import type { ApiAnswer, ApiRequest } from './api.js';
+import { retryAfterSeconds, type ApiAnswer, type ApiRequest } from './api.js';
 
 const TOKEN_PREFIX = 'v6t_';
 
@@ -63,7 +63,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
       await limiter.consume(key);
       return null;
     } catch (rejection) {
-      const wait = rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
+      const wait = retryAfterSeconds(rejection);
       return failure('srv-error', `too many requests; retry after ${wait} s`, 429, {}, { 'retry-after': String(wait) });
     }
   };
