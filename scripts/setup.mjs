@@ -20,6 +20,10 @@ export const SYSTEM_PACKAGES = [
   ['fonts-liberation', '/usr/share/fonts/truetype/liberation'],
   ['fonts-noto-cjk', '/usr/share/fonts/opentype/noto'],
   ['procps', '/usr/bin/ps'],
+  // Session confinement (docs/security.md): namespaces, and the in-sandbox relay to the egress route.
+  ['bubblewrap', '/usr/bin/bwrap'],
+  ['socat', '/usr/bin/socat'],
+  ['xauth', '/usr/bin/xauth'],
 ];
 
 /** Debian packages only the benchmarks need: wrk is the load generator of `npm run bench -- api`. */

@@ -1,22 +1,20 @@
 // Starting a real browser on a session's display: a fresh profile inside the session directory,
 // its UI language, its egress route, and every file it writes (crash handler included) kept inside.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BrowserImage } from './catalog.js';
-import { runX } from './display.js';
+import type { SessionSandbox } from './confinement.js';
+import type { Display } from './display.js';
 import { prepareFirefox } from './firefox-launcher.js';
-import { signalGroup, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
+import { signalGroup, withTimeout, type SupervisedProcess } from './processes.js';
 
 export interface BrowserLaunch {
   image: BrowserImage;
-  dir: string;
-  displayNumber: number;
+  sandbox: SessionSandbox;
+  display: Display;
   width: number;
   height: number;
   language: string;
-  /** The session's egress route, e.g. `http://127.0.0.1:41234`. */
-  proxyUrl: string;
-  env: NodeJS.ProcessEnv;
   timeoutMs: number;
 }
 
@@ -26,22 +24,6 @@ export interface BrowserProcess {
   /** Chromium family: the browser-level DevTools WebSocket address. */
   readonly devtoolsUrl: string | null;
   stop(): Promise<void>;
-}
-
-/** The environment that keeps a browser's files in the session directory. */
-export async function sessionEnvironment(dir: string, base: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
-  const home = join(dir, 'home');
-  await Promise.all(['home', 'config', 'cache', 'tmp', 'profile'].map((d) => mkdir(join(dir, d), { recursive: true })));
-  return {
-    ...base,
-    HOME: home,
-    // Chromium's crash handler writes under XDG_CONFIG_HOME whatever --user-data-dir says.
-    XDG_CONFIG_HOME: join(dir, 'config'),
-    XDG_CACHE_HOME: join(dir, 'cache'),
-    XDG_DATA_HOME: join(dir, 'home'),
-    TMPDIR: join(dir, 'tmp'),
-    MOZ_CRASHREPORTER_DISABLE: '1',
-  };
 }
 
 function stopper(process: SupervisedProcess): () => Promise<void> {
@@ -54,8 +36,6 @@ function stopper(process: SupervisedProcess): () => Promise<void> {
 // Flags measured to work on Debian Chromium as root; without the background-networking flags
 // Chromium floods a closed network with connections.
 const CHROMIUM_FLAGS = [
-  '--no-sandbox',
-  '--test-type', // hides the "unsupported command-line flag" bar that --no-sandbox would show
   '--disable-gpu',
   '--disable-quic',
   '--no-first-run',
@@ -79,8 +59,17 @@ const CHROMIUM_FLAGS = [
   '--no-unsandboxed-zygote',
   // Loopback is otherwise sent around the proxy; the egress guard must see every request.
   '--proxy-bypass-list=<-loopback>',
+  // WebRTC sends nothing the egress route does not see (the policy says so too when confined).
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
   '--remote-debugging-port=0',
   '--remote-debugging-address=127.0.0.1',
+];
+
+// Only an unconfined session (an operator's explicit, logged opt-in) runs as root, where
+// Chromium's own sandbox cannot start. Confined sessions keep it on.
+const UNCONFINED_FLAGS = [
+  '--no-sandbox',
+  '--test-type', // hides the "unsupported command-line flag" bar that --no-sandbox would show
 ];
 
 /**
@@ -88,12 +77,14 @@ const CHROMIUM_FLAGS = [
  * while DevTools connects; the DevTools guard covers every later navigation.
  */
 async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
-  const profile = join(launch.dir, 'profile');
-  const env = { ...launch.env, DISPLAY: `:${launch.displayNumber}`, LANGUAGE: launch.language };
-  const process = spawnSupervised(launch.image.id, launch.image.executable!, [
+  const { sandbox } = launch;
+  const profile = join(sandbox.dir, 'profile');
+  const env = { ...launch.display.env, LANGUAGE: launch.language };
+  const process = sandbox.spawn(launch.image.id, launch.image.executable!, [
     ...CHROMIUM_FLAGS,
+    ...(sandbox.confined ? [] : UNCONFINED_FLAGS),
     `--user-data-dir=${profile}`,
-    `--proxy-server=${launch.proxyUrl}`,
+    `--proxy-server=${sandbox.proxyUrl}`,
     `--lang=${launch.language}`,
     `--accept-lang=${launch.language}`,
     '--window-position=0,0',
@@ -102,7 +93,7 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     firstUrl,
   ], { env });
   const devtoolsUrl = await withTimeout(
-    waitForDevToolsPort(profile, process),
+    waitForDevToolsPort(sandbox.hostPath(profile), process).then((endpoint) => reachDevTools(sandbox, endpoint, process)),
     launch.timeoutMs,
     `${launch.image.name}'s DevTools endpoint`,
   ).catch(async (error: Error) => {
@@ -112,15 +103,38 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
   return { image: launch.image, process, devtoolsUrl, stop: stopper(process) };
 }
 
+/**
+ * The engine's DevTools address. Confined, DevTools listens on the session's own loopback, which
+ * nothing outside its network namespace reaches: a relay in the session offers it as a unix socket
+ * (0600, the session uid's) that the engine connects to as root.
+ */
+async function reachDevTools(sandbox: SessionSandbox, endpoint: { port: number; path: string }, browser: SupervisedProcess): Promise<string> {
+  if (!sandbox.confined) return `ws://127.0.0.1:${endpoint.port}${endpoint.path}`;
+  const socket = join(sandbox.dir, 'devtools.sock');
+  const relay = sandbox.spawn('devtools-relay', 'socat', [`UNIX-LISTEN:${socket},fork,mode=600`, `TCP:127.0.0.1:${endpoint.port}`], { env: sandbox.env });
+  // The relay ends with the browser: both live in the session's namespaces.
+  void browser.exited.then(() => signalGroup(relay.pid, 'SIGKILL'));
+  const hostSocket = sandbox.hostPath(socket);
+  for (;;) {
+    if (relay.child.exitCode !== null) throw new Error(`the DevTools relay exited: ${relay.stderrTail() || 'no output'}`);
+    try {
+      await access(hostSocket);
+      return `ws+unix://${hostSocket}:${endpoint.path}`;
+    } catch {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}
+
 /** Chromium writes "<port>\n<path>" to DevToolsActivePort in the profile once DevTools listens. */
-async function waitForDevToolsPort(profile: string, process: SupervisedProcess): Promise<string> {
+async function waitForDevToolsPort(profile: string, process: SupervisedProcess): Promise<{ port: number; path: string }> {
   let exited = false;
   void process.exited.then(() => (exited = true));
   for (;;) {
     if (exited) throw new Error('the browser exited during start');
     try {
       const [port, path] = (await readFile(join(profile, 'DevToolsActivePort'), 'utf8')).split('\n');
-      if (port && path) return `ws://127.0.0.1:${port}${path}`;
+      if (port && path) return { port: Number(port), path };
     } catch {
       /* not written yet */
     }
@@ -129,7 +143,7 @@ async function waitForDevToolsPort(profile: string, process: SupervisedProcess):
 }
 
 function firefoxPreferences(launch: BrowserLaunch): string {
-  const proxy = new URL(launch.proxyUrl);
+  const proxy = new URL(launch.sandbox.proxyUrl);
   const prefs: Record<string, string | number | boolean> = {
     'network.proxy.type': 1,
     'network.proxy.http': proxy.hostname,
@@ -168,28 +182,29 @@ function firefoxPreferences(launch: BrowserLaunch): string {
 }
 
 async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
-  const profile = join(launch.dir, 'profile');
-  await writeFile(join(profile, 'user.js'), firefoxPreferences(launch));
-  const env = { ...launch.env, DISPLAY: `:${launch.displayNumber}`, LANGUAGE: launch.language };
-  // The session's own Firefox: its policies refuse file:// and lock the proxy (firefox-launcher.ts).
-  const executable = await prepareFirefox(launch.image.executable!, join(launch.dir, 'firefox'), launch.proxyUrl);
-  const process = spawnSupervised(launch.image.id, executable, [
+  const { sandbox } = launch;
+  const profile = join(sandbox.dir, 'profile');
+  await writeFile(sandbox.hostPath(join(profile, 'user.js')), firefoxPreferences(launch));
+  const env = { ...launch.display.env, LANGUAGE: launch.language };
+  // Firefox with the session's policies: they refuse local files and lock the proxy (firefox-launcher.ts).
+  const executable = await prepareFirefox(launch.image, sandbox);
+  const process = sandbox.spawn(launch.image.id, executable, [
     '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height), firstUrl,
   ], { env });
   // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
-  await withTimeout(waitForWindow(env, process), launch.timeoutMs, `${launch.image.name}'s window`).catch((error: Error) => {
+  await withTimeout(waitForWindow(sandbox, env, process), launch.timeoutMs, `${launch.image.name}'s window`).catch((error: Error) => {
     signalGroup(process.pid, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
   });
   return { image: launch.image, process, devtoolsUrl: null, stop: stopper(process) };
 }
 
-async function waitForWindow(env: NodeJS.ProcessEnv, process: SupervisedProcess): Promise<void> {
+async function waitForWindow(sandbox: SessionSandbox, env: NodeJS.ProcessEnv, process: SupervisedProcess): Promise<void> {
   let exited = false;
   void process.exited.then(() => (exited = true));
   for (;;) {
     if (exited) throw new Error('the browser exited during start');
-    const found = await runX(env, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator']).catch(() => '');
+    const found = await sandbox.run('xdotool', ['search', '--onlyvisible', '--classname', 'Navigator'], env).catch(() => '');
     if (found.trim()) return;
     await new Promise((r) => setTimeout(r, 50));
   }

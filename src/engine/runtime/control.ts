@@ -36,7 +36,8 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   }
 
   static async connect(devtoolsUrl: string): Promise<BrowserControl> {
-    const client = await CDP({ target: devtoolsUrl, local: true });
+    // Given as an object so that a `ws+unix:` address (a confined session's relay) is used as is.
+    const client = await CDP({ target: { webSocketDebuggerUrl: devtoolsUrl } as never, local: true });
     const control = new BrowserControl(client);
     await control.guard();
     return control;

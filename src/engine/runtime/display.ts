@@ -1,28 +1,29 @@
 // The session's display: one TigerVNC Xvnc (an X server and a VNC server in one process) reached
 // only through a 0600 unix socket in the session directory, plus a window manager that keeps the
 // browser window filling the screen, with the session's keyboard layout applied.
-import { spawn } from 'node:child_process';
-import { rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { chown, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { signalGroup, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
+import type { SessionSandbox } from './confinement.js';
+import { signalGroup, withTimeout, type SupervisedProcess } from './processes.js';
 
 export interface DisplayOptions {
-  /** The session directory; the VNC socket is created inside it. */
-  dir: string;
+  /** Where the display's processes run; the VNC socket is created in its session directory. */
+  sandbox: SessionSandbox;
   width: number;
   height: number;
   /** X keyboard layout name, e.g. `us`, `de`. */
   layout: string;
-  /** Environment for every process of the display (carries the session marker). */
-  env: NodeJS.ProcessEnv;
   startTimeoutMs?: number;
 }
 
 export interface Display {
   /** X display number (`:N`). */
   readonly number: number;
-  /** The RFB (VNC) unix socket, mode 0600. */
+  /** The RFB (VNC) unix socket as the engine reaches it, mode 0600. */
   readonly rfbSocketPath: string;
+  /** Environment for X clients of this display (DISPLAY, XAUTHORITY and the session's own). */
+  readonly env: NodeJS.ProcessEnv;
   readonly server: SupervisedProcess;
   readonly windowManager: SupervisedProcess;
   layout: string;
@@ -31,17 +32,33 @@ export interface Display {
 }
 
 const RFB_SOCKET = 'rfb.sock';
+const X_AUTHORITY = '.Xauthority';
+// Every viewer sees this as the desktop's name (Xvnc would say user@host).
+const DESKTOP_NAME = 'Remote browser';
 // sun_path is 108 bytes on Linux; a longer path would make Xvnc fail with an obscure error.
 const MAX_SOCKET_PATH = 107;
 
+/**
+ * An X authority file holding one MIT-MAGIC-COOKIE-1 for any display (family "wild"): X clients
+ * of the session present it, so the X server answers no one who cannot read the session's files.
+ */
+function xAuthority(cookie: Buffer): Buffer {
+  const field = (value: Buffer) => Buffer.concat([Buffer.from([value.length >> 8, value.length & 0xff]), value]);
+  return Buffer.concat([Buffer.from([0xff, 0xff]), field(Buffer.alloc(0)), field(Buffer.alloc(0)), field(Buffer.from('MIT-MAGIC-COOKIE-1')), field(cookie)]);
+}
+
 export async function startDisplay(options: DisplayOptions): Promise<Display> {
-  const rfbSocketPath = join(options.dir, RFB_SOCKET);
+  const { sandbox } = options;
+  const rfbSocketPath = sandbox.hostPath(join(sandbox.dir, RFB_SOCKET));
+  const authority = join(sandbox.dir, X_AUTHORITY);
+  await writeFile(sandbox.hostPath(authority), xAuthority(randomBytes(16)), { mode: 0o600 });
+  if (sandbox.uid !== null) await chown(sandbox.hostPath(authority), sandbox.uid, sandbox.uid);
   if (Buffer.byteLength(rfbSocketPath) > MAX_SOCKET_PATH) {
     throw new Error(
-      `the session directory ${options.dir} is too long for a unix socket path (at most ${MAX_SOCKET_PATH} bytes): choose a shorter data directory`,
+      `the session directory ${sandbox.hostDir} is too long for a unix socket path (at most ${MAX_SOCKET_PATH} bytes): choose a shorter data directory`,
     );
   }
-  const server = spawnSupervised(
+  const server = sandbox.spawn(
     'Xvnc',
     'Xvnc',
     [
@@ -51,16 +68,18 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       '-depth', '24',
       '-SecurityTypes', 'None',
       '-rfbport', '-1',
-      '-rfbunixpath', rfbSocketPath,
+      '-rfbunixpath', join(sandbox.dir, RFB_SOCKET),
       '-rfbunixmode', '0600',
       '-nolisten', 'tcp',
+      '-auth', authority,
+      '-desktop', DESKTOP_NAME,
       '-AlwaysShared',
       '-AcceptSetDesktopSize=0',
       // No OpenGL in the X server: the browsers draw in software here, and GLX loads Mesa into
       // every Xvnc (about 50 MB of each display's memory).
       '-extension', 'GLX',
     ],
-    { env: options.env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
+    { env: sandbox.env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
   );
   const displayNumber = new Promise<number>((resolve, reject) => {
     let text = '';
@@ -80,18 +99,19 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
     signalGroup(server.pid, 'SIGKILL');
     throw error;
   }
-  const env = { ...options.env, DISPLAY: `:${number}` };
-  const windowManager = spawnSupervised('matchbox-window-manager', 'matchbox-window-manager', ['-use_titlebar', 'no'], { env });
+  const env = { ...sandbox.env, DISPLAY: `:${number}`, XAUTHORITY: authority };
+  const windowManager = sandbox.spawn('matchbox-window-manager', 'matchbox-window-manager', ['-use_titlebar', 'no'], { env });
   windowManager.child.once('error', () => undefined);
 
   const display: Display = {
     number,
     rfbSocketPath,
+    env,
     server,
     windowManager,
     layout: options.layout,
     async setLayout(layout: string) {
-      await runX(env, 'setxkbmap', ['-layout', layout]);
+      await sandbox.run('setxkbmap', ['-layout', layout], env);
       display.layout = layout;
     },
     async stop() {
@@ -101,7 +121,8 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       const late = setTimeout(() => signalGroup(server.pid, 'SIGKILL'), 300);
       await Promise.all([server.exited, windowManager.exited]);
       clearTimeout(late);
-      await removeDisplayFiles(number);
+      // A confined display's files vanish with its namespaces; the host's /tmp holds them otherwise.
+      if (!sandbox.confined) await removeDisplayFiles(number);
     },
   };
   try {
@@ -117,19 +138,4 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
 export async function removeDisplayFiles(number: number): Promise<void> {
   await rm(`/tmp/.X${number}-lock`, { force: true });
   await rm(`/tmp/.X11-unix/X${number}`, { force: true });
-}
-
-/** Runs a short X client against the display and rejects with its error output on failure. */
-export function runX(env: NodeJS.ProcessEnv, command: string, args: string[], timeoutMs = 5000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.once('error', (error) => reject(new Error(`${command} could not run (${error.message})`)));
-    child.once('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`${command} ${args.join(' ')} failed: ${err.trim() || `exit ${code}`}`)),
-    );
-  });
 }

@@ -4,6 +4,7 @@ import dns from 'node:dns';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
+import { chmod, chown } from 'node:fs/promises';
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { RequestError, Server, type PrepareRequestFunction } from 'proxy-chain';
@@ -28,6 +29,13 @@ export interface EgressRouteOptions {
    * Targets are still checked here first; the upstream proxy then resolves names itself.
    */
   upstreamProxyUrl?: string;
+  /**
+   * Listen on this unix socket instead of a loopback port (confined sessions reach it through a
+   * relay in their own network namespace). The socket is made the `socketOwner` uid's, mode 0600,
+   * so that no other local user, and no other session, can use the route.
+   */
+  socketPath?: string;
+  socketOwner?: number;
   /** Name resolution, replaceable so tests can simulate DNS answers. Defaults to `dns.lookup`. */
   lookup?: typeof dns.lookup;
 }
@@ -44,8 +52,9 @@ export interface EgressRefusal {
 
 export interface EgressRoute {
   readonly sessionId: string;
-  /** `http://127.0.0.1:PORT`, for the browser's `--proxy-server`. */
+  /** `http://127.0.0.1:PORT`, for the browser's `--proxy-server`; empty when on a unix socket. */
   readonly proxyUrl: string;
+  /** The loopback port, or 0 when the route listens on a unix socket. */
   readonly port: number;
   /** Bytes sent to and received from targets (or the upstream proxy), including open connections. */
   bytes(): { sent: number; received: number };
@@ -424,9 +433,12 @@ class SessionEgressRoute implements EgressRoute {
     private readonly events: EventEmitter<{ refused: [EgressRefusal] }>,
     private readonly closedBytes: { sent: number; received: number },
     private readonly agents: { http: http.Agent; https: https.Agent },
+    /** The unix socket listener that hands connections to `server`, when not on a port. */
+    private readonly gate?: net.Server,
   ) {
-    this.port = server.port;
-    this.proxyUrl = `http://127.0.0.1:${server.port}`;
+    const address = server.server.address();
+    this.port = typeof address === 'object' && address ? address.port : 0;
+    this.proxyUrl = this.port ? `http://127.0.0.1:${this.port}` : '';
   }
 
   bytes(): { sent: number; received: number } {
@@ -459,7 +471,12 @@ class SessionEgressRoute implements EgressRoute {
       this.agents.http.destroy();
       this.agents.https.destroy();
       // Destroying the browser's sockets makes proxy-chain end the target side of every tunnel.
-      await this.server.close(true);
+      if (this.gate) {
+        const gate = this.gate;
+        await Promise.all([new Promise((resolve) => gate.close(resolve)), this.server.close(true).catch(() => undefined)]);
+      } else {
+        await this.server.close(true);
+      }
     })();
     return this.#closing;
   }
@@ -488,7 +505,9 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
       const refusal: EgressRefusal = { target, reason: check.reason };
       if (check.address !== undefined) refusal.address = check.address;
       events.emit('refused', refusal);
-      throw new RequestError(`${MESSAGE_PREFIX}${check.reason}`, 403);
+      // The viewer learns that the address is not allowed, never what a name resolves to inside
+      // the operator's network: the reason goes to the engine's events only.
+      throw new RequestError(`${MESSAGE_PREFIX}${target} is not allowed`, 403);
     }
     if (check.outcome === 'failed') throw new RequestError(`${MESSAGE_PREFIX}${check.reason}`, check.statusCode);
     const pools = { httpAgent: agents.http, httpsAgent: agents.https };
@@ -508,9 +527,31 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
     closedBytes.sent += stats?.trgTxBytes ?? 0;
     closedBytes.received += stats?.trgRxBytes ?? 0;
   });
-  await server.listen();
+  let gate: net.Server | undefined;
+  if (options.socketPath === undefined) {
+    await server.listen();
+  } else {
+    // The session's relay connects here. proxy-chain drops a connection that has no peer address,
+    // which a unix socket never has: the relay in the session's own loopback is the peer.
+    const socketPath = options.socketPath;
+    gate = net.createServer((socket) => {
+      Object.defineProperty(socket, 'remoteAddress', { value: '127.0.0.1' });
+      server.server.emit('connection', socket);
+    });
+    const listening = gate;
+    await new Promise<void>((resolve, reject) => {
+      listening.once('error', reject);
+      listening.listen(socketPath, () => {
+        listening.off('error', reject);
+        resolve();
+      });
+    });
+    listening.on('error', () => {});
+    await chmod(socketPath, 0o600);
+    if (options.socketOwner !== undefined) await chown(socketPath, options.socketOwner, options.socketOwner);
+  }
   // An unheard 'error' on the listening server would end the whole engine, not just this session.
   server.server.on('error', () => {});
 
-  return new SessionEgressRoute(options.sessionId, server, events, closedBytes, agents);
+  return new SessionEgressRoute(options.sessionId, server, events, closedBytes, agents, gate);
 }

@@ -1,22 +1,27 @@
-// A Firefox installation of the session's own, so that its refusals (decisions.md 25) hold.
+// A Firefox installation with the session's policies, so that its refusals (decisions.md 25) hold.
 // Firefox reads enterprise policies only from `distribution/policies.json` beside its executable
 // (never from the profile), and a profile's preferences can be changed by whoever uses the browser.
 // The session therefore runs Firefox from a directory in the session directory: a copy of the small
 // launcher executable (Firefox finds its installation through the executable's real path, so a link
 // would lead back to the system's), links to everything else in the installation, and a
-// `distribution/policies.json` that refuses file:// pages and the about: pages that change the
-// browser, and locks the egress proxy settings. The system's Firefox is not touched.
-import { copyFile, mkdir, readdir, realpath, symlink, writeFile } from 'node:fs/promises';
+// `distribution/policies.json` that refuses local files and the about: pages that change the
+// browser, and locks the egress proxy settings. The system's Firefox is not touched. Confined
+// sessions all reach their egress route at the same address, so they share one such directory,
+// read-only; an unconfined session has its own in its session directory.
+import { copyFile, mkdir, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import type { BrowserImage } from './catalog.js';
+import type { SessionSandbox } from './confinement.js';
 
-/** The session's policies: what Chromium's DevTools guard refuses, in Firefox's own terms. */
-export function firefoxPolicies(proxyUrl: string): unknown {
+/** The session's policies: what Chromium's DevTools guard and policies refuse, in Firefox's own terms. */
+export function firefoxPolicies(proxyUrl: string, downloadDir: string): unknown {
   const proxy = new URL(proxyUrl);
   const locked = (value: string | number | boolean) => ({ Value: value, Status: 'locked' });
   return {
     policies: {
-      // Local files of the engine's host are never shown (decisions.md 25).
-      WebsiteFilter: { Block: ['file:///*'] },
+      // Local files are never shown (decisions.md 25), nor read through archives or the
+      // browser's own resources.
+      WebsiteFilter: { Block: ['file:///*', 'jar:*', 'resource://*', 'view-source:*'] },
       // The pages that change the browser itself (the proxy among them), as chrome:// in Chromium.
       BlockAboutConfig: true,
       BlockAboutProfiles: true,
@@ -27,6 +32,13 @@ export function firefoxPolicies(proxyUrl: string): unknown {
       DisableTelemetry: true,
       DisableFirefoxStudies: true,
       DontCheckDefaultBrowser: true,
+      DisableProfileImport: true,
+      DisablePrivateBrowsing: false,
+      ExtensionSettings: { '*': { installation_mode: 'blocked' } },
+      // Downloads land in the session's own folder.
+      DownloadDirectory: downloadDir,
+      DefaultDownloadDirectory: downloadDir,
+      PromptForDownloadLocation: false,
       // Every request goes through the session's egress proxy; Settings shows these greyed out.
       Preferences: {
         'network.proxy.type': locked(1),
@@ -37,31 +49,57 @@ export function firefoxPolicies(proxyUrl: string): unknown {
         'network.proxy.share_proxy_settings': locked(true),
         'network.proxy.no_proxies_on': locked(''),
         'network.proxy.allow_hijacking_localhost': locked(true),
+        // WebRTC through the proxy only: no UDP that the egress route does not see.
+        'media.peerconnection.ice.proxy_only': locked(true),
+        'media.peerconnection.ice.default_address_only': locked(true),
+        'network.jar.block-remote-files': locked(true),
       },
     },
   };
 }
 
+const built = new Map<string, Promise<void>>();
+
 /**
- * Builds the session's Firefox in `dir` from the installation of `executable` and returns the
- * executable to start.
+ * The executable to start for the session's Firefox, as the session sees it: the launcher copy in
+ * the sandbox's shared directory (built once per directory) with its policies.
  */
-export async function prepareFirefox(executable: string, dir: string, proxyUrl: string): Promise<string> {
-  const real = await realpath(executable);
+export async function prepareFirefox(image: BrowserImage, sandbox: SessionSandbox): Promise<string> {
+  const real = await realpath(image.executable!);
+  const name = `firefox-${image.id}`;
+  const hostDir = join(sandbox.sharedHostDir, name);
+  let building = built.get(hostDir);
+  if (!building) {
+    building = buildFirefox(real, hostDir, sandbox.proxyUrl, join(sandbox.dir, 'downloads'));
+    built.set(hostDir, building);
+    // A failed build is made again next time; an unconfined session's build is its own.
+    const confined = sandbox.confined;
+    building.then(() => confined || built.delete(hostDir), () => built.delete(hostDir));
+  }
+  await building;
+  return join(sandbox.sharedDir, name, basename(real));
+}
+
+/** Forgets the Firefox builds under `dir` (the runtime removed it). */
+export function forgetFirefoxBuilds(dir: string): void {
+  for (const key of built.keys()) if (key.startsWith(`${dir}/`)) built.delete(key);
+}
+
+async function buildFirefox(real: string, dir: string, proxyUrl: string, downloadDir: string): Promise<void> {
   const installation = dirname(real);
-  await mkdir(dir, { recursive: true });
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true, mode: 0o755 });
   for (const entry of await readdir(installation)) {
     const source = join(installation, entry);
     if (entry === basename(real)) await copyFile(source, join(dir, entry));
     else if (entry !== 'distribution') await symlink(source, join(dir, entry));
   }
   const distribution = join(dir, 'distribution');
-  await mkdir(distribution);
+  await mkdir(distribution, { mode: 0o755 });
   // Keep what the installation ships there (search engines), except its own policies.
   const shipped = await readdir(join(installation, 'distribution')).catch(() => [] as string[]);
   for (const entry of shipped) {
     if (entry !== 'policies.json') await symlink(join(installation, 'distribution', entry), join(distribution, entry));
   }
-  await writeFile(join(distribution, 'policies.json'), JSON.stringify(firefoxPolicies(proxyUrl), null, 2));
-  return join(dir, basename(real));
+  await writeFile(join(distribution, 'policies.json'), JSON.stringify(firefoxPolicies(proxyUrl, downloadDir), null, 2), { mode: 0o644 });
 }

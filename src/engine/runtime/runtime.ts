@@ -1,15 +1,27 @@
-// The session runtime: turns "start a session" into an isolated set of processes and one
-// directory (display, browser, egress route), started and stopped as a unit, with an optional
-// warm pool of ready displays and browsers, and clean-up of whatever an earlier run left behind.
-import { randomBytes } from 'node:crypto';
+// The session runtime: turns "start a session" into a confined set of processes (display, browser,
+// egress route) in a sandbox of its own, started and stopped as a unit, with an optional warm pool
+// of ready displays and browsers, and clean-up of whatever an earlier run left behind.
+import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { launchBrowser, sessionEnvironment, type BrowserProcess } from './browser.js';
+import { launchBrowser, type BrowserProcess } from './browser.js';
 import { discoverImages, type BrowserImage } from './catalog.js';
+import { reapSessionCgroups } from './cgroups.js';
+import {
+  DEFAULT_CONFINEMENT,
+  openConfinedSandbox,
+  openHostSandbox,
+  probeConfinement,
+  reapUidClaims,
+  writeSharedFiles,
+  type ConfinementSettings,
+  type SessionSandbox,
+} from './confinement.js';
 import { BrowserControl, isNavigableUrl } from './control.js';
 import { removeDisplayFiles, startDisplay, type Display } from './display.js';
 import { startEgressRoute, type EgressPolicy, type EgressRoute } from './egress.js';
+import { forgetFirefoxBuilds } from './firefox-launcher.js';
 import { killMarkedProcesses, SESSION_MARKER, withTimeout } from './processes.js';
 
 export interface SessionSpec {
@@ -49,6 +61,12 @@ export interface RuntimeOptions {
   startTimeoutMs?: number;
   /** Default 1280x720. */
   geometry?: { width: number; height: number };
+  /**
+   * How every session is confined (docs/security.md); defaults apply to what is left out. `false`
+   * runs sessions as the engine's own user with nothing between a viewer and the host: only for an
+   * operator's explicit `insecure.unconfined`.
+   */
+  confinement?: Partial<ConfinementSettings> | false;
 }
 
 /** How a session came to be ready: from nothing, on a warm display, or in a warm browser. */
@@ -56,7 +74,10 @@ export type StartKind = 'cold' | 'warm-display' | 'warm-browser';
 
 export interface RuntimeSession {
   readonly id: string;
+  /** The engine's directory for the session on the host (runtime record, egress socket). */
   readonly dir: string;
+  /** Where the session's processes run: its uid, namespaces and files. */
+  readonly sandbox: SessionSandbox;
   readonly image: BrowserImage;
   readonly display: Display;
   readonly browser: BrowserProcess;
@@ -82,7 +103,7 @@ export interface ReapReport {
 interface Slot {
   id: string;
   dir: string;
-  env: NodeJS.ProcessEnv;
+  sandbox: SessionSandbox;
   display: Display;
   egress: EgressRoute;
   browser?: { process: BrowserProcess; control: BrowserControl | null; image: BrowserImage; language: string };
@@ -114,21 +135,40 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   private readonly slotStarts = new Set<Promise<unknown>>();
   private closed = false;
   private readonly geometry: { width: number; height: number };
+  /** Null: sessions run unconfined (an operator's explicit opt-in). */
+  readonly confinement: ConfinementSettings | null;
+  private readonly sharedDir: string;
+  private chromiumPolicyDir: string | undefined;
 
   private constructor(private readonly options: RuntimeOptions, images: BrowserImage[]) {
     super();
     this.root = resolve(options.root);
     this.images = images;
     this.geometry = options.geometry ?? DEFAULT_GEOMETRY;
+    this.confinement = options.confinement === false ? null : { ...DEFAULT_CONFINEMENT, ...options.confinement };
+    this.sharedDir = join(this.root, SHARED_DIR);
   }
 
-  /** Cleans what an earlier run left behind, finds the browsers, and starts filling the warm pool. */
+  /**
+   * Cleans what an earlier run left behind, finds the browsers, and starts filling the warm pool.
+   * Rejects, saying what is missing, when sessions are to be confined and this host cannot.
+   */
   static async open(options: RuntimeOptions): Promise<{ runtime: SessionRuntime; reaped: ReapReport }> {
+    if (options.confinement !== false) {
+      const probe = probeConfinement();
+      if (!probe.available) {
+        throw new Error(
+          `sessions cannot be confined on this host: ${probe.missing.join('; ')}. Fix that (\`remote-browser-kit doctor\` lists it), ` +
+            'or set insecure.unconfined to run every session as the engine\'s own user, where anyone with a share link can reach this host.',
+        );
+      }
+    }
     const root = resolve(options.root);
-    await mkdir(root, { recursive: true });
+    await mkdir(root, { recursive: true, mode: 0o700 });
     const reaped = await reapRoot(root);
     const images = options.images ?? (await discoverImages());
     const runtime = new SessionRuntime(options, images);
+    if (runtime.confinement) ({ chromiumPolicyDir: runtime.chromiumPolicyDir } = await writeSharedFiles(runtime.sharedDir));
     runtime.scheduleRefill();
     return { runtime, reaped };
   }
@@ -184,10 +224,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       const firstUrl = spec.url ?? 'about:blank';
       const ready = async () => {
         if (!current.browser) {
-          const process = await launchBrowser(
-            { image, dir: current.dir, displayNumber: current.display.number, width, height, language: spec.language, proxyUrl: current.egress.proxyUrl, env: current.env, timeoutMs },
-            firstUrl,
-          );
+          const process = await launchBrowser({ image, sandbox: current.sandbox, display: current.display, width, height, language: spec.language, timeoutMs }, firstUrl);
           current.browser = { process, image, language: spec.language, control: null };
           await this.record(current);
           if (process.devtoolsUrl) {
@@ -204,6 +241,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       const session: RuntimeSession = {
         id: current.id,
         dir: current.dir,
+        sandbox: current.sandbox,
         image,
         display: current.display,
         browser: browser.process,
@@ -265,7 +303,11 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     this.sessions.set(session.id, { session, slot, stopping: false });
     const report = (kind: RuntimeEvent['kind'], message: string) => {
       const entry = this.sessions.get(session.id);
-      if (entry && !entry.stopping) this.emit('event', { sessionId: session.id, kind, message } as RuntimeEvent);
+      if (!entry || entry.stopping) return;
+      // A process the kernel ended at the session's memory cap says so, not just "crashed".
+      const capped = kind !== 'refused' && session.sandbox.oomKills() > 0 && this.confinement;
+      const reason = capped ? `the session reached its memory limit (${this.confinement!.memoryMb} MB): ${message}` : message;
+      this.emit('event', { sessionId: session.id, kind, message: reason } as RuntimeEvent);
     };
     void session.browser.process.exited.then(({ code, signal }) =>
       report('browser-exited', `${session.image.name} exited (${signal ?? `code ${code}`})`),
@@ -291,21 +333,38 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const id = randomBytes(6).toString('hex');
     const dir = join(this.root, id);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const env = await sessionEnvironment(dir, baseEnvironment(dir));
-    const results = await Promise.allSettled([
-      startDisplay({ dir, width, height, layout, env, startTimeoutMs: this.options.startTimeoutMs }),
-      startEgressRoute({ sessionId: id, policy: this.options.egress, ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}) }),
-    ]);
-    const [display, egress] = results;
-    if (display.status === 'rejected' || egress.status === 'rejected') {
-      if (display.status === 'fulfilled') await display.value.stop();
-      if (egress.status === 'fulfilled') await egress.value.close();
+    const egressOptions = { sessionId: id, policy: this.options.egress, ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}) };
+    let sandbox: SessionSandbox | undefined;
+    let egress: EgressRoute | undefined;
+    try {
+      if (this.confinement) {
+        const egressDir = join(dir, 'egress');
+        sandbox = await openConfinedSandbox({
+          settings: this.confinement,
+          hostDir: dir,
+          sharedHostDir: this.sharedDir,
+          cgroupName: `${rootKey(this.root)}-${id}`,
+          egressHostDir: egressDir,
+          ...(this.chromiumPolicyDir ? { chromiumPolicyDir: this.chromiumPolicyDir } : {}),
+          timeoutMs: this.options.startTimeoutMs ?? 20_000,
+        });
+        // The route listens on a socket only the session uid reaches; the sandbox relays to it.
+        egress = await startEgressRoute({ ...egressOptions, socketPath: join(egressDir, 'egress.sock'), socketOwner: sandbox.uid! });
+      } else {
+        egress = await startEgressRoute(egressOptions);
+        sandbox = await openHostSandbox(dir, egress.proxyUrl);
+      }
+      const display = await startDisplay({ sandbox, width, height, layout, startTimeoutMs: this.options.startTimeoutMs });
+      const slot: Slot = { id, dir, sandbox, display, egress };
+      await this.record(slot);
+      return slot;
+    } catch (error) {
+      await sandbox?.stop();
+      await egress?.close();
+      await killMarkedProcesses({ dir });
       await rm(dir, { recursive: true, force: true });
-      throw (display.status === 'rejected' ? display.reason : (egress as PromiseRejectedResult).reason) as Error;
+      throw error;
     }
-    const slot: Slot = { id, dir, env, display: display.value, egress: egress.value };
-    await this.record(slot);
-    return slot;
   }
 
   private stopSlot(slot: Slot): Promise<void> {
@@ -316,6 +375,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   private async endSlot(slot: Slot): Promise<void> {
     this.liveSlots.delete(slot);
     await slot.browser?.control?.close();
+    // Confined, this ends every process of the session at once (its pid namespace goes).
+    await slot.sandbox.stop();
     await Promise.all([slot.browser?.process.stop(), slot.display.stop(), slot.egress.close()]);
     // Crash handlers and other detached helpers carry the session marker; end them too.
     await killMarkedProcesses({ dir: slot.dir });
@@ -349,10 +410,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           const slot = await this.startSlot(this.geometry.width, this.geometry.height, 'us');
           const timeoutMs = this.options.startTimeoutMs ?? 20_000;
           try {
-            const process = await launchBrowser(
-              { image, dir: slot.dir, displayNumber: slot.display.number, ...this.geometry, language, proxyUrl: slot.egress.proxyUrl, env: slot.env, timeoutMs },
-              'about:blank',
-            );
+            const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, ...this.geometry, language, timeoutMs }, 'about:blank');
             slot.browser = { process, image, language, control: null };
             slot.browser.control = await BrowserControl.connect(process.devtoolsUrl!);
             await this.record(slot);
@@ -399,18 +457,20 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, disc
   });
 }
 
-/** A minimal environment for session processes: nothing of the engine's own secrets leaks into them. */
-function baseEnvironment(dir: string): NodeJS.ProcessEnv {
-  const keep = ['PATH', 'LANG', 'LC_ALL', 'TZ', 'USER', 'LOGNAME', 'SHELL'];
-  const env: NodeJS.ProcessEnv = {};
-  for (const key of keep) if (process.env[key] !== undefined) env[key] = process.env[key];
-  env[SESSION_MARKER] = dir;
-  return env;
+/** Files shared read-only with every confined session (browser policies, the Firefox launcher). */
+const SHARED_DIR = '.shared';
+
+/** A short name of a runtime root, unique on this host: it prefixes the root's cgroups. */
+function rootKey(root: string): string {
+  return `rbk-${createHash('sha256').update(root).digest('hex').slice(0, 10)}`;
 }
 
 /** Ends processes and removes directories and X display files an earlier run left in `root`. */
 export async function reapRoot(root: string): Promise<ReapReport> {
   const processes = await killMarkedProcesses({ root });
+  await reapSessionCgroups(`${rootKey(root)}-`);
+  await reapUidClaims();
+  forgetFirefoxBuilds(root);
   let directories = 0;
   let entries: string[] = [];
   try {
@@ -420,6 +480,10 @@ export async function reapRoot(root: string): Promise<ReapReport> {
   }
   for (const entry of entries) {
     const dir = join(root, entry);
+    if (entry === SHARED_DIR) {
+      await rm(dir, { recursive: true, force: true });
+      continue;
+    }
     try {
       const record = JSON.parse(await readFile(join(dir, 'runtime.json'), 'utf8')) as RuntimeRecord;
       if (Number.isInteger(record.displayNumber)) await removeDisplayFiles(record.displayNumber);

@@ -1,0 +1,412 @@
+// Where a session's processes run: the sandbox that makes a session a throwaway computer of its
+// own (docs/security.md). Confined, every process of a session runs as an unprivileged uid of its
+// own, in namespaces made by bubblewrap: system files read-only, a size-capped /session as the only
+// writable place, no network but a relay to the session's egress route, its own process and IPC
+// space, and a cgroup that caps memory and processes. Unconfined (an operator's explicit opt-in),
+// the processes run as the engine, as they did before confinement existed.
+import { randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
+import { chmod, chown, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createSessionCgroup, findHierarchies, type ResourceLimits, type SessionCgroup } from './cgroups.js';
+import { SESSION_MARKER, signalGroup, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
+import type { StdioOptions } from 'node:child_process';
+
+export interface ConfinementSettings extends ResourceLimits {
+  /** Size of the session's writable directory (its profile, downloads and temporary files). */
+  diskMb: number;
+  /** Range of uids handed to sessions, one each; no account of the host should use them. */
+  uids: { first: number; count: number };
+}
+
+export const DEFAULT_CONFINEMENT: ConfinementSettings = {
+  memoryMb: 2048,
+  processes: 512,
+  diskMb: 1024,
+  uids: { first: 2_000_000_000, count: 65_536 },
+};
+
+/** Where the session's own directory is, as its processes see it when confined. */
+export const CONFINED_SESSION_DIR = '/session';
+/** The in-sandbox address of the relay to the egress route (the sandbox's own loopback). */
+export const CONFINED_PROXY_URL = 'http://127.0.0.1:3128';
+/** Files the engine shares read-only with every session (browser policies, the Firefox launcher). */
+export const CONFINED_SHARED_DIR = '/run/remote-browser-kit/shared';
+/** The session's egress socket directory inside the sandbox. */
+const CONFINED_EGRESS_DIR = '/run/remote-browser-kit/egress';
+/** Host directory of uid claims: one file per uid in use, so engines on one host never share one. */
+const UID_CLAIMS = '/run/remote-browser-kit/uids';
+
+export interface SpawnInSession {
+  env: NodeJS.ProcessEnv;
+  stdio?: StdioOptions;
+}
+
+/** A session's place to run processes, confined or not. */
+export interface SessionSandbox {
+  readonly confined: boolean;
+  /** The session's uid when confined. */
+  readonly uid: number | null;
+  /** The session directory as the session's processes see it. */
+  readonly dir: string;
+  /** The engine's own directory for the session (runtime record, egress socket), on the host. */
+  readonly hostDir: string;
+  /** The proxy address the browser is given: a relay to the egress route, or the route itself. */
+  readonly proxyUrl: string;
+  /** The directory of files the engine shares read-only with the session, as the session sees it. */
+  readonly sharedDir: string;
+  /** The same directory on the host, where the engine writes them. */
+  readonly sharedHostDir: string;
+  /** Environment for every process of the session (HOME, XDG dirs, TMPDIR, session marker). */
+  readonly env: NodeJS.ProcessEnv;
+  /** The engine's path to a file the session sees at `path` (inside the session directory). */
+  hostPath(path: string): string;
+  /** Pid of a process whose namespaces are the session's (confined), for tests and diagnostics. */
+  readonly namespacePid: number | null;
+  spawn(name: string, command: string, args: string[], options: SpawnInSession): SupervisedProcess;
+  /** Runs a short program in the session and resolves with its output; rejects with its error output. */
+  run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs?: number): Promise<string>;
+  /** Times the kernel ended one of the session's processes at the memory limit. */
+  oomKills(): number;
+  /** Ends every process of the session and releases its uid, cgroup and namespaces. */
+  stop(): Promise<void>;
+}
+
+/** What confining sessions needs on this host, checked once; `missing` says what to do. */
+export interface ConfinementProbe {
+  available: boolean;
+  missing: string[];
+}
+
+const TOOLS: Array<[string, string, string]> = [
+  ['bubblewrap', '/usr/bin/bwrap', 'bubblewrap'],
+  ['socat (relay to the egress route)', '/usr/bin/socat', 'socat'],
+  ['setpriv (drops to the session uid)', '/usr/bin/setpriv', 'util-linux'],
+  ['nsenter (starts processes in the session)', '/usr/bin/nsenter', 'util-linux'],
+];
+
+export function probeConfinement(): ConfinementProbe {
+  const missing: string[] = [];
+  if (process.platform !== 'linux') missing.push(`Linux namespaces (this is ${process.platform})`);
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) {
+    missing.push('root: the engine gives each session a uid of its own, which only root can do (run `remote-browser-kit serve` as root)');
+  }
+  for (const [name, file, pkg] of TOOLS) if (!existsSync(file)) missing.push(`${name}: apt-get install -y ${pkg}`);
+  try {
+    const max = Number(readFileSync('/proc/sys/user/max_user_namespaces', 'utf8').trim());
+    if (!(max > 0)) missing.push('user namespaces for the browsers\' own sandboxes: sysctl -w user.max_user_namespaces=15000');
+  } catch {
+    missing.push('user namespaces (no /proc/sys/user/max_user_namespaces)');
+  }
+  const { hierarchies, reason } = findHierarchies();
+  if (hierarchies.length === 0) missing.push(`memory and process caps: ${reason}`);
+  return { available: missing.length === 0, missing };
+}
+
+/** Directories every session's processes expect under the session directory. */
+const SESSION_SUBDIRS = ['home', 'config', 'cache', 'tmp', 'profile', 'downloads'];
+
+function sessionEnvironment(dir: string, hostDir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  // Nothing of the engine's own environment (its secrets among them) reaches a session.
+  for (const key of ['PATH', 'LANG', 'LC_ALL', 'TZ']) if (process.env[key] !== undefined) env[key] = process.env[key];
+  return {
+    ...env,
+    [SESSION_MARKER]: hostDir,
+    USER: 'session',
+    LOGNAME: 'session',
+    HOME: join(dir, 'home'),
+    // Chromium's crash handler writes under XDG_CONFIG_HOME whatever --user-data-dir says.
+    XDG_CONFIG_HOME: join(dir, 'config'),
+    XDG_CACHE_HOME: join(dir, 'cache'),
+    XDG_DATA_HOME: join(dir, 'home'),
+    TMPDIR: join(dir, 'tmp'),
+    MOZ_CRASHREPORTER_DISABLE: '1',
+  };
+}
+
+function runProcess(process: SupervisedProcess, command: string, timeoutMs: number): Promise<string> {
+  let out = '';
+  process.child.stdout?.setEncoding('utf8');
+  process.child.stdout?.on('data', (chunk: string) => (out += chunk));
+  const timer = setTimeout(() => signalGroup(process.pid, 'SIGKILL'), timeoutMs);
+  return process.exited.then(({ code, signal }) => {
+    clearTimeout(timer);
+    if (code === 0) return out;
+    throw new Error(`${command} failed: ${process.stderrTail() || (signal ?? `exit ${code}`)}`);
+  });
+}
+
+// Unconfined ------------------------------------------------------------------------------------
+
+/** Processes run as the engine, in the session directory on the host (insecure: operator opt-in). */
+export async function openHostSandbox(hostDir: string, egressProxyUrl: string): Promise<SessionSandbox> {
+  await Promise.all(SESSION_SUBDIRS.map((d) => mkdir(join(hostDir, d), { recursive: true })));
+  const env = sessionEnvironment(hostDir, hostDir);
+  const sandbox: SessionSandbox = {
+    confined: false,
+    uid: null,
+    dir: hostDir,
+    hostDir,
+    proxyUrl: egressProxyUrl,
+    sharedDir: hostDir,
+    sharedHostDir: hostDir,
+    env,
+    namespacePid: null,
+    hostPath: (path) => path,
+    spawn: (name, command, args, options) => spawnSupervised(name, command, args, { env: options.env, ...(options.stdio ? { stdio: options.stdio } : {}) }),
+    run: (command, args, runEnv, timeoutMs = 5000) =>
+      runProcess(spawnSupervised(command, command, args, { env: runEnv, stdio: ['ignore', 'pipe', 'pipe'] }), command, timeoutMs),
+    oomKills: () => 0,
+    async stop() {
+      /* the runtime ends the processes it started */
+    },
+  };
+  return sandbox;
+}
+
+// Confined --------------------------------------------------------------------------------------
+
+/** Claims a uid no other live session on this host holds (a file per uid, created exclusively). */
+async function claimUid(range: ConfinementSettings['uids'], owner: string): Promise<{ uid: number; release: () => Promise<void> }> {
+  await mkdir(UID_CLAIMS, { recursive: true, mode: 0o700 });
+  const start = randomBytes(4).readUInt32BE() % range.count;
+  for (let i = 0; i < range.count; i++) {
+    const uid = range.first + ((start + i) % range.count);
+    const file = join(UID_CLAIMS, String(uid));
+    try {
+      const handle = await open(file, 'wx', 0o600);
+      await handle.writeFile(`${process.pid} ${owner}\n`);
+      await handle.close();
+      return { uid, release: () => rm(file, { force: true }) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (await staleClaim(file)) {
+        await rm(file, { force: true });
+        i--; // try the same uid again
+      }
+    }
+  }
+  throw new Error(`no free session uid in ${range.first}..${range.first + range.count - 1}: raise confinement.uids.count`);
+}
+
+/** A claim is stale when the engine that made it is gone and no process runs as its uid. */
+async function staleClaim(file: string): Promise<boolean> {
+  const [pid] = (await readFile(file, 'utf8').catch(() => '')).split(' ');
+  try {
+    process.kill(Number(pid), 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Releases the uid claims of engines that are gone (run at start, before sessions are made). */
+export async function reapUidClaims(): Promise<void> {
+  let entries: string[] = [];
+  try {
+    entries = await readdir(UID_CLAIMS);
+  } catch {
+    return;
+  }
+  await Promise.all(entries.map(async (entry) => {
+    const file = join(UID_CLAIMS, entry);
+    if (await staleClaim(file)) await rm(file, { force: true });
+  }));
+}
+
+/** The host's top-level directories that are links into /usr (merged /usr) or directories. */
+function systemRoots(): string[] {
+  const args: string[] = [];
+  for (const name of ['bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']) {
+    const path = `/${name}`;
+    let stat;
+    try {
+      stat = lstatSync(path);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(path), path);
+    else if (stat.isDirectory()) args.push('--ro-bind', path, path);
+  }
+  return args;
+}
+
+export interface ConfinedSandboxOptions {
+  settings: ConfinementSettings;
+  /** The engine's directory for the session: `egress/` (the route's socket) lives there. */
+  hostDir: string;
+  /** Read-only files shared with every session (policies, the Firefox launcher). */
+  sharedHostDir: string;
+  /** Host-wide unique name of the session's cgroup. */
+  cgroupName: string;
+  /** Directory of the egress route's socket on the host: made here, 0700 and the session uid's. */
+  egressHostDir: string;
+  /** Chromium's managed-policy directory on the host (its policies file inside `sharedHostDir`). */
+  chromiumPolicyDir?: string;
+  timeoutMs: number;
+}
+
+/**
+ * Starts the session's sandbox: claims a uid, makes the cgroup, and starts bubblewrap with the
+ * session's namespaces. Its first process is the relay from the sandbox's loopback to the egress
+ * route's unix socket; every later process of the session joins its namespaces with nsenter.
+ */
+export async function openConfinedSandbox(options: ConfinedSandboxOptions): Promise<SessionSandbox> {
+  const { settings, hostDir } = options;
+  const claim = await claimUid(settings.uids, hostDir);
+  const uid = claim.uid;
+  let cgroup: SessionCgroup | undefined;
+  let holder: SupervisedProcess | undefined;
+  try {
+    cgroup = await createSessionCgroup(options.cgroupName, settings);
+    await mkdir(options.egressHostDir, { recursive: true, mode: 0o700 });
+    await chown(options.egressHostDir, uid, uid);
+    const dir = CONFINED_SESSION_DIR;
+    const env = sessionEnvironment(dir, hostDir);
+    const drop = ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
+    const joinCgroup = (command: string[]): [string, string[]] => [
+      'sh',
+      ['-c', 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"', 'sh', String(cgroup!.procsFiles.length), ...cgroup!.procsFiles, ...command],
+    ];
+    const bwrap = [
+      'bwrap',
+      '--die-with-parent',
+      '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
+      '--hostname', 'remote-browser',
+      '--ro-bind', '/usr', '/usr',
+      ...systemRoots(),
+      '--ro-bind', '/etc', '/etc',
+      '--ro-bind-try', '/opt', '/opt',
+      '--ro-bind-try', '/var/cache/fontconfig', '/var/cache/fontconfig',
+      '--ro-bind-try', '/sys/devices/system/cpu', '/sys/devices/system/cpu',
+      '--proc', '/proc',
+      '--dev', '/dev',
+      '--size', String(settings.diskMb * 1024 * 1024), '--perms', '0700', '--tmpfs', dir,
+      // X sockets and lock files only; the browsers write their temporary files under /session.
+      '--size', String(64 * 1024 * 1024), '--tmpfs', '/tmp',
+      '--perms', '0755', '--dir', '/run/remote-browser-kit',
+      '--ro-bind', options.egressHostDir, CONFINED_EGRESS_DIR,
+      '--ro-bind', options.sharedHostDir, CONFINED_SHARED_DIR,
+      ...(options.chromiumPolicyDir && existsSync('/etc/chromium')
+        ? ['--tmpfs', '/etc/chromium', '--ro-bind', options.chromiumPolicyDir, '/etc/chromium/policies/managed', '--remount-ro', '/etc/chromium']
+        : []),
+      '--chdir', dir,
+      '--info-fd', '3',
+      '--',
+      // As root inside the new namespaces (nothing of the host is writable here): give the session
+      // its directory, say so, then become the session uid for good and relay to the egress route.
+      'sh', '-c',
+      `set -e; cd ${dir}; mkdir -p ${SESSION_SUBDIRS.join(' ')}; chown -R ${uid}:${uid} ${dir} /tmp; chmod 1777 /tmp; echo ready; exec "$@"`,
+      'sh',
+      ...drop,
+      'socat', `TCP-LISTEN:${new URL(CONFINED_PROXY_URL).port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${CONFINED_EGRESS_DIR}/egress.sock`,
+    ];
+    const [command, args] = joinCgroup(bwrap);
+    holder = spawnSupervised('sandbox', command, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    const started = holder;
+    const namespacePid = await withTimeout(
+      new Promise<number>((resolve, reject) => {
+        let info = '';
+        let ready = false;
+        let pid = 0;
+        const done = () => ready && pid > 0 && resolve(pid);
+        const fd3 = started.child.stdio[3] as NodeJS.ReadableStream | null;
+        fd3?.setEncoding('utf8');
+        fd3?.on('data', (chunk: string) => {
+          info += chunk;
+          const match = /"child-pid":\s*(\d+)/.exec(info);
+          if (match) pid = Number(match[1]);
+          done();
+        });
+        started.child.stdout?.setEncoding('utf8');
+        started.child.stdout?.on('data', (chunk: string) => {
+          if (chunk.includes('ready')) ready = true;
+          done();
+        });
+        void started.exited.then(() => reject(new Error(`the session sandbox did not start: ${started.stderrTail() || 'no output'}`)));
+      }),
+      options.timeoutMs,
+      'the session sandbox start',
+    );
+    const root = `/proc/${namespacePid}/root`;
+    const enter = (command: string, args: string[]) =>
+      joinCgroup(['nsenter', `--target=${namespacePid}`, '--mount', '--net', '--ipc', '--uts', '--pid', '--root', '--wd', '--', ...drop, command, ...args]);
+    const ownedCgroup = cgroup;
+    const sandbox: SessionSandbox = {
+      confined: true,
+      uid,
+      dir,
+      hostDir,
+      proxyUrl: CONFINED_PROXY_URL,
+      sharedDir: CONFINED_SHARED_DIR,
+      sharedHostDir: options.sharedHostDir,
+      env,
+      namespacePid,
+      hostPath: (path) => `${root}${path}`,
+      spawn(name, command, args, spawnOptions) {
+        const [wrapper, wrapped] = enter(command, args);
+        return spawnSupervised(name, wrapper, wrapped, { env: spawnOptions.env, ...(spawnOptions.stdio ? { stdio: spawnOptions.stdio } : {}) });
+      },
+      run(command, args, runEnv, timeoutMs = 5000) {
+        const [wrapper, wrapped] = enter(command, args);
+        return runProcess(spawnSupervised(command, wrapper, wrapped, { env: runEnv, stdio: ['ignore', 'pipe', 'pipe'] }), command, timeoutMs);
+      },
+      oomKills: () => ownedCgroup.oomKills(),
+      async stop() {
+        // The sandbox's first process is its pid namespace's init: when it ends, the kernel ends
+        // every other process of the session, wherever they were started from.
+        signalGroup(started.pid, 'SIGKILL');
+        try {
+          process.kill(namespacePid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+        await started.exited;
+        await ownedCgroup.remove();
+        await claim.release();
+      },
+    };
+    return sandbox;
+  } catch (error) {
+    if (holder) {
+      signalGroup(holder.pid, 'SIGKILL');
+      await holder.exited;
+    }
+    await cgroup?.remove();
+    await claim.release();
+    throw error;
+  }
+}
+
+/** The Chromium policies every confined session runs with (docs/security.md). */
+export function chromiumPolicies(downloadDir: string): Record<string, unknown> {
+  return {
+    // F12, Ctrl+Shift+I and the menu's "Developer tools" do nothing.
+    DeveloperToolsAvailability: 2,
+    DownloadDirectory: downloadDir,
+    PromptForDownloadLocation: false,
+    // WebRTC uses the proxy (TCP) only: no UDP that the egress route does not see.
+    WebRtcIPHandling: 'disable_non_proxied_udp',
+    WebRtcUdpPortRange: '',
+    URLBlocklist: ['file://*', 'view-source:*'],
+    BrowserSignin: 0,
+    SyncDisabled: true,
+    BrowserAddPersonEnabled: false,
+    BrowserGuestModeEnabled: false,
+    ExtensionInstallBlocklist: ['*'],
+    DefaultBrowserSettingEnabled: false,
+    MetricsReportingEnabled: false,
+    TaskManagerEndProcessEnabled: false,
+  };
+}
+
+/** Writes the files every confined session shares read-only: Chromium's policies. */
+export async function writeSharedFiles(sharedHostDir: string): Promise<{ chromiumPolicyDir: string }> {
+  const chromiumPolicyDir = join(sharedHostDir, 'chromium-policies');
+  await mkdir(chromiumPolicyDir, { recursive: true, mode: 0o755 });
+  await chmod(sharedHostDir, 0o755);
+  await writeFile(join(chromiumPolicyDir, 'remote-browser-kit.json'), JSON.stringify(chromiumPolicies(join(CONFINED_SESSION_DIR, 'downloads')), null, 2), { mode: 0o644 });
+  return { chromiumPolicyDir };
+}
+
