@@ -1,7 +1,6 @@
 // The session runtime with real processes: Chromium and Firefox ESR on their own Xvnc displays,
 // pixels read back through the VNC socket by a real VNC client, the network guard, crash
 // events, stop and clean-up after an engine that died.
-import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -23,10 +22,9 @@ let root: string;
 let runtime: SessionRuntime;
 const events: RuntimeEvent[] = [];
 
-function x(env: Record<string, string>, command: string, args: string[]): Promise<string> {
-  return new Promise((resolve, reject) =>
-    execFile(command, args, { env: { ...process.env, ...env }, timeout: 5000 }, (error, stdout) => (error ? reject(error) : resolve(stdout))),
-  );
+/** Runs an X client on the session's display, inside the session (its display is reachable nowhere else). */
+function x(session: RuntimeSession, command: string, args: string[]): Promise<string> {
+  return session.sandbox.run(command, args, session.display.env);
 }
 
 async function waitFor<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
@@ -87,7 +85,7 @@ describe('a Chromium session', () => {
   });
 
   it('has the requested keyboard layout on its X display', async () => {
-    const query = await x({ DISPLAY: `:${session.display.number}` }, 'setxkbmap', ['-query']);
+    const query = await x(session, 'setxkbmap', ['-query']);
     expect(query).toMatch(/layout:\s+de\b/);
   });
 
@@ -160,9 +158,8 @@ describe('a Firefox ESR session', () => {
   it('starts on its own display, loads the first page and stops clean', async () => {
     const session = await runtime.startSession({ browser: 'firefox-esr', url: `${origin}/red`, language: 'en', layout: 'us' });
     try {
-      const env = { DISPLAY: `:${session.display.number}` };
       const title = await waitFor(
-        () => x(env, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => ''),
+        () => x(session, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => ''),
         (value) => value.includes('Red page'),
       );
       expect(title).toContain('Red page');
@@ -184,17 +181,16 @@ describe('a Firefox ESR session, used like a person would', () => {
   it('refuses file:// pages and about:config typed into its address bar', async () => {
     const session = await runtime.startSession({ browser: 'firefox-esr', url: `${origin}/red`, language: 'en', layout: 'us' });
     try {
-      const env = { DISPLAY: `:${session.display.number}` };
-      const title = () => x(env, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => '');
+      const title = () => x(session, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => '');
       expect(await waitFor(title, (value) => value.includes('Red page'))).toContain('Red page');
       // The keys a person presses: focus the address bar, type, Enter (with a person's pauses).
       const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
       const visit = async (address: string) => {
-        await x(env, 'xdotool', ['key', 'ctrl+l']);
+        await x(session, 'xdotool', ['key', 'ctrl+l']);
         await pause(300);
-        await x(env, 'xdotool', ['type', '--delay', '20', address]);
+        await x(session, 'xdotool', ['type', '--delay', '20', address]);
         await pause(200);
-        await x(env, 'xdotool', ['key', 'Return']);
+        await x(session, 'xdotool', ['key', 'Return']);
       };
       // Settled: either the refusal page or what was asked for (a text file's title is its path).
       const settled = (value: string) => /^Blocked Page|passwd|Advanced Preferences|about:config/.test(value);
@@ -259,7 +255,7 @@ describe('the warm pool', () => {
       const fromBrowser = await warm.startSession({ browser: 'chromium', url: `${origin}/red`, language: 'en', layout: 'de' });
       expect(fromBrowser.start).toBe('warm-browser');
       expect(await fromBrowser.control!.evaluate('document.title')).toBe('Red page');
-      const query = await x({ DISPLAY: `:${fromBrowser.display.number}` }, 'setxkbmap', ['-query']);
+      const query = await x(fromBrowser, 'setxkbmap', ['-query']);
       expect(query).toMatch(/layout:\s+de\b/);
       // A language no warm browser has takes a warm display and starts its own browser.
       const fromDisplay = await warm.startSession({ browser: 'chromium', url: `${origin}/blue`, language: 'fr', layout: 'us' });
