@@ -2,6 +2,7 @@
 // work with no file at all. Checked with zod so a bad file says which setting is wrong.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
 
 export const planSchema = z.object({
   id: z.string().min(1).max(64),
@@ -53,6 +54,24 @@ export const engineConfigSchema = z
       .object({ upstream: z.string().url().nullable().default(null), countries: z.array(z.string()).nullable().default(null) })
       .default({ upstream: null, countries: null }),
     warm: z.object({ browsers: z.number().int().min(0).default(0), displays: z.number().int().min(0).default(0) }).default({ browsers: 0, displays: 0 }),
+    /** Every session's caps and uid range (docs/security.md). */
+    confinement: z
+      .object({
+        memoryMb: z.number().int().min(256).default(DEFAULT_CONFINEMENT.memoryMb),
+        processes: z.number().int().min(64).default(DEFAULT_CONFINEMENT.processes),
+        diskMb: z.number().int().min(16).default(DEFAULT_CONFINEMENT.diskMb),
+        uids: z
+          .object({ first: z.number().int().min(1000).max(4_000_000_000), count: z.number().int().min(1).max(1_000_000) })
+          .default(DEFAULT_CONFINEMENT.uids),
+      })
+      .default(DEFAULT_CONFINEMENT),
+    /** Settings that take protection away; each one is logged loudly at start. */
+    insecure: z
+      .object({
+        /** Sessions run as the engine's own user, on the host's files and network: anyone with a share link can reach the host. */
+        unconfined: z.boolean().default(false),
+      })
+      .default({ unconfined: false }),
   })
   .superRefine((config, context) => {
     const ids = new Set<string>();

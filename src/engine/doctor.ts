@@ -1,6 +1,7 @@
 // `remote-browser-kit doctor`: what this host has for running sessions, and what is missing.
 import { existsSync } from 'node:fs';
 import { discoverImages, type BrowserImage } from './runtime/catalog.js';
+import { probeConfinement } from './runtime/confinement.js';
 
 export interface DoctorCheck {
   name: string;
@@ -33,6 +34,14 @@ export async function runDoctor(): Promise<DoctorReport> {
     const present = existsSync(file);
     checks.push({ name, ok: present, detail: present ? file : `missing: apt-get install -y ${pkg}` });
   }
+  // Sessions are confined by default; without these the engine refuses to start them
+  // (or runs them unconfined only when the operator set insecure.unconfined).
+  const confinement = probeConfinement();
+  checks.push({
+    name: 'session confinement (own uid, namespaces, memory and process caps)',
+    ok: confinement.available,
+    detail: confinement.available ? 'available' : `missing: ${confinement.missing.join('; ')}`,
+  });
   const images = await discoverImages();
   const anyBrowser = images.some((image) => image.enabled);
   checks.push({

@@ -76,7 +76,18 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const warm = config.warm.browsers > 0 || config.warm.displays > 0
     ? { displays: config.warm.displays, browsers: config.warm.browsers > 0 ? [{ browser: 'chromium', count: config.warm.browsers }] : [] }
     : undefined;
-  const { runtime, reaped } = await SessionRuntime.open({ root: join(dataDir, 'sessions'), egress: config.egress, ...(warm ? { warm } : {}) });
+  if (config.insecure.unconfined) {
+    console.warn(
+      'remote-browser-kit: INSECURE: insecure.unconfined is set. Sessions run as this engine\'s own user with its files and network: ' +
+        'anyone holding a share link can read and write what this engine can. Never use this where strangers get links.',
+    );
+  }
+  const { runtime, reaped } = await SessionRuntime.open({
+    root: join(dataDir, 'sessions'),
+    egress: config.egress,
+    confinement: config.insecure.unconfined ? false : config.confinement,
+    ...(warm ? { warm } : {}),
+  });
 
   let url = '';
   const sessions = new SessionService({ store, accounts, config, runtime, now, secret, shareBase: () => config.shareBase ?? url });

@@ -293,7 +293,8 @@ const CATEGORY_WORDS: Record<AddressCategory, string> = {
 
 type TargetCheck =
   | { outcome: 'allowed'; addresses: dns.LookupAddress[] }
-  | { outcome: 'refused'; reason: string; address?: string }
+  /** `shown` is what the viewer's refusal page says: never what a name resolves to. */
+  | { outcome: 'refused'; reason: string; shown: string; address?: string }
   | { outcome: 'failed'; statusCode: number; reason: string };
 
 // The same host parsing a browser applies to http URLs, so every IPv4 spelling becomes one
@@ -353,12 +354,14 @@ async function checkTarget(
   if (literalFamily !== 0) {
     const category = classifyAddress(host);
     if (!isAllowedBy(host, category, allowed)) {
-      return { outcome: 'refused', reason: `${host} is ${CATEGORY_WORDS[category ?? 'invalid']} and is not allowed`, address: host };
+      const reason = `${host} is ${CATEGORY_WORDS[category ?? 'invalid']} and is not allowed`;
+      return { outcome: 'refused', reason, shown: reason, address: host };
     }
     return { outcome: 'allowed', addresses: [{ address: host, family: literalFamily }] };
   }
   if (METADATA_NAMES.has(host.replace(/\.+$/, ''))) {
-    return { outcome: 'refused', reason: `${host} is a cloud metadata name and is not allowed` };
+    const reason = `${host} is a cloud metadata name and is not allowed`;
+    return { outcome: 'refused', reason, shown: reason };
   }
   let answers: dns.LookupAddress[];
   try {
@@ -377,6 +380,8 @@ async function checkTarget(
       return {
         outcome: 'refused',
         reason: `${host} resolves to ${address}, ${CATEGORY_WORDS[category ?? 'invalid']}, and is not allowed`,
+        // The operator's internal addresses stay unknown to whoever is in the session.
+        shown: `${host} leads to an address that is not allowed`,
         address,
       };
     }
@@ -506,8 +511,8 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
       if (check.address !== undefined) refusal.address = check.address;
       events.emit('refused', refusal);
       // The viewer learns that the address is not allowed, never what a name resolves to inside
-      // the operator's network: the reason goes to the engine's events only.
-      throw new RequestError(`${MESSAGE_PREFIX}${target} is not allowed`, 403);
+      // the operator's network: that part of the reason goes to the engine's events only.
+      throw new RequestError(`${MESSAGE_PREFIX}${check.shown}`, 403);
     }
     if (check.outcome === 'failed') throw new RequestError(`${MESSAGE_PREFIX}${check.reason}`, check.statusCode);
     const pools = { httpAgent: agents.http, httpsAgent: agents.https };
