@@ -277,6 +277,8 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       '--ro-bind', '/usr', '/usr',
       ...systemRoots(),
       '--ro-bind', '/etc', '/etc',
+      // bubblewrap makes the parents of a mount point 0700: the session uid could not pass them.
+      ...['/run', '/run/remote-browser-kit', '/var', '/var/cache', '/sys', '/sys/devices', '/sys/devices/system'].flatMap((path) => ['--perms', '0755', '--dir', path]),
       '--ro-bind-try', '/opt', '/opt',
       '--ro-bind-try', '/var/cache/fontconfig', '/var/cache/fontconfig',
       '--ro-bind-try', '/sys/devices/system/cpu', '/sys/devices/system/cpu',
@@ -285,11 +287,10 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       '--size', String(settings.diskMb * 1024 * 1024), '--perms', '0700', '--tmpfs', dir,
       // X sockets and lock files only; the browsers write their temporary files under /session.
       '--size', String(64 * 1024 * 1024), '--tmpfs', '/tmp',
-      '--perms', '0755', '--dir', '/run/remote-browser-kit',
       '--ro-bind', options.egressHostDir, CONFINED_EGRESS_DIR,
       '--ro-bind', options.sharedHostDir, CONFINED_SHARED_DIR,
       ...(options.chromiumPolicyDir && existsSync('/etc/chromium')
-        ? ['--tmpfs', '/etc/chromium', '--ro-bind', options.chromiumPolicyDir, '/etc/chromium/policies/managed', '--remount-ro', '/etc/chromium']
+        ? ['--tmpfs', '/etc/chromium', '--perms', '0755', '--dir', '/etc/chromium/policies', '--ro-bind', options.chromiumPolicyDir, '/etc/chromium/policies/managed', '--remount-ro', '/etc/chromium']
         : []),
       '--chdir', dir,
       '--info-fd', '3',
@@ -382,8 +383,8 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
 /** The Chromium policies every confined session runs with (docs/security.md). */
 export function chromiumPolicies(downloadDir: string): Record<string, unknown> {
   return {
-    // F12, Ctrl+Shift+I and the menu's "Developer tools" do nothing.
-    DeveloperToolsAvailability: 2,
+    // Not DeveloperToolsAvailability: 2, which would also refuse the engine's own DevTools
+    // connection; the engine closes developer tools windows itself (control.ts).
     DownloadDirectory: downloadDir,
     PromptForDownloadLocation: false,
     // WebRTC uses the proxy (TCP) only: no UDP that the egress route does not see.

@@ -7,6 +7,8 @@ import CDP from 'chrome-remote-interface';
 const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;
 // Chromium's own new-tab page must keep working, or every new tab would be refused.
 const NEW_TAB_PAGE = /^chrome(-search)?:\/\/(newtab|new-tab-page|new-tab-page-third-party)\b/i;
+/** The developer tools' own pages: a viewer never gets them. */
+const DEVTOOLS_FRONTEND = /^devtools:/i;
 
 export function isNavigableUrl(url: string): boolean {
   try {
@@ -59,7 +61,12 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         case 'Target.targetInfoChanged':
         case 'Target.targetCreated': {
           const info = params.targetInfo as { targetId: string; type: string; url: string };
-          if (info.type === 'page' && info.url && !ALLOWED_PAGE.test(info.url) && !NEW_TAB_PAGE.test(info.url)) {
+          if (DEVTOOLS_FRONTEND.test(info.url)) {
+            // F12, Ctrl+Shift+I and the menu open developer tools as a target of their own: closed
+            // at once. (The policy that would forbid them also forbids the engine's own DevTools.)
+            this.emit('refused', { url: info.url });
+            void this.client.send('Target.closeTarget', { targetId: info.targetId }).catch(() => undefined);
+          } else if (info.type === 'page' && info.url && !ALLOWED_PAGE.test(info.url) && !NEW_TAB_PAGE.test(info.url)) {
             // chrome:// and view-source: never reach Fetch, so the page is sent away once it shows.
             this.emit('refused', { url: info.url });
             void this.navigateTarget(info.targetId, refusedPage(info.url)).catch(() => undefined);

@@ -19,9 +19,9 @@ export function firefoxPolicies(proxyUrl: string, downloadDir: string): unknown 
   const locked = (value: string | number | boolean) => ({ Value: value, Status: 'locked' });
   return {
     policies: {
-      // Local files are never shown (decisions.md 25), nor read through archives or the
-      // browser's own resources.
-      WebsiteFilter: { Block: ['file:///*', 'jar:*', 'resource://*', 'view-source:*'] },
+      // Local files are never shown (decisions.md 25). jar: and resource: addresses are beyond
+      // this policy's patterns; confined, they reach only the session's own file system view.
+      WebsiteFilter: { Block: ['file:///*'] },
       // The pages that change the browser itself (the proxy among them), as chrome:// in Chromium.
       BlockAboutConfig: true,
       BlockAboutProfiles: true,
