@@ -1,13 +1,15 @@
 // `npm run bench -- runtime`: how fast sessions become ready and stop, what an idle session
-// costs in memory, and whether anything leaks over many start/stop cycles.
-import { readFile, mkdtemp, rm, readdir } from 'node:fs/promises';
+// costs in memory, and whether anything leaks over many start/stop cycles; each figure twice in
+// one run, unconfined and confined (docs/security.md), so the cost of confinement is a ratio.
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_CONFINEMENT, openConfinedSandbox } from '../src/engine/runtime/confinement.js';
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeSession } from '../src/engine/runtime/runtime.js';
-import { percentile, report } from './stats.js';
+import { percentile, report as reportFigure } from './stats.js';
 
 const PAGE = '<!doctype html><title>bench</title><body><h1>A simple page</h1><p>remote-browser-kit runtime benchmark</p>';
 const egress = { allow: ['127.0.0.1/32'] };
@@ -41,6 +43,94 @@ const pssMb = async (session: RuntimeSession) => (await pss(session)).total;
 
 const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+type Mode = 'unconfined' | 'confined';
+
+/** The same measurements for one way of running sessions; every figure carries its mode. */
+async function measure(mode: Mode, root: string, spec: { browser: string; url: string; language: string; layout: string }): Promise<void> {
+  const confinement = mode === 'confined' ? {} : (false as const);
+  const report = (bench: string, metric: string, value: number, unit: string, extra: Record<string, unknown> = {}) =>
+    reportFigure(bench, metric, value, unit, { confinement: mode, ...extra });
+  // Cold starts: no warm pool.
+  const { runtime: cold } = await SessionRuntime.open({ root: join(root, 'cold'), egress, confinement });
+  await cold.stopSession((await cold.startSession(spec)).id); // first start fills the page cache
+  const ready: number[] = [];
+  const stops: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const session = await cold.startSession(spec);
+    ready.push(session.readyMs);
+    await settle(200);
+    const started = performance.now();
+    await cold.stopSession(session.id);
+    stops.push(performance.now() - started);
+  }
+  report('runtime', 'cold_ready_ms_p50', percentile(ready, 50), 'ms', { samples });
+  report('runtime', 'cold_ready_ms_p95', percentile(ready, 95), 'ms', { samples });
+  report('runtime', 'stop_ms_p50', percentile(stops, 50), 'ms', { samples });
+
+  const firefox: number[] = [];
+  for (let i = 0; i < Math.max(3, Math.floor(samples / 3)); i++) {
+    const session = await cold.startSession({ ...spec, browser: 'firefox-esr' });
+    firefox.push(session.readyMs);
+    await cold.stopSession(session.id);
+  }
+  report('runtime', 'firefox_cold_ready_ms_p50', percentile(firefox, 50), 'ms', { samples: firefox.length, readiness: 'window mapped' });
+
+  // Memory of idle sessions at a simple page: one alone, then five side by side.
+  const one = await cold.startSession(spec);
+  await settle(1500);
+  const alone = await pss(one);
+  report('runtime', 'memory_mb_per_session', alone.total, 'MB', { sessions: 1, measure: 'PSS of the session process group' });
+  // Where it goes, process by process (docs/benchmarks.md reads these).
+  for (const p of alone.processes.sort((a, b) => b.mb - a.mb)) {
+    report('runtime', 'memory_mb_by_process', p.mb, 'MB', { sessions: 1, process: p.kind });
+  }
+  const five = [one, ...(await Promise.all([1, 2, 3, 4].map(() => cold.startSession(spec))))];
+  await settle(2000);
+  const total = (await Promise.all(five.map(pssMb))).reduce((a, b) => a + b, 0);
+  report('runtime', 'memory_mb_per_session', total / five.length, 'MB', { sessions: 5, measure: 'PSS of the session process group' });
+  await Promise.all(five.map((s) => cold.stopSession(s.id)));
+
+  // Leaks: many start/stop cycles, then count what is left.
+  for (let i = 0; i < cycles; i++) await cold.stopSession((await cold.startSession(spec)).id);
+  const leftProcesses = (await findMarkedProcesses({ root: cold.root })).filter((p) => !p.zombie).length;
+  const leftDirs = (await readdir(cold.root)).filter((entry) => !entry.startsWith('.')).length;
+  report('runtime', 'leaked_processes_after_50_cycles', leftProcesses, 'processes', { cycles, leftover_directories: leftDirs });
+  await cold.close();
+
+  // Warm starts: a ready browser per start; the pool refills between samples (not timed).
+  const { runtime: warm } = await SessionRuntime.open({ root: join(root, 'warm'), egress, confinement, warm: { browsers: [{ browser: 'chromium', language: 'en', count: 1 }] } });
+  const warmReady: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    await warm.warmed();
+    const session = await warm.startSession(spec);
+    if (session.start !== 'warm-browser') throw new Error(`expected a warm browser, got ${session.start}`);
+    warmReady.push(session.readyMs);
+    await warm.stopSession(session.id);
+  }
+  report('runtime', 'warm_ready_ms_p50', percentile(warmReady, 50), 'ms', { samples });
+  await warm.close();
+}
+
+/** What the sandbox alone costs: uid, cgroup and namespaces made and ended, nothing started in them. */
+async function sandboxCost(root: string): Promise<void> {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const dir = join(root, 'sandbox', String(i));
+    const started = performance.now();
+    const sandbox = await openConfinedSandbox({
+      settings: DEFAULT_CONFINEMENT,
+      hostDir: dir,
+      sharedHostDir: join(root, 'sandbox', 'shared'),
+      cgroupName: `rbk-bench-${process.pid}-${i}`,
+      egressHostDir: join(dir, 'egress'),
+      timeoutMs: 10_000,
+    });
+    times.push(performance.now() - started);
+    await sandbox.stop();
+  }
+  reportFigure('runtime', 'sandbox_open_ms_p50', percentile(times, 50), 'ms', { samples, confinement: 'confined' });
+}
+
 export async function runtimeBench(): Promise<void> {
   const server = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -48,65 +138,9 @@ export async function runtimeBench(): Promise<void> {
   const root = await mkdtemp(join(tmpdir(), 'rbk-bench-'));
   const spec = { browser: 'chromium', url, language: 'en', layout: 'us' };
   try {
-    // Cold starts: no warm pool.
-    const { runtime: cold } = await SessionRuntime.open({ root: join(root, 'cold'), egress });
-    await cold.stopSession((await cold.startSession(spec)).id); // first start fills the page cache
-    const ready: number[] = [];
-    const stops: number[] = [];
-    for (let i = 0; i < samples; i++) {
-      const session = await cold.startSession(spec);
-      ready.push(session.readyMs);
-      await settle(200);
-      const started = performance.now();
-      await cold.stopSession(session.id);
-      stops.push(performance.now() - started);
-    }
-    report('runtime', 'cold_ready_ms_p50', percentile(ready, 50), 'ms', { samples });
-    report('runtime', 'cold_ready_ms_p95', percentile(ready, 95), 'ms', { samples });
-    report('runtime', 'stop_ms_p50', percentile(stops, 50), 'ms', { samples });
-
-    const firefox: number[] = [];
-    for (let i = 0; i < Math.max(3, Math.floor(samples / 3)); i++) {
-      const session = await cold.startSession({ ...spec, browser: 'firefox-esr' });
-      firefox.push(session.readyMs);
-      await cold.stopSession(session.id);
-    }
-    report('runtime', 'firefox_cold_ready_ms_p50', percentile(firefox, 50), 'ms', { samples: firefox.length, readiness: 'window mapped' });
-
-    // Memory of idle sessions at a simple page: one alone, then five side by side.
-    const one = await cold.startSession(spec);
-    await settle(1500);
-    const alone = await pss(one);
-    report('runtime', 'memory_mb_per_session', alone.total, 'MB', { sessions: 1, measure: 'PSS of the session process group' });
-    // Where it goes, process by process (docs/benchmarks.md reads these).
-    for (const p of alone.processes.sort((a, b) => b.mb - a.mb)) {
-      report('runtime', 'memory_mb_by_process', p.mb, 'MB', { sessions: 1, process: p.kind });
-    }
-    const five = [one, ...(await Promise.all([1, 2, 3, 4].map(() => cold.startSession(spec))))];
-    await settle(2000);
-    const total = (await Promise.all(five.map(pssMb))).reduce((a, b) => a + b, 0);
-    report('runtime', 'memory_mb_per_session', total / five.length, 'MB', { sessions: 5, measure: 'PSS of the session process group' });
-    await Promise.all(five.map((s) => cold.stopSession(s.id)));
-
-    // Leaks: many start/stop cycles, then count what is left.
-    for (let i = 0; i < cycles; i++) await cold.stopSession((await cold.startSession(spec)).id);
-    const leftProcesses = (await findMarkedProcesses({ root: cold.root })).filter((p) => !p.zombie).length;
-    const leftDirs = (await readdir(cold.root)).length;
-    report('runtime', 'leaked_processes_after_50_cycles', leftProcesses, 'processes', { cycles, leftover_directories: leftDirs });
-    await cold.close();
-
-    // Warm starts: a ready browser per start; the pool refills between samples (not timed).
-    const { runtime: warm } = await SessionRuntime.open({ root: join(root, 'warm'), egress, warm: { browsers: [{ browser: 'chromium', language: 'en', count: 1 }] } });
-    const warmReady: number[] = [];
-    for (let i = 0; i < samples; i++) {
-      await warm.warmed();
-      const session = await warm.startSession(spec);
-      if (session.start !== 'warm-browser') throw new Error(`expected a warm browser, got ${session.start}`);
-      warmReady.push(session.readyMs);
-      await warm.stopSession(session.id);
-    }
-    report('runtime', 'warm_ready_ms_p50', percentile(warmReady, 50), 'ms', { samples });
-    await warm.close();
+    for (const mode of ['unconfined', 'confined'] as const) await measure(mode, join(root, mode), spec);
+    await mkdir(join(root, 'sandbox', 'shared'), { recursive: true });
+    await sandboxCost(root);
   } finally {
     server.close();
     await rm(root, { recursive: true, force: true });
