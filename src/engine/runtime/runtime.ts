@@ -22,7 +22,7 @@ import { BrowserControl, isNavigableUrl } from './control.js';
 import { removeDisplayFiles, startDisplay, type Display } from './display.js';
 import { startEgressRoute, type EgressPolicy, type EgressRoute } from './egress.js';
 import { forgetFirefoxBuilds } from './firefox-launcher.js';
-import { killMarkedProcesses, SESSION_MARKER, withTimeout } from './processes.js';
+import { killMarkedProcesses, withTimeout } from './processes.js';
 
 export interface SessionSpec {
   /** An image id from the catalog, e.g. `chromium`, `firefox-esr`. */
@@ -113,6 +113,8 @@ interface Slot {
 
 interface RuntimeRecord {
   id: string;
+  /** A confined display's files were in its own namespace, never in the host's /tmp. */
+  confined: boolean;
   displayNumber: number;
   pids: number[];
 }
@@ -387,6 +389,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   private async record(slot: Slot): Promise<void> {
     const record: RuntimeRecord = {
       id: slot.id,
+      confined: slot.sandbox.confined,
       displayNumber: slot.display.number,
       pids: [slot.display.server.pid, slot.display.windowManager.pid, slot.browser?.process.process.pid ?? 0].filter(Boolean),
     };
@@ -486,7 +489,7 @@ export async function reapRoot(root: string): Promise<ReapReport> {
     }
     try {
       const record = JSON.parse(await readFile(join(dir, 'runtime.json'), 'utf8')) as RuntimeRecord;
-      if (Number.isInteger(record.displayNumber)) await removeDisplayFiles(record.displayNumber);
+      if (!record.confined && Number.isInteger(record.displayNumber)) await removeDisplayFiles(record.displayNumber);
     } catch {
       /* no record: the session died before its display started */
     }
