@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { findHierarchies } from '../src/engine/runtime/cgroups.js';
 import { DEFAULT_CONFINEMENT, openConfinedSandbox } from '../src/engine/runtime/confinement.js';
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeSession } from '../src/engine/runtime/runtime.js';
@@ -94,7 +95,7 @@ async function measure(mode: Mode, root: string, spec: { browser: string; url: s
   for (let i = 0; i < cycles; i++) await cold.stopSession((await cold.startSession(spec)).id);
   const leftProcesses = (await findMarkedProcesses({ root: cold.root })).filter((p) => !p.zombie).length;
   const leftDirs = (await readdir(cold.root)).filter((entry) => !entry.startsWith('.')).length;
-  report('runtime', 'leaked_processes_after_50_cycles', leftProcesses, 'processes', { cycles, leftover_directories: leftDirs });
+  report('runtime', 'leaked_processes_after_50_cycles', leftProcesses, 'processes', { cycles, leftover_directories: leftDirs, leftover_cgroups: await sessionCgroups() });
   await cold.close();
 
   // Warm starts: a ready browser per start; the pool refills between samples (not timed).
@@ -109,6 +110,16 @@ async function measure(mode: Mode, root: string, spec: { browser: string; url: s
   }
   report('runtime', 'warm_ready_ms_p50', percentile(warmReady, 50), 'ms', { samples });
   await warm.close();
+}
+
+/** Session cgroups that exist now (each hierarchy's `remote-browser-kit/` groups). */
+async function sessionCgroups(): Promise<number> {
+  let count = 0;
+  for (const { parent } of findHierarchies().hierarchies) {
+    const entries = await readdir(parent, { withFileTypes: true }).catch(() => []);
+    count += entries.filter((entry) => entry.isDirectory()).length;
+  }
+  return count;
 }
 
 /** What the sandbox alone costs: uid, cgroup and namespaces made and ended, nothing started in them. */
