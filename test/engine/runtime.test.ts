@@ -66,8 +66,9 @@ describe('a Chromium session', () => {
     session = await runtime.startSession({ browser: 'chromium', url: `${origin}/red`, language: 'de', layout: 'de' });
   });
 
-  it('is ready once the first page has loaded, seen through DevTools', async () => {
-    expect(await session.control!.evaluate('document.title')).toBe('Red page');
+  it('is ready with its window on the display and the first page on its way; the page then loads, seen through DevTools', async () => {
+    expect(await session.control!.pages()).toEqual([`${origin}/red`]);
+    expect(await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Red page')).toBe('Red page');
     expect(await session.control!.evaluate('navigator.language')).toBe('de');
   });
 
@@ -254,7 +255,7 @@ describe('the warm pool', () => {
       expect(warm.warmCount()).toEqual({ displays: 1, browsers: 1 });
       const fromBrowser = await warm.startSession({ browser: 'chromium', url: `${origin}/red`, language: 'en', layout: 'de' });
       expect(fromBrowser.start).toBe('warm-browser');
-      expect(await fromBrowser.control!.evaluate('document.title')).toBe('Red page');
+      expect(await waitFor(() => fromBrowser.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Red page')).toBe('Red page');
       const query = await x(fromBrowser, 'setxkbmap', ['-query']);
       expect(query).toMatch(/layout:\s+de\b/);
       // A language no warm browser has takes a warm display and starts its own browser.

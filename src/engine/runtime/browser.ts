@@ -92,10 +92,15 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     '--start-maximized',
     firstUrl,
   ], { env });
-  const devtoolsUrl = await withTimeout(
-    waitForDevToolsPort(sandbox.hostPath(profile), process).then((endpoint) => reachDevTools(sandbox, endpoint, process)),
+  // Ready to be seen: DevTools answers and the browser's window is on the display (the page itself
+  // may still be loading, or never load: the person sees the browser's own progress or error).
+  const [devtoolsUrl] = await withTimeout(
+    Promise.all([
+      waitForDevToolsPort(sandbox.hostPath(profile), process).then((endpoint) => reachDevTools(sandbox, endpoint, process)),
+      waitForWindow(sandbox, env, process, ANY_WINDOW),
+    ]),
     launch.timeoutMs,
-    `${launch.image.name}'s DevTools endpoint`,
+    `${launch.image.name}'s DevTools endpoint and window`,
   ).catch(async (error: Error) => {
     signalGroup(process.pid, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
@@ -192,21 +197,27 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
     '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height), firstUrl,
   ], { env });
   // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
-  await withTimeout(waitForWindow(sandbox, env, process), launch.timeoutMs, `${launch.image.name}'s window`).catch((error: Error) => {
+  await withTimeout(waitForWindow(sandbox, env, process, FIREFOX_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch((error: Error) => {
     signalGroup(process.pid, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
   });
   return { image: launch.image, process, devtoolsUrl: null, stop: stopper(process) };
 }
 
-async function waitForWindow(sandbox: SessionSandbox, env: NodeJS.ProcessEnv, process: SupervisedProcess): Promise<void> {
+/** Firefox's browser window (its other windows are not the one a person uses). */
+const FIREFOX_WINDOW = 'Navigator';
+/** The browser is the only program with windows on a session's display: any visible one is it. */
+const ANY_WINDOW = '.';
+
+/** Resolves once a visible window whose class name matches `classname` is mapped on the display. */
+async function waitForWindow(sandbox: SessionSandbox, env: NodeJS.ProcessEnv, process: SupervisedProcess, classname: string): Promise<void> {
   let exited = false;
   void process.exited.then(() => (exited = true));
   for (;;) {
     if (exited) throw new Error('the browser exited during start');
-    const found = await sandbox.run('xdotool', ['search', '--onlyvisible', '--classname', 'Navigator'], env).catch(() => '');
+    const found = await sandbox.run('xdotool', ['search', '--onlyvisible', '--classname', classname], env).catch(() => '');
     if (found.trim()) return;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 20));
   }
 }
 

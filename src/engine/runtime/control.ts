@@ -1,5 +1,6 @@
-// DevTools control of a Chromium-family session: open the first page and know when it has
-// loaded ("ready"), keep the browser on http and https pages, and notice a crashed page.
+// DevTools control of a Chromium-family session: start the first page and know when its
+// navigation has begun ("ready": the page may be slow, hang or fail, and the person still sees
+// the browser), keep the browser on http and https pages, and notice a crashed page.
 import { EventEmitter } from 'node:events';
 import CDP from 'chrome-remote-interface';
 
@@ -138,19 +139,40 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   }
 
   /**
-   * Resolves when the first page (the browser was started on it) has loaded: at once if it
-   * already has, else at its load event.
+   * Resolves once the first page's navigation has begun: its target shows an address other than
+   * the blank page. A browser started on an address has begun at once; whether the site answers,
+   * hangs or fails, the browser shows its progress or its own error page from then on.
    */
-  async waitForFirstPage(): Promise<void> {
-    const targetId = await this.firstPage();
-    const sessionId = await this.attach(targetId);
+  async firstNavigationStarted(): Promise<void> {
+    for (;;) {
+      const { targetInfos } = await this.client.send('Target.getTargets');
+      if (targetInfos.some((t) => t.type === 'page' && t.url !== '' && t.url !== 'about:blank')) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  /**
+   * Sends the first page to `url` and resolves once the navigation has begun, not when it loads
+   * (a warm browser taking its first address). Only http and https are accepted.
+   */
+  async navigate(url: string): Promise<void> {
+    if (!isNavigableUrl(url)) throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
+    const sessionId = await this.attach(await this.firstPage());
+    let onEvent: ((message: CDP.EventMessage) => void) | undefined;
     try {
-      // Listen first, then look: a load that happens in between is not missed.
-      const loaded = this.loadEvent(sessionId);
       await this.client.send('Page.enable', undefined, sessionId);
-      const { result } = await this.client.send('Runtime.evaluate', { expression: 'document.readyState === "complete" && location.href !== "about:blank"', returnByValue: true }, sessionId);
-      if (result.value !== true) await loaded;
+      const begun = new Promise<void>((resolve) => {
+        onEvent = (message) => {
+          if (message.sessionId === sessionId && (message.method === 'Page.frameStartedNavigating' || message.method === 'Page.frameStartedLoading')) resolve();
+        };
+        this.client.on('event', onEvent);
+      });
+      // Page.navigate itself answers only when the site answers (or the navigation fails).
+      const answered = this.client.send('Page.navigate', { url }, sessionId).then(() => undefined);
+      await Promise.race([begun, answered]);
+      void answered.catch(() => undefined);
     } finally {
+      if (onEvent) (this.client as unknown as EventEmitter).removeListener('event', onEvent);
       await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
     }
   }

@@ -85,7 +85,8 @@ export interface RuntimeSession {
   readonly control: BrowserControl | null;
   readonly egress: EgressRoute;
   readonly start: StartKind;
-  /** Milliseconds from the start request to the first page loaded. */
+  /** Milliseconds from the start request to ready: the browser's window on the display and its
+   *  first navigation begun (the page itself may still be loading, or fail). */
   readonly readyMs: number;
 }
 
@@ -187,7 +188,10 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     return [...this.sessions.values()].map((s) => s.session);
   }
 
-  /** Resolves once the first page has loaded, or rejects with the reason the session could not start. */
+  /**
+   * Resolves once the browser's window is on the display and its first page has begun to load
+   * (whatever the site then does), or rejects with the reason the browser or display could not start.
+   */
   async startSession(spec: SessionSpec): Promise<RuntimeSession> {
     if (this.closed) throw new Error('the runtime is closed');
     const image = this.image(spec.browser);
@@ -231,14 +235,14 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           await this.record(current);
           if (process.devtoolsUrl) {
             current.browser.control = await BrowserControl.connect(process.devtoolsUrl);
-            if (spec.url) await current.browser.control.waitForFirstPage();
+            if (spec.url) await current.browser.control.firstNavigationStarted();
           }
         } else if (current.browser.control && spec.url) {
-          // A warm browser waits on about:blank: it opens the first page now.
-          await current.browser.control.open(spec.url);
+          // A warm browser waits on about:blank: it starts on the first page now.
+          await current.browser.control.navigate(spec.url);
         }
       };
-      await abortable(withTimeout(ready(), timeoutMs, `${image.name} loading the first page`), spec.signal);
+      await abortable(withTimeout(ready(), timeoutMs, `${image.name} starting on the first page`), spec.signal);
       const browser = current.browser!;
       const session: RuntimeSession = {
         id: current.id,

@@ -1,0 +1,116 @@
+// A session is ready when its browser is on screen and its first page is on its way, whatever
+// the site then does: real Chromium and Firefox ESR sessions whose first address does not resolve,
+// is refused, never answers, answers after 30 s, or streams forever (its load event never fires).
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionRuntime } from '../../src/engine/runtime/runtime.js';
+
+const REPETITIONS = 20;
+/** What "the normal start time" allows: the runtime's own start timeout is 20 s. */
+const NORMAL_START_MS = 10_000;
+
+let root: string;
+let runtime: SessionRuntime;
+const servers: Array<Server | net.Server> = [];
+const open: ServerResponse[] = [];
+const sockets = new Set<net.Socket>();
+const firstPages: Record<string, string> = {};
+
+async function listen(server: Server | net.Server): Promise<number> {
+  servers.push(server);
+  // Closing waits for open connections: these servers hold theirs open on purpose.
+  server.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+beforeAll(async () => {
+  const silent = net.createServer(() => {
+    /* accepts, never answers */
+  });
+  const late = createServer((_, response) => {
+    open.push(response);
+    setTimeout(() => response.end('<!doctype html><title>Late</title>'), 30_000).unref();
+  });
+  const streaming = createServer((_, response) => {
+    open.push(response);
+    response.writeHead(200, { 'content-type': 'text/html' });
+    response.write('<!doctype html><title>Streaming</title><p>still coming');
+    const drip = setInterval(() => response.write('.'), 200);
+    response.on('close', () => clearInterval(drip));
+  });
+  const closed = net.createServer();
+  const refusedPort = await listen(closed);
+  servers.pop();
+  await new Promise((resolve) => closed.close(resolve));
+  firstPages.unresolvable = 'http://nonexistent.invalid/';
+  firstPages.refused = `http://127.0.0.1:${refusedPort}/`;
+  firstPages['never answers'] = `http://127.0.0.1:${await listen(silent)}/`;
+  firstPages['answers after 30 s'] = `http://127.0.0.1:${await listen(late)}/`;
+  firstPages['load never fires'] = `http://127.0.0.1:${await listen(streaming)}/`;
+  root = await mkdtemp(join(tmpdir(), 'rbk-first-page-'));
+  ({ runtime } = await SessionRuntime.open({ root, egress: { allow: ['127.0.0.1/32'] } }));
+});
+
+afterAll(async () => {
+  await runtime?.close();
+  for (const response of open) response.destroy();
+  for (const socket of sockets) socket.destroy();
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  await rm(root, { recursive: true, force: true });
+});
+
+/** Starts one session per kind of first page at once; every one must be ready in time. */
+async function round(browser: string): Promise<Record<string, string>> {
+  const outcomes: Record<string, string> = {};
+  await Promise.all(
+    Object.entries(firstPages).map(async ([kind, url]) => {
+      try {
+        const session = await runtime.startSession({ browser, url, language: 'en', layout: 'us' });
+        outcomes[kind] = session.readyMs < NORMAL_START_MS ? 'running' : `ready after ${Math.round(session.readyMs)} ms`;
+        if (session.control) {
+          const pages = await session.control.pages();
+          if (!pages.includes(url)) outcomes[kind] = `shows ${pages.join(', ')}`;
+        }
+        await runtime.stopSession(session.id);
+      } catch (error) {
+        outcomes[kind] = `error: ${(error as Error).message.split('\n')[0]}`;
+      }
+    }),
+  );
+  return outcomes;
+}
+
+const allRunning = () => Object.fromEntries(Object.keys(firstPages).map((kind) => [kind, 'running']));
+
+describe('a first page that is slow, hangs or fails', () => {
+  it(`leaves Chromium sessions running, ${REPETITIONS} times each`, async () => {
+    for (let i = 0; i < REPETITIONS; i++) expect(await round('chromium'), `repetition ${i + 1}`).toEqual(allRunning());
+  }, 300_000);
+
+  it('leaves Firefox ESR sessions running too', async () => {
+    for (let i = 0; i < 3; i++) expect(await round('firefox-esr'), `repetition ${i + 1}`).toEqual(allRunning());
+  }, 180_000);
+
+  it('shows the browser\'s own error page for an address that cannot load', async () => {
+    const session = await runtime.startSession({ browser: 'chromium', url: firstPages.refused!, language: 'en', layout: 'us' });
+    try {
+      const deadline = Date.now() + 10_000;
+      let text = '';
+      while (Date.now() < deadline && !/ERR_|refused|isn.t working|can.t be reached/i.test(text)) {
+        text = String(await session.control!.evaluate('document.body ? document.body.innerText : ""').catch(() => ''));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(text).toMatch(/ERR_|refused|isn.t working|can.t be reached/i);
+    } finally {
+      await runtime.stopSession(session.id);
+    }
+  });
+});
