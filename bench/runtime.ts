@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { findHierarchies } from '../src/engine/runtime/cgroups.js';
 import { DEFAULT_CONFINEMENT, openConfinedSandbox } from '../src/engine/runtime/confinement.js';
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
-import { SessionRuntime, type RuntimeSession } from '../src/engine/runtime/runtime.js';
+import { rootKey, SessionRuntime, type RuntimeSession } from '../src/engine/runtime/runtime.js';
 import { percentile, report as reportFigure } from './stats.js';
 
 const PAGE = '<!doctype html><title>bench</title><body><h1>A simple page</h1><p>remote-browser-kit runtime benchmark</p>';
@@ -95,7 +95,7 @@ async function measure(mode: Mode, root: string, spec: { browser: string; url: s
   for (let i = 0; i < cycles; i++) await cold.stopSession((await cold.startSession(spec)).id);
   const leftProcesses = (await findMarkedProcesses({ root: cold.root })).filter((p) => !p.zombie).length;
   const leftDirs = (await readdir(cold.root)).filter((entry) => !entry.startsWith('.')).length;
-  report('runtime', 'leaked_processes_after_50_cycles', leftProcesses, 'processes', { cycles, leftover_directories: leftDirs, leftover_cgroups: await sessionCgroups() });
+  report('runtime', 'leaked_processes_after_50_cycles', leftProcesses, 'processes', { cycles, leftover_directories: leftDirs, leftover_cgroups: await sessionCgroups(cold.root) });
   await cold.close();
 
   // Warm starts: a ready browser per start; the pool refills between samples (not timed).
@@ -112,12 +112,12 @@ async function measure(mode: Mode, root: string, spec: { browser: string; url: s
   await warm.close();
 }
 
-/** Session cgroups that exist now (each hierarchy's `remote-browser-kit/` groups). */
-async function sessionCgroups(): Promise<number> {
+/** The session cgroups of one runtime root that exist now. */
+async function sessionCgroups(root: string): Promise<number> {
   let count = 0;
   for (const { parent } of findHierarchies().hierarchies) {
     const entries = await readdir(parent, { withFileTypes: true }).catch(() => []);
-    count += entries.filter((entry) => entry.isDirectory()).length;
+    count += entries.filter((entry) => entry.isDirectory() && entry.name.startsWith(`${rootKey(root)}-`)).length;
   }
   return count;
 }

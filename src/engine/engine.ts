@@ -96,7 +96,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url) });
 
   const shareApi = createShareApi({ sessions });
-  const site = createViewerSite();
+  const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const requestUrl = new URL(request.url ?? '/', 'http://engine');

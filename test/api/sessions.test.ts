@@ -3,7 +3,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createResponseSchema, failureSchema, removeResponseSchema, vmDataResponseSchema } from '../../src/protocol/index.js';
 import { useEngine } from './context.js';
-import { Api, describeReply, maskId, PLANS, removeSessions, SHARE_BASE, sessionStatus, waitForStatus } from './harness.js';
+import { Api, describeReply, maskId, PLANS, removeSessions, send, SHARE_BASE, sessionStatus, waitForStatus } from './harness.js';
 
 const ctx = useEngine();
 
@@ -104,6 +104,15 @@ describe('create', () => {
     expect(Math.abs(createdAt - Date.now())).toBeLessThan(60_000);
   });
 
+  it('its share page answers 200 while the session exists, with and without the language segment', async () => {
+    const linkId = created.shareUrlPath.split('?')[1];
+    for (const path of [created.shareUrlPath, `/s?${linkId}`, `/de/s?${linkId}`]) {
+      const page = await send(ctx.engine.url, 'GET', path, { headers: { accept: 'text/html' } });
+      expect(page.http, path).toBe(200);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+    }
+  });
+
   it('remove -> ok; the session is stopping or deleted at once, then deleted', async () => {
     const reply = await api.remove(vmId);
     expect(reply.http).toBe(200);
@@ -123,6 +132,21 @@ describe('create', () => {
     expect(data.json.data).toHaveLength(1);
     expect(data.json.data[0].status).toBe('deleted');
     expect(data.json.data[0].id).toBe(maskId(vmId));
+  });
+
+  it('its share page then answers 410 (gone), and a link that never existed 404, with the same page, so previews and crawlers see it', async () => {
+    const linkId = created.shareUrlPath.split('?')[1];
+    const unknownLink = await send(ctx.engine.url, 'GET', '/en/s?x', { headers: { accept: 'text/html' } });
+    for (const path of [created.shareUrlPath, `/s?${linkId}`, `/ja/s?${linkId}`]) {
+      const page = await send(ctx.engine.url, 'GET', path, { headers: { accept: 'text/html' } });
+      expect(page.http, path).toBe(410);
+      expect(page.headers['content-type']).toMatch(/^text\/html/);
+      expect(page.text).toBe(unknownLink.text);
+      expect(page.headers['cache-control']).toBe('no-store');
+    }
+    for (const path of ['/en/s?AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '/s?AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '/fr/s?not%20a%20link', '/s']) {
+      expect((await send(ctx.engine.url, 'GET', path, { headers: { accept: 'text/html' } })).http, path).toBe(404);
+    }
   });
 });
 

@@ -468,7 +468,7 @@ function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, disc
 const SHARED_DIR = '.shared';
 
 /** A short name of a runtime root, unique on this host: it prefixes the root's cgroups. */
-function rootKey(root: string): string {
+export function rootKey(root: string): string {
   return `rbk-${createHash('sha256').update(root).digest('hex').slice(0, 10)}`;
 }
 

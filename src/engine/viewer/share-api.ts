@@ -19,6 +19,9 @@ export interface ShareApiOptions {
   lookupsPerMinute?: number;
 }
 
+/** A share link as its page's HTTP status tells it: 200, 410, 404, or 429 with the wait. */
+export type LinkStatus = 'live' | 'deleted' | 'unknown' | { limited: number };
+
 /** WebSocket close codes a viewer can show. */
 export const VIEWER_CLOSE = {
   ended: { code: 4000, reason: 'the session has ended' },
@@ -57,17 +60,27 @@ export function createShareApi(options: ShareApiOptions) {
 
   const clientAddress = (request: IncomingMessage) => request.socket.remoteAddress ?? 'unknown';
 
-  /** Resolves the link with the look-up limit applied; null when refused (answer already sent). */
-  async function lookUp(request: IncomingMessage, linkId: string): Promise<{ row: SessionRow | undefined } | { limited: number }> {
+  /**
+   * Resolves the link with the look-up limit applied: its session (undefined once deleted or for
+   * a link that never existed, `deleted` telling which), or the seconds to wait when limited.
+   */
+  async function lookUp(request: IncomingMessage, linkId: string): Promise<{ row: SessionRow | undefined; deleted: boolean } | { limited: number }> {
     try {
       await lookups.consume(clientAddress(request));
       const row = sessions.sessionForLink(linkId);
       if (!row || row.status === 'deleted') await lookups.penalty(clientAddress(request), 1);
-      return { row: row?.status === 'deleted' ? undefined : row };
+      return { row: row?.status === 'deleted' ? undefined : row, deleted: row?.status === 'deleted' };
     } catch (rejection) {
       const ms = (rejection as { msBeforeNext?: number }).msBeforeNext ?? 60_000;
       return { limited: Math.max(1, Math.ceil(ms / 1000)) };
     }
+  }
+
+  /** What a share page's HTTP status says of its link (the viewer site asks), under the same limit. */
+  async function linkStatus(request: IncomingMessage, linkId: string): Promise<LinkStatus> {
+    const found = await lookUp(request, linkId);
+    if ('limited' in found) return found;
+    return found.row ? 'live' : found.deleted ? 'deleted' : 'unknown';
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
@@ -151,6 +164,7 @@ export function createShareApi(options: ShareApiOptions) {
   return {
     handle,
     upgrade,
+    linkStatus,
     close() {
       for (const client of sockets.clients) client.terminate();
       sockets.close();

@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SECURITY_HEADERS } from '../http/respond.js';
+import type { LinkStatus } from './share-api.js';
 
 /** Where `npm run build` puts the site; the same place from src/ (tsx) and from dist/. */
 // (Path arithmetic, not `new URL(relative, import.meta.url)`: under jsdom the global URL is not Node's.)
@@ -33,8 +34,32 @@ const PAGE_HEADERS = {
 };
 
 const SHARE_PAGE = /^\/(?:[A-Za-z-]{1,10}\/)?s$/;
+const LINK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
-export function createViewerSite(dir = VIEWER_SITE_DIR) {
+export interface ViewerSiteOptions {
+  /** Where the built site is. */
+  dir?: string;
+  /**
+   * The state of a share page's link, so that its HTTP status says it too (link previews,
+   * crawlers, curl): 200 while the session exists, 410 once deleted, 404 for a link that never
+   * existed. Without it every share page answers 200.
+   */
+  linkStatus?: (request: IncomingMessage, linkId: string) => Promise<LinkStatus>;
+}
+
+/** The share page's HTTP status for its link; the page is the same and says what happened in the link's language. */
+async function shareStatus(options: ViewerSiteOptions, request: IncomingMessage, url: URL): Promise<{ code: number; retryAfter?: number }> {
+  if (!options.linkStatus) return { code: 200 };
+  // The link id is the whole query (`/s?<link_id>`); base64url needs no decoding.
+  const linkId = url.search.slice(1).split('&')[0] ?? '';
+  if (!LINK_ID.test(linkId)) return { code: 404 };
+  const status = await options.linkStatus(request, linkId);
+  if (typeof status === 'object') return { code: 429, retryAfter: status.limited };
+  return { code: status === 'live' ? 200 : status === 'deleted' ? 410 : 404 };
+}
+
+export function createViewerSite(options: ViewerSiteOptions = {}) {
+  const dir = options.dir ?? VIEWER_SITE_DIR;
   const pages = new Map<string, Buffer>();
   async function page(name: string): Promise<Buffer | null> {
     const cached = pages.get(name);
@@ -57,7 +82,15 @@ export function createViewerSite(dir = VIEWER_SITE_DIR) {
         response.writeHead(503, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('The viewer site is not built: run `npm run build`.');
         return true;
       }
-      response.writeHead(200, { ...PAGE_HEADERS, 'content-type': CONTENT_TYPES['.html']!, 'content-length': content.length });
+      const { code, retryAfter } = pageName === 'index.html' ? await shareStatus(options, request, url) : { code: 200 };
+      response.writeHead(code, {
+        ...PAGE_HEADERS,
+        'content-type': CONTENT_TYPES['.html']!,
+        'content-length': content.length,
+        // The status may change with the session: never cached.
+        'cache-control': 'no-store',
+        ...(retryAfter ? { 'retry-after': String(retryAfter) } : {}),
+      });
       response.end(request.method === 'HEAD' ? undefined : content);
       return true;
     }
