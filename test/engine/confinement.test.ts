@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import { waitFor, x } from '../helpers/session.js';
 
 const MEMORY_MB = 1024;
 const DISK_MB = 96;
@@ -35,19 +36,7 @@ function asNobody(command: string, args: string[], env: NodeJS.ProcessEnv = {}):
   });
 }
 
-function x(session: RuntimeSession, command: string, args: string[]): Promise<string> {
-  return session.sandbox.run(command, args, session.display.env);
-}
 
-async function waitFor<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await probe();
-  while (!accept(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    value = await probe();
-  }
-  return value;
-}
 
 /** The session's processes that run the browser itself (not the wrappers that start them). */
 async function browserProcesses(session: RuntimeSession, executable: RegExp): Promise<number[]> {

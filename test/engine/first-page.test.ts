@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionRuntime } from '../../src/engine/runtime/runtime.js';
+import { waitFor } from '../helpers/session.js';
 
 const REPETITIONS = 20;
 /** What "the normal start time" allows: the runtime's own start timeout is 20 s. */
@@ -102,13 +103,9 @@ describe('a first page that is slow, hangs or fails', () => {
   it('shows the browser\'s own error page for an address that cannot load', async () => {
     const session = await runtime.startSession({ browser: 'chromium', url: firstPages.refused!, language: 'en', layout: 'us' });
     try {
-      const deadline = Date.now() + 10_000;
-      let text = '';
-      while (Date.now() < deadline && !/ERR_|refused|isn.t working|can.t be reached/i.test(text)) {
-        text = String(await session.control!.evaluate('document.body ? document.body.innerText : ""').catch(() => ''));
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      expect(text).toMatch(/ERR_|refused|isn.t working|can.t be reached/i);
+      const failed = /ERR_|refused|isn.t working|can.t be reached/i;
+      const text = await waitFor(() => session.control!.evaluate('document.body ? document.body.innerText : ""').catch(() => ''), (value) => failed.test(String(value)));
+      expect(String(text)).toMatch(failed);
     } finally {
       await runtime.stopSession(session.id);
     }

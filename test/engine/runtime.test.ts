@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import { waitFor, x } from '../helpers/session.js';
 import { closeViewerBrowser, openVncViewer } from '../helpers/vnc-viewer.js';
 
 const RED_PAGE = '<!doctype html><title>Red page</title><body style="margin:0;background:#ff0000"><a id="next" href="/blue">next</a>';
@@ -22,20 +23,7 @@ let root: string;
 let runtime: SessionRuntime;
 const events: RuntimeEvent[] = [];
 
-/** Runs an X client on the session's display, inside the session (its display is reachable nowhere else). */
-function x(session: RuntimeSession, command: string, args: string[]): Promise<string> {
-  return session.sandbox.run(command, args, session.display.env);
-}
 
-async function waitFor<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await probe();
-  while (!accept(value) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50));
-    value = await probe();
-  }
-  return value;
-}
 
 beforeAll(async () => {
   target = createServer((request, response) => {

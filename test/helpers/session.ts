@@ -1,0 +1,19 @@
+// Test helper for runtime sessions: X clients on a session's display (run inside the session,
+// the only place its display is reachable) and polling until a probe gives what a test waits for.
+import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
+
+/** Runs an X client (xdotool, setxkbmap, ...) on the session's display, inside the session. */
+export function x(session: RuntimeSession, command: string, args: string[]): Promise<string> {
+  return session.sandbox.run(command, args, session.display.env);
+}
+
+/** Polls `probe` until `accept` takes its value or the time is up; returns the last value seen. */
+export async function waitFor<T>(probe: () => Promise<T> | T, accept: (value: T) => boolean, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await probe();
+  while (!accept(value) && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    value = await probe();
+  }
+  return value;
+}
