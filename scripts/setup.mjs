@@ -23,7 +23,6 @@ export const SYSTEM_PACKAGES = [
   // Session confinement (docs/security.md): namespaces, and the in-sandbox relay to the egress route.
   ['bubblewrap', '/usr/bin/bwrap'],
   ['socat', '/usr/bin/socat'],
-  ['xauth', '/usr/bin/xauth'],
 ];
 
 /** Debian packages only the benchmarks need: wrk is the load generator of `npm run bench -- api`. */
