@@ -2,7 +2,7 @@
 // host"), each tried again on real confined sessions: Chromium and Firefox ESR on their own Xvnc,
 // keys typed on their display as a viewer's would be, pages run through DevTools, and the host
 // looked at from outside (other uids, /proc, the session's cgroup).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import dgram from 'node:dgram';
 import { existsSync, readFileSync, readlinkSync, statfsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -291,5 +291,57 @@ describe('a confined Firefox ESR session, used like a person would', () => {
     } finally {
       await runtime.stopSession(session.id);
     }
+  });
+});
+
+describe('a host where sessions cannot be confined (an engine that is not root)', () => {
+  /**
+   * Starts `serve` as an ordinary user (uid 65534 in a user namespace of its own, so that it can
+   * still read this checkout wherever it is); resolves with its output once it listens or exits.
+   */
+  function serveAsNobody(configFile?: string): Promise<{ code: number | null; output: string }> {
+    return new Promise((resolve) => {
+      const args = ['--user', '--map-user=65534', '--map-group=65534', '--', process.execPath, '--import', 'tsx', 'src/engine/cli.ts', 'serve', '--port', '0', '--data', join(nobodyDir, 'data')];
+      if (configFile) args.push('--config', configFile);
+      const child = spawn('unshare', args, { env: { PATH: process.env.PATH, HOME: nobodyDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let output = '';
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const collect = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('listening on')) child.kill('SIGTERM');
+      };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code, output });
+      });
+    });
+  }
+
+  let nobodyDir: string;
+  beforeAll(async () => {
+    nobodyDir = await mkdtemp(join(tmpdir(), 'rbk-nobody-'));
+  });
+  afterAll(async () => {
+    await rm(nobodyDir, { recursive: true, force: true });
+  });
+
+  it('refuses to start, saying what is missing and how an operator opts out', async () => {
+    const { code, output } = await serveAsNobody();
+    expect(code).toBe(1);
+    expect(output).toContain('sessions cannot be confined on this host');
+    expect(output).toMatch(/root/);
+    expect(output).toContain('insecure.unconfined');
+    expect(output).not.toContain('listening on');
+  });
+
+  it('starts with insecure.unconfined, and says loudly what that means', async () => {
+    const config = join(nobodyDir, 'engine.json');
+    await writeFile(config, JSON.stringify({ insecure: { unconfined: true } }), { mode: 0o644 });
+    const { output } = await serveAsNobody(config);
+    expect(output).toContain('INSECURE');
+    expect(output).toContain('anyone holding a share link');
+    expect(output).toContain('listening on');
   });
 });
