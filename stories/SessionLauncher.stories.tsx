@@ -57,6 +57,8 @@ async function launch(canvasElement: HTMLElement, language: ShareLanguage) {
   return canvas;
 }
 
+// Ready (no exit locations, no residential connection) and WithExitLocations (both) are the two
+// layouts test/e2e/launcher-layout.e2e.test.ts measures in Chromium.
 export const Ready: Story = {
   play: async ({ canvasElement, args }) => {
     const canvas = within(canvasElement);

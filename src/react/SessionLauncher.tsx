@@ -1,7 +1,7 @@
 'use client';
 // <SessionLauncher>: choose a browser and where it starts, launch through the proxy route, see it
 // go from starting to running, then share, open and end it. Every failure says what to do.
-import { useEffect, useId, useMemo, useRef, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
+import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { RemoteBrowserClientError, type ProxyCreateResponse } from '../core/index.js';
 import { BROWSER_LANGUAGES, KEYBOARD_LAYOUTS, SHARE_LANGUAGES, type ShareLanguage } from '../protocol/languages.js';
@@ -124,9 +124,15 @@ function LaunchedPanel({ created, browserName, onOpenViewer, onSessionChange, on
   const [copied, setCopied] = useState(false);
   const status = (session.data?.status ?? 'starting') as SessionStatus;
   const ended = isSessionEnded(status) || status === 'error';
+  // The latest callback, read when the session changes: a host passing a new function on every
+  // render (an inline arrow that sets its state) is told about changes, not about its renders.
+  const onSessionChangeRef = useRef(onSessionChange);
+  useLayoutEffect(() => {
+    onSessionChangeRef.current = onSessionChange;
+  });
   useEffect(() => {
-    onSessionChange?.({ handle: created.handle, status, shareUrl: created.shareUrl });
-  }, [created.handle, created.shareUrl, status, onSessionChange]);
+    onSessionChangeRef.current?.({ handle: created.handle, status, shareUrl: created.shareUrl });
+  }, [created.handle, created.shareUrl, status]);
 
   const copy = async () => {
     if (!created.shareUrl) return;

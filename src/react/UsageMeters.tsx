@@ -43,16 +43,37 @@ function utcDay(day: string): Date {
 }
 
 /**
- * The next reset: one calendar month after the cycle start, the day clamped to that month's last
- * day (decisions.md 13). From the cycle start alone, so a cycle anchored on the 31st that now
- * starts on 30 April is shown as resetting on 30 May (the engine resets on 31 May).
+ * The cycle dates of the totals or of one pool. `cycle_end` (YYYY-MM-DD, the day the current cycle
+ * ends and the next one starts) comes from engines that send it; older ones send only the start.
+ */
+interface CycleDays {
+  cycle_start: string;
+  cycle_end?: string | undefined;
+}
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
+}
+
+/**
+ * The next reset when the engine does not say (no `cycle_end`): one calendar month after the cycle
+ * start, the day of month kept and clamped to that month's last day (decisions.md 13). The day kept
+ * is the subscription's anchor, and a start on its month's last day may be an anchor on the 29th to
+ * 31st clamped (anchored on 31 January, the cycle starting 28 February resets on 31 March): such a
+ * start is taken as anchored on the month's end, so the date shown is never before the engine's
+ * reset (for an anchor on the 28th to 30th it can be one to three days after it).
  */
 export function nextCycleReset(cycleStart: string): string {
   const start = utcDay(cycleStart);
   const year = start.getUTCFullYear();
-  const month = start.getUTCMonth() + 1;
-  const lastDay = new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
-  return new Date(Date.UTC(year, month, Math.min(start.getUTCDate(), lastDay))).toISOString().slice(0, 10);
+  const month = start.getUTCMonth();
+  const day = start.getUTCDate() === daysInMonth(year, month) ? 31 : start.getUTCDate();
+  return new Date(Date.UTC(year, month + 1, Math.min(day, daysInMonth(year, month + 1)))).toISOString().slice(0, 10);
+}
+
+/** When the cycle resets: the engine's `cycle_end` as it says it, else computed from the start. */
+function cycleReset(cycle: CycleDays): string {
+  return cycle.cycle_end ?? nextCycleReset(cycle.cycle_start);
 }
 
 function formatDay(day: string, language: string): string {
@@ -174,16 +195,16 @@ function MeterGroup({ meters, residentialMb, contextId }: { meters: UsageMeterVa
   );
 }
 
-function CycleDates({ cycleStart }: { cycleStart: string }) {
+function CycleDates({ cycle }: { cycle: CycleDays }) {
   const { t } = useTranslation('meters');
   const { language } = useRemoteBrowser();
   return (
     <p className="rbk-meters__cycle">
-      <span>{t('cycleStart', { date: formatDay(cycleStart, language) })}</span>
+      <span>{t('cycleStart', { date: formatDay(cycle.cycle_start, language) })}</span>
       <span className="rbk-meters__cycle-separator" aria-hidden="true">
         {' · '}
       </span>
-      <span>{t('nextReset', { date: formatDay(nextCycleReset(cycleStart), language) })}</span>
+      <span>{t('nextReset', { date: formatDay(cycleReset(cycle), language) })}</span>
     </p>
   );
 }
@@ -191,7 +212,7 @@ function CycleDates({ cycleStart }: { cycleStart: string }) {
 // ---------------------------------------------------------------------------------------------
 // Per-pool breakdown
 
-function PoolList({ pools, cycleStart }: { pools: Pool[]; cycleStart: string }) {
+function PoolList({ pools, cycle }: { pools: Array<Pool & CycleDays>; cycle: CycleDays }) {
   const { t } = useTranslation('meters');
   const headingId = useId();
   const poolId = useId();
@@ -208,7 +229,7 @@ function PoolList({ pools, cycleStart }: { pools: Pool[]; cycleStart: string }) 
             </h4>
             <MeterGroup meters={pool} residentialMb={pool.residential_cycle_mb_limit} contextId={`${poolId}-${index}`} />
             {/* Subscriptions can have cycles of their own; the account's is the first one's. */}
-            {pool.cycle_start !== cycleStart ? <CycleDates cycleStart={pool.cycle_start} /> : null}
+            {pool.cycle_start !== cycle.cycle_start || cycleReset(pool) !== cycleReset(cycle) ? <CycleDates cycle={pool} /> : null}
           </li>
         ))}
       </ul>
@@ -281,8 +302,8 @@ export function UsageMeters({ showPools = true, className, style, ref }: UsageMe
         data.has_plan ? (
           <>
             <MeterGroup meters={data} residentialMb={residentialAllowanceMb(data)} />
-            <CycleDates cycleStart={data.cycle_start} />
-            {showPools && data.pools.length > 1 ? <PoolList pools={data.pools} cycleStart={data.cycle_start} /> : null}
+            <CycleDates cycle={data} />
+            {showPools && data.pools.length > 1 ? <PoolList pools={data.pools} cycle={data} /> : null}
           </>
         ) : (
           <p className="rbk-meters__notice">{t('noPlan')}</p>

@@ -1,6 +1,7 @@
 // <SessionLauncher> against the real proxy route in front of a real engine: the form in every
 // language, unavailable browsers, each failure class shown where it belongs, and a real launch
-// from starting to running to ended. axe checks in every state.
+// from starting to running to ended (also for a host that keeps the session in its state). axe
+// checks in every state.
 import { screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -8,11 +9,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { useState } from 'react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import { SHARE_LANGUAGES } from '../../src/protocol/index.js';
+import { isSessionEnded, SHARE_LANGUAGES, type SessionStatus } from '../../src/protocol/index.js';
 import { resources } from '../../src/react/i18n.js';
-import { SessionLauncher } from '../../src/react/SessionLauncher.js';
+import { SessionLauncher, type LaunchedSession } from '../../src/react/SessionLauncher.js';
 import { axeViolations } from './axe.js';
 import { mountRoute, renderWithRoute, type MountedRoute } from './route-harness.js';
 
@@ -164,5 +166,43 @@ describe('SessionLauncher', () => {
     expect(changes[0]).toBe('starting');
     expect(changes).toContain('running');
     expect(await axeViolations(container)).toEqual([]);
+  });
+
+  it('tells a host that keeps the session in its state once per status change, without re-rendering it in a loop', async () => {
+    const told: LaunchedSession['status'][] = [];
+    let hostRenders = 0;
+    // The usual host: the session in state, an inline arrow as the callback (a new one every render).
+    function Host() {
+      const [session, setSession] = useState<LaunchedSession | null>(null);
+      hostRenders++;
+      return (
+        <>
+          <SessionLauncher
+            defaultUrl={pageUrl}
+            onSessionChange={(s) => {
+              told.push(s.status);
+              setSession(s);
+            }}
+          />
+          <p>Host sees: {session?.status ?? 'nothing'}</p>
+        </>
+      );
+    }
+    renderWithRoute(<Host />, await route('std'));
+    await userEvent.click(await launchButton());
+    expect(await screen.findByText('Host sees: starting')).toBeInTheDocument();
+    expect(await screen.findByText('Host sees: running', {}, { timeout: 20_000 })).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: en.end }));
+    expect(await screen.findByText(en.status.ended, {}, { timeout: 10_000 })).toBeInTheDocument();
+    await waitFor(() => expect(told.at(-1)).not.toBe('running'));
+
+    // Starting, running, then how it ended (stopping, then deleted, or either): each call a change.
+    expect(told.slice(0, 2)).toEqual(['starting', 'running']);
+    expect(told.filter((status, i) => status === told[i - 1])).toEqual([]);
+    expect(told.length).toBeLessThanOrEqual(4);
+    expect(told.slice(2).every((status) => isSessionEnded(status as SessionStatus))).toBe(true);
+    expect(screen.getByText(`Host sees: ${told.at(-1)}`)).toBeInTheDocument();
+    // Its first render, then one for each session it was told about.
+    expect(hostRenders).toBeLessThanOrEqual(1 + told.length);
   });
 });

@@ -2,6 +2,8 @@
 // loopback) in front of a real engine in this process: every state, every language, axe checks.
 // Meter values come from session rows in the engine's store; one session is created through the
 // engine's v8 API (its start page never answers, so it stays `starting`) for the refresh test.
+// The cycle dates are read from the engine's `cycle_end` when it sends one (here added as the
+// engine computes it) and computed from `cycle_start` when it does not.
 import { act, render, screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,8 +13,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/engine/accounts/accounts.js';
+import { currentCycle, formatDay } from '../../src/engine/accounts/cycle.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import { SHARE_LANGUAGES, type ShareLanguage } from '../../src/protocol/index.js';
+import { SHARE_LANGUAGES, type Pool, type ShareLanguage, type UserQuotaResponse } from '../../src/protocol/index.js';
 import { createProxyRoute, type ProxyRoute } from '../../src/server/proxy-route.js';
 import { createServiceClient, engineService } from '../../src/server/service-client.js';
 import { toNodeHandler } from '../../src/server/adapters/node.js';
@@ -37,8 +40,19 @@ const PLANS = [
 const ANCHOR = '2025-01-31';
 const CYCLE_START = '2025-10-31';
 const NEXT_RESET = '2025-11-30';
-const clockOffset = Date.parse('2025-11-21T12:00:00Z') - Date.now();
+let clockOffset = Date.parse('2025-11-21T12:00:00Z') - Date.now();
 const now = () => Date.now() + clockOffset;
+
+/** Runs `body` with the engine's clock set back to `at` (earlier, so no session times out meanwhile). */
+async function atClock(at: string, body: () => Promise<void>): Promise<void> {
+  const saved = clockOffset;
+  clockOffset = Date.parse(at) - Date.now();
+  try {
+    await body();
+  } finally {
+    clockOffset = saved;
+  }
+}
 
 let engine: Engine;
 let dir: string;
@@ -104,9 +118,30 @@ interface Mounted {
   swap(route: ProxyRoute): void;
 }
 
-function routeFor(key: string, options: { shareUsage?: boolean; engineDown?: string } = {}): ProxyRoute {
+type CycleEnd = { cycle_end?: string };
+type UsageAnswer = UserQuotaResponse & CycleEnd & { pools: Array<Pool & CycleEnd> };
+
+/** The engine's answer as an engine from before `cycle_end` gives it. */
+function withoutCycleEnd(answer: UsageAnswer): UsageAnswer {
+  const { cycle_end: _total, ...totals } = answer;
+  return { ...totals, pools: answer.pools.map(({ cycle_end: _pool, ...pool }: Pool & CycleEnd) => pool) };
+}
+
+/** The engine's answer with `cycle_end` as the engine's cycles end, for subscriptions anchored so. */
+function withCycleEnd(anchors: Record<string, string>) {
+  const end = (pool: Pool) => formatDay(new Date(currentCycle(anchors[pool.subscription_id]!, now()).endMs));
+  return (answer: UsageAnswer): UsageAnswer => ({ ...answer, cycle_end: end(answer.pools[0]!), pools: answer.pools.map((pool) => ({ ...pool, cycle_end: end(pool) })) });
+}
+
+function routeFor(key: string, options: { shareUsage?: boolean; engineDown?: string; usage?: (answer: UsageAnswer) => UsageAnswer } = {}): ProxyRoute {
+  const service = options.engineDown ? createServiceClient({ baseUrl: options.engineDown, apiKey: key, retries: 0, timeoutMs: 2000 }) : engineService(engine, key);
+  const usage = options.usage;
+  if (usage) {
+    const read = service.userQuota;
+    service.userQuota = async (callOptions) => usage(await read(callOptions));
+  }
   return createProxyRoute({
-    service: options.engineDown ? createServiceClient({ baseUrl: options.engineDown, apiKey: key, retries: 0, timeoutMs: 2000 }) : engineService(engine, key),
+    service,
     authorize: () => ({ id: 'user-1' }),
     secret: SECRET,
     basePath: BASE_PATH,
@@ -361,6 +396,56 @@ describe('UsageMeters states', () => {
     await ready(container);
     expect(screen.queryByRole('alert')).toBeNull();
     expect(screen.getByRole('meter', { name: resources.de.meters.running })).toHaveAttribute('aria-valuetext', '2 von 5');
+  });
+});
+
+describe('UsageMeters cycle dates', () => {
+  /** An account whose subscriptions are anchored on these days (the operator CLI anchors all alike). */
+  function anchoredAccount(anchors: Array<[plan: string, anchor: string]>): Account & { anchors: Record<string, string> } {
+    const id = `acc_anchor${++counter}`;
+    const key = `rbk_${'a'.repeat(40)}${counter}`;
+    const subscriptions = anchors.map(([plan_id, cycle_anchor], position) => ({ id: `sub_anchor${counter}_${position}`, account_id: id, plan_id, cycle_anchor, position, created_at: now(), ended_at: null }));
+    engine.store.insertAccount(
+      { id, contact: `anchored-${counter}@example.com`, language: null, layout: null, created_at: now() },
+      subscriptions,
+      { id: `key_anchor${counter}`, account_id: id, key_hash: hashSecret(key), prefix: key.slice(0, 10), created_at: now(), revoked_at: null },
+    );
+    return { id, key, subscriptions: subscriptions.map((sub) => sub.id), anchors: Object.fromEntries(subscriptions.map((sub) => [sub.id, sub.cycle_anchor])) };
+  }
+
+  it.each([
+    // Anchored on 31 January: the cycle starting on the last day of a shorter month still ends on the 31st.
+    { anchor: '2025-01-31', at: '2025-03-10T12:00:00Z', started: 'February 28, 2025', resets: 'March 31, 2025' },
+    { anchor: '2024-01-31', at: '2024-12-10T12:00:00Z', started: 'November 30, 2024', resets: 'December 31, 2024' },
+    { anchor: '2024-01-31', at: '2024-03-10T12:00:00Z', started: 'February 29, 2024', resets: 'March 31, 2024' },
+  ])('without cycle_end from the engine, a cycle anchored on $anchor that started $started resets $resets', async ({ anchor, at, started, resets }) => {
+    await atClock(at, async () => {
+      const anchored = anchoredAccount([['basic', anchor]]);
+      const { container } = renderMeters((await mount(routeFor(anchored.key, { usage: withoutCycleEnd }))).endpoint);
+      await ready(container);
+      expect(screen.getByText(`Cycle started ${started}`)).toBeInTheDocument();
+      expect(screen.getByText(`Resets ${resets}`)).toBeInTheDocument();
+    });
+  });
+
+  it("shows the engine's cycle_end as it is, for the totals and for a subscription that ends on another day", async () => {
+    await atClock('2025-03-10T12:00:00Z', async () => {
+      // Both cycles started on 28 February; the engine ends the one anchored on the 30th on 30 March.
+      const anchored = anchoredAccount([['basic', '2025-01-30'], ['resi', '2025-01-31']]);
+      const { container } = renderMeters((await mount(routeFor(anchored.key, { usage: withCycleEnd(anchored.anchors) }))).endpoint);
+      await ready(container);
+      const region = screen.getByRole('region', { name: en.title });
+      const pools = screen.getByRole('region', { name: en.pools });
+      const totals = [...region.querySelectorAll('.rbk-meters__cycle')].find((dates) => !pools.contains(dates))!;
+      expect(totals).toHaveTextContent('Cycle started February 28, 2025 · Resets March 30, 2025');
+
+      // The first subscription's cycle is the account's; the second ends a day later and says so.
+      const [first, second] = within(pools).getAllByRole('listitem') as [HTMLElement, HTMLElement];
+      expect(within(first).queryByText(/^Resets/)).toBeNull();
+      expect(within(second).getByText('Cycle started February 28, 2025')).toBeInTheDocument();
+      expect(within(second).getByText('Resets March 31, 2025')).toBeInTheDocument();
+      expect(await axeViolations(container)).toEqual([]);
+    });
   });
 });
 
