@@ -141,6 +141,7 @@ describe('responses', () => {
     cycle_sessions_used: 4,
     cycle_sessions_remaining: null,
     cycle_start: '2025-01-15',
+    cycle_end: '2025-02-15',
   };
 
   it('reads a create answer or a failure', () => {

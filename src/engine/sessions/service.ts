@@ -15,7 +15,7 @@ import {
   type UsageMeters,
 } from '../../protocol/index.js';
 import type { Accounts } from '../accounts/accounts.js';
-import { formatDay } from '../accounts/cycle.js';
+import { currentCycle, formatDay } from '../accounts/cycle.js';
 import { poolState, sessionMeters, totalMeters, type PoolState } from '../accounts/meters.js';
 import type { EngineConfig, ExitCity } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
@@ -146,8 +146,9 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   usage(account: AccountRow): { has_plan: boolean; meters: UsageMeters; pools: Pool[] } {
+    const now = this.now();
     const pools = this.pools(account).map((p) => p.meters);
-    return { has_plan: pools.length > 0, meters: totalMeters(pools, formatDay(new Date(this.now()))), pools };
+    return { has_plan: pools.length > 0, meters: totalMeters(pools, currentCycle(formatDay(new Date(now)), now)), pools };
   }
 
   // Create --------------------------------------------------------------------------------------
