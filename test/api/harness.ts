@@ -74,7 +74,7 @@ export const PLANS = {
 export const SHARE_BASE = 'https://share.example.test';
 
 /** A dead upstream: these tests never start a session through an exit location. */
-const DEAD_UPSTREAM = 'http://127.0.0.1:9';
+export const DEAD_UPSTREAM = 'http://127.0.0.1:9';
 
 export const LOCATIONS = [
   {
