@@ -1,6 +1,6 @@
 // The v7 interface as callers of its earlier description use it, over HTTP against the real
 // engine: the credit-based meter names beside the session-based ones (create's quota, user/api,
-// user/quota), cycle_end, and two-letter ISO country codes.
+// user/quota), cycle_end, two-letter ISO country codes, and share links without a language segment.
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createResponseSchema,
@@ -9,7 +9,7 @@ import {
   v7UserQuotaResponseSchema,
 } from '../../src/protocol/index.js';
 import { useEngine } from './context.js';
-import { addMonths, DEAD_UPSTREAM, describeReply, LOCATIONS, PLANS, removeSessions, testConfig, type Api, type Reply } from './harness.js';
+import { addMonths, DEAD_UPSTREAM, describeReply, LOCATIONS, PLANS, removeSessions, SHARE_BASE, testConfig, type Api, type Reply } from './harness.js';
 
 /** A country the list names with a code that is not its ISO code (ISO: gb). One exit, so a second session finds it taken. */
 const UNITED_KINGDOM = {
@@ -20,6 +20,8 @@ const UNITED_KINGDOM = {
 };
 
 const ctx = useEngine({ config: testConfig({ locations: [...LOCATIONS, UNITED_KINGDOM] }) });
+
+const LINK_ID = '[A-Za-z0-9_-]{22,}';
 
 /** Sessions of the running test: each test ends its own, so browsers do not pile up on the host. */
 const made: Array<{ api: Api; vmId: string }> = [];
@@ -182,5 +184,30 @@ describe('v7 country takes two-letter ISO codes', () => {
   it('still needs location access in the plan', async () => {
     const { api } = await ctx.account([PLANS.basic]);
     expect((await createV7(api, { country: 'gb' })).json).toMatchObject({ status: 'upgrade' });
+  });
+});
+
+describe('v7 share links', () => {
+  it('without shareLanguage: {share_base}/s?<link_id>, which the share API reads as English', async () => {
+    const { api } = await ctx.account([PLANS.burst]);
+    const reply = await createV7(api, {});
+    expect(reply.json.shareUrlPath, describeReply(reply)).toMatch(new RegExp(`^/s\\?${LINK_ID}$`));
+    expect(reply.json.shareUrl).toBe(`${SHARE_BASE}${reply.json.shareUrlPath}`);
+    const linkId = reply.json.shareUrlPath.slice('/s?'.length);
+    expect((await ctx.anon.get(`/share/${linkId}`)).json).toMatchObject({ status: 'ok', language: 'en' });
+    // The same request repeated under its idempotency key keeps the form.
+    const keyed = await createV7(api, { idempotencyKey: 'v7-link' });
+    expect((await createV7(api, { idempotencyKey: 'v7-link' })).json.shareUrl).toBe(keyed.json.shareUrl);
+    expect(keyed.json.shareUrlPath).toMatch(new RegExp(`^/s\\?${LINK_ID}$`));
+  });
+
+  it('with shareLanguage: /<lang>/s?<link_id>; v8 without it: /en/s?<link_id>', async () => {
+    const { api } = await ctx.account([PLANS.burst]);
+    const german = await createV7(api, { shareLanguage: 'de' });
+    expect(german.json.shareUrl, describeReply(german)).toMatch(new RegExp(`^${SHARE_BASE}/de/s\\?${LINK_ID}$`));
+    const english = await createV7(api, { shareLanguage: 'en' });
+    expect(english.json.shareUrlPath).toMatch(new RegExp(`^/en/s\\?${LINK_ID}$`));
+    const v8 = await createV8(api, {});
+    expect(v8.json.shareUrlPath, describeReply(v8)).toMatch(new RegExp(`^/en/s\\?${LINK_ID}$`));
   });
 });
