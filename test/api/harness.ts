@@ -38,6 +38,7 @@ export interface EngineConfig {
   locations: unknown[];
   residential: { upstream: string | null; countries: string[] | null };
   warm: { browsers: number };
+  v6?: { sunset: string };
 }
 
 function plan(id: string, name: string, rest: Partial<PlanConfig>): PlanConfig {
