@@ -191,12 +191,12 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     return failure('srv-error', 'no free short-URL id; try again');
   };
 
-  const route = (request: ApiRequest): Promise<ApiAnswer> => {
+  const route = async (request: ApiRequest): Promise<ApiAnswer> => {
     const path = request.url.pathname;
     if (request.method === 'GET' && path === '/api/v6/getKey') return getKey(request);
     if (request.method === 'GET' && path === '/b') return launch(request);
     if (request.method === 'POST' && path === '/api/v6/shortUrl') return shortUrl(request);
-    return Promise.resolve(failure('srv-error', `no endpoint ${request.method} ${path.slice(0, 100)}; v6 has GET /api/v6/getKey, GET /b and POST /api/v6/shortUrl`, 404));
+    return failure('srv-error', `no endpoint ${request.method} ${path.slice(0, 100)}; v6 has GET /api/v6/getKey, GET /b and POST /api/v6/shortUrl`, 404);
   };
 
   const deprecation = v6DeprecationHeaders(config.v6.sunset);

@@ -203,7 +203,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const language = request.language ?? account.language ?? 'en';
     const layout = request.layout ?? account.layout ?? 'us';
     const shareLanguage = (request.shareLanguage ?? 'en') as ShareLanguage;
-    // v7 without shareLanguage: the link has no language segment (decisions.md 8); the viewer shows English.
+    // v7 without shareLanguage: the link has no language segment (decisions.md 34); the viewer shows English.
     const linkLanguage = request.shareLanguage ?? (version === 'v7' ? null : shareLanguage);
     const requestHash = createHash('sha256').update(canonical({ ...request, idempotencyKey: undefined, version })).digest('hex');
     const now = this.now();
