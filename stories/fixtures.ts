@@ -9,6 +9,7 @@ function pool(fields: Partial<Pool> & Pick<Pool, 'plan_id' | 'plan_name'>): Pool
   return {
     subscription_id: `sub_${fields.plan_id}`,
     cycle_start: '2025-10-31',
+    cycle_end: '2025-11-30',
     cycle_session_limit: 100,
     cycle_sessions_used: 0,
     cycle_sessions_remaining: 100,
@@ -29,6 +30,7 @@ function usageOf(pools: Pool[]): UserQuotaResponse {
     status: 'ok',
     has_plan: pools.length > 0,
     cycle_start: pools[0]?.cycle_start ?? '2025-11-21',
+    cycle_end: pools[0]?.cycle_end ?? '2025-12-21',
     cycle_session_limit: pools.length ? sumOrNull((p) => p.cycle_session_limit) : 0,
     cycle_sessions_used: sum((p) => p.cycle_sessions_used),
     cycle_sessions_remaining: pools.length ? sumOrNull((p) => p.cycle_sessions_remaining) : 0,
@@ -53,7 +55,7 @@ export const USAGE_SCENARIOS = {
   /** A plan without a residential allowance. */
   noResidential: () => usageOf([pool({ plan_id: 'free', plan_name: 'Free', running_session_limit: 1, running_sessions_used: 1, running_sessions_remaining: 0, cycle_session_limit: 30, cycle_sessions_used: 12, cycle_sessions_remaining: 18 })]),
   /** Two subscriptions: Pro and an add-on without residential data, on a cycle of its own. */
-  twoPools: () => usageOf([pro(3), pool({ plan_id: 'team', plan_name: 'Team add-on', cycle_start: '2025-11-15', running_session_limit: 20, running_sessions_used: 4, running_sessions_remaining: 16, cycle_session_limit: 10000, cycle_sessions_used: 2345, cycle_sessions_remaining: 7655 })]),
+  twoPools: () => usageOf([pro(3), pool({ plan_id: 'team', plan_name: 'Team add-on', cycle_start: '2025-11-15', cycle_end: '2025-12-15', running_session_limit: 20, running_sessions_used: 4, running_sessions_remaining: 16, cycle_session_limit: 10000, cycle_sessions_used: 2345, cycle_sessions_remaining: 7655 })]),
   /** No subscription at all. */
   noPlan: () => usageOf([]),
 } as const;

@@ -59,7 +59,7 @@ export function launcherRouteFetch(scenario: LauncherScenario, startMs = 1500): 
             handle: 'h_story',
             shareUrl: 'https://browsers.example.com/en/s?Zb3kq1-9xY2wVtP0aLmN4Q',
             shareUrlPath: '/en/s?Zb3kq1-9xY2wVtP0aLmN4Q',
-            quota: { running_session_limit: 5, running_sessions_used: 1, running_sessions_remaining: 4, cycle_session_limit: 100, cycle_sessions_used: 43, cycle_sessions_remaining: 57, cycle_start: '2025-11-01' },
+            quota: { running_session_limit: 5, running_sessions_used: 1, running_sessions_remaining: 4, cycle_session_limit: 100, cycle_sessions_used: 43, cycle_sessions_remaining: 57, cycle_start: '2025-11-01', cycle_end: '2025-12-01' },
           });
       }
     }

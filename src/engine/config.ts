@@ -2,6 +2,7 @@
 // work with no file at all. Checked with zod so a bad file says which setting is wrong.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
 
 export const planSchema = z.object({
@@ -43,6 +44,9 @@ export const DEFAULT_PLANS: Plan[] = [
   { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15 },
 ];
 
+/** The day v6's Sunset header names unless the operator chooses another: a year after its deprecation. */
+export const DEFAULT_V6_SUNSET = '2027-11-21';
+
 export const engineConfigSchema = z
   .object({
     plans: z.array(planSchema).min(1).default(DEFAULT_PLANS),
@@ -65,6 +69,10 @@ export const engineConfigSchema = z
           .default(DEFAULT_CONFINEMENT.uids),
       })
       .default(DEFAULT_CONFINEMENT),
+    /** The deprecated v6 interface: the day its answers' Sunset header names (decisions.md 35). */
+    v6: z
+      .object({ sunset: z.iso.date('must be a date of the form YYYY-MM-DD').default(DEFAULT_V6_SUNSET) })
+      .default({ sunset: DEFAULT_V6_SUNSET }),
     /** Settings that take protection away; each one is logged loudly at start. */
     insecure: z
       .object({
@@ -78,6 +86,9 @@ export const engineConfigSchema = z
     for (const plan of config.plans) {
       if (ids.has(plan.id)) context.addIssue({ code: 'custom', path: ['plans'], message: `plan id "${plan.id}" appears twice` });
       ids.add(plan.id);
+    }
+    if (config.v6.sunset < V6_DEPRECATED_ON) {
+      context.addIssue({ code: 'custom', path: ['v6', 'sunset'], message: `must not be before ${V6_DEPRECATED_ON}, the day v6 was deprecated` });
     }
   });
 export type EngineConfig = z.infer<typeof engineConfigSchema>;

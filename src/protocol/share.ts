@@ -1,4 +1,4 @@
-// Share links (`/<lang>/s?<link_id>`) and the viewer state the share API reports, so the viewer
+// Share links (`/<lang>/s?<link_id>`, and v7's `/s?<link_id>`) and the viewer state the share API reports, so the viewer
 // site, the engine and the components read and write them the same way.
 import { DEFAULT_SHARE_LANGUAGE, SHARE_LANGUAGES, isShareLanguage, type ShareLanguage } from './languages.js';
 import type { SessionStatus } from './statuses.js';
@@ -11,8 +11,9 @@ export interface ShareLink {
   linkId: string;
 }
 
-export function shareLinkPath(language: ShareLanguage, linkId: string): string {
-  return `/${language}/s?${linkId}`;
+/** `/<lang>/s?<link_id>`; with `null`, v7's form without a language segment, `/s?<link_id>` (English). */
+export function shareLinkPath(language: ShareLanguage | null, linkId: string): string {
+  return language === null ? `/s?${linkId}` : `/${language}/s?${linkId}`;
 }
 
 /**

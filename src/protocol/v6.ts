@@ -10,6 +10,14 @@ export const v6EnvelopeSchema = z.looseObject({
 });
 export type V6Envelope = z.infer<typeof v6EnvelopeSchema>;
 
+/**
+ * The day v6 was deprecated: every v6 answer says so in its `Deprecation` header, with the
+ * `Sunset` day the operator chose and a link to the current interface (docs/decisions.md 35).
+ */
+export const V6_DEPRECATED_ON = '2026-11-21';
+/** Where a v6 answer's `Link: <...>; rel="successor-version"` points: the v8 OpenAPI document the engine serves. */
+export const V6_SUCCESSOR_PATH = '/v8/openapi.json';
+
 export const V6_ERROR_MESSAGES = ['auth-failed', 'quota-exceeded', 'srv-error'] as const;
 export type V6ErrorMessage = (typeof V6_ERROR_MESSAGES)[number];
 

@@ -84,6 +84,8 @@ export const sessionMetersSchema = z.object({
   cycle_sessions_used: count,
   cycle_sessions_remaining: count.nullable(),
   cycle_start: z.iso.date(),
+  /** The day the cycle ends, one calendar month after cycle_start (day clamped): the next cycle's start. */
+  cycle_end: z.iso.date(),
 });
 export type SessionMeters = z.infer<typeof sessionMetersSchema>;
 

@@ -1,5 +1,6 @@
 // The cycle: cycle_session_limit N lets N sessions start in a cycle, the next one is `upgrade`;
-// a month later (engine clock moved through RBK_CLOCK_OFFSET_FILE) the cycle rolls over.
+// a month later (engine clock moved through RBK_CLOCK_OFFSET_FILE) the cycle rolls over, on the
+// day cycle_end named.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,8 +34,8 @@ describe('cycle_session_limit and the cycle roll-over', () => {
   it('the account\'s cycle starts on its --cycle-start date', async () => {
     ({ api } = await ctx.account([PLANS.basic], { cycleStart: start }));
     const quota = (await api.quota()).json;
-    expect(quota).toMatchObject({ cycle_start: start, cycle_session_limit: 5, cycle_sessions_used: 0, cycle_sessions_remaining: 5 });
-    expect(quota.pools[0].cycle_start).toBe(start);
+    expect(quota).toMatchObject({ cycle_start: start, cycle_end: addMonths(start, 1), cycle_session_limit: 5, cycle_sessions_used: 0, cycle_sessions_remaining: 5 });
+    expect(quota.pools[0]).toMatchObject({ cycle_start: start, cycle_end: addMonths(start, 1) });
   });
 
   it('with cycle_session_limit 5, five sessions start and the sixth is upgrade', async () => {
@@ -43,7 +44,7 @@ describe('cycle_session_limit and the cycle roll-over', () => {
       expect(reply.json.status, describeReply(reply)).toBe('ok');
       ctx.track(api, reply.json.vmId);
       firstCycleIds.push(reply.json.vmId);
-      expect(reply.json.quota).toMatchObject({ cycle_start: start, cycle_sessions_used: i + 1, cycle_sessions_remaining: 4 - i });
+      expect(reply.json.quota).toMatchObject({ cycle_start: start, cycle_end: addMonths(start, 1), cycle_sessions_used: i + 1, cycle_sessions_remaining: 4 - i });
       expect(await waitForStatus(api, reply.json.vmId, ['running'])).toBe('running');
       await removeSessions(api, [reply.json.vmId]);
     }
@@ -58,14 +59,17 @@ describe('cycle_session_limit and the cycle roll-over', () => {
     expect((await api.data()).json.data).toHaveLength(5);
   });
 
-  it('a month later the cycle rolls over: cycle_start moves one month, cycle_sessions_used is 0 again', async () => {
+  it('a month later the cycle rolls over: cycle_start moves to the old cycle_end, cycle_sessions_used is 0 again', async () => {
     const expectedStart = cycleStartOn(start, isoDay(new Date(Date.now() + offsetMs)));
     expect(expectedStart).toBe(addMonths(start, 1));
+    const endBefore = (await api.quota()).json.cycle_end;
+    expect(endBefore).toBe(expectedStart);
     writeFileSync(clockFile, String(offsetMs));
     const quota = (await poll(() => api.quota(), (r) => r.json?.cycle_start !== start, 10_000)).json;
-    expect(quota).toMatchObject({ cycle_start: expectedStart, cycle_sessions_used: 0, cycle_sessions_remaining: 5, cycle_session_limit: 5 });
-    expect(quota.pools[0]).toMatchObject({ cycle_start: expectedStart, cycle_sessions_used: 0, cycle_sessions_remaining: 5 });
-    expect((await api.user()).json).toMatchObject({ cycle_start: expectedStart, cycle_sessions_used: 0 });
+    const expectedEnd = addMonths(start, 2);
+    expect(quota).toMatchObject({ cycle_start: expectedStart, cycle_end: expectedEnd, cycle_sessions_used: 0, cycle_sessions_remaining: 5, cycle_session_limit: 5 });
+    expect(quota.pools[0]).toMatchObject({ cycle_start: expectedStart, cycle_end: expectedEnd, cycle_sessions_used: 0, cycle_sessions_remaining: 5 });
+    expect((await api.user()).json).toMatchObject({ cycle_start: expectedStart, cycle_end: expectedEnd, cycle_sessions_used: 0 });
   });
 
   it('sessions start again in the new cycle; the list window and the 24-hour idempotency keys moved with the clock', async () => {
@@ -74,7 +78,7 @@ describe('cycle_session_limit and the cycle roll-over', () => {
     expect(reply.json.status, describeReply(reply)).toBe('ok');
     ctx.track(api, reply.json.vmId);
     expect(firstCycleIds).not.toContain(reply.json.vmId);
-    expect(reply.json.quota).toMatchObject({ cycle_start: addMonths(start, 1), cycle_sessions_used: 1, cycle_sessions_remaining: 4 });
+    expect(reply.json.quota).toMatchObject({ cycle_start: addMonths(start, 1), cycle_end: addMonths(start, 2), cycle_sessions_used: 1, cycle_sessions_remaining: 4 });
     // Sessions created 32 days ago are outside the list's last-31-days window.
     const list = (await api.data()).json;
     expect(list.data.map((e: { id: string }) => e.id)).toEqual([maskId(reply.json.vmId)]);

@@ -38,6 +38,7 @@ export interface EngineConfig {
   locations: unknown[];
   residential: { upstream: string | null; countries: string[] | null };
   warm: { browsers: number };
+  v6?: { sunset: string };
 }
 
 function plan(id: string, name: string, rest: Partial<PlanConfig>): PlanConfig {
@@ -74,7 +75,7 @@ export const PLANS = {
 export const SHARE_BASE = 'https://share.example.test';
 
 /** A dead upstream: these tests never start a session through an exit location. */
-const DEAD_UPSTREAM = 'http://127.0.0.1:9';
+export const DEAD_UPSTREAM = 'http://127.0.0.1:9';
 
 export const LOCATIONS = [
   {

@@ -1,15 +1,16 @@
 // GET /v8/user/api and GET /v8/user/quota: the meters at top level are sums over the account's
 // pools (null when any pool's value is null); running counts starting and running sessions, the
-// cycle counts the sessions created.
+// cycle counts the sessions created; each cycle's dates are cycle_start and cycle_end.
 import { describe, expect, it } from 'vitest';
 import { userApiResponseSchema, userQuotaResponseSchema } from '../../src/protocol/index.js';
 import { useEngine } from './context.js';
-import { describeReply, PLANS, removeSessions, sessionStatus, waitForStatus, type PlanConfig, type TestAccount } from './harness.js';
+import { addMonths, describeReply, PLANS, removeSessions, sessionStatus, waitForStatus, type PlanConfig, type TestAccount } from './harness.js';
 
 const ctx = useEngine();
 
 const METER_FIELDS = [
   'cycle_start',
+  'cycle_end',
   'cycle_session_limit',
   'cycle_sessions_used',
   'cycle_sessions_remaining',
@@ -27,6 +28,7 @@ function expectedPool(account: TestAccount, index: number, plan: PlanConfig) {
     plan_id: plan.id,
     plan_name: plan.name,
     cycle_start: subscription.cycle_start,
+    cycle_end: addMonths(subscription.cycle_start, 1),
     cycle_session_limit: plan.cycle_session_limit,
     cycle_sessions_used: 0,
     cycle_sessions_remaining: plan.cycle_session_limit,
@@ -84,6 +86,7 @@ describe('an account with two subscriptions', () => {
         residential_cycle_mb_limit: 300,
         residential_bytes_used_cycle: 0,
         cycle_start: account.subscriptions[0]!.cycle_start,
+        cycle_end: addMonths(account.subscriptions[0]!.cycle_start, 1),
       });
     }
   });
@@ -126,6 +129,7 @@ describe('an account with two subscriptions', () => {
       cycle_sessions_remaining: null,
     });
     const quota = (await api.quota()).json;
+    expect(reply.json.quota).toMatchObject({ cycle_start: quota.cycle_start, cycle_end: quota.cycle_end });
     expect(quota.pools[0]).toMatchObject({ running_sessions_used: 1, running_sessions_remaining: 2, cycle_sessions_used: 1, cycle_sessions_remaining: 4 });
     expect(quota.pools[1]).toMatchObject({ running_sessions_used: 0, running_sessions_remaining: 3, cycle_sessions_used: 0, cycle_sessions_remaining: null });
     expect(quota).toMatchObject({ running_sessions_used: 1, running_sessions_remaining: 5, cycle_sessions_used: 1 });
@@ -146,6 +150,19 @@ describe('an account with two subscriptions', () => {
     expect(quota.pools[0]).toMatchObject({ cycle_sessions_used: 5, cycle_sessions_remaining: 0 });
     expect(quota.pools[1]).toMatchObject({ cycle_sessions_used: 1, cycle_sessions_remaining: null });
     expect(quota).toMatchObject({ cycle_sessions_used: 6, cycle_sessions_remaining: null, running_sessions_used: 0 });
+  });
+});
+
+describe('cycle_end', () => {
+  it('is the day the cycle ends, one calendar month after cycle_start, the day clamped to the month\'s end', async () => {
+    // A cycle start still to come is the account's first cycle, so its dates are known today.
+    for (const [cycleStart, cycleEnd] of [['2099-01-31', '2099-02-28'], ['2099-12-31', '2100-01-31'], ['2096-01-30', '2096-02-29']] as const) {
+      const { api } = await ctx.account([PLANS.basic, PLANS.unlimited], { cycleStart });
+      for (const reply of [await api.user(), await api.quota()]) {
+        expect(reply.json, describeReply(reply)).toMatchObject({ cycle_start: cycleStart, cycle_end: cycleEnd });
+        for (const pool of reply.json.pools) expect(pool).toMatchObject({ cycle_start: cycleStart, cycle_end: cycleEnd });
+      }
+    }
   });
 });
 

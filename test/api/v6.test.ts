@@ -1,18 +1,34 @@
 // The deprecated v6 interface as an older caller uses it, over HTTP against the real engine:
 // getKey on the server, /b opened by the client's browser (one session per client, the share link
-// as the redirect), short URLs that v8 create also resolves, and each failure's v6 envelope.
+// as the redirect), short URLs that v8 create also resolves, each failure's v6 envelope, and the
+// deprecation headers on every answer.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { v6GetKeyResponseSchema, v6ShortUrlResponseSchema } from '../../src/protocol/index.js';
 import { useEngine } from './context.js';
-import { describeReply, PLANS, poll, revokeKey, SHARE_BASE, waitForStatus, type Api, type Reply } from './harness.js';
+import {
+  describeReply,
+  makeWorkspace,
+  PLANS,
+  poll,
+  removeWorkspace,
+  revokeKey,
+  SHARE_BASE,
+  startEngine,
+  testConfig,
+  waitForStatus,
+  type Api,
+  type Reply,
+} from './harness.js';
 
 const clockDir = mkdtempSync(join(tmpdir(), 'rbk-api-v6-clock-'));
 const clockFile = join(clockDir, 'offset');
 writeFileSync(clockFile, '0');
-const ctx = useEngine({ env: { RBK_CLOCK_OFFSET_FILE: clockFile } });
+/** The operator's sunset day for v6 (configuration `v6.sunset`). */
+const SUNSET = '2027-05-31';
+const ctx = useEngine({ env: { RBK_CLOCK_OFFSET_FILE: clockFile }, config: testConfig({ v6: { sunset: SUNSET } }) });
 
 const getKey = (key: string, headers: Record<string, string> = {}) => ctx.anon.get(`/api/v6/getKey?key=${encodeURIComponent(key)}`, { headers });
 const launch = (query: Record<string, string>) => ctx.anon.get(`/b?${new URLSearchParams(query)}`);
@@ -180,6 +196,64 @@ describe('POST /api/v6/shortUrl', () => {
     const reply = await ctx.anon.get('/api/v6/nothing');
     expect(reply.http).toBe(404);
     expectV6Failure(reply, 'srv-error', /no endpoint GET \/api\/v6\/nothing/);
+  });
+});
+
+describe('deprecation headers', () => {
+  /** Deprecation since 2026-11-21 (RFC 9745: `@` and Unix seconds), the configured Sunset (an HTTP date), the successor's description. */
+  function expectDeprecated(reply: Reply, what: string) {
+    expect(reply.headers.deprecation, what).toBe('@1795219200');
+    expect(reply.headers.sunset, what).toBe('Mon, 31 May 2027 00:00:00 GMT');
+    expect(reply.headers.link, what).toBe('</v8/openapi.json>; rel="successor-version"');
+  }
+
+  it('every v6 answer, success or failure, says v6 is deprecated, when it ends, and what follows it', async () => {
+    const { api } = await ctx.account([PLANS.unlimited]);
+    const key = await token(api);
+    const answers: Array<[string, Reply]> = [
+      ['getKey', await getKey(api.key!)],
+      ['getKey without a key', await ctx.anon.get('/api/v6/getKey')],
+      ['getKey from a web browser', await getKey(api.key!, { origin: 'https://app.example.com' })],
+      ['/b', await launch({ key, url: ctx.pages.page })],
+      ['/b with a bad field', await launch({ key, browser: 'Safari' })],
+      ['/b with an unknown session key', await launch({ key: 'v6t_unknown' })],
+      ['shortUrl', await shortUrl({ url: ctx.pages.page })],
+      ['shortUrl with a bad body', await shortUrl({})],
+      ['an unknown v6 path', await ctx.anon.get('/api/v6/nothing')],
+    ];
+    expect(answers.map(([, reply]) => reply.http)).toEqual([200, 401, 403, 302, 400, 401, 200, 400, 404]);
+    for (const [what, reply] of answers) expectDeprecated(reply, what);
+  });
+
+  it('the successor link, read against the request, is the v8 OpenAPI document the engine serves', async () => {
+    const reply = await ctx.anon.get('/api/v6/getKey');
+    const target = /^<([^>]+)>; rel="successor-version"$/.exec(String(reply.headers.link))![1]!;
+    const successor = await ctx.anon.get(new URL(target, new URL('/api/v6/getKey', ctx.engine.url)).pathname);
+    expect(successor.http).toBe(200);
+    expect(successor.json).toMatchObject({ openapi: '3.0.3', info: { version: '8' } });
+    expect(Object.keys(successor.json.paths)).toContain('/v8/vm/create');
+  });
+
+  it('v8 and v7 answers carry no deprecation headers', async () => {
+    const { api } = await ctx.account([PLANS.basic]);
+    for (const reply of [await api.quota(), await api.get('/v7/user/quota'), await ctx.anon.image()]) {
+      expect(reply.headers.deprecation).toBeUndefined();
+      expect(reply.headers.sunset).toBeUndefined();
+    }
+  });
+
+  it('an engine refuses to start with a sunset before v6 was deprecated, naming the setting', async () => {
+    for (const [sunset, message] of [['2026-01-31', /v6\.sunset: .*2026-11-21/], ['31.05.2027', /v6\.sunset: .*YYYY-MM-DD/]] as const) {
+      const workspace = await makeWorkspace(testConfig({ v6: { sunset } }));
+      try {
+        const outcome = await startEngine({ workspace }).catch((error: Error) => error);
+        if (!(outcome instanceof Error)) await outcome.stop();
+        expect(outcome, sunset).toBeInstanceOf(Error);
+        expect((outcome as Error).message).toMatch(message);
+      } finally {
+        await removeWorkspace(workspace);
+      }
+    }
   });
 });
 

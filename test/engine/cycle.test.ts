@@ -16,6 +16,7 @@ describe('billing cycles', () => {
   it('clamp the day to the last day of short months and keep it afterwards', () => {
     expect(currentCycle('2026-01-31', at('2026-02-28T12:00:00Z')).start).toBe('2026-02-28');
     expect(currentCycle('2026-01-31', at('2026-03-30T12:00:00Z')).start).toBe('2026-02-28');
+    expect(currentCycle('2026-01-31', at('2026-03-30T12:00:00Z')).end).toBe('2026-03-31');
     expect(currentCycle('2026-01-31', at('2026-03-31T00:00:00Z')).start).toBe('2026-03-31');
     expect(currentCycle('2024-01-31', at('2024-02-29T12:00:00Z')).start).toBe('2024-02-29');
   });
@@ -23,11 +24,13 @@ describe('billing cycles', () => {
   it('roll over the year and end one month after they start', () => {
     const cycle = currentCycle('2025-11-30', at('2026-01-05T00:00:00Z'));
     expect(cycle.start).toBe('2025-12-30');
+    expect(cycle.end).toBe('2026-01-30');
     expect(new Date(cycle.endMs).toISOString().slice(0, 10)).toBe('2026-01-30');
   });
 
   it('is the first cycle before the anchor day comes', () => {
     expect(currentCycle('2026-12-01', at('2026-11-21T00:00:00Z')).start).toBe('2026-12-01');
+    expect(currentCycle('2026-12-01', at('2026-11-21T00:00:00Z')).end).toBe('2027-01-01');
   });
 
   it('refuses dates that do not exist', () => {

@@ -141,6 +141,7 @@ describe('responses', () => {
     cycle_sessions_used: 4,
     cycle_sessions_remaining: null,
     cycle_start: '2025-01-15',
+    cycle_end: '2025-02-15',
   };
 
   it('reads a create answer or a failure', () => {
@@ -150,10 +151,13 @@ describe('responses', () => {
     expect(read.safeParse({ status: 'insecure', message: 'no reason' }).success).toBe(false);
   });
 
-  it('v7 create answers say whether the location was applied', () => {
-    const answer = { status: 'ok', vmId: 'v', quota, location_applied: false, location_reason: 'unavailable' };
+  it('v7 create answers say whether the location was applied, and name the meters as credits and concurrency too', () => {
+    const credits = { credits_total: null, credits_used: 4, credits_available: null, concurrency_total: 2, concurrency_used: 1, concurrency_available: 1 };
+    const v7Quota = { ...quota, ...credits };
+    const answer = { status: 'ok', vmId: 'v', quota: v7Quota, location_applied: false, location_reason: 'unavailable' };
     expect(v7CreateResponseSchema.parse(answer).location_reason).toBe('unavailable');
-    expect(v7CreateResponseSchema.safeParse({ status: 'ok', vmId: 'v', quota }).success).toBe(false);
+    expect(v7CreateResponseSchema.safeParse({ status: 'ok', vmId: 'v', quota: v7Quota }).success).toBe(false);
+    expect(v7CreateResponseSchema.safeParse({ ...answer, quota }).success).toBe(false);
   });
 });
 

@@ -116,7 +116,7 @@ describe('an upstream that misbehaves', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const quota = { running_session_limit: 1, running_sessions_used: 1, running_sessions_remaining: 0, cycle_session_limit: null, cycle_sessions_used: 1, cycle_sessions_remaining: null, cycle_start: '2026-11-01' };
+  const quota = { running_session_limit: 1, running_sessions_used: 1, running_sessions_remaining: 0, cycle_session_limit: null, cycle_sessions_used: 1, cycle_sessions_remaining: null, cycle_start: '2026-11-01', cycle_end: '2026-12-01' };
   const unavailable = { status: 503, body: JSON.stringify({ status: 'error', message: 'overloaded' }) };
   const client = (options: { timeoutMs?: number; retries?: number } = {}) => createServiceClient({ baseUrl: base, apiKey: key, ...options });
 

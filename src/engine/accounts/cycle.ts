@@ -29,6 +29,8 @@ export function formatDay(date: Date): string {
 export interface Cycle {
   /** YYYY-MM-DD */
   start: string;
+  /** YYYY-MM-DD: the day the cycle ends, which is the next cycle's start. */
+  end: string;
   startMs: number;
   endMs: number;
 }
@@ -36,12 +38,14 @@ export interface Cycle {
 /** The cycle that contains `nowMs` for a subscription anchored at `anchorDay`. */
 export function currentCycle(anchorDay: string, nowMs: number): Cycle {
   const anchor = parseDay(anchorDay);
-  if (nowMs < anchor.getTime()) {
-    return { start: anchorDay, startMs: anchor.getTime(), endMs: shifted(anchor, 1).getTime() };
+  let months = 0;
+  if (nowMs >= anchor.getTime()) {
+    const now = new Date(nowMs);
+    months = (now.getUTCFullYear() - anchor.getUTCFullYear()) * 12 + (now.getUTCMonth() - anchor.getUTCMonth());
+    if (shifted(anchor, months).getTime() > nowMs) months -= 1;
   }
-  const now = new Date(nowMs);
-  let months = (now.getUTCFullYear() - anchor.getUTCFullYear()) * 12 + (now.getUTCMonth() - anchor.getUTCMonth());
-  if (shifted(anchor, months).getTime() > nowMs) months -= 1;
+  // Before the anchor day comes, the first cycle (months = 0) is the current one.
   const start = shifted(anchor, months);
-  return { start: formatDay(start), startMs: start.getTime(), endMs: shifted(anchor, months + 1).getTime() };
+  const end = shifted(anchor, months + 1);
+  return { start: formatDay(start), end: formatDay(end), startMs: start.getTime(), endMs: end.getTime() };
 }

@@ -24,6 +24,7 @@ export function poolState(store: SqliteStore, subscription: SubscriptionRow, pla
       plan_id: plan.id,
       plan_name: plan.name,
       cycle_start: cycle.start,
+      cycle_end: cycle.end,
       cycle_session_limit: plan.cycle_session_limit,
       cycle_sessions_used: usage.cycleSessions,
       cycle_sessions_remaining: cycleRemaining,
@@ -40,8 +41,11 @@ const sumOrNull = (values: Array<number | null>): number | null =>
   values.some((v) => v === null) ? null : values.reduce<number>((a, b) => a + (b as number), 0);
 const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);
 
-/** Totals over pools: sums, `null` when any pool's value is `null`. With no pool, zeros. */
-export function totalMeters(pools: Pool[], today: string): UsageMeters {
+/**
+ * Totals over pools: sums, `null` when any pool's value is `null`. With no pool, zeros, and
+ * `noPoolCycle` (a cycle that starts today) gives the dates.
+ */
+export function totalMeters(pools: Pool[], noPoolCycle: Cycle): UsageMeters {
   return {
     cycle_session_limit: pools.length ? sumOrNull(pools.map((p) => p.cycle_session_limit)) : 0,
     cycle_sessions_used: sum(pools.map((p) => p.cycle_sessions_used)),
@@ -50,7 +54,8 @@ export function totalMeters(pools: Pool[], today: string): UsageMeters {
     running_sessions_used: sum(pools.map((p) => p.running_sessions_used)),
     running_sessions_remaining: sum(pools.map((p) => p.running_sessions_remaining)),
     // The first pool's cycle (subscription order) is the account's cycle.
-    cycle_start: pools[0]?.cycle_start ?? today,
+    cycle_start: pools[0]?.cycle_start ?? noPoolCycle.start,
+    cycle_end: pools[0]?.cycle_end ?? noPoolCycle.end,
     residential_cycle_mb_limit: pools.length ? sumOrNull(pools.map((p) => p.residential_cycle_mb_limit)) : null,
     residential_bytes_used_cycle: sum(pools.map((p) => p.residential_bytes_used_cycle)),
   };
@@ -65,5 +70,6 @@ export function sessionMeters(total: UsageMeters): SessionMeters {
     cycle_sessions_used: total.cycle_sessions_used,
     cycle_sessions_remaining: total.cycle_sessions_remaining,
     cycle_start: total.cycle_start,
+    cycle_end: total.cycle_end,
   };
 }

@@ -1,8 +1,15 @@
 // The HTTP interface (v8 current, v7 for older callers) over the session service: image list,
 // authentication, browser-origin refusal, per-key rate limits, and each endpoint's envelope.
+// v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { parseCreateRequest, parseRemoveRequest, type ImageListResponse } from '../../protocol/index.js';
+import {
+  parseCreateRequest,
+  parseRemoveRequest,
+  type ImageListResponse,
+  type UserApiResponse,
+  type UserQuotaResponse,
+} from '../../protocol/index.js';
 import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
@@ -12,6 +19,7 @@ import type { ApiVersion, SessionService } from '../sessions/service.js';
 import { readJsonBody, type BodyResult } from './body.js';
 import { sendJson } from './respond.js';
 import { createV6Api, isV6Path } from './v6.js';
+import { v7CreateReply, v7CreateRequest, v7UserApi, v7UserQuota } from './v7.js';
 
 export interface ApiOptions {
   config: EngineConfig;
@@ -168,7 +176,8 @@ export function createApi(options: ApiOptions): Api {
         if (!body.ok) return answer({ status: 'denied', message: body.message });
         const parsed = parseCreateRequest(body.value);
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        return answer(sessions.create(account, parsed.value, version));
+        if (version === 'v8') return answer(sessions.create(account, parsed.value, version));
+        return answer(v7CreateReply(sessions.create(account, v7CreateRequest(parsed.value, config), version)));
       }
       case 'GET vm/data': {
         const id = url.searchParams.get('id');
@@ -187,10 +196,11 @@ export function createApi(options: ApiOptions): Api {
       case 'GET user/quota':
         return read(request, false, (account) => {
           const usage = sessions.usage(account);
-          const head = route === 'GET user/api'
-            ? { status: 'ok', contact: account.contact, feature_programmatic_access: sessions.hasProgrammaticAccess(account) }
-            : { status: 'ok' };
-          return { ...head, has_plan: usage.has_plan, ...usage.meters, pools: usage.pools };
+          const quota: UserQuotaResponse = { status: 'ok', has_plan: usage.has_plan, ...usage.meters, pools: usage.pools };
+          if (route === 'GET user/quota') return version === 'v7' ? v7UserQuota(quota) : quota;
+          const { status, ...meters } = quota;
+          const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: sessions.hasProgrammaticAccess(account), ...meters };
+          return version === 'v7' ? v7UserApi(user) : user;
         });
       default:
         return answer({ status: 'denied', message: `no endpoint ${request.method} /${version}/${match[2]!.slice(0, 100)}` }, 404);

@@ -5,11 +5,14 @@
 // then the session; shortUrl keeps a long first address for an hour under a `url_` id.
 // Answers carry `success` instead of `status`. A failure's `message` is one of the three v6
 // messages (auth-failed, quota-exceeded, srv-error), and `detail` says what is wrong and what to do.
+// Every answer carries the Deprecation, Sunset and successor Link headers (decisions.md 35).
 import { randomBytes } from 'node:crypto';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import {
   CALLBACK_URL_MAX,
+  V6_DEPRECATED_ON,
   V6_SHORT_URL_ID_DIGITS,
+  V6_SUCCESSOR_PATH,
   V6_TOKEN_TTL_HOURS,
   isShareLanguage,
   isWebAddress,
@@ -47,6 +50,21 @@ const failure = (message: V6ErrorMessage, detail: string, status = 200, extra: R
   body: { success: false, message, ...extra, detail },
   ...(headers ? { headers } : {}),
 });
+
+const midnightUtc = (day: string) => new Date(`${day}T00:00:00Z`);
+
+/**
+ * The headers that say v6 is deprecated: `Deprecation` (RFC 9745: a structured-field date, `@`
+ * and Unix seconds), `Sunset` (RFC 8594: an HTTP date, from 00:00 UTC of the operator's day) and
+ * the current interface's description as `successor-version`, relative to the request's address.
+ */
+export function v6DeprecationHeaders(sunset: string): Record<string, string> {
+  return {
+    deprecation: `@${midnightUtc(V6_DEPRECATED_ON).getTime() / 1000}`,
+    sunset: midnightUtc(sunset).toUTCString(),
+    link: `<${V6_SUCCESSOR_PATH}>; rel="successor-version"`,
+  };
+}
 
 /** The v6 paths: `/api/v6/...` and `/b`. */
 export function isV6Path(pathname: string): boolean {
@@ -173,11 +191,17 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     return failure('srv-error', 'no free short-URL id; try again');
   };
 
-  return async (request) => {
+  const route = async (request: ApiRequest): Promise<ApiAnswer> => {
     const path = request.url.pathname;
     if (request.method === 'GET' && path === '/api/v6/getKey') return getKey(request);
     if (request.method === 'GET' && path === '/b') return launch(request);
     if (request.method === 'POST' && path === '/api/v6/shortUrl') return shortUrl(request);
     return failure('srv-error', `no endpoint ${request.method} ${path.slice(0, 100)}; v6 has GET /api/v6/getKey, GET /b and POST /api/v6/shortUrl`, 404);
+  };
+
+  const deprecation = v6DeprecationHeaders(config.v6.sunset);
+  return async (request) => {
+    const reply = await route(request);
+    return { ...reply, headers: { ...reply.headers, ...deprecation } };
   };
 }

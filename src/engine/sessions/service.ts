@@ -15,7 +15,7 @@ import {
   type UsageMeters,
 } from '../../protocol/index.js';
 import type { Accounts } from '../accounts/accounts.js';
-import { formatDay } from '../accounts/cycle.js';
+import { currentCycle, formatDay } from '../accounts/cycle.js';
 import { poolState, sessionMeters, totalMeters, type PoolState } from '../accounts/meters.js';
 import type { EngineConfig, ExitCity } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
@@ -146,8 +146,9 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   usage(account: AccountRow): { has_plan: boolean; meters: UsageMeters; pools: Pool[] } {
+    const now = this.now();
     const pools = this.pools(account).map((p) => p.meters);
-    return { has_plan: pools.length > 0, meters: totalMeters(pools, formatDay(new Date(this.now()))), pools };
+    return { has_plan: pools.length > 0, meters: totalMeters(pools, currentCycle(formatDay(new Date(now)), now)), pools };
   }
 
   // Create --------------------------------------------------------------------------------------
@@ -202,6 +203,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const language = request.language ?? account.language ?? 'en';
     const layout = request.layout ?? account.layout ?? 'us';
     const shareLanguage = (request.shareLanguage ?? 'en') as ShareLanguage;
+    // v7 without shareLanguage: the link has no language segment (decisions.md 34); the viewer shows English.
+    const linkLanguage = request.shareLanguage ?? (version === 'v7' ? null : shareLanguage);
     const requestHash = createHash('sha256').update(canonical({ ...request, idempotencyKey: undefined, version })).digest('hex');
     const now = this.now();
     const candidates = pools.map((p) => p.subscription.id);
@@ -211,7 +214,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
         const earlier = this.store.idempotency(account.id, request.idempotencyKey, now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
         if (earlier) {
           if (earlier.request_hash !== requestHash) return { reply: { status: 'denied', message: 'idempotencyKey: idempotency key reused with a different request' } };
-          return { reply: this.withShareLink(JSON.parse(earlier.response) as Reply) };
+          return { reply: this.withShareLink(JSON.parse(earlier.response) as Reply, linkLanguage) };
         }
       }
       // Re-read inside the transaction: the pools' counts must not move between check and insert.
@@ -269,18 +272,19 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       if (request.idempotencyKey !== undefined) {
         this.store.rememberIdempotency(account.id, request.idempotencyKey, requestHash, JSON.stringify(stored), now);
       }
-      return { reply: this.withShareLink(stored, shareLanguage), session: row };
+      return { reply: this.withShareLink(stored, linkLanguage), session: row };
     });
     if (outcome.session) this.startRuntime(outcome.session, upstreamProxyUrl);
     return outcome.reply;
   }
 
-  /** Adds the share link to a create answer (it is derived, never stored). */
-  private withShareLink(reply: Reply, language?: ShareLanguage): Reply {
+  /**
+   * Adds the share link to a create answer (it is derived, never stored). A repeated request
+   * (same idempotency key) has the same version and shareLanguage, so the same link form.
+   */
+  private withShareLink(reply: Reply, language: ShareLanguage | null): Reply {
     if (reply.status !== 'ok' || typeof reply.vmId !== 'string') return reply;
-    const session = this.store.session(reply.vmId);
-    const lang = language ?? ((session?.share_language ?? 'en') as ShareLanguage);
-    const { shareUrl, shareUrlPath } = shareLinkFor(this.options.secret, this.options.shareBase(), reply.vmId, lang);
+    const { shareUrl, shareUrlPath } = shareLinkFor(this.options.secret, this.options.shareBase(), reply.vmId, language);
     const { status, vmId, ...rest } = reply;
     return { status, vmId, shareUrl, shareUrlPath, ...rest };
   }

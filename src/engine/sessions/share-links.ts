@@ -13,7 +13,8 @@ export function shareLinkHash(linkId: string): string {
   return hashSecret(`share-link:${linkId}`);
 }
 
-export function shareLinkFor(secret: string, shareBase: string, sessionId: string, language: ShareLanguage): { shareUrl: string; shareUrlPath: string } {
+/** The full link and its path; `language` null is v7's link without a language segment. */
+export function shareLinkFor(secret: string, shareBase: string, sessionId: string, language: ShareLanguage | null): { shareUrl: string; shareUrlPath: string } {
   const shareUrlPath = shareLinkPath(language, shareLinkId(secret, sessionId));
   return { shareUrl: `${shareBase.replace(/\/+$/, '')}${shareUrlPath}`, shareUrlPath };
 }
