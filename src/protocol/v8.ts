@@ -84,8 +84,12 @@ export const sessionMetersSchema = z.object({
   cycle_sessions_used: count,
   cycle_sessions_remaining: count.nullable(),
   cycle_start: z.iso.date(),
-  /** The day the cycle ends, one calendar month after cycle_start (day clamped): the next cycle's start. */
-  cycle_end: z.iso.date(),
+  /**
+   * The day the cycle ends, one calendar month after cycle_start (day clamped): the next cycle's
+   * start. Every engine since this field exists sends it; optional so that clients (the proxy
+   * route's service client, <UsageMeters>) keep working with an engine from before it.
+   */
+  cycle_end: z.iso.date().optional(),
 });
 export type SessionMeters = z.infer<typeof sessionMetersSchema>;
 

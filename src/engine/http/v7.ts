@@ -25,7 +25,8 @@ function creditMeters(meters: SessionMeters): V7CreditMeters {
     concurrency_used: meters.running_sessions_used,
     concurrency_available: meters.running_sessions_remaining,
     cycle_start: meters.cycle_start,
-    cycle_end: meters.cycle_end,
+    // Optional in the schema for clients of older engines; this engine's meters always carry it.
+    cycle_end: meters.cycle_end!,
   };
 }
 
