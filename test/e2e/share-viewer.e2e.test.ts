@@ -106,6 +106,14 @@ describe('a share link in a real browser', () => {
       await page.keyboard.type('typed through the viewer');
       await expect.poll(() => control.evaluate("document.getElementById('field').value"), { timeout: 5000 }).toBe('typed through the viewer');
 
+      // A viewer's F12 and Ctrl+Shift+I reach the remote browser like any key, and open no
+      // developer tools there (docs/security.md).
+      await page.keyboard.press('F12');
+      await page.keyboard.press('Control+Shift+I');
+      await new Promise((r) => setTimeout(r, 1500));
+      const { targetInfos } = await control.client.send('Target.getTargets');
+      expect(targetInfos.filter((t) => t.url.startsWith('devtools://'))).toEqual([]);
+
       const link = await viewerPoint(page, 120, chromeHeight + 190);
       await page.mouse.click(link.x, link.y);
       await expect.poll(() => control.evaluate('document.title'), { timeout: 5000 }).toBe('Next');
@@ -130,12 +138,14 @@ describe('a share link in a real browser', () => {
   });
 
   it('serves the viewer page with headers that keep the link private', async () => {
+    // A link that never existed: the page (which says so) with 404, and the same headers.
     const response = await fetch(`${engine.url}/de/s?AAAAAAAAAAAAAAAAAAAAAA`);
-    expect(response.status).toBe(200);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('content-type')).toContain('text/html');
     expect(response.headers.get('referrer-policy')).toBe('no-referrer');
     expect(response.headers.get('content-security-policy')).toContain("default-src 'self'");
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-    expect((await fetch(`${engine.url}/s?AAAAAAAAAAAAAAAAAAAAAA`)).status).toBe(200);
+    expect((await fetch(`${engine.url}/s?AAAAAAAAAAAAAAAAAAAAAA`)).status).toBe(404);
     expect((await fetch(`${engine.url}/`)).headers.get('content-type')).toContain('text/html');
   });
 });

@@ -68,24 +68,22 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-/** Starts one session per kind of first page at once; every one must be ready in time. */
+/** Starts one session per kind of first page, one after another; every one must be ready in time. */
 async function round(browser: string): Promise<Record<string, string>> {
   const outcomes: Record<string, string> = {};
-  await Promise.all(
-    Object.entries(firstPages).map(async ([kind, url]) => {
-      try {
-        const session = await runtime.startSession({ browser, url, language: 'en', layout: 'us' });
-        outcomes[kind] = session.readyMs < NORMAL_START_MS ? 'running' : `ready after ${Math.round(session.readyMs)} ms`;
-        if (session.control) {
-          const pages = await session.control.pages();
-          if (!pages.includes(url)) outcomes[kind] = `shows ${pages.join(', ')}`;
-        }
-        await runtime.stopSession(session.id);
-      } catch (error) {
-        outcomes[kind] = `error: ${(error as Error).message.split('\n')[0]}`;
+  for (const [kind, url] of Object.entries(firstPages)) {
+    try {
+      const session = await runtime.startSession({ browser, url, language: 'en', layout: 'us' });
+      outcomes[kind] = session.readyMs < NORMAL_START_MS ? 'running' : `ready after ${Math.round(session.readyMs)} ms`;
+      if (session.control) {
+        const pages = await session.control.pages();
+        if (!pages.includes(url)) outcomes[kind] = `shows ${pages.join(', ')}`;
       }
-    }),
-  );
+      await runtime.stopSession(session.id);
+    } catch (error) {
+      outcomes[kind] = `error: ${(error as Error).message.split('\n')[0]}`;
+    }
+  }
   return outcomes;
 }
 
