@@ -1,7 +1,8 @@
 // createProxyRoute(): the customer's backend route between their web app and the service. One
 // Web-standard handler: authorize, cross-site checks, rate limits, policy, signed session handles.
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { BODY_MAX_BYTES, parseCreateRequest, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
+import { readJsonRequest } from '../http/json-body.js';
+import { parseCreateRequest, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
 import type { RemoteBrowserService } from './service-client.js';
 import { createSessionHandles, SECRET_MIN_CHARS, type SessionHandles } from './session-handles.js';
@@ -141,28 +142,11 @@ function msBeforeNext(rejection: unknown): number | null {
   return typeof ms === 'number' ? ms : null;
 }
 
+/** A create body: a JSON object under the cap (413 past it, 400 for anything else refused). */
 async function readJsonObject(request: Request): Promise<{ ok: true; value: Record<string, unknown> } | { ok: false; status: number; message: string }> {
-  const tooLarge = { ok: false as const, status: 413, message: `request body is larger than ${BODY_MAX_BYTES / 1024} KiB` };
-  if (Number(request.headers.get('content-length') ?? 0) > BODY_MAX_BYTES) return tooLarge;
-  const reader = request.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (let part = await reader?.read(); reader && part && !part.done; part = await reader.read()) {
-    size += part.value.byteLength;
-    if (size > BODY_MAX_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      return tooLarge;
-    }
-    chunks.push(part.value);
-  }
-  const bytes = new Uint8Array(size);
-  chunks.reduce((at, chunk) => (bytes.set(chunk, at), at + chunk.length), 0);
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return { ok: false, status: 400, message: 'request body is not valid JSON; send a JSON object' };
-  }
+  const body = await readJsonRequest(request);
+  if (!body.ok) return { ok: false, status: body.refusal === 'too_large' ? 413 : 400, message: body.message };
+  const { value } = body;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, status: 400, message: 'request body must be a JSON object' };
   return { ok: true, value: value as Record<string, unknown> };
 }
