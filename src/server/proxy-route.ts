@@ -1,6 +1,7 @@
 // createProxyRoute(): the customer's backend route between their web app and the service. One
 // Web-standard handler: authorize, cross-site checks, rate limits, policy, signed session handles.
 import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { JSON_CONTENT_TYPE, retryAfterSeconds, SECURITY_HEADERS } from '../http/headers.js';
 import { readJsonRequest } from '../http/json-body.js';
 import { parseCreateRequest, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
@@ -96,12 +97,7 @@ export type ProxyRoute = ((request: Request) => Promise<Response>) & { readonly 
 export const DEFAULT_BASE_PATH = '/api/remote-browser';
 export const SECRET_VARIABLE = 'REMOTE_BROWSER_SECRET';
 
-const JSON_HEADERS = {
-  'content-type': 'application/json; charset=utf-8',
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
+const JSON_HEADERS = { ...SECURITY_HEADERS, 'content-type': JSON_CONTENT_TYPE };
 
 type Answer = { status: 'ok' } | { status: 'denied' | 'upgrade' | 'error'; message: string } | { status: 'insecure'; reason: string; message: string };
 
@@ -134,12 +130,6 @@ function hostOf(origin: string): string {
 
 function isRefusal(value: CreateRequest | PolicyRefusal): value is PolicyRefusal {
   return 'status' in value;
-}
-
-/** A rate-limiter-flexible refusal (from any copy of the package): the time until the next point. */
-function msBeforeNext(rejection: unknown): number | null {
-  const ms = (rejection as { msBeforeNext?: unknown } | null)?.msBeforeNext;
-  return typeof ms === 'number' ? ms : null;
 }
 
 /** A create body: a JSON object under the cap (413 past it, 400 for anything else refused). */
@@ -270,12 +260,11 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
       await limiter.consume(user.id);
       return null;
     } catch (rejection) {
-      const ms = msBeforeNext(rejection);
-      if (ms === null) {
+      const wait = retryAfterSeconds(rejection);
+      if (wait === null) {
         report(rejection, request);
         return reply({ status: 'error', message: TRY_LATER }, 503);
       }
-      const wait = Math.max(1, Math.ceil(ms / 1000));
       return reply({ status: 'insecure', reason: 'rate_limited', message: `too many requests; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
     }
   };

@@ -2,7 +2,7 @@
 // authentication, browser-origin refusal, per-key rate limits, and each endpoint's envelope.
 // v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import {
   parseCreateRequest,
   parseRemoveRequest,
@@ -16,6 +16,7 @@ import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
 import type { ApiVersion, SessionService } from '../sessions/service.js';
+import { retryAfterSeconds } from '../../http/headers.js';
 import type { BodyResult } from '../../http/json-body.js';
 import { readJsonBody } from '../../http/node-body.js';
 import { sendJson } from './respond.js';
@@ -57,11 +58,6 @@ export interface Api {
 }
 
 const answer = (body: unknown, status = 200, headers?: Record<string, string>): ApiAnswer => ({ status, body, ...(headers ? { headers } : {}) });
-
-/** Whole seconds until a rate-limited key may call again (Retry-After), at least 1. */
-export function retryAfterSeconds(rejection: unknown): number {
-  return rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
-}
 
 const BROWSER_FETCH_MODES = new Set(['cors', 'navigate', 'no-cors']);
 
@@ -127,7 +123,7 @@ export function createApi(options: ApiOptions): Api {
     limiter.consume(keyHash).then(
       () => null,
       (rejection: unknown) => {
-        const wait = retryAfterSeconds(rejection);
+        const wait = retryAfterSeconds(rejection) ?? 1;
         return answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
       },
     );

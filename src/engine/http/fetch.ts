@@ -1,8 +1,8 @@
 // The HTTP interface as a Web-standard handler, `(Request) => Promise<Response>`: the engine
 // in-process without a socket (the proxy route's in-process service calls it).
+import { JSON_CONTENT_TYPE, SECURITY_HEADERS } from '../../http/headers.js';
 import { readJsonRequest } from '../../http/json-body.js';
 import type { ApiAnswer, ApiRequest } from './api.js';
-import { SECURITY_HEADERS } from './respond.js';
 
 /** The Web-standard request, as the API reads requests. */
 export function apiRequestOf(request: Request): ApiRequest {
@@ -18,6 +18,6 @@ export function apiRequestOf(request: Request): ApiRequest {
 export function responseOf(answer: ApiAnswer): Response {
   return new Response(JSON.stringify(answer.body), {
     status: answer.status,
-    headers: { ...SECURITY_HEADERS, 'content-type': 'application/json; charset=utf-8', ...answer.headers },
+    headers: { ...SECURITY_HEADERS, 'content-type': JSON_CONTENT_TYPE, ...answer.headers },
   });
 }

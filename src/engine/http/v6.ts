@@ -28,7 +28,8 @@ import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { SessionService } from '../sessions/service.js';
 import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
-import { retryAfterSeconds, type ApiAnswer, type ApiRequest } from './api.js';
+import { retryAfterSeconds } from '../../http/headers.js';
+import type { ApiAnswer, ApiRequest } from './api.js';
 
 const TOKEN_PREFIX = 'v6t_';
 
@@ -81,7 +82,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
       await limiter.consume(key);
       return null;
     } catch (rejection) {
-      const wait = retryAfterSeconds(rejection);
+      const wait = retryAfterSeconds(rejection) ?? 1;
       return failure('srv-error', `too many requests; retry after ${wait} s`, 429, {}, { 'retry-after': String(wait) });
     }
   };

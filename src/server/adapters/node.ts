@@ -3,6 +3,7 @@
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { JSON_CONTENT_TYPE } from '../../http/headers.js';
 import { readNodeBody } from '../../http/node-body.js';
 import { BODY_MAX_BYTES } from '../../protocol/index.js';
 import { isUnderBasePath, type ProxyRoute } from '../proxy-route.js';
@@ -34,7 +35,7 @@ export function toNodeHandler(route: ProxyRoute, options: { maxBodyBytes?: numbe
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) [value ?? []].flat().forEach((item) => name.startsWith(':') || headers.append(name, item));
       const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await readBody(req, limit);
-      if (body && 'message' in body) return void res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end(JSON.stringify({ status: 'denied', message: body.message }));
+      if (body && 'message' in body) return void res.writeHead(413, { 'content-type': JSON_CONTENT_TYPE, connection: 'close' }).end(JSON.stringify({ status: 'denied', message: body.message }));
       if (req.body !== undefined) headers.delete('content-length');
       // A proxy in front says which scheme and host the browser used; the origin check needs them.
       const origin = `${first(req.headers['x-forwarded-proto']) || ((req.socket as TLSSocket).encrypted ? 'https' : 'http')}://${first(req.headers['x-forwarded-host']) || req.headers.host || 'localhost'}`;
@@ -50,7 +51,7 @@ export function toNodeHandler(route: ProxyRoute, options: { maxBodyBytes?: numbe
       res.end();
     } catch (error) {
       if (next) return next(error);
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ status: 'error', message: 'something went wrong on this server; try again later' }));
+      if (!res.headersSent) res.writeHead(500, { 'content-type': JSON_CONTENT_TYPE }).end(JSON.stringify({ status: 'error', message: 'something went wrong on this server; try again later' }));
       else res.destroy();
     }
   };
