@@ -2,7 +2,7 @@
 // in-process without a socket (the proxy route's in-process service calls it).
 import { JSON_CONTENT_TYPE, SECURITY_HEADERS } from '../../http/headers.js';
 import { readJsonRequest } from '../../http/json-body.js';
-import type { ApiAnswer, ApiRequest } from './api.js';
+import type { ApiAnswer, ApiRequest } from './calls.js';
 
 /** The Web-standard request, as the API reads requests. */
 export function apiRequestOf(request: Request): ApiRequest {
