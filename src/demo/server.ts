@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine, type Engine } from '../engine/engine.js';
-import { SECURITY_HEADERS } from '../engine/http/respond.js';
+import { SECURITY_HEADERS } from '../http/headers.js';
 import { toNodeHandler } from '../server/adapters/node.js';
 import { createProxyRoute, engineService } from '../server/index.js';
 

@@ -1,7 +1,9 @@
 // createProxyRoute(): the customer's backend route between their web app and the service. One
 // Web-standard handler: authorize, cross-site checks, rate limits, policy, signed session handles.
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { BODY_MAX_BYTES, parseCreateRequest, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
+import { JSON_CONTENT_TYPE, retryAfterSeconds, SECURITY_HEADERS } from '../http/headers.js';
+import { readJsonRequest } from '../http/json-body.js';
+import { parseCreateRequest, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
 import type { RemoteBrowserService } from './service-client.js';
 import { createSessionHandles, SECRET_MIN_CHARS, type SessionHandles } from './session-handles.js';
@@ -95,12 +97,7 @@ export type ProxyRoute = ((request: Request) => Promise<Response>) & { readonly 
 export const DEFAULT_BASE_PATH = '/api/remote-browser';
 export const SECRET_VARIABLE = 'REMOTE_BROWSER_SECRET';
 
-const JSON_HEADERS = {
-  'content-type': 'application/json; charset=utf-8',
-  'cache-control': 'no-store',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
+const JSON_HEADERS = { ...SECURITY_HEADERS, 'content-type': JSON_CONTENT_TYPE };
 
 type Answer = { status: 'ok' } | { status: 'denied' | 'upgrade' | 'error'; message: string } | { status: 'insecure'; reason: string; message: string };
 
@@ -135,34 +132,11 @@ function isRefusal(value: CreateRequest | PolicyRefusal): value is PolicyRefusal
   return 'status' in value;
 }
 
-/** A rate-limiter-flexible refusal (from any copy of the package): the time until the next point. */
-function msBeforeNext(rejection: unknown): number | null {
-  const ms = (rejection as { msBeforeNext?: unknown } | null)?.msBeforeNext;
-  return typeof ms === 'number' ? ms : null;
-}
-
+/** A create body: a JSON object under the cap (413 past it, 400 for anything else refused). */
 async function readJsonObject(request: Request): Promise<{ ok: true; value: Record<string, unknown> } | { ok: false; status: number; message: string }> {
-  const tooLarge = { ok: false as const, status: 413, message: `request body is larger than ${BODY_MAX_BYTES / 1024} KiB` };
-  if (Number(request.headers.get('content-length') ?? 0) > BODY_MAX_BYTES) return tooLarge;
-  const reader = request.body?.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (let part = await reader?.read(); reader && part && !part.done; part = await reader.read()) {
-    size += part.value.byteLength;
-    if (size > BODY_MAX_BYTES) {
-      await reader.cancel().catch(() => undefined);
-      return tooLarge;
-    }
-    chunks.push(part.value);
-  }
-  const bytes = new Uint8Array(size);
-  chunks.reduce((at, chunk) => (bytes.set(chunk, at), at + chunk.length), 0);
-  let value: unknown;
-  try {
-    value = JSON.parse(new TextDecoder().decode(bytes));
-  } catch {
-    return { ok: false, status: 400, message: 'request body is not valid JSON; send a JSON object' };
-  }
+  const body = await readJsonRequest(request);
+  if (!body.ok) return { ok: false, status: body.refusal === 'too_large' ? 413 : 400, message: body.message };
+  const { value } = body;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, status: 400, message: 'request body must be a JSON object' };
   return { ok: true, value: value as Record<string, unknown> };
 }
@@ -286,12 +260,11 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
       await limiter.consume(user.id);
       return null;
     } catch (rejection) {
-      const ms = msBeforeNext(rejection);
-      if (ms === null) {
+      const wait = retryAfterSeconds(rejection);
+      if (wait === null) {
         report(rejection, request);
         return reply({ status: 'error', message: TRY_LATER }, 503);
       }
-      const wait = Math.max(1, Math.ceil(ms / 1000));
       return reply({ status: 'insecure', reason: 'rate_limited', message: `too many requests; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
     }
   };

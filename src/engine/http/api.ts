@@ -1,8 +1,9 @@
 // The HTTP interface (v8 current, v7 for older callers) over the session service: image list,
 // authentication, browser-origin refusal, per-key rate limits, and each endpoint's envelope.
 // v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
+import { readJsonBody } from '../../http/node-body.js';
 import {
   parseCreateRequest,
   parseRemoveRequest,
@@ -16,7 +17,7 @@ import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
 import type { ApiVersion, SessionService } from '../sessions/service.js';
-import { readJsonBody, type BodyResult } from './body.js';
+import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 import { sendJson } from './respond.js';
 import { createV6Api, isV6Path } from './v6.js';
 import { v7CreateReply, v7CreateRequest, v7UserApi, v7UserQuota } from './v7.js';
@@ -32,54 +33,16 @@ export interface ApiOptions {
   now: () => number;
 }
 
-/** A request as the API reads it, whatever carried it: node:http or a Web-standard Request. */
-export interface ApiRequest {
-  method: string;
-  url: URL;
-  headers: IncomingHttpHeaders;
-  body(): Promise<BodyResult>;
-  /** The caller's network address, where known: the budget of the v6 request that has no key. */
-  client?: string;
-}
-
-/** An answer in the envelope, for the caller to write. */
-export interface ApiAnswer {
-  status: number;
-  body: unknown;
-  headers?: Record<string, string>;
-}
-
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
 export interface Api {
   (request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean>;
   answer(request: ApiRequest): Promise<ApiAnswer | null>;
 }
 
-const answer = (body: unknown, status = 200, headers?: Record<string, string>): ApiAnswer => ({ status, body, ...(headers ? { headers } : {}) });
-
-/** Whole seconds until a rate-limited key may call again (Retry-After), at least 1. */
-export function retryAfterSeconds(rejection: unknown): number {
-  return rejection instanceof RateLimiterRes ? Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)) : 1;
-}
-
-const BROWSER_FETCH_MODES = new Set(['cors', 'navigate', 'no-cors']);
-
-/**
- * Whether a web browser made the request (decisions.md 20). Browsers send Origin on cross-origin
- * and POST requests and the Sec-Fetch-* headers together. Node's own fetch (undici) always sends
- * `Sec-Fetch-Mode: cors` alone, and customers' servers use it: that header alone is not a browser.
- */
-export function isBrowserRequest(headers: IncomingHttpHeaders): boolean {
-  if (headers.origin !== undefined) return true;
-  const mode = String(headers['sec-fetch-mode'] ?? '').toLowerCase();
-  if (mode === 'navigate' || mode === 'no-cors') return true;
-  return BROWSER_FETCH_MODES.has(mode) && (headers['sec-fetch-site'] !== undefined || headers['sec-fetch-dest'] !== undefined);
-}
-
 export function createApi(options: ApiOptions): Api {
   const { config, store, accounts, sessions, runtime } = options;
   const limiter = new RateLimiterMemory({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds });
-  const v6 = createV6Api({ config, store, accounts, sessions, runtime, isBrowserRequest, now: options.now });
+  const v6 = createV6Api({ config, store, accounts, sessions, runtime, now: options.now });
 
   const imageList = (): ImageListResponse => ({
     status: 'ok',
@@ -123,13 +86,8 @@ export function createApi(options: ApiOptions): Api {
    * point is taken when this is called, before the promise settles.
    */
   const admit = (keyHash: string): Promise<ApiAnswer | null> =>
-    limiter.consume(keyHash).then(
-      () => null,
-      (rejection: unknown) => {
-        const wait = retryAfterSeconds(rejection);
-        return answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) });
-      },
-    );
+    takePoint(limiter, keyHash).then((wait) =>
+      wait === null ? null : answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) }));
 
   const upgradeForApi = () => answer({ status: 'upgrade', message: 'your plan does not include programmatic access to the API' });
 

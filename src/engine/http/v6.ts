@@ -28,7 +28,7 @@ import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { SessionService } from '../sessions/service.js';
 import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
-import { retryAfterSeconds, type ApiAnswer, type ApiRequest } from './api.js';
+import { isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 
 const TOKEN_PREFIX = 'v6t_';
 
@@ -38,8 +38,6 @@ export interface V6Options {
   accounts: Accounts;
   sessions: SessionService;
   runtime: SessionRuntime;
-  /** The browser-origin check of the v8 interface (decisions.md 20). */
-  isBrowserRequest: (headers: ApiRequest['headers']) => boolean;
   now: () => number;
 }
 
@@ -77,13 +75,8 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
 
   /** One point from `key`'s budget: null when the request may go on, else the 429 answer. */
   const admit = async (key: string): Promise<ApiAnswer | null> => {
-    try {
-      await limiter.consume(key);
-      return null;
-    } catch (rejection) {
-      const wait = retryAfterSeconds(rejection);
-      return failure('srv-error', `too many requests; retry after ${wait} s`, 429, {}, { 'retry-after': String(wait) });
-    }
+    const wait = await takePoint(limiter, key);
+    return wait === null ? null : failure('srv-error', `too many requests; retry after ${wait} s`, 429, {}, { 'retry-after': String(wait) });
   };
 
   /** The quota fields v6 shows: the account's cycle sessions (`null` = no cap). */
@@ -99,7 +92,8 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
   };
 
   const getKey = async (request: ApiRequest): Promise<ApiAnswer> => {
-    if (options.isBrowserRequest(request.headers)) {
+    // The browser-origin check of the v8 interface (decisions.md 20).
+    if (isBrowserRequest(request.headers)) {
       return failure('auth-failed', 'this request came from a web browser: call getKey from your server, so that the API key stays there, and give the browser only the token', 403);
     }
     const key = request.url.searchParams.get('key') ?? '';

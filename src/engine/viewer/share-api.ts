@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { retryAfterSeconds } from '../../http/headers.js';
 import { viewerStateFor, type SessionStatus, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
@@ -71,8 +72,7 @@ export function createShareApi(options: ShareApiOptions) {
       if (!row || row.status === 'deleted') await lookups.penalty(clientAddress(request), 1);
       return { row: row?.status === 'deleted' ? undefined : row, deleted: row?.status === 'deleted' };
     } catch (rejection) {
-      const ms = (rejection as { msBeforeNext?: number }).msBeforeNext ?? 60_000;
-      return { limited: Math.max(1, Math.ceil(ms / 1000)) };
+      return { limited: retryAfterSeconds(rejection) ?? 60 };
     }
   }
 

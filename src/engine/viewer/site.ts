@@ -5,7 +5,7 @@ import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SECURITY_HEADERS } from '../http/respond.js';
+import { SECURITY_HEADERS } from '../../http/headers.js';
 import type { LinkStatus } from './share-api.js';
 
 /** Where `npm run build` puts the site; the same place from src/ (tsx) and from dist/. */

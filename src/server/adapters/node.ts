@@ -3,6 +3,8 @@
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { JSON_CONTENT_TYPE } from '../../http/headers.js';
+import { readNodeBody } from '../../http/node-body.js';
 import { BODY_MAX_BYTES } from '../../protocol/index.js';
 import { isUnderBasePath, type ProxyRoute } from '../proxy-route.js';
 
@@ -11,17 +13,14 @@ export type NodeHandler = (req: NodeRequest, res: ServerResponse, next?: (error?
 
 const first = (value: string | string[] | undefined) => String(value ?? '').split(',')[0]!.trim();
 
-/** The body, or null past the cap (reading stops there; the answer closes the connection). */
-async function readBody(req: NodeRequest, limit: number): Promise<Uint8Array<ArrayBuffer> | null> {
+/** The body's bytes, or the refusal past the cap (the refused body is read to its end first). */
+async function readBody(req: NodeRequest, limit: number): Promise<Uint8Array<ArrayBuffer> | { message: string }> {
   // express.json() (or .text(), .raw()) consumed the stream: send on what it parsed.
   if (req.body !== undefined) return Buffer.isBuffer(req.body) ? new Uint8Array(req.body) : Buffer.from(typeof req.body === 'string' ? req.body : JSON.stringify(req.body));
-  if (Number(req.headers['content-length'] ?? 0) > limit) return null;
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => ((size += chunk.length) <= limit ? chunks.push(chunk) : (req.off('data', onData).pause(), resolve(null)));
-    req.on('data', onData).once('end', () => resolve(Buffer.concat(chunks))).once('error', reject);
-  });
+  const read = await readNodeBody(req, limit);
+  if (read.ok) return Buffer.concat(read.chunks);
+  if (read.refusal === 'unreadable') throw read.cause ?? new Error(read.message);
+  return read;
 }
 
 /** `(req, res, next?)`: given `next` (Express), requests outside the route's base path go on. */
@@ -36,7 +35,7 @@ export function toNodeHandler(route: ProxyRoute, options: { maxBodyBytes?: numbe
       const headers = new Headers();
       for (const [name, value] of Object.entries(req.headers)) [value ?? []].flat().forEach((item) => name.startsWith(':') || headers.append(name, item));
       const body = req.method === 'GET' || req.method === 'HEAD' ? undefined : await readBody(req, limit);
-      if (body === null) return void res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', connection: 'close' }).end(JSON.stringify({ status: 'denied', message: `request body is larger than ${Math.floor(limit / 1024)} KiB` }));
+      if (body && 'message' in body) return void res.writeHead(413, { 'content-type': JSON_CONTENT_TYPE, connection: 'close' }).end(JSON.stringify({ status: 'denied', message: body.message }));
       if (req.body !== undefined) headers.delete('content-length');
       // A proxy in front says which scheme and host the browser used; the origin check needs them.
       const origin = `${first(req.headers['x-forwarded-proto']) || ((req.socket as TLSSocket).encrypted ? 'https' : 'http')}://${first(req.headers['x-forwarded-host']) || req.headers.host || 'localhost'}`;
@@ -52,7 +51,7 @@ export function toNodeHandler(route: ProxyRoute, options: { maxBodyBytes?: numbe
       res.end();
     } catch (error) {
       if (next) return next(error);
-      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify({ status: 'error', message: 'something went wrong on this server; try again later' }));
+      if (!res.headersSent) res.writeHead(500, { 'content-type': JSON_CONTENT_TYPE }).end(JSON.stringify({ status: 'error', message: 'something went wrong on this server; try again later' }));
       else res.destroy();
     }
   };

@@ -1,9 +1,11 @@
-// Reading a request body as JSON with a size cap: too large or not JSON is the caller's error,
-// answered in the envelope, never an exception.
+// Request bodies from node:http under the size cap, for the engine's server and the proxy route's
+// node adapter: the same cap rule and JSON parsing as a Web-standard Request (json-body.ts), plus
+// what only a node stream needs (a refused body is still read to its end before the answer).
 import type { IncomingMessage } from 'node:http';
-import { BODY_MAX_BYTES } from '../../protocol/index.js';
+import { BODY_MAX_BYTES } from '../protocol/index.js';
+import { parseJsonBody, tooLarge, UNREADABLE, type BodyResult } from './json-body.js';
 
-export type BodyResult = { ok: true; value: unknown } | { ok: false; message: string };
+export type NodeBodyRead = { ok: true; chunks: Buffer[] } | { ok: false; refusal: 'too_large' | 'unreadable'; message: string; cause?: unknown };
 
 /** A refused body up to this size is read to its end (and dropped) before the answer goes out. */
 const DISCARD_MAX_BYTES = 16 * 1024 * 1024;
@@ -33,17 +35,18 @@ function discardRest(request: IncomingMessage, alreadyRead: number): Promise<voi
   });
 }
 
-export async function readJsonBody(request: IncomingMessage, limit = BODY_MAX_BYTES): Promise<BodyResult> {
-  const tooLarge: BodyResult = { ok: false, message: `request body is larger than ${limit / 1024} KiB` };
+/** The body's bytes, or the refusal: over `limit` (declared or streamed), or a stream that failed. */
+export async function readNodeBody(request: IncomingMessage, limit = BODY_MAX_BYTES): Promise<NodeBodyRead> {
   const declared = Number(request.headers['content-length'] ?? 0);
   if (declared > limit) {
     if (declared <= DISCARD_MAX_BYTES) await discardRest(request, 0);
     else request.resume();
-    return tooLarge;
+    return tooLarge(limit);
   }
   // Events, not for-await: leaving an async iteration early destroys the request's socket.
   const chunks: Buffer[] = [];
   let size = 0;
+  let cause: unknown;
   const outcome = await new Promise<'read' | 'too large' | 'failed'>((resolve) => {
     const finish = (result: 'read' | 'too large' | 'failed') => {
       request.off('data', onData).off('end', onEnd).off('error', onError);
@@ -55,25 +58,23 @@ export async function readJsonBody(request: IncomingMessage, limit = BODY_MAX_BY
       chunks.push(chunk);
     };
     const onEnd = () => finish('read');
-    const onError = () => finish('failed');
+    const onError = (error: unknown) => {
+      cause = error;
+      finish('failed');
+    };
     request.on('data', onData).once('end', onEnd).once('error', onError);
     if (request.readableEnded) finish('read');
   });
-  if (outcome === 'failed') return { ok: false, message: 'the request body could not be read' };
+  if (outcome === 'failed') return { ...UNREADABLE, cause };
   if (outcome === 'too large') {
     await discardRest(request, size);
-    return tooLarge;
+    return tooLarge(limit);
   }
-  return parseJsonBody(chunks);
+  return { ok: true, chunks };
 }
 
-/** The body's bytes as JSON, with the refusals both transports give (node:http and fetch). */
-export function parseJsonBody(chunks: Uint8Array[]): BodyResult {
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return { ok: false, message: 'request body is empty; send a JSON object' };
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return { ok: false, message: 'request body is not valid JSON' };
-  }
+/** Reads a node:http request body as JSON, with the same cap and refusals as a Web Request. */
+export async function readJsonBody(request: IncomingMessage, limit = BODY_MAX_BYTES): Promise<BodyResult> {
+  const read = await readNodeBody(request, limit);
+  return read.ok ? parseJsonBody(read.chunks) : { ok: false, refusal: read.refusal, message: read.message };
 }
