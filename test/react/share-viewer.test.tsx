@@ -102,7 +102,8 @@ describe('ShareViewer', () => {
     const states: string[] = [];
     render(<ShareViewer shareBase={engine.url} linkId={link.search.slice(1)} onStateChange={(s) => states.push(s)} />);
     expect(await screen.findByRole('heading', { name: resources.en.viewer.waiting.title })).toBeInTheDocument();
-    expect(states).toEqual(['waiting']);
+    // Reported from an effect, just after the screen it names is drawn.
+    await waitFor(() => expect(states).toEqual(['waiting']));
   });
 
   it('reads the share API through a given fetch, and polls with it', async () => {
