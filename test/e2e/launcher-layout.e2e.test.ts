@@ -1,51 +1,27 @@
 // <SessionLauncher>'s layout in Debian Chromium, from a fresh `storybook build`: with and without
 // exit locations and a residential connection, no field is taller than what it shows, and controls
 // the service does not offer take no space: the form has no empty band between its controls.
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStorybook, type BuiltStorybook } from '../helpers/storybook.js';
 import { resources } from '../../src/react/i18n.js';
 
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
-const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml' };
 const en = resources.en.launcher;
 
 /** The form's gap between controls is 0.75rem (12 px); anything taller is an empty block. */
 const LARGEST_GAP_PX = 16;
 
-let dir: string;
-let site: Server;
+let storybook: BuiltStorybook;
 let browser: Browser;
 let origin: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-launcher-layout-'));
-  await promisify(execFile)(join(projectRoot, 'node_modules/.bin/storybook'), ['build', '--quiet', '-o', dir], { cwd: projectRoot, timeout: 180_000, maxBuffer: 64 * 1024 * 1024 });
-  site = createServer(async (request, response) => {
-    const path = normalize(new URL(request.url ?? '/', 'http://site').pathname).replace(/^(\.\.[/\\])+/, '');
-    try {
-      const body = await readFile(join(dir, path));
-      response.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream' }).end(body);
-    } catch {
-      response.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  storybook = await openStorybook();
+  ({ browser, origin } = storybook);
 }, 240_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await new Promise<void>((resolve) => (site ? site.close(() => resolve()) : resolve()));
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await storybook?.close();
 });
 
 interface Band {

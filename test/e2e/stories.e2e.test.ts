@@ -1,19 +1,11 @@
 // The Storybook stories as tests: a fresh `storybook build`, then every story in Debian Chromium,
 // one after another in one page: it must render, its play function must pass, and the a11y
 // addon's axe run in a real browser must find no violation.
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { extname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { chromium, type Browser } from 'playwright-core';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-const projectRoot = fileURLToPath(new URL('../..', import.meta.url));
-const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml' };
+import { openStorybook, type BuiltStorybook } from '../helpers/storybook.js';
 
 interface StoryResult {
   id: string;
@@ -21,32 +13,18 @@ interface StoryResult {
   problems: string[];
 }
 
-let dir: string;
-let site: Server;
+let storybook: BuiltStorybook;
 let browser: Browser;
 let origin: string;
+let dir: string;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-storybook-'));
-  await promisify(execFile)(join(projectRoot, 'node_modules/.bin/storybook'), ['build', '--quiet', '-o', dir], { cwd: projectRoot, timeout: 180_000, maxBuffer: 64 * 1024 * 1024 });
-  site = createServer(async (request, response) => {
-    const path = normalize(new URL(request.url ?? '/', 'http://site').pathname).replace(/^(\.\.[/\\])+/, '');
-    try {
-      const body = await readFile(join(dir, path));
-      response.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream' }).end(body);
-    } catch {
-      response.writeHead(404).end();
-    }
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  storybook = await openStorybook();
+  ({ browser, origin, dir } = storybook);
 }, 240_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await new Promise<void>((resolve) => (site ? site.close(() => resolve()) : resolve()));
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await storybook?.close();
 });
 
 describe('Storybook stories', () => {

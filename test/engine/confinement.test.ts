@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
-import { waitFor, x } from '../helpers/session.js';
+import { typeAddress, waitFor, x } from '../helpers/session.js';
 
 const MEMORY_MB = 1024;
 const DISK_MB = 96;
@@ -277,14 +277,7 @@ describe('a confined Firefox ESR session, used like a person would', () => {
       for (const path of [secretFile, join(dataDir, 'engine.sqlite'), root]) expect(existsSync(`/proc/${pids[0]}/root${path}`), path).toBe(false);
       const title = () => x(session, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => '');
       expect(await waitFor(title, (value) => value.includes('Plain page'), 20_000)).toContain('Plain page');
-      const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-      const visit = async (address: string) => {
-        await x(session, 'xdotool', ['key', 'ctrl+l']);
-        await pause(300);
-        await x(session, 'xdotool', ['type', '--delay', '20', address]);
-        await pause(200);
-        await x(session, 'xdotool', ['key', 'Return']);
-      };
+      const visit = (address: string) => typeAddress(session, address);
       // Firefox shows "Problem loading page" for a moment before its refusal page.
       await visit('file:///etc/passwd');
       expect(await waitFor(title, (value) => /^(Blocked Page|passwd|Index of)/.test(value))).toMatch(/^Blocked Page/);

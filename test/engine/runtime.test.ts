@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
-import { waitFor, x } from '../helpers/session.js';
+import { typeAddress, waitFor, x } from '../helpers/session.js';
 import { closeViewerBrowser, openVncViewer } from '../helpers/vnc-viewer.js';
 
 const RED_PAGE = '<!doctype html><title>Red page</title><body style="margin:0;background:#ff0000"><a id="next" href="/blue">next</a>';
@@ -79,7 +79,7 @@ describe('a Chromium session', () => {
   });
 
   /** Navigates the page the way a person typing in the address bar would (browser-initiated). */
-  async function typeAddress(url: string): Promise<void> {
+  async function openAddress(url: string): Promise<void> {
     const client = session.control!.client;
     const { targetId } = (await client.send('Target.getTargets')).targetInfos.find((t) => t.type === 'page')!;
     const { sessionId } = await client.send('Target.attachToTarget', { targetId, flatten: true });
@@ -88,7 +88,7 @@ describe('a Chromium session', () => {
   }
 
   it('refuses file:// pages', async () => {
-    await typeAddress('file:///etc/passwd');
+    await openAddress('file:///etc/passwd');
     const text = await waitFor(
       () => session.control!.evaluate('document.body ? document.body.innerText : ""').catch(() => ''),
       (value) => value !== '' && !String(value).includes('Red') ,
@@ -98,7 +98,7 @@ describe('a Chromium session', () => {
   });
 
   it('sends chrome:// pages away', async () => {
-    await typeAddress('chrome://version');
+    await openAddress('chrome://version');
     const pages = await waitFor(() => session.control!.pages(), (urls) => urls.some((u) => u.startsWith('data:')));
     expect(pages.some((u) => u.startsWith('chrome://version'))).toBe(false);
     // The refusal page replaces it (its URL shows first, its document a moment later).
@@ -109,7 +109,7 @@ describe('a Chromium session', () => {
   it('refuses a loopback address that is not allowed, while the allowed one loads', async () => {
     const before = targetRequests;
     const port = new URL(origin).port;
-    await typeAddress(`http://127.0.0.2:${port}/red`);
+    await openAddress(`http://127.0.0.2:${port}/red`);
     const text = await waitFor(
       () => session.control!.evaluate('document.body ? document.body.innerText : ""').catch(() => ''),
       (value) => String(value).includes('not allowed'),
@@ -173,14 +173,7 @@ describe('a Firefox ESR session, used like a person would', () => {
       const title = () => x(session, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => '');
       expect(await waitFor(title, (value) => value.includes('Red page'))).toContain('Red page');
       // The keys a person presses: focus the address bar, type, Enter (with a person's pauses).
-      const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
-      const visit = async (address: string) => {
-        await x(session, 'xdotool', ['key', 'ctrl+l']);
-        await pause(300);
-        await x(session, 'xdotool', ['type', '--delay', '20', address]);
-        await pause(200);
-        await x(session, 'xdotool', ['key', 'Return']);
-      };
+      const visit = (address: string) => typeAddress(session, address);
       // Settled: either the refusal page or what was asked for (a text file's title is its path).
       const settled = (value: string) => /^Blocked Page|passwd|Advanced Preferences|about:config/.test(value);
       await visit('file:///etc/passwd');

@@ -17,3 +17,13 @@ export async function waitFor<T>(probe: () => Promise<T> | T, accept: (value: T)
   }
   return value;
 }
+
+/** Types an address into the browser's address bar and presses Enter, with a person's pauses. */
+export async function typeAddress(session: RuntimeSession, address: string): Promise<void> {
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  await x(session, 'xdotool', ['key', 'ctrl+l']);
+  await pause(300);
+  await x(session, 'xdotool', ['type', '--delay', '20', address]);
+  await pause(200);
+  await x(session, 'xdotool', ['key', 'Return']);
+}
