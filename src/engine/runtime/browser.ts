@@ -189,7 +189,8 @@ function firefoxPreferences(launch: BrowserLaunch): string {
 async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
   const { sandbox } = launch;
   const profile = join(sandbox.dir, 'profile');
-  await writeFile(sandbox.hostPath(join(profile, 'user.js')), firefoxPreferences(launch));
+  // 'wx': created afresh, never through a link left in the session's directory.
+  await writeFile(sandbox.hostPath(join(profile, 'user.js')), firefoxPreferences(launch), { flag: 'wx' });
   const env = { ...launch.display.env, LANGUAGE: launch.language };
   // Firefox with the session's policies: they refuse local files and lock the proxy (firefox-launcher.ts).
   const executable = await prepareFirefox(launch.image, sandbox);

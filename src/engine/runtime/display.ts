@@ -2,7 +2,7 @@
 // only through a 0600 unix socket in the session directory, plus a window manager that keeps the
 // browser window filling the screen, with the session's keyboard layout applied.
 import { randomBytes } from 'node:crypto';
-import { chown, rm, writeFile } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SessionSandbox } from './confinement.js';
 import { signalGroup, withTimeout, type SupervisedProcess } from './processes.js';
@@ -51,8 +51,15 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
   const { sandbox } = options;
   const rfbSocketPath = sandbox.hostPath(join(sandbox.dir, RFB_SOCKET));
   const authority = join(sandbox.dir, X_AUTHORITY);
-  await writeFile(sandbox.hostPath(authority), xAuthority(randomBytes(16)), { mode: 0o600 });
-  if (sandbox.uid !== null) await chown(sandbox.hostPath(authority), sandbox.uid, sandbox.uid);
+  // Written by root into the session's own directory: created afresh ('wx' follows no link a
+  // session could have left there) and handed over through the open file.
+  const file = await open(sandbox.hostPath(authority), 'wx', 0o600);
+  try {
+    await file.writeFile(xAuthority(randomBytes(16)));
+    if (sandbox.uid !== null) await file.chown(sandbox.uid, sandbox.uid);
+  } finally {
+    await file.close();
+  }
   if (Buffer.byteLength(rfbSocketPath) > MAX_SOCKET_PATH) {
     throw new Error(
       `the session directory ${sandbox.hostDir} is too long for a unix socket path (at most ${MAX_SOCKET_PATH} bytes): choose a shorter data directory`,
