@@ -11,6 +11,26 @@ import {
 import { useEngine } from './context.js';
 import { addMonths, DEAD_UPSTREAM, describeReply, LOCATIONS, PLANS, removeSessions, SHARE_BASE, testConfig, type Api, type Reply } from './harness.js';
 
+/** A v7 quota object on the basic plan (3 running, 5 a cycle) with one session started. */
+function oneSessionOfBasic(cycleStart: string) {
+  return {
+    running_session_limit: 3,
+    running_sessions_used: 1,
+    running_sessions_remaining: 2,
+    cycle_session_limit: 5,
+    cycle_sessions_used: 1,
+    cycle_sessions_remaining: 4,
+    cycle_start: cycleStart,
+    cycle_end: addMonths(cycleStart, 1),
+    credits_total: 5,
+    credits_used: 1,
+    credits_available: 4,
+    concurrency_total: 3,
+    concurrency_used: 1,
+    concurrency_available: 2,
+  };
+}
+
 /** A country the list names with a code that is not its ISO code (ISO: gb). One exit, so a second session finds it taken. */
 const UNITED_KINGDOM = {
   code: 'uk',
@@ -62,22 +82,7 @@ describe('v7 quota objects carry the credit-based names too', () => {
     const reply = await createV7(api, {});
     expect(v7CreateResponseSchema.safeParse(reply.json).success, describeReply(reply)).toBe(true);
     const cycleStart = account.subscriptions[0]!.cycle_start;
-    expect(reply.json.quota).toEqual({
-      running_session_limit: 3,
-      running_sessions_used: 1,
-      running_sessions_remaining: 2,
-      cycle_session_limit: 5,
-      cycle_sessions_used: 1,
-      cycle_sessions_remaining: 4,
-      cycle_start: cycleStart,
-      cycle_end: addMonths(cycleStart, 1),
-      credits_total: 5,
-      credits_used: 1,
-      credits_available: 4,
-      concurrency_total: 3,
-      concurrency_used: 1,
-      concurrency_available: 2,
-    });
+    expect(reply.json.quota).toEqual(oneSessionOfBasic(cycleStart));
     // v8 is unchanged.
     const v8 = await createV8(api, {});
     expect(createResponseSchema.safeParse(v8.json).success, describeReply(v8)).toBe(true);
@@ -108,22 +113,7 @@ describe('v7 quota objects carry the credit-based names too', () => {
       browser_used: 1,
       browser_remaining: 4,
     });
-    expect(reply.json.quota).toEqual({
-      running_session_limit: 3,
-      running_sessions_used: 1,
-      running_sessions_remaining: 2,
-      cycle_session_limit: 5,
-      cycle_sessions_used: 1,
-      cycle_sessions_remaining: 4,
-      cycle_start: cycleStart,
-      cycle_end: addMonths(cycleStart, 1),
-      credits_total: 5,
-      credits_used: 1,
-      credits_available: 4,
-      concurrency_total: 3,
-      concurrency_used: 1,
-      concurrency_available: 2,
-    });
+    expect(reply.json.quota).toEqual(oneSessionOfBasic(cycleStart));
     expect(reply.json.quota).toMatchObject(creditNames(v8));
     // The v8 answer has none of them.
     for (const field of ['api_enabled', 'browser_quota', 'quota', 'credits_total']) expect(v8).not.toHaveProperty(field);
