@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
@@ -48,9 +49,8 @@ function status(pid: number, field: string): string {
 }
 
 /** The desktop name an RFB server gives every viewer in its ServerInit message. */
-function desktopName(socketPath: string): Promise<string> {
+function desktopName(socket: Duplex): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect(socketPath);
     let buffer = Buffer.alloc(0);
     let step = 0;
     socket.on('error', reject);
@@ -224,7 +224,7 @@ describe('two confined Chromium sessions', () => {
   });
 
   it('shows every viewer a neutral desktop name', async () => {
-    expect(await desktopName(a.display.rfbSocketPath)).toBe('Remote browser');
+    expect(await desktopName(a.display.connect())).toBe('Remote browser');
   });
 
   it('ends a page that allocates memory without end at the cap; the host and the other session keep working', async () => {
@@ -262,6 +262,31 @@ describe('two confined Chromium sessions', () => {
     expect(result.written).toBeLessThanOrEqual(DISK_MB * 1024 * 1024);
     // The session still works after its disk filled up.
     expect(await b.control!.evaluate('1 + 1')).toBe(2);
+  });
+
+  it('leads the engine nowhere through a link left in its directory (its display socket swapped for a host socket)', async () => {
+    // A host socket in a root-only directory: what the engine, as root, could reach.
+    const hostDir = join(dataDir, 'host-only');
+    await mkdir(hostDir, { mode: 0o700 });
+    const hostSocket = join(hostDir, 'service.sock');
+    let reached = 0;
+    const service = net.createServer((socket) => {
+      reached++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => service.listen(hostSocket, resolve));
+    try {
+      // As the session (what code running in its browser could do): the display socket becomes a link.
+      await a.sandbox.run('sh', ['-c', `rm -f /session/rfb.sock && ln -s ${hostSocket} /session/rfb.sock`], a.sandbox.env);
+      // A viewer joins: the engine opens the display from inside the session, where the link leads nowhere.
+      const viewer = a.display.connect();
+      viewer.on('error', () => undefined);
+      viewer.write('RFB 003.008\n');
+      await new Promise((resolve) => viewer.once('close', resolve));
+      expect(reached).toBe(0);
+    } finally {
+      await new Promise((resolve) => service.close(resolve));
+    }
   });
 });
 

@@ -62,7 +62,7 @@ describe('a Chromium session', () => {
 
   it('shows the page on its display, read through the VNC socket by a real VNC client', async () => {
     expect(statSync(session.display.rfbSocketPath).mode & 0o777).toBe(0o600);
-    const viewer = await openVncViewer(session.display.rfbSocketPath);
+    const viewer = await openVncViewer(session.display);
     try {
       // Below Chromium's tab strip and toolbar the window shows the page: red.
       expect(await viewer.waitForPixel(640, 600, [255, 0, 0])).toEqual([255, 0, 0]);
@@ -152,7 +152,7 @@ describe('a Firefox ESR session', () => {
         (value) => value.includes('Red page'),
       );
       expect(title).toContain('Red page');
-      const viewer = await openVncViewer(session.display.rfbSocketPath);
+      const viewer = await openVncViewer(session.display);
       try {
         expect(await viewer.waitForPixel(640, 600, [255, 0, 0])).toEqual([255, 0, 0]);
       } finally {

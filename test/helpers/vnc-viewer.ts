@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { WebSocketServer } from 'ws';
+import type { Display } from '../../src/engine/runtime/display.js';
 import { bridgeToDisplay } from '../../src/engine/viewer/rfb-bridge.js';
 
 const NOVNC_ROOT = join(process.cwd(), 'node_modules', '@novnc', 'novnc');
@@ -47,7 +48,7 @@ export async function closeViewerBrowser(): Promise<void> {
   browser = undefined;
 }
 
-export async function openVncViewer(rfbSocketPath: string): Promise<VncViewer> {
+export async function openVncViewer(display: Display): Promise<VncViewer> {
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://x');
     if (url.pathname === '/') {
@@ -63,7 +64,7 @@ export async function openVncViewer(rfbSocketPath: string): Promise<VncViewer> {
     createReadStream(file).pipe(response);
   });
   const sockets = new WebSocketServer({ server, path: '/rfb' });
-  sockets.on('connection', (socket) => void bridgeToDisplay(socket, rfbSocketPath));
+  sockets.on('connection', (socket) => void bridgeToDisplay(socket, () => display.connect()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const page = await (await sharedBrowser()).newPage({ viewport: { width: 1300, height: 740 } });

@@ -1,12 +1,13 @@
 // Starting a real browser on a session's display: a fresh profile inside the session directory,
 // its UI language, its egress route, and every file it writes (crash handler included) kept inside.
-import { access, readFile, writeFile } from 'node:fs/promises';
+import { lstat, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { BrowserImage } from './catalog.js';
 import type { SessionSandbox } from './confinement.js';
 import type { Display } from './display.js';
 import { prepareFirefox } from './firefox-launcher.js';
-import { signalGroup, withTimeout, type SupervisedProcess } from './processes.js';
+import { signalProcess, withTimeout, type SupervisedProcess } from './processes.js';
 
 export interface BrowserLaunch {
   image: BrowserImage;
@@ -28,7 +29,7 @@ export interface BrowserProcess {
 
 function stopper(process: SupervisedProcess): () => Promise<void> {
   return async () => {
-    signalGroup(process.pid, 'SIGKILL');
+    signalProcess(process, 'SIGKILL');
     await process.exited;
   };
 }
@@ -96,13 +97,13 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
   // may still be loading, or never load: the person sees the browser's own progress or error).
   const [devtoolsUrl] = await withTimeout(
     Promise.all([
-      waitForDevToolsPort(sandbox.hostPath(profile), process).then((endpoint) => reachDevTools(sandbox, endpoint, process)),
+      waitForDevToolsPort(sandbox, profile, process).then((endpoint) => reachDevTools(sandbox, endpoint, process)),
       waitForWindow(sandbox, env, process, ANY_WINDOW),
     ]),
     launch.timeoutMs,
     `${launch.image.name}'s DevTools endpoint and window`,
   ).catch(async (error: Error) => {
-    signalGroup(process.pid, 'SIGKILL');
+    signalProcess(process, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
   });
   return { image: launch.image, process, devtoolsUrl, stop: stopper(process) };
@@ -110,38 +111,48 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
 
 /**
  * The engine's DevTools address. Confined, DevTools listens on the session's own loopback, which
- * nothing outside its network namespace reaches: a relay in the session offers it as a unix socket
- * (0600, the session uid's) that the engine connects to as root.
+ * nothing outside its network namespace reaches: the engine listens on a socket of its own, in
+ * its root-only directory for the session, and joins each connection to DevTools through a relay
+ * inside the session (SessionSandbox.connect). Closed with the browser.
  */
 async function reachDevTools(sandbox: SessionSandbox, endpoint: { port: number; path: string }, browser: SupervisedProcess): Promise<string> {
   if (!sandbox.confined) return `ws://127.0.0.1:${endpoint.port}${endpoint.path}`;
-  const socket = join(sandbox.dir, 'devtools.sock');
-  const relay = sandbox.spawn('devtools-relay', 'socat', [`UNIX-LISTEN:${socket},fork,mode=600`, `TCP:127.0.0.1:${endpoint.port}`], { env: sandbox.env });
-  // The relay ends with the browser: both live in the session's namespaces.
-  void browser.exited.then(() => signalGroup(relay.pid, 'SIGKILL'));
-  const hostSocket = sandbox.hostPath(socket);
-  for (;;) {
-    if (relay.child.exitCode !== null) throw new Error(`the DevTools relay exited: ${relay.stderrTail() || 'no output'}`);
-    try {
-      await access(hostSocket);
-      return `ws+unix://${hostSocket}:${endpoint.path}`;
-    } catch {
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
+  const socketPath = join(sandbox.hostDir, 'devtools.sock');
+  const server = createServer((client) => {
+    const devtools = sandbox.connect(endpoint.port);
+    client.pipe(devtools).pipe(client);
+    const end = () => {
+      client.destroy();
+      devtools.destroy();
+    };
+    client.once('close', end).on('error', end);
+    devtools.once('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, () => resolve());
+  });
+  server.on('error', () => undefined);
+  void browser.exited.then(() => server.close());
+  return `ws+unix://${socketPath}:${endpoint.path}`;
 }
 
-/** Chromium writes "<port>\n<path>" to DevToolsActivePort in the profile once DevTools listens. */
-async function waitForDevToolsPort(profile: string, process: SupervisedProcess): Promise<{ port: number; path: string }> {
+/**
+ * Chromium writes "<port>\n<path>" to DevToolsActivePort in the profile once DevTools listens.
+ * Confined, the file is in the session's own directory: the engine only sees that it is there,
+ * and a program inside the session reads it (a link left there leads nowhere outside).
+ */
+async function waitForDevToolsPort(sandbox: SessionSandbox, profile: string, process: SupervisedProcess): Promise<{ port: number; path: string }> {
   let exited = false;
   void process.exited.then(() => (exited = true));
+  const file = join(profile, 'DevToolsActivePort');
   for (;;) {
     if (exited) throw new Error('the browser exited during start');
-    try {
-      const [port, path] = (await readFile(join(profile, 'DevToolsActivePort'), 'utf8')).split('\n');
-      if (port && path) return { port: Number(port), path };
-    } catch {
-      /* not written yet */
+    const present = await lstat(sandbox.hostPath(file)).then(() => true, () => false);
+    if (present) {
+      const text = sandbox.confined ? await sandbox.run('cat', [file], sandbox.env).catch(() => '') : await readFile(file, 'utf8').catch(() => '');
+      const [port, path] = text.split('\n');
+      if (port && /^\d+$/.test(port) && path?.startsWith('/devtools/')) return { port: Number(port), path };
     }
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -199,7 +210,7 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   ], { env });
   // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
   await withTimeout(waitForWindow(sandbox, env, process, FIREFOX_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch((error: Error) => {
-    signalGroup(process.pid, 'SIGKILL');
+    signalProcess(process, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
   });
   return { image: launch.image, process, devtoolsUrl: null, stop: stopper(process) };

@@ -9,8 +9,10 @@ import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { chmod, chown, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSessionCgroup, findHierarchies, type ResourceLimits, type SessionCgroup } from './cgroups.js';
-import { SESSION_MARKER, signalGroup, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
+import { SESSION_MARKER, signalProcess, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
 import type { StdioOptions } from 'node:child_process';
+import { connect as connectSocket } from 'node:net';
+import { Duplex } from 'node:stream';
 
 export interface ConfinementSettings extends ResourceLimits {
   /** Size of the session's writable directory (its profile, downloads and temporary files). */
@@ -64,6 +66,13 @@ export interface SessionSandbox {
   /** Pid of a process whose namespaces are the session's (confined), for tests and diagnostics. */
   readonly namespacePid: number | null;
   spawn(name: string, command: string, args: string[], options: SpawnInSession): SupervisedProcess;
+  /**
+   * A byte stream to a socket of the session (a unix socket path as the session sees it, or a port
+   * on its own loopback). Confined, a relay running as the session uid inside its namespaces opens
+   * it: the engine never opens a path of the session as root, so nothing the session leaves there
+   * (a link to a host socket, say) can lead the engine anywhere.
+   */
+  connect(target: string | number): Duplex;
   /** Runs a short program in the session and resolves with its output; rejects with its error output. */
   run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs?: number): Promise<string>;
   /** Times the kernel ended one of the session's processes at the memory limit. */
@@ -78,11 +87,19 @@ export interface ConfinementProbe {
   missing: string[];
 }
 
+// Absolute paths: root runs these with a session's mount namespace around it, where nothing found
+// through PATH may be trusted.
+const BWRAP = '/usr/bin/bwrap';
+const SOCAT = '/usr/bin/socat';
+const SETPRIV = '/usr/bin/setpriv';
+const NSENTER = '/usr/bin/nsenter';
+const SH = '/bin/sh';
+
 const TOOLS: Array<[string, string, string]> = [
-  ['bubblewrap', '/usr/bin/bwrap', 'bubblewrap'],
-  ['socat (relay to the egress route)', '/usr/bin/socat', 'socat'],
-  ['setpriv (drops to the session uid)', '/usr/bin/setpriv', 'util-linux'],
-  ['nsenter (starts processes in the session)', '/usr/bin/nsenter', 'util-linux'],
+  ['bubblewrap', BWRAP, 'bubblewrap'],
+  ['socat (relays to the egress route, DevTools and the display)', SOCAT, 'socat'],
+  ['setpriv (drops to the session uid)', SETPRIV, 'util-linux'],
+  ['nsenter (starts processes in the session)', NSENTER, 'util-linux'],
 ];
 
 export function probeConfinement(): ConfinementProbe {
@@ -109,9 +126,11 @@ const SESSION_SUBDIRS = ['home', 'config', 'cache', 'tmp', 'profile', 'downloads
 function sessionEnvironment(dir: string, hostDir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   // Nothing of the engine's own environment (its secrets among them) reaches a session.
-  for (const key of ['PATH', 'LANG', 'LC_ALL', 'TZ']) if (process.env[key] !== undefined) env[key] = process.env[key];
+  for (const key of ['LANG', 'LC_ALL', 'TZ']) if (process.env[key] !== undefined) env[key] = process.env[key];
   return {
     ...env,
+    // The system's programs only, whatever the engine's own PATH holds.
+    PATH: '/usr/local/bin:/usr/bin:/bin',
     [SESSION_MARKER]: hostDir,
     USER: 'session',
     LOGNAME: 'session',
@@ -129,7 +148,7 @@ function runProcess(process: SupervisedProcess, command: string, timeoutMs: numb
   let out = '';
   process.child.stdout?.setEncoding('utf8');
   process.child.stdout?.on('data', (chunk: string) => (out += chunk));
-  const timer = setTimeout(() => signalGroup(process.pid, 'SIGKILL'), timeoutMs);
+  const timer = setTimeout(() => signalProcess(process, 'SIGKILL'), timeoutMs);
   return process.exited.then(({ code, signal }) => {
     clearTimeout(timer);
     if (code === 0) return out;
@@ -155,6 +174,7 @@ export async function openHostSandbox(hostDir: string, egressProxyUrl: string): 
     namespacePid: null,
     hostPath: (path) => path,
     spawn: (name, command, args, options) => spawnSupervised(name, command, args, { env: options.env, ...(options.stdio ? { stdio: options.stdio } : {}) }),
+    connect: (target) => (typeof target === 'number' ? connectSocket(target, '127.0.0.1') : connectSocket(target)),
     run: (command, args, runEnv, timeoutMs = 5000) =>
       runProcess(spawnSupervised(command, command, args, { env: runEnv, stdio: ['ignore', 'pipe', 'pipe'] }), command, timeoutMs),
     oomKills: () => 0,
@@ -192,7 +212,9 @@ async function claimUid(range: ConfinementSettings['uids'], owner: string): Prom
 
 /** A claim is stale when the engine that made it is gone and no process runs as its uid. */
 async function staleClaim(file: string): Promise<boolean> {
-  const [pid] = (await readFile(file, 'utf8').catch(() => '')).split(' ');
+  const pid = /^(\d+) /.exec(await readFile(file, 'utf8').catch(() => ''))?.[1];
+  // A claim without an engine's pid (a write cut short) belongs to nobody.
+  if (!pid || Number(pid) <= 1) return true;
   try {
     process.kill(Number(pid), 0);
     return false;
@@ -264,13 +286,14 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
     await chown(options.egressHostDir, uid, uid);
     const dir = CONFINED_SESSION_DIR;
     const env = sessionEnvironment(dir, hostDir);
-    const drop = ['setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
+    const drop = [SETPRIV, `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
+    // Joins the session's cgroups, forbids core dumps (a host-wide core handler runs as root), then runs `command`.
     const joinCgroup = (command: string[]): [string, string[]] => [
-      'sh',
-      ['-c', 'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"', 'sh', String(cgroup!.procsFiles.length), ...cgroup!.procsFiles, ...command],
+      SH,
+      ['-c', 'ulimit -c 0; n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"', 'sh', String(cgroup!.procsFiles.length), ...cgroup!.procsFiles, ...command],
     ];
     const bwrap = [
-      'bwrap',
+      BWRAP,
       '--die-with-parent',
       '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
       '--hostname', 'remote-browser',
@@ -297,11 +320,11 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       '--',
       // As root inside the new namespaces (nothing of the host is writable here): give the session
       // its directory, say so, then become the session uid for good and relay to the egress route.
-      'sh', '-c',
+      SH, '-c',
       `set -e; cd ${dir}; mkdir -p ${SESSION_SUBDIRS.join(' ')}; chown -R ${uid}:${uid} ${dir} /tmp; chmod 1777 /tmp; echo ready; exec "$@"`,
       'sh',
       ...drop,
-      'socat', `TCP-LISTEN:${new URL(CONFINED_PROXY_URL).port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${CONFINED_EGRESS_DIR}/egress.sock`,
+      SOCAT, `TCP-LISTEN:${new URL(CONFINED_PROXY_URL).port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${CONFINED_EGRESS_DIR}/egress.sock`,
     ];
     const [command, args] = joinCgroup(bwrap);
     holder = spawnSupervised('sandbox', command, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
@@ -332,7 +355,7 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
     );
     const root = `/proc/${namespacePid}/root`;
     const enter = (command: string, args: string[]) =>
-      joinCgroup(['nsenter', `--target=${namespacePid}`, '--mount', '--net', '--ipc', '--uts', '--pid', '--root', '--wd', '--', ...drop, command, ...args]);
+      joinCgroup([NSENTER, `--target=${namespacePid}`, '--mount', '--net', '--ipc', '--uts', '--pid', '--root', '--wd', '--', ...drop, command, ...args]);
     const ownedCgroup = cgroup;
     const sandbox: SessionSandbox = {
       confined: true,
@@ -349,20 +372,28 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
         const [wrapper, wrapped] = enter(command, args);
         return spawnSupervised(name, wrapper, wrapped, { env: spawnOptions.env, ...(spawnOptions.stdio ? { stdio: spawnOptions.stdio } : {}) });
       },
+      connect(target) {
+        const address = typeof target === 'number' ? `TCP:127.0.0.1:${target}` : `UNIX-CONNECT:${target}`;
+        const [wrapper, wrapped] = enter(SOCAT, ['STDIO', address]);
+        const relay = spawnSupervised('relay', wrapper, wrapped, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+        const stream = Duplex.from({ readable: relay.child.stdout!, writable: relay.child.stdin! });
+        relay.child.stdin!.on('error', () => undefined);
+        // Either end going away ends the other: the relay with the stream, the stream with the relay.
+        stream.once('close', () => signalProcess(relay, 'SIGKILL'));
+        void relay.exited.then(() => stream.destroy());
+        return stream;
+      },
       run(command, args, runEnv, timeoutMs = 5000) {
         const [wrapper, wrapped] = enter(command, args);
         return runProcess(spawnSupervised(command, wrapper, wrapped, { env: runEnv, stdio: ['ignore', 'pipe', 'pipe'] }), command, timeoutMs);
       },
       oomKills: () => ownedCgroup.oomKills(),
       async stop() {
-        // The sandbox's first process is its pid namespace's init: when it ends, the kernel ends
-        // every other process of the session, wherever they were started from.
-        signalGroup(started.pid, 'SIGKILL');
-        try {
-          process.kill(namespacePid, 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
+        // bubblewrap ends with its process group; its child, the init of the session's pid
+        // namespace, dies with it (--die-with-parent), and the kernel then ends every other process
+        // of the session, wherever it was started from. The cgroup is emptied after that. (No kill
+        // of the namespace's pid itself: once it is gone, that number may be someone else's.)
+        signalProcess(started, 'SIGKILL');
         await started.exited;
         await ownedCgroup.remove();
         await claim.release();
@@ -371,7 +402,7 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
     return sandbox;
   } catch (error) {
     if (holder) {
-      signalGroup(holder.pid, 'SIGKILL');
+      signalProcess(holder, 'SIGKILL');
       await holder.exited;
     }
     await cgroup?.remove();

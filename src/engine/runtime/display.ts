@@ -4,8 +4,9 @@
 import { randomBytes } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import type { SessionSandbox } from './confinement.js';
-import { signalGroup, withTimeout, type SupervisedProcess } from './processes.js';
+import { signalProcess, withTimeout, type SupervisedProcess } from './processes.js';
 
 export interface DisplayOptions {
   /** Where the display's processes run; the VNC socket is created in its session directory. */
@@ -20,8 +21,13 @@ export interface DisplayOptions {
 export interface Display {
   /** X display number (`:N`). */
   readonly number: number;
-  /** The RFB (VNC) unix socket as the engine reaches it, mode 0600. */
+  /**
+   * The RFB (VNC) unix socket's path as seen from the host, mode 0600: for tests and diagnostics.
+   * Viewers are joined with `connect()`, never by opening this path as root.
+   */
   readonly rfbSocketPath: string;
+  /** A new RFB connection to the display, opened from inside the session (SessionSandbox.connect). */
+  connect(): Duplex;
   /** Environment for X clients of this display (DISPLAY, XAUTHORITY and the session's own). */
   readonly env: NodeJS.ProcessEnv;
   readonly server: SupervisedProcess;
@@ -103,7 +109,7 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
   try {
     number = await withTimeout(displayNumber, options.startTimeoutMs ?? 10_000, 'the Xvnc display start');
   } catch (error) {
-    signalGroup(server.pid, 'SIGKILL');
+    signalProcess(server, 'SIGKILL');
     throw error;
   }
   const env = { ...sandbox.env, DISPLAY: `:${number}`, XAUTHORITY: authority };
@@ -113,6 +119,7 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
   const display: Display = {
     number,
     rfbSocketPath,
+    connect: () => sandbox.connect(join(sandbox.dir, RFB_SOCKET)),
     env,
     server,
     windowManager,
@@ -122,10 +129,10 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       display.layout = layout;
     },
     async stop() {
-      signalGroup(windowManager.pid, 'SIGKILL');
+      signalProcess(windowManager, 'SIGKILL');
       // SIGTERM lets Xvnc remove its lock file and X socket; SIGKILL follows if it lingers.
-      signalGroup(server.pid, 'SIGTERM');
-      const late = setTimeout(() => signalGroup(server.pid, 'SIGKILL'), 300);
+      signalProcess(server, 'SIGTERM');
+      const late = setTimeout(() => signalProcess(server, 'SIGKILL'), 300);
       await Promise.all([server.exited, windowManager.exited]);
       clearTimeout(late);
       // A confined display's files vanish with its namespaces; the host's /tmp holds them otherwise.

@@ -55,6 +55,15 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/**
+ * Signals a supervised process's group while the process has not exited yet: once it has, its pid
+ * (and group) may already belong to some other process.
+ */
+export function signalProcess(process: SupervisedProcess, signal: NodeJS.Signals): void {
+  if (process.child.exitCode !== null || process.child.signalCode !== null) return;
+  signalGroup(process.pid, signal);
+}
+
 export interface MarkedProcess {
   pid: number;
   /** Process group id: every part of a session is spawned as the leader of its own group. */

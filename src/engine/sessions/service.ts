@@ -18,6 +18,7 @@ import type { Accounts } from '../accounts/accounts.js';
 import { currentCycle, formatDay } from '../accounts/cycle.js';
 import { poolState, sessionMeters, totalMeters, type PoolState } from '../accounts/meters.js';
 import type { EngineConfig, ExitCity } from '../config.js';
+import type { Display } from '../runtime/display.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { AccountRow, SessionRow, SessionSummaryRow, SqliteStore } from '../store/sqlite-store.js';
 import { shareLinkFor, shareLinkHash, shareLinkId } from './share-links.js';
@@ -74,7 +75,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** Starts in progress, so that removing a starting session can end its start at once. */
   private readonly startAborts = new Map<string, AbortController>();
   /** Displays of sessions still starting: a viewer may connect before the first page is ready. */
-  private readonly startingDisplays = new Map<string, string>();
+  private readonly startingDisplays = new Map<string, Display>();
   private sweeper: NodeJS.Timeout | undefined;
 
   /** Open viewer connections per session: a watched session is not idle. */
@@ -108,10 +109,10 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return this.store.sessionByLinkHash(shareLinkHash(linkId));
   }
 
-  /** The display's VNC socket of a session of this engine that is running or starting, or undefined. */
-  rfbSocketPath(sessionId: string): string | undefined {
+  /** The display of a session of this engine that is running or starting (viewers join it), or undefined. */
+  displayOf(sessionId: string): Display | undefined {
     const runtimeId = this.live.get(sessionId);
-    return runtimeId ? this.runtime.get(runtimeId)?.display.rfbSocketPath : this.startingDisplays.get(sessionId);
+    return runtimeId ? this.runtime.get(runtimeId)?.display : this.startingDisplays.get(sessionId);
   }
 
   viewerJoined(sessionId: string): void {
@@ -316,7 +317,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const task = this.runtime
       .startSession({
         signal: abort.signal,
-        onDisplay: (display) => this.startingDisplays.set(row.id, display.rfbSocketPath),
+        onDisplay: (display) => this.startingDisplays.set(row.id, display),
         browser: row.browser,
         language: row.language,
         layout: row.layout,

@@ -1,6 +1,6 @@
-// The WebSocket <-> RFB bridge: carries a viewer's VNC protocol bytes to a session's Xvnc unix
-// socket and back, with back-pressure in both directions.
-import { connect } from 'node:net';
+// The WebSocket <-> RFB bridge: carries a viewer's VNC protocol bytes to a session's display and
+// back, with back-pressure in both directions.
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 
 export interface BridgeOptions {
@@ -8,10 +8,13 @@ export interface BridgeOptions {
   onDisplayClosed?: { code: number; reason: string };
 }
 
-/** Joins an open WebSocket to the display's RFB socket; resolves when either side has closed. */
-export function bridgeToDisplay(socket: WebSocket, rfbSocketPath: string, options: BridgeOptions = {}): Promise<void> {
+/**
+ * Joins an open WebSocket to a new RFB connection of the display (`Display.connect`); resolves
+ * when either side has closed.
+ */
+export function bridgeToDisplay(socket: WebSocket, openDisplay: () => Duplex, options: BridgeOptions = {}): Promise<void> {
   return new Promise((resolve) => {
-    const display = connect(rfbSocketPath);
+    const display = openDisplay();
     let done = false;
     const finish = (code: number, reason: string) => {
       if (done) return;

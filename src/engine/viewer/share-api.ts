@@ -145,14 +145,14 @@ export function createShareApi(options: ShareApiOptions) {
     sockets.handleUpgrade(request, socket, head, (ws) => {
       // A viewer may connect while the session starts (its waiting screen stays up meanwhile),
       // so the live session shows the moment it is running.
-      const path = row.status === 'running' || row.status === 'starting' ? sessions.rfbSocketPath(row.id) : undefined;
-      if (!path) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+      const display = row.status === 'running' || row.status === 'starting' ? sessions.displayOf(row.id) : undefined;
+      if (!display) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
       const viewers = open.get(row.id) ?? new Set<WebSocket>();
       if (viewers.size >= maxViewers) return ws.close(VIEWER_CLOSE.full.code, VIEWER_CLOSE.full.reason);
       viewers.add(ws);
       open.set(row.id, viewers);
       sessions.viewerJoined(row.id);
-      void bridgeToDisplay(ws, path, { onDisplayClosed: VIEWER_CLOSE.displayGone }).finally(() => {
+      void bridgeToDisplay(ws, () => display.connect(), { onDisplayClosed: VIEWER_CLOSE.displayGone }).finally(() => {
         viewers.delete(ws);
         if (viewers.size === 0) open.delete(row.id);
         sessions.viewerLeft(row.id);
