@@ -227,6 +227,16 @@ describe('two confined Chromium sessions', () => {
     expect(await desktopName(a.display.connect())).toBe('Remote browser');
   });
 
+  it('holds a page that burns every core to its CPU cap (one core by default)', async () => {
+    const before = b.sandbox.cpuThrottled();
+    await b.control!.evaluate(`(async () => {
+      const source = 'const end = Date.now() + 2000; while (Date.now() < end) {} postMessage(1)';
+      const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+      await Promise.all([0, 1, 2].map(() => new Promise((resolve) => { const w = new Worker(url); w.onmessage = resolve; })));
+    })()`);
+    expect(b.sandbox.cpuThrottled()).toBeGreaterThan(before);
+  });
+
   it('ends a page that allocates memory without end at the cap; the host and the other session keep working', async () => {
     void a.control!.evaluate(`(() => {
       window.hoard = [];

@@ -10,6 +10,8 @@ export interface ResourceLimits {
   memoryMb: number;
   /** Processes and threads together (the kernel's pids controller counts both). */
   processes: number;
+  /** CPU time: at most this many cores' worth (where the host has a cpu controller). */
+  cpus: number;
 }
 
 export interface SessionCgroup {
@@ -17,6 +19,8 @@ export interface SessionCgroup {
   readonly procsFiles: readonly string[];
   /** Times the kernel ended a process of the session because the memory limit was reached. */
   oomKills(): number;
+  /** Periods in which the session used up its CPU share and had to wait (0 without a cpu controller). */
+  cpuThrottled(): number;
   /** Kills every process still in the group and removes the group. */
   remove(): Promise<void>;
 }
@@ -29,6 +33,7 @@ interface Hierarchy {
 }
 
 const GROUP_DIR = 'remote-browser-kit';
+const CPU_PERIOD_US = 100_000;
 
 /** The engine's own group path in each hierarchy, from /proc/self/cgroup (`N:controllers:/path`). */
 function ownGroups(): Map<string, string> {
@@ -56,8 +61,10 @@ export function findHierarchies(): { hierarchies: Hierarchy[]; reason: string | 
   const own = ownGroups();
   const v1 = ['memory', 'pids'].map((controller) => ({ controller, mount: `/sys/fs/cgroup/${controller}` }));
   if (v1.every(({ mount }) => existsSync(join(mount, 'cgroup.procs')))) {
+    // The cpu controller caps CPU time where it is mounted; memory and pids are required.
+    const cpu = existsSync('/sys/fs/cgroup/cpu/cpu.cfs_quota_us') ? [{ controller: 'cpu', mount: '/sys/fs/cgroup/cpu' }] : [];
     return {
-      hierarchies: v1.map(({ controller, mount }) => ({ version: 1, parent: join(mount, own.get(controller) ?? '/', GROUP_DIR) })),
+      hierarchies: [...v1, ...cpu].map(({ controller, mount }) => ({ version: 1, parent: join(mount, own.get(controller) ?? '/', GROUP_DIR) })),
       reason: null,
     };
   }
@@ -87,7 +94,10 @@ export async function createSessionCgroup(name: string, limits: ResourceLimits):
   try {
     for (const { parent, version } of hierarchies) {
       await mkdir(parent, { recursive: true });
-      if (version === 2) await writeSetting(parent, 'cgroup.subtree_control', '+memory +pids').catch(() => undefined);
+      if (version === 2) {
+        // One by one: a controller the host lacks (cpu) must not keep the others off.
+        for (const controller of ['+memory', '+pids', '+cpu']) await writeSetting(parent, 'cgroup.subtree_control', controller).catch(() => undefined);
+      }
       const dir = join(parent, name);
       await mkdir(dir);
       dirs.push({ dir, version });
@@ -95,6 +105,10 @@ export async function createSessionCgroup(name: string, limits: ResourceLimits):
         await writeSetting(dir, 'memory.max', memoryBytes);
         await writeSetting(dir, 'memory.swap.max', 0).catch(() => undefined);
         await writeSetting(dir, 'pids.max', limits.processes);
+        if (existsSync(join(dir, 'cpu.max'))) await writeSetting(dir, 'cpu.max', `${Math.round(limits.cpus * CPU_PERIOD_US)} ${CPU_PERIOD_US}`);
+      } else if (existsSync(join(dir, 'cpu.cfs_quota_us'))) {
+        await writeSetting(dir, 'cpu.cfs_period_us', CPU_PERIOD_US);
+        await writeSetting(dir, 'cpu.cfs_quota_us', Math.round(limits.cpus * CPU_PERIOD_US));
       } else if (existsSync(join(dir, 'memory.limit_in_bytes'))) {
         await writeSetting(dir, 'memory.limit_in_bytes', memoryBytes);
         // Swap is memory too: without this a session could page its way past the limit.
@@ -114,6 +128,17 @@ export async function createSessionCgroup(name: string, limits: ResourceLimits):
         const file = join(dir, version === 2 ? 'memory.events' : 'memory.oom_control');
         try {
           const match = /^oom_kill (\d+)$/m.exec(readFileSync(file, 'utf8'));
+          if (match) return Number(match[1]);
+        } catch {
+          /* not this hierarchy's file */
+        }
+      }
+      return 0;
+    },
+    cpuThrottled() {
+      for (const { dir } of dirs) {
+        try {
+          const match = /^nr_throttled (\d+)$/m.exec(readFileSync(join(dir, 'cpu.stat'), 'utf8'));
           if (match) return Number(match[1]);
         } catch {
           /* not this hierarchy's file */

@@ -24,6 +24,7 @@ export interface ConfinementSettings extends ResourceLimits {
 export const DEFAULT_CONFINEMENT: ConfinementSettings = {
   memoryMb: 2048,
   processes: 512,
+  cpus: 1,
   diskMb: 1024,
   uids: { first: 2_000_000_000, count: 65_536 },
 };
@@ -77,6 +78,8 @@ export interface SessionSandbox {
   run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs?: number): Promise<string>;
   /** Times the kernel ended one of the session's processes at the memory limit. */
   oomKills(): number;
+  /** Periods in which the session had used up its CPU cap and waited. */
+  cpuThrottled(): number;
   /** Ends every process of the session and releases its uid, cgroup and namespaces. */
   stop(): Promise<void>;
 }
@@ -178,6 +181,7 @@ export async function openHostSandbox(hostDir: string, egressProxyUrl: string): 
     run: (command, args, runEnv, timeoutMs = 5000) =>
       runProcess(spawnSupervised(command, command, args, { env: runEnv, stdio: ['ignore', 'pipe', 'pipe'] }), command, timeoutMs),
     oomKills: () => 0,
+    cpuThrottled: () => 0,
     async stop() {
       /* the runtime ends the processes it started */
     },
@@ -312,6 +316,9 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       '--size', String(64 * 1024 * 1024), '--tmpfs', '/tmp',
       '--ro-bind', options.egressHostDir, CONFINED_EGRESS_DIR,
       '--ro-bind', options.sharedHostDir, CONFINED_SHARED_DIR,
+      // Firefox reads policies in /etc/firefox{,-esr}/policies before its own distribution/ ones:
+      // a host's file there must not replace the session's.
+      ...['/etc/firefox', '/etc/firefox-esr'].filter((path) => existsSync(path)).flatMap((path) => ['--tmpfs', path, '--remount-ro', path]),
       ...(options.chromiumPolicyDir && existsSync('/etc/chromium')
         ? ['--tmpfs', '/etc/chromium', '--perms', '0755', '--dir', '/etc/chromium/policies', '--ro-bind', options.chromiumPolicyDir, '/etc/chromium/policies/managed', '--remount-ro', '/etc/chromium']
         : []),
@@ -388,6 +395,7 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
         return runProcess(spawnSupervised(command, wrapper, wrapped, { env: runEnv, stdio: ['ignore', 'pipe', 'pipe'] }), command, timeoutMs);
       },
       oomKills: () => ownedCgroup.oomKills(),
+      cpuThrottled: () => ownedCgroup.cpuThrottled(),
       async stop() {
         // bubblewrap ends with its process group; its child, the init of the session's pid
         // namespace, dies with it (--die-with-parent), and the kernel then ends every other process

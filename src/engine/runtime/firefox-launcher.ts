@@ -53,6 +53,11 @@ export function firefoxPolicies(proxyUrl: string, downloadDir: string): unknown 
         'media.peerconnection.ice.proxy_only': locked(true),
         'media.peerconnection.ice.default_address_only': locked(true),
         'network.jar.block-remote-files': locked(true),
+        // Downloads are never opened with another program of the session ("Open with", "Use
+        // other..."), nor links handed to one: the person has the browser, nothing more.
+        'browser.download.forbid_open_with': locked(true),
+        'network.protocol-handler.external-default': locked(false),
+        'network.protocol-handler.warn-external-default': locked(true),
       },
     },
   };
