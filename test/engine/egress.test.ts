@@ -467,6 +467,21 @@ describe('egress route: refused traffic', () => {
     ]);
   });
 
+  it("refuses this host's own public address, by name and as an address (services listening on every address)", async () => {
+    // A host with a public address (this test machine has none; its interfaces are given here).
+    const dnsAnswers = fakeLookup({ 'self.example': ['93.184.216.34'] });
+    egress = await route({ sessionId: 'host', policy: { allow: [] }, lookup: dnsAnswers.lookup, hostAddresses: () => ['127.0.0.1', '93.184.216.34'] });
+    const seen: EgressRefusal[] = [];
+    egress.on('refused', (refusal) => seen.push(refusal));
+    const byName = await rawExchange(egress, 'CONNECT self.example:443 HTTP/1.1\r\nHost: self.example:443\r\n\r\n');
+    expect(byName.status).toBe(403);
+    expect(byName.body).not.toContain('93.184.216.34');
+    const byAddress = await rawExchange(egress, 'GET http://[::ffff:93.184.216.34]/ HTTP/1.1\r\nHost: x\r\n\r\n');
+    expect(byAddress.status).toBe(403);
+    expect(byAddress.body).toContain('an address of this host');
+    expect(seen.map((refusal) => refusal.reason)).toEqual([expect.stringContaining('an address of this host'), expect.stringContaining('an address of this host')]);
+  });
+
   it('refuses a name when any one of its answers is not allowed', async () => {
     const dnsAnswers = fakeLookup({ 'mixed.example': ['127.0.0.1', '10.0.0.1'] });
     const mixed = await route({ sessionId: 'mixed', policy: LOOPBACK_ONLY, lookup: dnsAnswers.lookup });

@@ -6,6 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { chmod, chown } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { RequestError, Server, type PrepareRequestFunction } from 'proxy-chain';
 
@@ -36,6 +37,12 @@ export interface EgressRouteOptions {
    */
   socketPath?: string;
   socketOwner?: number;
+  /**
+   * This host's own addresses, refused like loopback (services listening on every address would
+   * otherwise be reached through the host's public one). Defaults to the addresses of its network
+   * interfaces; replaceable so tests can give a host a public address.
+   */
+  hostAddresses?: () => readonly string[];
   /** Name resolution, replaceable so tests can simulate DNS answers. Defaults to `dns.lookup`. */
   lookup?: typeof dns.lookup;
 }
@@ -76,6 +83,7 @@ export type AddressCategory =
   | 'carrier-grade-nat'
   | 'metadata'
   | 'reserved'
+  | 'this-host'
   | 'invalid';
 
 /** One parsed entry of `EgressPolicy.allow`. */
@@ -288,6 +296,7 @@ const CATEGORY_WORDS: Record<AddressCategory, string> = {
   'carrier-grade-nat': 'a carrier-grade NAT address',
   metadata: 'a cloud metadata address',
   reserved: 'a reserved address',
+  'this-host': 'an address of this host',
   invalid: 'not a valid address',
 };
 
@@ -341,10 +350,40 @@ function resolveName(lookup: typeof dns.lookup, name: string): Promise<dns.Looku
   });
 }
 
+/** One spelling per address: IPv4-mapped IPv6 as IPv4, IPv6 in full; null when unparseable. */
+function canonicalAddress(ip: string): string | null {
+  const address = parseAddress(ip);
+  if (!address) return null;
+  if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) return (address as ipaddr.IPv6).toIPv4Address().toString();
+  return address.kind() === 'ipv6' ? (address as ipaddr.IPv6).toNormalizedString() : address.toString();
+}
+
+/** The addresses of this host's network interfaces, read again at most every few seconds. */
+function interfaceAddresses(): () => readonly string[] {
+  let read = 0;
+  let addresses: string[] = [];
+  return () => {
+    if (Date.now() - read > 5_000) {
+      addresses = Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((entry) => entry.address));
+      read = Date.now();
+    }
+    return addresses;
+  };
+}
+
+/** What kind of address `ip` is for this route: non-public, this host's own, or null (public). */
+function categorize(ip: string, hostAddresses: () => readonly string[]): AddressCategory | null {
+  const category = classifyAddress(ip);
+  if (category !== null) return category;
+  const canonical = canonicalAddress(ip);
+  return hostAddresses().some((address) => canonicalAddress(address) === canonical) ? 'this-host' : null;
+}
+
 async function checkTarget(
   hostname: string,
   allowed: readonly AllowedRange[],
   lookup: typeof dns.lookup,
+  hostAddresses: () => readonly string[],
 ): Promise<TargetCheck> {
   const host = canonicalHost(hostname);
   if (host === null) {
@@ -352,7 +391,7 @@ async function checkTarget(
   }
   const literalFamily = net.isIP(host);
   if (literalFamily !== 0) {
-    const category = classifyAddress(host);
+    const category = categorize(host, hostAddresses);
     if (!isAllowedBy(host, category, allowed)) {
       const reason = `${host} is ${CATEGORY_WORDS[category ?? 'invalid']} and is not allowed`;
       return { outcome: 'refused', reason, shown: reason, address: host };
@@ -375,7 +414,7 @@ async function checkTarget(
   }
   // One bad answer refuses the name: which answer a connection would use is not ours to choose.
   for (const { address } of answers) {
-    const category = classifyAddress(address);
+    const category = categorize(address, hostAddresses);
     if (!isAllowedBy(address, category, allowed)) {
       return {
         outcome: 'refused',
@@ -490,6 +529,7 @@ class SessionEgressRoute implements EgressRoute {
 /** Starts a session's egress route on 127.0.0.1 and an ephemeral port (the port identifies the session). */
 export async function startEgressRoute(options: EgressRouteOptions): Promise<EgressRoute> {
   const allowed = parseAllowRanges(options.policy.allow);
+  const hostAddresses = options.hostAddresses ?? interfaceAddresses();
   const upstreamProxyUrl =
     options.upstreamProxyUrl === undefined ? undefined : checkUpstreamProxyUrl(options.upstreamProxyUrl);
   const lookup = options.lookup ?? dns.lookup;
@@ -502,7 +542,7 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
     const target = `${hostname}:${port}`;
     let check: TargetCheck;
     try {
-      check = await checkTarget(hostname, allowed, lookup);
+      check = await checkTarget(hostname, allowed, lookup, hostAddresses);
     } catch {
       check = { outcome: 'failed', statusCode: 502, reason: `could not check ${target}` };
     }
