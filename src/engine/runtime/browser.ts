@@ -79,6 +79,10 @@ const UNCONFINED_FLAGS = [
  */
 async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
   const { sandbox } = launch;
+  // Fail closed: a confined Chromium without its policies would offer what they take away.
+  if (sandbox.confined && !sandbox.chromiumPolicies) {
+    throw new Error(`${launch.image.name} cannot start confined: its policy directory /etc/chromium is missing on this host (reinstall the chromium package)`);
+  }
   const profile = join(sandbox.dir, 'profile');
   const env = { ...launch.display.env, LANGUAGE: launch.language };
   const process = sandbox.spawn(launch.image.id, launch.image.executable!, [

@@ -50,6 +50,8 @@ export interface SessionSandbox {
   readonly confined: boolean;
   /** The session's uid when confined. */
   readonly uid: number | null;
+  /** Whether Debian Chromium finds the session's policies (managed policy directory mounted). */
+  readonly chromiumPolicies: boolean;
   /** The session directory as the session's processes see it. */
   readonly dir: string;
   /** The engine's own directory for the session (runtime record, egress socket), on the host. */
@@ -168,6 +170,7 @@ export async function openHostSandbox(hostDir: string, egressProxyUrl: string): 
   const sandbox: SessionSandbox = {
     confined: false,
     uid: null,
+    chromiumPolicies: false,
     dir: hostDir,
     hostDir,
     proxyUrl: egressProxyUrl,
@@ -204,11 +207,9 @@ async function claimUid(range: ConfinementSettings['uids'], owner: string): Prom
       await handle.close();
       return { uid, release: () => rm(file, { force: true }) };
     } catch (error) {
+      // Taken, or left by an engine that is gone: the next one. (Stale claims are released only
+      // when an engine starts, so two engines never race to take over the same one.)
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      if (await staleClaim(file)) {
-        await rm(file, { force: true });
-        i--; // try the same uid again
-      }
     }
   }
   throw new Error(`no free session uid in ${range.first}..${range.first + range.count - 1}: raise confinement.uids.count`);
@@ -367,6 +368,7 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
     const sandbox: SessionSandbox = {
       confined: true,
       uid,
+      chromiumPolicies: Boolean(options.chromiumPolicyDir && existsSync('/etc/chromium')),
       dir,
       hostDir,
       proxyUrl: CONFINED_PROXY_URL,
