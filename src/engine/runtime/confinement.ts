@@ -215,7 +215,7 @@ async function claimUid(range: ConfinementSettings['uids'], owner: string): Prom
   throw new Error(`no free session uid in ${range.first}..${range.first + range.count - 1}: raise confinement.uids.count`);
 }
 
-/** A claim is stale when the engine that made it is gone and no process runs as its uid. */
+/** A claim is stale when the engine that made it is gone (its sessions were reaped with it). */
 async function staleClaim(file: string): Promise<boolean> {
   const pid = /^(\d+) /.exec(await readFile(file, 'utf8').catch(() => ''))?.[1];
   // A claim without an engine's pid (a write cut short) belongs to nobody.
@@ -228,7 +228,23 @@ async function staleClaim(file: string): Promise<boolean> {
   }
 }
 
-/** Releases the uid claims of engines that are gone (run at start, before sessions are made). */
+/** The uids that processes of this host run as now. */
+async function uidsInUse(): Promise<Set<number>> {
+  const uids = new Set<number>();
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  await Promise.all(entries.filter((entry) => /^\d+$/.test(entry)).map(async (entry) => {
+    const status = await readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
+    const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
+    if (uid) uids.add(Number(uid));
+  }));
+  return uids;
+}
+
+/**
+ * Releases the uid claims of engines that are gone and whose uid no process runs as any more
+ * (run at start, after this engine reaped its own leftovers): a session another engine left
+ * running keeps its uid until that engine's next start ends it.
+ */
 export async function reapUidClaims(): Promise<void> {
   let entries: string[] = [];
   try {
@@ -236,9 +252,10 @@ export async function reapUidClaims(): Promise<void> {
   } catch {
     return;
   }
+  const inUse = await uidsInUse();
   await Promise.all(entries.map(async (entry) => {
     const file = join(UID_CLAIMS, entry);
-    if (await staleClaim(file)) await rm(file, { force: true });
+    if (!inUse.has(Number(entry)) && (await staleClaim(file))) await rm(file, { force: true });
   }));
 }
 
