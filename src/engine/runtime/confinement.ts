@@ -78,6 +78,8 @@ export interface SessionSandbox {
   connect(target: string | number): Duplex;
   /** Runs a short program in the session and resolves with its output; rejects with its error output. */
   run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs?: number): Promise<string>;
+  /** Whether the session's namespaces are gone (confined: its sandbox ended, whoever ended it). */
+  ended(): boolean;
   /** Times the kernel ended one of the session's processes at the memory limit. */
   oomKills(): number;
   /** Periods in which the session had used up its CPU cap and waited. */
@@ -183,6 +185,7 @@ export async function openHostSandbox(hostDir: string, egressProxyUrl: string): 
     connect: (target) => (typeof target === 'number' ? connectSocket(target, '127.0.0.1') : connectSocket(target)),
     run: (command, args, runEnv, timeoutMs = 5000) =>
       runProcess(spawnSupervised(command, command, args, { env: runEnv, stdio: ['ignore', 'pipe', 'pipe'] }), command, timeoutMs),
+    ended: () => false,
     oomKills: () => 0,
     cpuThrottled: () => 0,
     async stop() {
@@ -379,8 +382,13 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       'the session sandbox start',
     );
     const root = `/proc/${namespacePid}/root`;
-    const enter = (command: string, args: string[]) =>
-      joinCgroup([NSENTER, `--target=${namespacePid}`, '--mount', '--net', '--ipc', '--uts', '--pid', '--root', '--wd', '--', ...drop, command, ...args]);
+    // Once the sandbox has ended, its namespace pid may be anyone's: nothing enters it any more.
+    let ended = false;
+    void started.exited.then(() => (ended = true));
+    const enter = (command: string, args: string[]) => {
+      if (ended) throw new Error("the session's sandbox has ended");
+      return joinCgroup([NSENTER, `--target=${namespacePid}`, '--mount', '--net', '--ipc', '--uts', '--pid', '--root', '--wd', '--', ...drop, command, ...args]);
+    };
     const ownedCgroup = cgroup;
     const sandbox: SessionSandbox = {
       confined: true,
@@ -399,6 +407,12 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
         return spawnSupervised(name, wrapper, wrapped, { env: spawnOptions.env, ...(spawnOptions.stdio ? { stdio: spawnOptions.stdio } : {}) });
       },
       connect(target) {
+        if (ended) {
+          // A stream that fails at once, as a refused connection would: callers wait for 'close'.
+          const gone = new Duplex({ read() {}, write(_chunk, _encoding, callback) { callback(); } });
+          process.nextTick(() => gone.destroy(new Error("the session's sandbox has ended")));
+          return gone;
+        }
         const address = typeof target === 'number' ? `TCP:127.0.0.1:${target}` : `UNIX-CONNECT:${target}`;
         const [wrapper, wrapped] = enter(SOCAT, ['STDIO', address]);
         const relay = spawnSupervised('relay', wrapper, wrapped, { env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -410,9 +424,11 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
         return stream;
       },
       run(command, args, runEnv, timeoutMs = 5000) {
+        if (ended) return Promise.reject(new Error("the session's sandbox has ended"));
         const [wrapper, wrapped] = enter(command, args);
         return runProcess(spawnSupervised(command, wrapper, wrapped, { env: runEnv, stdio: ['ignore', 'pipe', 'pipe'] }), command, timeoutMs);
       },
+      ended: () => ended,
       oomKills: () => ownedCgroup.oomKills(),
       cpuThrottled: () => ownedCgroup.cpuThrottled(),
       async stop() {

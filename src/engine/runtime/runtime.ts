@@ -215,6 +215,12 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         slot = this.warmDisplays.shift();
         start = 'warm-display';
       }
+      // A warm slot whose sandbox ended while it waited is not handed out.
+      if (slot?.sandbox.ended()) {
+        void this.discard(slot);
+        slot = undefined;
+        start = 'cold';
+      }
       // Refill a moment later: a new browser starting now would compete for the CPU with this start.
       if (slot) this.scheduleRefill(REFILL_DELAY_MS);
     }
