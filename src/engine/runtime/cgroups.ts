@@ -75,8 +75,8 @@ export function findHierarchies(): { hierarchies: Hierarchy[]; reason: string | 
     if (/\bmemory\b/.test(available) && /\bpids\b/.test(available)) {
       // v2 keeps processes out of inner groups: session groups go beside the engine's, under its
       // parent (or under the root, which may hold processes, when the engine is in the root group).
-      const own = base === unified || base === `${unified}/` ? unified : join(base, '..');
-      return { hierarchies: [{ version: 2, parent: join(own, GROUP_DIR) }], reason: null };
+      const beside = base === unified || base === `${unified}/` ? unified : join(base, '..');
+      return { hierarchies: [{ version: 2, parent: join(beside, GROUP_DIR) }], reason: null };
     }
     return { hierarchies: [], reason: 'cgroup v2 without the memory and pids controllers' };
   }
