@@ -63,7 +63,7 @@ export const engineConfigSchema = z
       .object({
         memoryMb: z.number().int().min(256).default(DEFAULT_CONFINEMENT.memoryMb),
         processes: z.number().int().min(64).default(DEFAULT_CONFINEMENT.processes),
-        cpus: z.number().min(0.1).max(256).default(DEFAULT_CONFINEMENT.cpus),
+        cpus: z.number().min(0.1).max(256).nullable().default(DEFAULT_CONFINEMENT.cpus),
         diskMb: z.number().int().min(16).default(DEFAULT_CONFINEMENT.diskMb),
         uids: z
           .object({ first: z.number().int().min(1000).max(4_000_000_000), count: z.number().int().min(1).max(1_000_000) })

@@ -92,7 +92,7 @@ beforeAll(async () => {
   await writeFile(secretFile, 'root-only secret', { mode: 0o600 });
   await writeFile(join(dataDir, 'engine.sqlite'), 'share_link_secret', { mode: 0o600 });
   await chmod(dataDir, 0o700);
-  ({ runtime } = await SessionRuntime.open({ root, egress: { allow: ['127.0.0.1/32'] }, confinement: { memoryMb: MEMORY_MB, diskMb: DISK_MB } }));
+  ({ runtime } = await SessionRuntime.open({ root, egress: { allow: ['127.0.0.1/32'] }, confinement: { memoryMb: MEMORY_MB, diskMb: DISK_MB, cpus: 1 } }));
   runtime.on('event', (event) => events.push(event));
 });
 
@@ -111,6 +111,8 @@ describe('two confined Chromium sessions', () => {
       runtime.startSession({ browser: 'chromium', url: `${origin}/a`, language: 'en', layout: 'us' }),
       runtime.startSession({ browser: 'chromium', url: `${origin}/b`, language: 'en', layout: 'us' }),
     ]);
+    // Ready comes when the first page is on its way; the tests below want it loaded (renderers up).
+    for (const session of [a, b]) await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Plain page');
   });
 
   it('run as uids of their own, never root and never the same, with Chromium\'s own sandbox on', async () => {
@@ -227,7 +229,7 @@ describe('two confined Chromium sessions', () => {
     expect(await desktopName(a.display.connect())).toBe('Remote browser');
   });
 
-  it('holds a page that burns every core to its CPU cap (one core by default)', async () => {
+  it('holds a page that burns every core to its CPU cap (one core here)', async () => {
     const before = b.sandbox.cpuThrottled();
     await b.control!.evaluate(`(async () => {
       const source = 'const end = Date.now() + 2000; while (Date.now() < end) {} postMessage(1)';

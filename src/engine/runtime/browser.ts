@@ -24,6 +24,12 @@ export interface BrowserProcess {
   readonly process: SupervisedProcess;
   /** Chromium family: the browser-level DevTools WebSocket address. */
   readonly devtoolsUrl: string | null;
+  /**
+   * Resolves once the browser's window is on the display (rejects, saying so, if it is not within
+   * the start time). Chromium answers on DevTools before it maps its window: the runtime connects
+   * meanwhile and waits for both.
+   */
+  readonly windowShown: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -97,20 +103,21 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     '--start-maximized',
     firstUrl,
   ], { env });
-  // Ready to be seen: DevTools answers and the browser's window is on the display (the page itself
-  // may still be loading, or never load: the person sees the browser's own progress or error).
-  const [devtoolsUrl] = await withTimeout(
-    Promise.all([
-      waitForDevToolsPort(sandbox, profile, process).then((endpoint) => reachDevTools(sandbox, endpoint, process)),
-      waitForWindow(sandbox, env, process, ANY_WINDOW),
-    ]),
-    launch.timeoutMs,
-    `${launch.image.name}'s DevTools endpoint and window`,
-  ).catch(async (error: Error) => {
+  const failed = (error: Error) => {
     signalProcess(process, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
-  });
-  return { image: launch.image, process, devtoolsUrl, stop: stopper(process) };
+  };
+  // Ready to be seen: the browser's window is on the display (the page itself may still be
+  // loading, or never load: the person sees the browser's own progress or error). Watched from
+  // now on, while DevTools comes up and the engine connects.
+  const windowShown = withTimeout(waitForWindow(sandbox, env, process, ANY_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch(failed);
+  windowShown.catch(() => undefined);
+  const devtoolsUrl = await withTimeout(
+    waitForDevToolsPort(sandbox, profile, process).then((endpoint) => reachDevTools(sandbox, endpoint, process)),
+    launch.timeoutMs,
+    `${launch.image.name}'s DevTools endpoint`,
+  ).catch(failed);
+  return { image: launch.image, process, devtoolsUrl, windowShown, stop: stopper(process) };
 }
 
 /**
@@ -217,7 +224,7 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
     signalProcess(process, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
   });
-  return { image: launch.image, process, devtoolsUrl: null, stop: stopper(process) };
+  return { image: launch.image, process, devtoolsUrl: null, windowShown: Promise.resolve(), stop: stopper(process) };
 }
 
 /** Firefox's browser window (its other windows are not the one a person uses). */
@@ -233,7 +240,7 @@ async function waitForWindow(sandbox: SessionSandbox, env: NodeJS.ProcessEnv, pr
     if (exited) throw new Error('the browser exited during start');
     const found = await sandbox.run('xdotool', ['search', '--onlyvisible', '--classname', classname], env).catch(() => '');
     if (found.trim()) return;
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 25));
   }
 }
 

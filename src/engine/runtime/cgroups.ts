@@ -10,8 +10,12 @@ export interface ResourceLimits {
   memoryMb: number;
   /** Processes and threads together (the kernel's pids controller counts both). */
   processes: number;
-  /** CPU time: at most this many cores' worth (where the host has a cpu controller). */
-  cpus: number;
+  /**
+   * CPU time: at most this many cores' worth, or null for no cap. Either way each session is one
+   * group of the cpu controller (where the host has one), so sessions share the CPU fairly, one
+   * share each, however many processes and threads a page starts.
+   */
+  cpus: number | null;
 }
 
 export interface SessionCgroup {
@@ -107,10 +111,12 @@ export async function createSessionCgroup(name: string, limits: ResourceLimits):
         await writeSetting(dir, 'memory.max', memoryBytes);
         await writeSetting(dir, 'memory.swap.max', 0).catch(() => undefined);
         await writeSetting(dir, 'pids.max', limits.processes);
-        if (existsSync(join(dir, 'cpu.max'))) await writeSetting(dir, 'cpu.max', `${Math.round(limits.cpus * CPU_PERIOD_US)} ${CPU_PERIOD_US}`);
+        if (limits.cpus !== null && existsSync(join(dir, 'cpu.max'))) await writeSetting(dir, 'cpu.max', `${Math.round(limits.cpus * CPU_PERIOD_US)} ${CPU_PERIOD_US}`);
       } else if (existsSync(join(dir, 'cpu.cfs_quota_us'))) {
-        await writeSetting(dir, 'cpu.cfs_period_us', CPU_PERIOD_US);
-        await writeSetting(dir, 'cpu.cfs_quota_us', Math.round(limits.cpus * CPU_PERIOD_US));
+        if (limits.cpus !== null) {
+          await writeSetting(dir, 'cpu.cfs_period_us', CPU_PERIOD_US);
+          await writeSetting(dir, 'cpu.cfs_quota_us', Math.round(limits.cpus * CPU_PERIOD_US));
+        }
       } else if (existsSync(join(dir, 'memory.limit_in_bytes'))) {
         await writeSetting(dir, 'memory.limit_in_bytes', memoryBytes);
         // Swap is memory too: without this a session could page its way past the limit.

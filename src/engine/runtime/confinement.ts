@@ -24,7 +24,9 @@ export interface ConfinementSettings extends ResourceLimits {
 export const DEFAULT_CONFINEMENT: ConfinementSettings = {
   memoryMb: 2048,
   processes: 512,
-  cpus: 1,
+  // No hard cap by default: a cap slows every start (one core: cold ready +250 ms on two cores),
+  // and fair shares already keep one session from starving the others.
+  cpus: null,
   diskMb: 1024,
   uids: { first: 2_000_000_000, count: 65_536 },
 };

@@ -239,10 +239,12 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           const process = await launchBrowser({ image, sandbox: current.sandbox, display: current.display, width, height, language: spec.language, timeoutMs }, firstUrl);
           current.browser = { process, image, language: spec.language, control: null };
           await this.record(current);
-          if (process.devtoolsUrl) {
-            current.browser.control = await BrowserControl.connect(process.devtoolsUrl);
-            if (spec.url) await current.browser.control.firstNavigationStarted();
-          }
+          const connected = async () => {
+            if (!process.devtoolsUrl) return;
+            current.browser!.control = await BrowserControl.connect(process.devtoolsUrl);
+            if (spec.url) await current.browser!.control.firstNavigationStarted();
+          };
+          await Promise.all([process.windowShown, connected()]);
         } else if (current.browser.control && spec.url) {
           // A warm browser waits on about:blank: it starts on the first page now.
           await current.browser.control.navigate(spec.url);
@@ -425,7 +427,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           try {
             const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, ...this.geometry, language, timeoutMs }, 'about:blank');
             slot.browser = { process, image, language, control: null };
-            slot.browser.control = await BrowserControl.connect(process.devtoolsUrl!);
+            [slot.browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl!), process.windowShown]);
             await this.record(slot);
           } catch (error) {
             await this.stopSlot(slot);
