@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
+import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { createEngine } from '../src/engine/engine.js';
 import { percentile, report } from './stats.js';
 
@@ -86,11 +87,13 @@ export async function viewerBench(): Promise<void> {
     const firstPixelAt = Number(await page.evaluate('window.__firstVisiblePixelAt'));
     engine.sessions.off('status', onStatus);
     const runtime = engine.runtime.get(engine.store.session(created.vmId)!.runtime_id!)!;
+    // The Xvnc process itself (a confined session starts it through nsenter and setpriv).
+    const xvnc = (await findMarkedProcesses({ dir: runtime.dir })).find((p) => !p.zombie && /(^|\/)Xvnc\b/.test(p.command.split(' ')[0] ?? ''));
     return {
       page,
       firstFrameMs: firstPixelAt - runningAt,
       bytes: () => received,
-      xvncPid: runtime.display.server.pid,
+      xvncPid: xvnc?.pid ?? runtime.display.server.pid,
       async end() {
         await page.close();
         await call('/vm/remove', { id: created.vmId });
