@@ -32,11 +32,11 @@ export const DEFAULT_CONFINEMENT: ConfinementSettings = {
 };
 
 /** Where the session's own directory is, as its processes see it when confined. */
-export const CONFINED_SESSION_DIR = '/session';
+const CONFINED_SESSION_DIR = '/session';
 /** The in-sandbox address of the relay to the egress route (the sandbox's own loopback). */
-export const CONFINED_PROXY_URL = 'http://127.0.0.1:3128';
+const CONFINED_PROXY_URL = 'http://127.0.0.1:3128';
 /** Files the engine shares read-only with every session (browser policies, the Firefox launcher). */
-export const CONFINED_SHARED_DIR = '/run/remote-browser-kit/shared';
+const CONFINED_SHARED_DIR = '/run/remote-browser-kit/shared';
 /** The session's egress socket directory inside the sandbox. */
 const CONFINED_EGRESS_DIR = '/run/remote-browser-kit/egress';
 /** Host directory of uid claims: one file per uid in use, so engines on one host never share one. */
@@ -68,8 +68,6 @@ export interface SessionSandbox {
   readonly env: NodeJS.ProcessEnv;
   /** The engine's path to a file the session sees at `path` (inside the session directory). */
   hostPath(path: string): string;
-  /** Pid of a process whose namespaces are the session's (confined), for tests and diagnostics. */
-  readonly namespacePid: number | null;
   spawn(name: string, command: string, args: string[], options: SpawnInSession): SupervisedProcess;
   /**
    * A byte stream to a socket of the session (a unix socket path as the session sees it, or a port
@@ -181,7 +179,6 @@ export async function openHostSandbox(hostDir: string, egressProxyUrl: string): 
     sharedDir: hostDir,
     sharedHostDir: hostDir,
     env,
-    namespacePid: null,
     hostPath: (path) => path,
     spawn: (name, command, args, options) => spawnSupervised(name, command, args, { env: options.env, ...(options.stdio ? { stdio: options.stdio } : {}) }),
     connect: (target) => (typeof target === 'number' ? connectSocket(target, '127.0.0.1') : connectSocket(target)),
@@ -402,7 +399,6 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       sharedDir: CONFINED_SHARED_DIR,
       sharedHostDir: options.sharedHostDir,
       env,
-      namespacePid,
       hostPath: (path) => `${root}${path}`,
       spawn(name, command, args, spawnOptions) {
         const [wrapper, wrapped] = enter(command, args);

@@ -371,19 +371,36 @@ function interfaceAddresses(): () => readonly string[] {
   };
 }
 
+/**
+ * The canonical forms of `hostAddresses()`, parsed again only when it answers with a new list
+ * (the interfaces' list changes every few seconds at most), not on every request.
+ */
+function canonicalHostAddresses(hostAddresses: () => readonly string[]): () => ReadonlySet<string> {
+  let source: readonly string[] | undefined;
+  let canonical = new Set<string>();
+  return () => {
+    const current = hostAddresses();
+    if (current !== source) {
+      source = current;
+      canonical = new Set(current.map(canonicalAddress).filter((address): address is string => address !== null));
+    }
+    return canonical;
+  };
+}
+
 /** What kind of address `ip` is for this route: non-public, this host's own, or null (public). */
-function categorize(ip: string, hostAddresses: () => readonly string[]): AddressCategory | null {
+function categorize(ip: string, hostAddresses: () => ReadonlySet<string>): AddressCategory | null {
   const category = classifyAddress(ip);
   if (category !== null) return category;
   const canonical = canonicalAddress(ip);
-  return hostAddresses().some((address) => canonicalAddress(address) === canonical) ? 'this-host' : null;
+  return canonical !== null && hostAddresses().has(canonical) ? 'this-host' : null;
 }
 
 async function checkTarget(
   hostname: string,
   allowed: readonly AllowedRange[],
   lookup: typeof dns.lookup,
-  hostAddresses: () => readonly string[],
+  hostAddresses: () => ReadonlySet<string>,
 ): Promise<TargetCheck> {
   const host = canonicalHost(hostname);
   if (host === null) {
@@ -529,7 +546,7 @@ class SessionEgressRoute implements EgressRoute {
 /** Starts a session's egress route on 127.0.0.1 and an ephemeral port (the port identifies the session). */
 export async function startEgressRoute(options: EgressRouteOptions): Promise<EgressRoute> {
   const allowed = parseAllowRanges(options.policy.allow);
-  const hostAddresses = options.hostAddresses ?? interfaceAddresses();
+  const hostAddresses = canonicalHostAddresses(options.hostAddresses ?? interfaceAddresses());
   const upstreamProxyUrl =
     options.upstreamProxyUrl === undefined ? undefined : checkUpstreamProxyUrl(options.upstreamProxyUrl);
   const lookup = options.lookup ?? dns.lookup;
