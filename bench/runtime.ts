@@ -142,6 +142,20 @@ async function sandboxCost(root: string): Promise<void> {
   reportFigure('runtime', 'sandbox_open_ms_p50', percentile(times, 50), 'ms', { samples, confinement: 'confined' });
 }
 
+/** What a hard cap of one core per session (`confinement.cpus: 1`) does to cold starts. */
+async function cpuCapCost(root: string, spec: { browser: string; url: string; language: string; layout: string }): Promise<void> {
+  const { runtime } = await SessionRuntime.open({ root, egress, confinement: { cpus: 1 } });
+  await runtime.stopSession((await runtime.startSession(spec)).id);
+  const ready: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const session = await runtime.startSession(spec);
+    ready.push(session.readyMs);
+    await runtime.stopSession(session.id);
+  }
+  reportFigure('runtime', 'cold_ready_ms_p50', percentile(ready, 50), 'ms', { samples, confinement: 'confined, one-core cap' });
+  await runtime.close();
+}
+
 export async function runtimeBench(): Promise<void> {
   const server = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -152,6 +166,7 @@ export async function runtimeBench(): Promise<void> {
     for (const mode of ['unconfined', 'confined'] as const) await measure(mode, join(root, mode), spec);
     await mkdir(join(root, 'sandbox', 'shared'), { recursive: true });
     await sandboxCost(root);
+    await cpuCapCost(join(root, 'cpu-cap'), spec);
   } finally {
     server.close();
     await rm(root, { recursive: true, force: true });

@@ -24,7 +24,7 @@ export interface ConfinementSettings extends ResourceLimits {
 export const DEFAULT_CONFINEMENT: ConfinementSettings = {
   memoryMb: 2048,
   processes: 512,
-  // No hard cap by default: a cap slows every start (one core: cold ready +250 ms on two cores),
+  // No hard cap by default: a cap slows every start (one core: cold ready ~+100 ms on two cores),
   // and fair shares already keep one session from starving the others.
   cpus: null,
   diskMb: 1024,
