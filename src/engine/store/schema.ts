@@ -1,5 +1,5 @@
-// The service's database schema as ordered migrations. Plain SQL that SQLite and Postgres both
-// accept (TEXT ids, INTEGER epoch milliseconds), so one query layer can serve either.
+// The embedded SQLite database's schema as ordered migrations (Postgres has its own, with its own
+// types, in postgres-schema.ts; the queries in store.ts serve both).
 export const MIGRATIONS: readonly string[] = [
   `CREATE TABLE accounts (
      id TEXT PRIMARY KEY,
@@ -86,4 +86,19 @@ export const MIGRATIONS: readonly string[] = [
      session_id TEXT
    );
    CREATE INDEX v6_tokens_expires ON v6_tokens(expires_at);`,
+  // Nodes (a cluster of engines on one Postgres; one node on SQLite): who runs which session.
+  // `browsers` is a JSON array of the browser ids the node can start; `capacity` NULL = no limit;
+  // `state` is active, draining (runs its sessions to their end, takes no new one) or lost.
+  `ALTER TABLE sessions ADD COLUMN node_id TEXT;
+   CREATE INDEX sessions_node_status ON sessions(node_id, status);
+   CREATE TABLE nodes (
+     id TEXT PRIMARY KEY,
+     internal_url TEXT NOT NULL,
+     advertised_url TEXT NOT NULL,
+     capacity INTEGER,
+     browsers TEXT NOT NULL,
+     state TEXT NOT NULL,
+     started_at INTEGER NOT NULL,
+     heartbeat_at INTEGER NOT NULL
+   );`,
 ];
