@@ -53,7 +53,7 @@ export async function proxyBench(): Promise<void> {
       shareBase: 'https://share.example.test',
     } as never,
   });
-  const { account, apiKey } = engine.accounts.create({ contact: 'bench@example.com', plans: ['bench'] });
+  const { account, apiKey } = await engine.accounts.create({ contact: 'bench@example.com', plans: ['bench'] });
   const key = apiKey.key;
   const secret = 'proxy-bench-secret-0123456789abcdef0123';
   const routeFor = (service: RemoteBrowserService) =>
@@ -70,7 +70,7 @@ export async function proxyBench(): Promise<void> {
     const created = await overHttp(new Request('http://app.test/api/remote-browser/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ browser: 'chromium' }) }));
     const { handle } = (await created.json()) as { handle: string };
     if (created.status !== 200) throw new Error(`create answered HTTP ${created.status}`);
-    const sessionId = engine.store.sessionsOf(account.id, 0, 1)[0]!.id;
+    const sessionId = (await engine.store.sessionsOf(account.id, 0, 1))[0]!.id;
     await overHttp(new Request(`http://app.test/api/remote-browser/sessions/${handle}`, { method: 'DELETE', headers: { 'content-type': 'application/json' } }));
 
     const auth = { authorization: `Bearer ${key}` };

@@ -50,7 +50,7 @@ export async function viewerBench(): Promise<void> {
   const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   const dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-bench-'));
   const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  const key = engine.accounts.create({ contact: 'bench@example.com', plans: ['team'] }).apiKey.key;
+  const key = (await engine.accounts.create({ contact: 'bench@example.com', plans: ['team'] })).apiKey.key;
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
   const call = async (path: string, body: unknown) =>
     (await (await fetch(`${engine.url}/v8${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json()) as Record<string, any>;
@@ -86,7 +86,7 @@ export async function viewerBench(): Promise<void> {
     // Recorded in the page as it happens (not when the test asks), at every animation frame.
     const firstPixelAt = Number(await page.evaluate('window.__firstVisiblePixelAt'));
     engine.sessions.off('status', onStatus);
-    const runtime = engine.runtime.get(engine.store.session(created.vmId)!.runtime_id!)!;
+    const runtime = engine.runtime.get((await engine.store.session(created.vmId))!.runtime_id!)!;
     // The Xvnc process itself (a confined session starts it through nsenter and setpriv).
     const xvnc = (await findMarkedProcesses({ dir: runtime.dir })).find((p) => !p.zombie && /(^|\/)Xvnc\b/.test(p.command.split(' ')[0] ?? ''));
     return {

@@ -67,9 +67,9 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   let newApiKey: string | null = null;
   try {
     credentials = JSON.parse(await readFile(credentialsFile, 'utf8')) as DemoCredentials;
-    if (!engine.accounts.authenticate(credentials.apiKey)) throw new Error('the stored key was revoked');
+    if (!(await engine.accounts.authenticate(credentials.apiKey))) throw new Error('the stored key was revoked');
   } catch {
-    const created = engine.accounts.create({ contact: 'developer@localhost.test', plans: ['pro'] });
+    const created = await engine.accounts.create({ contact: 'developer@localhost.test', plans: ['pro'] });
     credentials = { accountId: created.account.id, apiKey: created.apiKey.key, handleSecret: randomBytes(32).toString('base64url') };
     await writeFile(credentialsFile, JSON.stringify(credentials), { mode: 0o600 });
     newApiKey = created.apiKey.key;

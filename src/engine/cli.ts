@@ -1,7 +1,8 @@
-// The `remote-browser-kit` command line for operators: serve, plans, accounts, keys, doctor.
+// The `remote-browser-kit` command line for operators: serve, plans, accounts, keys, nodes, doctor.
 // Every command has --json output for scripts; errors exit 1 with a message that says what to do.
 import { Command } from 'commander';
-import { loadEngineConfig } from './config.js';
+import { loadEngineConfig, type EngineConfig } from './config.js';
+import { drainNode, listNodes, removeNode } from './cluster/nodes.js';
 import { formatDoctor, runDoctor } from './doctor.js';
 import { startDemo } from '../demo/server.js';
 import { createEngine, offsetClock, openDataDirectory } from './engine.js';
@@ -9,6 +10,7 @@ import { createEngine, offsetClock, openDataDirectory } from './engine.js';
 interface Common {
   data: string;
   config?: string;
+  database?: string;
   json?: boolean;
 }
 
@@ -17,15 +19,15 @@ function print(options: { json?: boolean }, value: unknown, text: () => string):
 }
 
 /** Runs an operator command against the data directory, turning failures into a clear exit. */
-async function withData<T>(options: Common, work: (open: ReturnType<typeof openDataDirectory>) => T, text: (value: T) => string): Promise<void> {
+async function withData<T>(options: Common, work: (open: Awaited<ReturnType<typeof openDataDirectory>>, config: EngineConfig) => T | Promise<T>, text: (value: T) => string): Promise<void> {
   try {
     const config = await loadEngineConfig(options.config);
-    const opened = openDataDirectory(options.data, config);
+    const opened = await openDataDirectory(options.data, config, Date.now, options.database ?? config.database);
     try {
-      const value = work(opened);
+      const value = await work(opened, config);
       print(options, value, () => text(value));
     } finally {
-      opened.store.close();
+      await opened.store.close();
     }
   } catch (error) {
     const message = (error as Error).message;
@@ -36,7 +38,11 @@ async function withData<T>(options: Common, work: (open: ReturnType<typeof openD
 }
 
 const common = (command: Command) =>
-  command.option('--data <dir>', 'data directory', '.data').option('--config <file>', 'configuration file (JSON, see docs/operator-cli.md)').option('--json', 'print JSON');
+  command
+    .option('--data <dir>', 'data directory', '.data')
+    .option('--config <file>', 'configuration file (JSON, see docs/operator-cli.md)')
+    .option('--database <url>', 'a postgres:// URL that several nodes share (default: SQLite in the data directory)')
+    .option('--json', 'print JSON');
 
 export function buildCli(): Command {
   const program = new Command('remote-browser-kit').description('Remote browser sessions: the engine and its operator tools');
@@ -48,11 +54,18 @@ export function buildCli(): Command {
       try {
         const config = await loadEngineConfig(options.config);
         const clockFile = process.env.RBK_CLOCK_OFFSET_FILE;
-        const engine = await createEngine({ port: Number(options.port), host: options.host, dataDir: options.data, config, ...(clockFile ? { now: offsetClock(clockFile) } : {}) });
-        const facts = { url: engine.url, reaped: engine.reaped, recovered: engine.recovered, browsers: engine.runtime.images.filter((i) => i.enabled).map((i) => i.id) };
+        const engine = await createEngine({
+          port: Number(options.port),
+          host: options.host,
+          dataDir: options.data,
+          config,
+          ...(options.database ? { database: options.database } : {}),
+          ...(clockFile ? { now: offsetClock(clockFile) } : {}),
+        });
+        const facts = { url: engine.url, node: engine.nodeId, database: engine.store.dialect, reaped: engine.reaped, recovered: engine.recovered, browsers: engine.runtime.images.filter((i) => i.enabled).map((i) => i.id) };
         print(options, facts, () =>
           [
-            `remote-browser-kit engine listening on ${engine.url}`,
+            `remote-browser-kit engine listening on ${engine.url} (node ${engine.nodeId}, ${engine.store.dialect === 'postgres' ? 'Postgres: a node of a cluster' : 'SQLite in the data directory'})`,
             `  browsers: ${facts.browsers.join(', ') || 'none (run remote-browser-kit doctor)'}`,
             `  cleaned from an earlier run: ${engine.reaped.directories} session directories, ${engine.reaped.processes} processes`,
             `  sessions ended by the restart: ${engine.recovered.suspended} suspended, ${engine.recovered.errored} failed to start`,
@@ -120,6 +133,19 @@ export function buildCli(): Command {
     );
   common(keys.command('revoke').description('revoke an API key at once').argument('<keyId>', 'key id from keys list')).action((keyId: string, options: Common) =>
     withData(options, ({ accounts: a }) => a.revokeKey(keyId), (r) => `revoked ${r.id}`),
+  );
+
+  const nodes = program.command('nodes').description('the nodes of a cluster: their load, drain, remove');
+  common(nodes.command('list').description('list the nodes with their state, load and capacity')).action((options: Common) =>
+    withData(options, ({ store }, config) => listNodes(store, config), (list) =>
+      list.map((n) => `${n.id.padEnd(20)} ${n.state.padEnd(9)} ${n.alive ? 'alive' : 'silent'}  ${n.load}/${n.capacity ?? 'no limit'} sessions  ${n.browsers.join(', ')}  ${n.internalUrl}`).join('\n') || 'no nodes',
+    ),
+  );
+  common(nodes.command('drain').description('take no new sessions on a node; its sessions run to their end').argument('<nodeId>', 'node id from nodes list')).action(
+    (nodeId: string, options: Common) => withData(options, ({ store }) => drainNode(store, nodeId), (r) => `node ${r.id} drains: ${r.load} sessions run to their end, no new ones go there`),
+  );
+  common(nodes.command('remove').description('forget a node that has stopped (its sessions left end as suspended)').argument('<nodeId>', 'node id from nodes list')).action(
+    (nodeId: string, options: Common) => withData(options, ({ store }, config) => removeNode(store, config, nodeId), (r) => `node ${r.id} removed; ${r.ended} of its sessions ended`),
   );
 
   program

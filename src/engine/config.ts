@@ -74,6 +74,35 @@ export const engineConfigSchema = z
     v6: z
       .object({ sunset: z.iso.date('must be a date of the form YYYY-MM-DD').default(DEFAULT_V6_SUNSET) })
       .default({ sunset: DEFAULT_V6_SUNSET }),
+    /**
+     * Where state lives: null = SQLite in the data directory (one machine); a postgres:// URL = a
+     * Postgres database that several nodes share (docs/deployment.md). `--database` overrides it.
+     */
+    database: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL, or null for SQLite in the data directory')
+      .nullable()
+      .default(null),
+    /** This engine as a node of a cluster (docs/deployment.md). */
+    node: z
+      .object({
+        /** Stable id; default: one made at the first start and kept in the data directory. */
+        id: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'letters, digits, ".", "_" and "-", at most 64').nullable().default(null),
+        /** How other nodes reach this one (node-to-node calls); default: the address it listens on. */
+        internalUrl: z.string().url().nullable().default(null),
+        /** Sessions this node runs at once (starting or running); null = no limit. */
+        capacity: z.number().int().min(0).nullable().default(null),
+      })
+      .default({ id: null, internalUrl: null, capacity: null }),
+    cluster: z
+      .object({
+        /** The secret every node of a cluster shares: node-to-node calls carry proof of it. */
+        secret: z.string().min(32, 'must be at least 32 characters').nullable().default(null),
+        /** How often a node says it is alive, and after how long without a word it counts as lost. */
+        heartbeatMs: z.number().int().min(100).max(60_000).default(2000),
+        lostAfterMs: z.number().int().min(500).max(600_000).default(6000),
+      })
+      .default({ secret: null, heartbeatMs: 2000, lostAfterMs: 6000 }),
     /** Settings that take protection away; each one is logged loudly at start. */
     insecure: z
       .object({
@@ -87,6 +116,9 @@ export const engineConfigSchema = z
     for (const plan of config.plans) {
       if (ids.has(plan.id)) context.addIssue({ code: 'custom', path: ['plans'], message: `plan id "${plan.id}" appears twice` });
       ids.add(plan.id);
+    }
+    if (config.cluster.lostAfterMs < 2 * config.cluster.heartbeatMs) {
+      context.addIssue({ code: 'custom', path: ['cluster', 'lostAfterMs'], message: 'must be at least twice cluster.heartbeatMs' });
     }
     if (config.v6.sunset < V6_DEPRECATED_ON) {
       context.addIssue({ code: 'custom', path: ['v6', 'sunset'], message: `must not be before ${V6_DEPRECATED_ON}, the day v6 was deprecated` });

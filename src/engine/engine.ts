@@ -1,21 +1,25 @@
 // createEngine(): the session service in one object: the store, accounts, sessions and the
-// runtime behind the HTTP interface. `remote-browser-kit serve` runs the same thing.
+// runtime behind the HTTP interface; with a Postgres database, a node of a cluster (several
+// engines share the work). `remote-browser-kit serve` runs the same thing.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { Accounts } from './accounts/accounts.js';
+import { NodeLink } from './cluster/node-link.js';
 import { parseEngineConfig, type EngineConfig } from './config.js';
 import { createApi } from './http/api.js';
 import { apiRequestOf, responseOf } from './http/fetch.js';
+import { limitersFor } from './http/limits.js';
 import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
 import { SessionRuntime, type ReapReport } from './runtime/runtime.js';
 import { SessionService } from './sessions/service.js';
 import { createShareApi } from './viewer/share-api.js';
 import { createViewerSite } from './viewer/site.js';
-import { SqliteStore } from './store/sqlite-store.js';
+import { SqliteDatabase } from './store/sqlite.js';
+import { Store } from './store/store.js';
 
 export interface EngineOptions {
   /** Data directory: the database file and the session directories. Default `.data`. */
@@ -27,12 +31,16 @@ export interface EngineOptions {
   config?: Partial<EngineConfig> | EngineConfig;
   /** The engine's clock (ms since the epoch); tests move it to cross cycles. */
   now?: () => number;
+  /** A postgres:// URL: overrides the configuration's `database` (`--database`). */
+  database?: string;
 }
 
 export interface Engine {
   readonly url: string;
   readonly runtime: SessionRuntime;
-  readonly store: SqliteStore;
+  readonly store: Store;
+  /** This engine's id as a node (of a cluster, or the one node on SQLite). */
+  readonly nodeId: string;
   readonly accounts: Accounts;
   readonly sessions: SessionService;
   readonly reaped: ReapReport;
@@ -42,11 +50,40 @@ export interface Engine {
   close(): Promise<void>;
 }
 
-/** Opens the store and accounts of a data directory (the operator CLI uses this without serving). */
-export function openDataDirectory(dataDir: string, config: EngineConfig, now: () => number = Date.now): { store: SqliteStore; accounts: Accounts } {
+/**
+ * Opens the store and accounts: Postgres when `database` (or the configuration) names one, else
+ * SQLite in the data directory. The operator CLI uses this without serving.
+ */
+export async function openDataDirectory(
+  dataDir: string,
+  config: EngineConfig,
+  now: () => number = Date.now,
+  database: string | null = config.database,
+): Promise<{ store: Store; accounts: Accounts }> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const store = new SqliteStore(join(dataDir, 'engine.sqlite'));
+  let opened;
+  if (database) {
+    if (!/^postgres(ql)?:\/\//.test(database)) throw new Error('--database must be a postgres:// URL (without it, SQLite in the data directory is used)');
+    const { PostgresDatabase } = await import('./store/postgres.js');
+    opened = await PostgresDatabase.open(database);
+  } else {
+    opened = new SqliteDatabase(join(dataDir, 'engine.sqlite'));
+  }
+  const store = new Store(opened);
   return { store, accounts: new Accounts(store, config, now) };
+}
+
+/** This node's id: the configured one, else one made at the first start and kept in the data directory. */
+function nodeIdOf(dataDir: string, config: EngineConfig): string {
+  if (config.node.id) return config.node.id;
+  const file = join(dataDir, 'node-id');
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    const id = `node-${randomBytes(6).toString('hex')}`;
+    writeFileSync(file, `${id}\n`, { mode: 0o600 });
+    return id;
+  }
 }
 
 /** A clock that adds the number of ms in `file` (re-read when it changes): for tests only. */
@@ -71,8 +108,14 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const config = parseEngineConfig(options.config ?? {});
   const dataDir = resolve(options.dataDir ?? '.data');
   const now = options.now ?? Date.now;
-  const { store, accounts } = openDataDirectory(dataDir, config, now);
-  const secret = store.settingOrInsert('share_link_secret', randomBytes(32).toString('base64url'));
+  const { store, accounts } = await openDataDirectory(dataDir, config, now, options.database ?? config.database);
+  const clustered = store.dialect === 'postgres';
+  if (clustered && !config.cluster.secret) {
+    await store.close();
+    throw new Error('cluster.secret: a Postgres database makes this engine a node of a cluster; set the same secret (at least 32 characters) on every node (docs/deployment.md)');
+  }
+  const nodeId = nodeIdOf(dataDir, config);
+  const secret = await store.settingOrInsert('share_link_secret', randomBytes(32).toString('base64url'));
   const warm = config.warm.browsers > 0 || config.warm.displays > 0
     ? { displays: config.warm.displays, browsers: config.warm.browsers > 0 ? [{ browser: 'chromium', count: config.warm.browsers }] : [] }
     : undefined;
@@ -90,21 +133,49 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   });
 
   let url = '';
-  const sessions = new SessionService({ store, accounts, config, runtime, now, secret, shareBase: () => config.shareBase ?? url });
-  const recovered = sessions.recover();
-  sessions.startSweeping();
-  const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url) });
+  // On one machine the link only registers the node (capacity, `nodes list`); in a cluster it is
+  // also how nodes reach each other.
+  const identity = { id: nodeId, internalUrl: '', advertisedUrl: '', capacity: config.node.capacity, browsers: runtime.images.filter((i) => i.enabled).map((i) => i.id) };
+  const link = new NodeLink({
+    store,
+    node: identity,
+    secret: config.cluster.secret ?? randomBytes(32).toString('hex'),
+    heartbeatMs: config.cluster.heartbeatMs,
+    lostAfterMs: config.cluster.lostAfterMs,
+    now,
+    watchOthers: clustered,
+  });
+  const sessions = new SessionService({
+    store,
+    accounts,
+    config,
+    runtime,
+    now,
+    secret,
+    nodeId,
+    ...(clustered ? { cluster: link } : {}),
+    shareBase: () => config.shareBase ?? url,
+  });
+  const recovered = await sessions.recover();
+  const limits = limitersFor(store);
+  const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter: limits.limiter });
 
-  const shareApi = createShareApi({ sessions });
+  const shareApi = createShareApi({
+    sessions,
+    limiter: limits.limiter,
+    ...(clustered ? { remoteDisplay: (row) => link.remoteDisplay(row) } : {}),
+  });
+  await limits.ready();
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const requestUrl = new URL(request.url ?? '/', 'http://engine');
+    if (clustered && (await link.handle(request, response, requestUrl))) return;
     if (await api(request, response, requestUrl)) return;
     if (await shareApi.handle(request, response, requestUrl)) return;
     if (await site.handle(request, response, requestUrl)) return;
     if (request.method === 'GET' && requestUrl.pathname === '/healthz') {
-      return sendJson(response, { status: 'ok', sessions: sessions.activeCount(), warm: runtime.warmCount() });
+      return sendJson(response, { status: 'ok', node: nodeId, sessions: await sessions.activeCount(), warm: runtime.warmCount() });
     }
     sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${requestUrl.pathname.slice(0, 100)}` }, 404);
   };
@@ -117,6 +188,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   });
   server.on('clientError', (_, socket) => socket.destroy());
   server.on('upgrade', (request, socket, head) => {
+    if (clustered) {
+      const sessionId = link.verifyUpgrade(request, new URL(request.url ?? '/', 'http://engine'));
+      if (sessionId) return shareApi.upgradeFromNode(request, socket, head, sessionId);
+    }
     shareApi.upgrade(request, socket, head).then(
       (handled) => handled || socket.destroy(),
       () => socket.destroy(),
@@ -131,10 +206,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   // until the operator sets `shareBase` to the address viewers really reach.
   const reachable = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
   url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${address.port}`;
+  identity.internalUrl = config.node.internalUrl ?? url;
+  identity.advertisedUrl = config.shareBase ?? url;
+  await link.start(sessions);
+  sessions.startSweeping();
   return {
     url,
     runtime,
     store,
+    nodeId,
     accounts,
     sessions,
     reaped,
@@ -153,10 +233,11 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         server.close(() => done());
         server.closeAllConnections();
       });
+      await link.close();
       shareApi.close();
       await sessions.close();
       await runtime.close();
-      store.close();
+      await store.close();
     },
   };
 }

@@ -70,7 +70,7 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   dir = await mkdtemp(join(tmpdir(), 'rbk-e2e-'));
   engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  key = engine.accounts.create({ contact: 'e2e@example.com', plans: ['pro'] }).apiKey.key;
+  key = (await engine.accounts.create({ contact: 'e2e@example.com', plans: ['pro'] })).apiKey.key;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
 });
 
@@ -98,7 +98,7 @@ describe('a share link in a real browser', () => {
       expect(await waitForPixel(page, 640, 600, [255, 215, 0])).toEqual([255, 215, 0]);
 
       // Where the remote page's elements are on the remote screen (below the browser's toolbar).
-      const row = engine.store.session(created.vmId)!;
+      const row = (await engine.store.session(created.vmId))!;
       const control = engine.runtime.get(row.runtime_id!)!.control!;
       const chromeHeight = Number(await control.evaluate('window.outerHeight - window.innerHeight'));
       const field = await viewerPoint(page, 240, chromeHeight + 64);

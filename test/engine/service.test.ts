@@ -66,7 +66,7 @@ beforeAll(async () => {
       residential: { upstream: upstreamUrl, countries: ['de'] },
     } as never,
   });
-  const created = engine.accounts.create({ contact: 'ops@example.com', plans: ['travel'] });
+  const created = await engine.accounts.create({ contact: 'ops@example.com', plans: ['travel'] });
   key = created.apiKey.key;
   accountId = created.account.id;
 });
@@ -133,7 +133,7 @@ describe('limits over time', () => {
     // Watched all along (a viewer keeps it alive), it still ends at the maximum duration.
     const long = await call('/vm/create', { browser: 'chromium', url: pageUrl });
     expect(await statusOf(long.vmId, (s) => s !== 'starting')).toBe('running');
-    engine.store.updateSession(long.vmId, { last_viewer_at: Date.now() + offset + 60 * 60_000 });
+    await engine.store.updateSession(long.vmId, { last_viewer_at: Date.now() + offset + 60 * 60_000 });
     offset += 61 * 60_000;
     expect(await statusOf(long.vmId, (s) => s !== 'running', 5000)).toBe('suspended');
     expect(await call('/vm/remove', { id: long.vmId })).toEqual({ status: 'ok' });
@@ -143,10 +143,10 @@ describe('limits over time', () => {
   it('suspends a session whose browser crashed after it was running', async () => {
     const created = await call('/vm/create', { browser: 'chromium', url: pageUrl });
     expect(await statusOf(created.vmId, (s) => s !== 'starting')).toBe('running');
-    const runtimeId = engine.store.session(created.vmId)!.runtime_id!;
+    const runtimeId = (await engine.store.session(created.vmId))!.runtime_id!;
     process.kill(engine.runtime.get(runtimeId)!.browser.process.pid, 'SIGKILL');
     expect(await statusOf(created.vmId, (s) => s !== 'running')).toBe('suspended');
-    expect(engine.store.session(created.vmId)!.end_reason).toMatch(/Chromium exited/);
+    expect((await engine.store.session(created.vmId))!.end_reason).toMatch(/Chromium exited/);
     // Its display and egress route end with it, shortly after the status moves.
     const deadline = Date.now() + 3000;
     while (engine.runtime.get(runtimeId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

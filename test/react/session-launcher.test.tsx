@@ -27,7 +27,7 @@ const routes: MountedRoute[] = [];
 const en = resources.en.launcher;
 
 async function route(planId: string, options: Parameters<typeof mountRoute>[2] = {}): Promise<string> {
-  const { apiKey } = engine.accounts.create({ contact: `${planId}@example.com`, plans: [planId] });
+  const { apiKey } = await engine.accounts.create({ contact: `${planId}@example.com`, plans: [planId] });
   const mounted = await mountRoute(engine, apiKey.key, options);
   routes.push(mounted);
   return mounted.endpoint;
@@ -130,7 +130,7 @@ describe('SessionLauncher', () => {
   });
 
   it('offers a retry when the service fails', async () => {
-    const { apiKey } = engine.accounts.create({ contact: 'down@example.com', plans: ['std'] });
+    const { apiKey } = await engine.accounts.create({ contact: 'down@example.com', plans: ['std'] });
     const down = await mountRoute(null, apiKey.key);
     routes.push(down);
     const { container } = renderWithRoute(<SessionLauncher />, down.endpoint);
@@ -141,7 +141,7 @@ describe('SessionLauncher', () => {
   });
 
   it('asks the person to sign in when the host app does not know them', async () => {
-    const { apiKey } = engine.accounts.create({ contact: 'anon@example.com', plans: ['std'] });
+    const { apiKey } = await engine.accounts.create({ contact: 'anon@example.com', plans: ['std'] });
     const anonymous = await mountRoute(engine, apiKey.key, { authorize: () => null });
     routes.push(anonymous);
     renderWithRoute(<SessionLauncher />, anonymous.endpoint);

@@ -21,14 +21,14 @@ let secret: string;
 let counter = 0;
 
 /** A session row in the given status, and its share link in `language`. */
-function sessionLink(status: string, language: ShareLanguage, callbackUrl: string | null = null): string {
+async function sessionLink(status: string, language: ShareLanguage, callbackUrl: string | null = null): Promise<string> {
   const id = `${status}${String(++counter).padStart(4, '0')}`.padEnd(32, '0');
-  engine.store.insertSession({
+  await engine.store.insertSession({
     id, account_id: accountId, subscription_id: subscriptionId, status, browser: 'chromium', browser_name: 'Chromium', url: null,
     language: 'en', layout: 'us', country: null, exit_city: null, egress: null, share_language: language, callback_url: callbackUrl,
-    link_hash: shareLinkHash(shareLinkId(secret, id)), counted: 1, ever_ran: status === 'running' ? 1 : 0, created_at: Date.now(),
+    link_hash: shareLinkHash(shareLinkId(secret, id)), counted: true, ever_ran: status === 'running', created_at: Date.now(),
     running_at: null, ended_at: null, last_viewer_at: null, egress_bytes: 0, residential_bytes: 0, runtime_id: null, end_reason: null,
-    location_applied: null, location_reason: null,
+    location_applied: null, location_reason: null, node_id: null,
   });
   return `${engine.url}/${language}/s?${shareLinkId(secret, id)}`;
 }
@@ -36,10 +36,10 @@ function sessionLink(status: string, language: ShareLanguage, callbackUrl: strin
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-'));
   engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  const created = engine.accounts.create({ contact: 'viewer@example.com', plans: ['pro'] });
+  const created = await engine.accounts.create({ contact: 'viewer@example.com', plans: ['pro'] });
   accountId = created.account.id;
   subscriptionId = created.account.subscriptions[0]!.id;
-  secret = engine.store.setting('share_link_secret')!;
+  secret = (await engine.store.setting('share_link_secret'))!;
 });
 
 afterAll(async () => {
@@ -51,7 +51,7 @@ describe.each(SHARE_LANGUAGES)('in %s', (language) => {
   const text = resources[language].viewer;
 
   it('shows the waiting screen with progress and a screen-reader status', async () => {
-    const { container } = render(<ShareViewer shareUrl={sessionLink('starting', language)} />);
+    const { container } = render(<ShareViewer shareUrl={await sessionLink('starting', language)} />);
     expect(await screen.findByRole('heading', { name: text.waiting.title })).toBeInTheDocument();
     expect(screen.getByRole('progressbar', { name: text.waiting.progress })).toBeInTheDocument();
     const status = screen.getByRole('status');
@@ -63,7 +63,7 @@ describe.each(SHARE_LANGUAGES)('in %s', (language) => {
   });
 
   it('shows the live session screen with its controls', async () => {
-    const { container } = render(<ShareViewer shareUrl={sessionLink('running', language)} />);
+    const { container } = render(<ShareViewer shareUrl={await sessionLink('running', language)} />);
     expect(await screen.findByRole('application', { name: text.running.region.replace('{{browser}}', 'Chromium') })).toBeInTheDocument();
     const toolbar = screen.getByRole('toolbar', { name: text.toolbar.label });
     for (const name of [text.toolbar.fullscreen, text.toolbar.paste, text.toolbar.keyboard, text.toolbar.esc, text.leave]) {
@@ -74,7 +74,7 @@ describe.each(SHARE_LANGUAGES)('in %s', (language) => {
 
   it('shows the ended screen, and Leave goes to the callbackUrl', async () => {
     const onLeave = vi.fn();
-    const { container } = render(<ShareViewer shareUrl={sessionLink('suspended', language, 'https://app.example.com/done')} onLeave={onLeave} />);
+    const { container } = render(<ShareViewer shareUrl={await sessionLink('suspended', language, 'https://app.example.com/done')} onLeave={onLeave} />);
     expect(await screen.findByRole('heading', { name: text.ended.title })).toBeInTheDocument();
     await userEvent.click(screen.getByRole('button', { name: text.leave }));
     expect(onLeave).toHaveBeenCalledWith('https://app.example.com/done');
@@ -83,7 +83,7 @@ describe.each(SHARE_LANGUAGES)('in %s', (language) => {
 
   it('shows the gone screen for a deleted session, and Leave goes to the launch page', async () => {
     const onLeave = vi.fn();
-    const { container } = render(<ShareViewer shareUrl={sessionLink('deleted', language)} onLeave={onLeave} />);
+    const { container } = render(<ShareViewer shareUrl={await sessionLink('deleted', language)} onLeave={onLeave} />);
     expect(await screen.findByRole('heading', { name: text.gone.title })).toBeInTheDocument();
     await userEvent.click(screen.getByRole('button', { name: text.leave }));
     expect(onLeave).toHaveBeenCalledWith(`${engine.url}/`);
@@ -93,12 +93,12 @@ describe.each(SHARE_LANGUAGES)('in %s', (language) => {
 
 describe('ShareViewer', () => {
   it('takes its language from the link, unless overridden', async () => {
-    render(<ShareViewer shareUrl={sessionLink('suspended', 'de')} language="fr" />);
+    render(<ShareViewer shareUrl={await sessionLink('suspended', 'de')} language="fr" />);
     expect(await screen.findByRole('heading', { name: resources.fr.viewer.ended.title })).toBeInTheDocument();
   });
 
   it('accepts a share base and link id instead of a link, and reports each state', async () => {
-    const link = new URL(sessionLink('starting', 'en'));
+    const link = new URL(await sessionLink('starting', 'en'));
     const states: string[] = [];
     render(<ShareViewer shareBase={engine.url} linkId={link.search.slice(1)} onStateChange={(s) => states.push(s)} />);
     expect(await screen.findByRole('heading', { name: resources.en.viewer.waiting.title })).toBeInTheDocument();
@@ -107,8 +107,8 @@ describe('ShareViewer', () => {
   });
 
   it('reads the share API through a given fetch, and polls with it', async () => {
-    const url = sessionLink('starting', 'pt');
-    const id = [...engine.store.sessionsWithStatus(['starting'])].at(-1)!.id;
+    const url = await sessionLink('starting', 'pt');
+    const id = (await engine.store.sessionsWithStatus(['starting'])).at(-1)!.id;
     const asked: string[] = [];
     const recordingFetch: typeof fetch = (input, init) => {
       asked.push(String(input));
@@ -116,7 +116,7 @@ describe('ShareViewer', () => {
     };
     render(<ShareViewer shareUrl={url} fetch={recordingFetch} />);
     expect(await screen.findByRole('heading', { name: resources.pt.viewer.waiting.title })).toBeInTheDocument();
-    engine.store.moveSession(id, ['starting'], 'error');
+    await engine.store.moveSession(id, ['starting'], 'error');
     await waitFor(() => expect(screen.getByRole('heading', { name: resources.pt.viewer.ended.title })).toBeInTheDocument(), { timeout: 8000 });
     expect(asked.length).toBeGreaterThanOrEqual(2);
     expect(asked.every((address) => address === `${engine.url}/share/${new URL(url).search.slice(1)}`)).toBe(true);
@@ -133,7 +133,7 @@ describe('ShareViewer', () => {
   });
 
   it('has no view-only controls for input', async () => {
-    render(<ShareViewer shareUrl={sessionLink('running', 'en')} viewOnly />);
+    render(<ShareViewer shareUrl={await sessionLink('running', 'en')} viewOnly />);
     await screen.findByRole('application');
     expect(screen.getByText(resources.en.viewer.running.viewOnly)).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: resources.en.viewer.toolbar.keyboard })).toBeNull();
@@ -141,12 +141,12 @@ describe('ShareViewer', () => {
   });
 
   it('follows the session from waiting to ended without a reload', async () => {
-    const url = sessionLink('starting', 'es');
-    const id = [...engine.store.sessionsWithStatus(['starting'])].at(-1)!.id;
+    const url = await sessionLink('starting', 'es');
+    const id = (await engine.store.sessionsWithStatus(['starting'])).at(-1)!.id;
     render(<ShareViewer shareUrl={url} />);
     expect(await screen.findByRole('heading', { name: resources.es.viewer.waiting.title })).toBeInTheDocument();
     // jsdom has no EventSource; the viewer re-reads the state when the stream is unavailable.
-    engine.store.moveSession(id, ['starting'], 'error');
+    await engine.store.moveSession(id, ['starting'], 'error');
     await waitFor(() => expect(screen.getByRole('heading', { name: resources.es.viewer.ended.title })).toBeInTheDocument(), { timeout: 8000 });
   });
 });

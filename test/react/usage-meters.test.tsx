@@ -68,16 +68,16 @@ interface Account {
   subscriptions: string[];
 }
 
-function account(plans: string[]): Account {
-  const created = engine.accounts.create({ contact: `meters-${++counter}@example.com`, plans, cycleStart: ANCHOR });
+async function account(plans: string[]): Promise<Account> {
+  const created = await engine.accounts.create({ contact: `meters-${++counter}@example.com`, plans, cycleStart: ANCHOR });
   return { id: created.account.id, key: created.apiKey.key, subscriptions: created.account.subscriptions.map((s) => s.id) };
 }
 
 /** An account without any subscription (the operator CLI cannot make one; the store can). */
-function accountWithoutPlan(): Account {
+async function accountWithoutPlan(): Promise<Account> {
   const id = `acc_noplan${++counter}`;
   const key = `rbk_${'n'.repeat(40)}${counter}`;
-  engine.store.insertAccount(
+  await engine.store.insertAccount(
     { id, contact: `no-plan-${counter}@example.com`, language: null, layout: null, created_at: now() },
     [],
     { id: `key_noplan${counter}`, account_id: id, key_hash: hashSecret(key), prefix: key.slice(0, 10), created_at: now(), revoked_at: null },
@@ -86,14 +86,14 @@ function accountWithoutPlan(): Account {
 }
 
 /** A session row in the store (no browser): `starting` and `running` count as running. */
-function addSession(owner: Account, status: string, options: { pool?: number; residentialMb?: number } = {}): void {
+async function addSession(owner: Account, status: string, options: { pool?: number; residentialMb?: number } = {}): Promise<void> {
   const id = `s${String(++counter).padStart(6, '0')}`.padEnd(32, '0');
-  engine.store.insertSession({
+  await engine.store.insertSession({
     id, account_id: owner.id, subscription_id: owner.subscriptions[options.pool ?? 0]!, status, browser: 'chromium', browser_name: 'Chromium', url: null,
     language: 'en', layout: 'us', country: null, exit_city: null, egress: options.residentialMb ? 'residential' : null, share_language: 'en', callback_url: null,
-    link_hash: `hash${id}`, counted: 1, ever_ran: status === 'starting' ? 0 : 1, created_at: now(),
+    link_hash: `hash${id}`, counted: true, ever_ran: status !== 'starting', created_at: now(),
     running_at: null, ended_at: null, last_viewer_at: null, egress_bytes: 0, residential_bytes: Math.round((options.residentialMb ?? 0) * MB), runtime_id: null, end_reason: null,
-    location_applied: null, location_reason: null,
+    location_applied: null, location_reason: null, node_id: null,
   });
 }
 
@@ -222,23 +222,23 @@ beforeAll(async () => {
     config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.0/8'] } } as never,
   });
 
-  basic = account(['basic']);
-  addSession(basic, 'starting');
-  addSession(basic, 'running');
-  addSession(basic, 'suspended');
+  basic = await account(['basic']);
+  await addSession(basic, 'starting');
+  await addSession(basic, 'running');
+  await addSession(basic, 'suspended');
 
-  residential = account(['resi']);
-  addSession(residential, 'running', { residentialMb: 300 });
+  residential = await account(['resi']);
+  await addSession(residential, 'running', { residentialMb: 300 });
 
-  unlimited = account(['infinite']);
-  for (let i = 0; i < 3; i++) addSession(unlimited, 'deleted');
+  unlimited = await account(['infinite']);
+  for (let i = 0; i < 3; i++) await addSession(unlimited, 'deleted');
 
-  twoPools = account(['basic', 'resi']);
-  addSession(twoPools, 'running', { pool: 0 });
-  addSession(twoPools, 'running', { pool: 1, residentialMb: 1536 });
-  addSession(twoPools, 'suspended', { pool: 1 });
+  twoPools = await account(['basic', 'resi']);
+  await addSession(twoPools, 'running', { pool: 0 });
+  await addSession(twoPools, 'running', { pool: 1, residentialMb: 1536 });
+  await addSession(twoPools, 'suspended', { pool: 1 });
 
-  noPlan = accountWithoutPlan();
+  noPlan = await accountWithoutPlan();
   basicRoute = await mount(routeFor(basic.key));
 });
 
@@ -401,11 +401,11 @@ describe('UsageMeters states', () => {
 
 describe('UsageMeters cycle dates', () => {
   /** An account whose subscriptions are anchored on these days (the operator CLI anchors all alike). */
-  function anchoredAccount(anchors: Array<[plan: string, anchor: string]>): Account & { anchors: Record<string, string> } {
+  async function anchoredAccount(anchors: Array<[plan: string, anchor: string]>): Promise<Account & { anchors: Record<string, string> }> {
     const id = `acc_anchor${++counter}`;
     const key = `rbk_${'a'.repeat(40)}${counter}`;
     const subscriptions = anchors.map(([plan_id, cycle_anchor], position) => ({ id: `sub_anchor${counter}_${position}`, account_id: id, plan_id, cycle_anchor, position, created_at: now(), ended_at: null }));
-    engine.store.insertAccount(
+    await engine.store.insertAccount(
       { id, contact: `anchored-${counter}@example.com`, language: null, layout: null, created_at: now() },
       subscriptions,
       { id: `key_anchor${counter}`, account_id: id, key_hash: hashSecret(key), prefix: key.slice(0, 10), created_at: now(), revoked_at: null },
@@ -420,7 +420,7 @@ describe('UsageMeters cycle dates', () => {
     { anchor: '2024-01-31', at: '2024-03-10T12:00:00Z', started: 'February 29, 2024', resets: 'March 31, 2024' },
   ])('without cycle_end from the engine, a cycle anchored on $anchor that started $started resets $resets', async ({ anchor, at, started, resets }) => {
     await atClock(at, async () => {
-      const anchored = anchoredAccount([['basic', anchor]]);
+      const anchored = await anchoredAccount([['basic', anchor]]);
       const { container } = renderMeters((await mount(routeFor(anchored.key, { usage: withoutCycleEnd }))).endpoint);
       await ready(container);
       expect(screen.getByText(`Cycle started ${started}`)).toBeInTheDocument();
@@ -431,7 +431,7 @@ describe('UsageMeters cycle dates', () => {
   it("shows the engine's cycle_end as it is, for the totals and for a subscription that ends on another day", async () => {
     await atClock('2025-03-10T12:00:00Z', async () => {
       // Both cycles started on 28 February; the engine ends the one anchored on the 30th on 30 March.
-      const anchored = anchoredAccount([['basic', '2025-01-30'], ['resi', '2025-01-31']]);
+      const anchored = await anchoredAccount([['basic', '2025-01-30'], ['resi', '2025-01-31']]);
       const { container } = renderMeters((await mount(routeFor(anchored.key, { usage: withCycleEnd(anchored.anchors) }))).endpoint);
       await ready(container);
       const region = screen.getByRole('region', { name: en.title });
@@ -451,7 +451,7 @@ describe('UsageMeters cycle dates', () => {
 
 describe('UsageMeters refresh', () => {
   it('re-reads the meters after a session was created through the engine API, busy meanwhile', async () => {
-    const fresh = account(['basic']);
+    const fresh = await account(['basic']);
     const mounted = await mount(routeFor(fresh.key));
     const { container } = renderMeters(mounted.endpoint);
     await ready(container);

@@ -87,7 +87,7 @@ async function close(server: Server | ServerType | undefined): Promise<void> {
 
 beforeAll(async () => {
   t = await startTestEngine();
-  key = t.key('std').key;
+  key = (await t.key('std')).key;
 });
 afterAll(async () => {
   await t?.close();

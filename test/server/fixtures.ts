@@ -29,7 +29,7 @@ export interface TestEngine {
   /** A page on loopback for sessions to open. */
   pageUrl: string;
   /** A new account on the plan; its API key. */
-  key(planId?: string): { key: string; accountId: string };
+  key(planId?: string): Promise<{ key: string; accountId: string }>;
   close(): Promise<void>;
 }
 
@@ -51,8 +51,8 @@ export async function startTestEngine(config: Partial<EngineConfig> = {}): Promi
   return {
     engine,
     pageUrl: `http://127.0.0.1:${(page.address() as AddressInfo).port}/`,
-    key(planId = 'std') {
-      const created = engine.accounts.create({ contact: `${planId}-${Math.random().toString(36).slice(2)}@example.com`, plans: [planId] });
+    async key(planId = 'std') {
+      const created = await engine.accounts.create({ contact: `${planId}-${Math.random().toString(36).slice(2)}@example.com`, plans: [planId] });
       return { key: created.apiKey.key, accountId: created.account.id };
     },
     async close() {

@@ -63,7 +63,7 @@ async function send(route: (request: Request) => Promise<Response>, method: stri
 }
 
 /** Sessions the test account has ever had: refused requests must not add one. */
-const sessionCount = () => t.engine.store.sessionsOf(accountId, 0, 10_000).length;
+const sessionCount = async () => (await t.engine.store.sessionsOf(accountId, 0, 10_000)).length;
 
 function expectFailure(seen: Seen, http: number, status: string, message?: RegExp): void {
   expect(seen.status, seen.text).toBe(http);
@@ -74,7 +74,7 @@ function expectFailure(seen: Seen, http: number, status: string, message?: RegEx
 
 beforeAll(async () => {
   t = await startTestEngine();
-  ({ key, accountId } = t.key('std'));
+  ({ key, accountId } = await t.key('std'));
   keys.push(key);
   // A second engine whose per-key limit is tiny, for the service's own rate_limited answer.
   limitedEngine = await startTestEngine({ rateLimit: { requests: 2, perSeconds: 60 } });
@@ -92,8 +92,8 @@ const modes: Array<[string, (apiKey: string) => RemoteBrowserService]> = [
 
 describe.each(modes)('the route in front of a real engine, %s', (_mode, serviceFor) => {
   let route: ReturnType<typeof routeWith>;
-  const accountOn = (planId: string) => {
-    const account = t.key(planId);
+  const accountOn = async (planId: string) => {
+    const account = await t.key(planId);
     keys.push(account.key);
     return serviceFor(account.key);
   };
@@ -116,7 +116,7 @@ describe.each(modes)('the route in front of a real engine, %s', (_mode, serviceF
     expect(answer.shareUrl).toMatch(/^https:\/\/share\.example\.test\/en\/s\?/);
     expect(answer.shareUrlPath).toMatch(/^\/en\/s\?/);
     expect(answer.quota.running_sessions_used).toBeGreaterThanOrEqual(1);
-    const vmId = t.engine.store.sessionsOf(accountId, 0, 10)[0]!.id;
+    const vmId = (await t.engine.store.sessionsOf(accountId, 0, 10))[0]!.id;
     expect(created.text).not.toContain(vmId);
     expect(created.json).not.toHaveProperty('vmId');
 
@@ -136,7 +136,7 @@ describe.each(modes)('the route in front of a real engine, %s', (_mode, serviceF
       expectFailure(await send(route, 'DELETE', `/sessions/${handle}`, { user }), 404, 'denied', /unknown session/);
       expectFailure(await send(route, 'POST', `/sessions/${handle}`, { user }), 404, 'denied', /unknown session/);
     }
-    expect(t.engine.store.session(vmId)!.status).toBe('running');
+    expect((await t.engine.store.session(vmId))!.status).toBe('running');
 
     const ended = await send(route, 'POST', path, { headers: { origin: APP_ORIGIN } });
     expect(ended.status, ended.text).toBe(200);
@@ -149,21 +149,21 @@ describe.each(modes)('the route in front of a real engine, %s', (_mode, serviceF
 
   it('makes browser-side create retries safe: the idempotency key is per user', async () => {
     const launchKey = `launch-${Math.random().toString(36).slice(2)}`;
-    const before = t.engine.store.sessionsOf(accountId, 0, 1000).length;
+    const before = (await t.engine.store.sessionsOf(accountId, 0, 1000)).length;
     const launch = { browser: 'chromium', url: t.pageUrl };
     const first = await send(route, 'POST', '/sessions', { body: launch, headers: { 'idempotency-key': launchKey } });
     const again = await send(route, 'POST', '/sessions', { body: { ...launch, idempotencyKey: launchKey } });
     expect(first.status, first.text).toBe(200);
     expect(again.status, again.text).toBe(200);
     expect(again.json.shareUrl).toBe(first.json.shareUrl);
-    expect(t.engine.store.sessionsOf(accountId, 0, 1000).length).toBe(before + 1);
+    expect((await t.engine.store.sessionsOf(accountId, 0, 1000)).length).toBe(before + 1);
     // The same key from another user is another launch.
     const bob = await send(route, 'POST', '/sessions', { user: 'bob', body: launch, headers: { 'idempotency-key': launchKey } });
     expect(bob.status, bob.text).toBe(200);
     expect(bob.json.shareUrl).not.toBe(first.json.shareUrl);
-    expect(t.engine.store.sessionsOf(accountId, 0, 1000).length).toBe(before + 2);
+    expect((await t.engine.store.sessionsOf(accountId, 0, 1000)).length).toBe(before + 2);
     // The service never saw the browser's own key, only the route's per-user one.
-    expect(t.engine.store.idempotency(accountId, launchKey, 0)).toBeUndefined();
+    expect((await t.engine.store.idempotency(accountId, launchKey, 0))).toBeUndefined();
     // Same key, different request: the service's refusal reaches the browser.
     expectFailure(await send(route, 'POST', '/sessions', { body: { ...launch, language: 'de' }, headers: { 'idempotency-key': launchKey } }), 400, 'denied', /idempotency key reused/);
     expectFailure(await send(route, 'POST', '/sessions', { body: { ...launch, idempotencyKey: 'a' }, headers: { 'idempotency-key': 'b' } }), 400, 'denied', /differ/);
@@ -172,8 +172,8 @@ describe.each(modes)('the route in front of a real engine, %s', (_mode, serviceF
     for (const [created, user] of [[first, 'alice'], [bob, 'bob']] as const) {
       expect((await send(route, 'DELETE', `/sessions/${created.json.handle}`, { user })).status).toBe(200);
     }
-    for (const session of t.engine.store.sessionsOf(accountId, 0, 1000)) {
-      expect(await poll(async () => t.engine.store.session(session.id)!.status, (s) => s === 'deleted' || s === 'error')).toMatch(/deleted|error/);
+    for (const session of (await t.engine.store.sessionsOf(accountId, 0, 1000))) {
+      expect(await poll(async () => (await t.engine.store.session(session.id))!.status, (s) => s === 'deleted' || s === 'error')).toMatch(/deleted|error/);
     }
   });
 
@@ -187,9 +187,9 @@ describe.each(modes)('the route in front of a real engine, %s', (_mode, serviceF
 
   it('passes the service refusals through: denied 400, upgrade 402', async () => {
     expectFailure(await send(route, 'POST', '/sessions', { body: { browser: 'netscape' } }), 400, 'denied', /^browser: unknown browser "netscape"/);
-    const spent = routeWith(accountOn('spent'));
+    const spent = routeWith(await accountOn('spent'));
     expectFailure(await send(spent, 'POST', '/sessions', { body: { browser: 'chromium' } }), 402, 'upgrade', /cycle session limit reached/);
-    const viewer = routeWith(accountOn('viewer'));
+    const viewer = routeWith(await accountOn('viewer'));
     expectFailure(await send(viewer, 'POST', '/sessions', { body: { browser: 'chromium' } }), 402, 'upgrade', /programmatic access/);
   });
 });
@@ -201,7 +201,7 @@ describe('requests from other sites', () => {
   });
 
   it('refuses another Origin, Origin null and Sec-Fetch-Site cross-site, for reads and actions', async () => {
-    const sessionsBefore = sessionCount();
+    const sessionsBefore = (await sessionCount());
     const elsewhere: Array<Record<string, string>> = [{ origin: 'https://evil.example' }, { origin: 'null' }, { 'sec-fetch-site': 'cross-site' }, { origin: 'http://app.example.test:8080' }, { origin: 'https://app.example.test.evil.example' }];
     for (const headers of elsewhere) {
       for (const [method, path] of [['GET', '/images'], ['POST', '/sessions'], ['DELETE', '/sessions/abc'], ['GET', '/usage']]) {
@@ -210,11 +210,11 @@ describe('requests from other sites', () => {
         expect(seen.json.reason).toBe('cross_site');
       }
     }
-    expect(sessionCount()).toBe(sessionsBefore);
+    expect((await sessionCount())).toBe(sessionsBefore);
   });
 
   it('refuses actions that are not JSON: what a cross-site form could send', async () => {
-    const sessionsBefore = sessionCount();
+    const sessionsBefore = (await sessionCount());
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined]) {
       for (const [method, path] of [['POST', '/sessions'], ['POST', '/sessions/abc'], ['DELETE', '/sessions/abc']]) {
         const headers = new Headers({ 'x-user': 'alice' });
@@ -224,7 +224,7 @@ describe('requests from other sites', () => {
         expect(seen.json.reason).toBe('content_type');
       }
     }
-    expect(sessionCount()).toBe(sessionsBefore);
+    expect((await sessionCount())).toBe(sessionsBefore);
   });
 
   it('lets same-origin requests and listed origins through', async () => {
@@ -267,18 +267,18 @@ describe('the route itself', () => {
   });
 
   it('checks create bodies with the protocol schemas before anything happens', async () => {
-    const sessionsBefore = sessionCount();
+    const sessionsBefore = (await sessionCount());
     expectFailure(await send(route, 'POST', '/sessions', { body: 'not json' }), 400, 'denied', /not valid JSON/);
     expectFailure(await send(route, 'POST', '/sessions', { body: [1] }), 400, 'denied', /JSON object/);
     expectFailure(await send(route, 'POST', '/sessions', { body: { browser: 'chromium', url: 'javascript:alert(1)' } }), 400, 'denied', /^url: /);
     expectFailure(await send(route, 'POST', '/sessions', { body: { browser: 'chromium', callbackUrl: 'ftp://x' } }), 400, 'denied', /^callbackUrl: /);
     expectFailure(await send(route, 'POST', '/sessions', { body: { url: 'https://example.com' } }), 400, 'denied', /^browser: /);
     expectFailure(await send(route, 'POST', '/sessions', { body: { browser: 'chromium', url: `https://example.com/${'a'.repeat(70_000)}` } }), 413, 'denied', /larger than 64 KiB/);
-    expect(sessionCount()).toBe(sessionsBefore);
+    expect((await sessionCount())).toBe(sessionsBefore);
   });
 
   it('applies the policy: allowed browsers, URL rules, a forced callbackUrl', async () => {
-    const sessionsBefore = sessionCount();
+    const sessionsBefore = (await sessionCount());
     const errors: unknown[] = [];
     const strict = routeWith(engineService(t.engine, { apiKey: key }), {
       onError: (error) => errors.push(error),
@@ -301,14 +301,14 @@ describe('the route itself', () => {
     expectFailure(await send(strict, 'POST', '/sessions', { user: 'broken', body: { browser: 'firefox-esr' } }), 500, 'error');
     expect(errors).toHaveLength(1);
     expect((errors[0] as RemoteBrowserError).message).toMatch(/policy\.create returned a request the service would refuse: callbackUrl/);
-    expect(sessionCount()).toBe(sessionsBefore);
+    expect((await sessionCount())).toBe(sessionsBefore);
 
     const created = await send(strict, 'POST', '/sessions', { headers: { 'x-role': 'admin' }, body: { browser: 'chromium', url: t.pageUrl, callbackUrl: 'https://elsewhere.example/' } });
     expect(created.status, created.text).toBe(200);
-    const row = t.engine.store.sessionsOf(accountId, 0, 1)[0]!;
+    const row = (await t.engine.store.sessionsOf(accountId, 0, 1))[0]!;
     expect(row.callback_url).toBe('https://app.example.test/done');
     expect((await send(strict, 'DELETE', `/sessions/${created.json.handle}`, { headers: { 'x-role': 'admin' } })).status).toBe(200);
-    expect(await poll(async () => t.engine.store.session(row.id)!.status, (s) => s === 'deleted' || s === 'error')).toMatch(/deleted|error/);
+    expect(await poll(async () => (await t.engine.store.session(row.id))!.status, (s) => s === 'deleted' || s === 'error')).toMatch(/deleted|error/);
   });
 
   it('rate-limits per user, creates more tightly, and with a shared limiter across servers', async () => {
@@ -353,7 +353,7 @@ describe('upstream statuses and failures', () => {
   afterAll(() => new Promise<void>((resolve) => fake.close(() => resolve())));
 
   it("passes the service's rate_limited through as 429 with Retry-After", async () => {
-    const limitedKey = limitedEngine.key('std').key;
+    const limitedKey = (await limitedEngine.key('std')).key;
     keys.push(limitedKey);
     const route = routeWith(createServiceClient({ baseUrl: limitedEngine.engine.url, apiKey: limitedKey }), { policy: { usage: () => true } });
     let seen: Seen | undefined;
@@ -372,7 +372,7 @@ describe('upstream statuses and failures', () => {
   it('answers error 502 when the engine is down, and 504 when it does not answer in time', async () => {
     const errors: unknown[] = [];
     const down = await startTestEngine();
-    const downKey = down.key('std').key;
+    const downKey = (await down.key('std')).key;
     keys.push(downKey);
     const downUrl = down.engine.url;
     await down.close();

@@ -11,7 +11,7 @@ let key: string;
 
 beforeAll(async () => {
   t = await startTestEngine();
-  key = t.key('std').key;
+  key = (await t.key('std')).key;
 });
 afterAll(async () => {
   await t?.close();

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { isBrowserLanguage, isKeyboardLayout } from '../../protocol/index.js';
 import type { EngineConfig, Plan } from '../config.js';
-import type { AccountRow, ApiKeyRow, SqliteStore, SubscriptionRow } from '../store/sqlite-store.js';
+import type { AccountRow, ApiKeyRow, Store, SubscriptionRow } from '../store/store.js';
 import { formatDay, parseDay } from './cycle.js';
 
 const KEY_PREFIX = 'rbk_';
@@ -39,7 +39,7 @@ export interface AccountView {
 
 export class Accounts {
   constructor(
-    private readonly store: SqliteStore,
+    private readonly store: Store,
     private readonly config: EngineConfig,
     private readonly now: () => number,
   ) {}
@@ -52,7 +52,7 @@ export class Accounts {
     return this.config.plans.find((plan) => plan.id === id);
   }
 
-  create(input: NewAccount): { account: AccountView; apiKey: { id: string; key: string } } {
+  async create(input: NewAccount): Promise<{ account: AccountView; apiKey: { id: string; key: string } }> {
     if (!/^[^\s@]+@[^\s@]+$/.test(input.contact) || input.contact.length > 320) throw new Error(`contact "${input.contact}" is not an e-mail address`);
     if (input.plans.length === 0) throw new Error('an account needs at least one plan (--plan)');
     for (const id of input.plans) {
@@ -73,50 +73,50 @@ export class Accounts {
       ended_at: null,
     }));
     const { row, key } = newKey(account.id, now);
-    this.store.insertAccount(account, subscriptions, row);
-    return { account: this.view(account), apiKey: { id: row.id, key } };
+    await this.store.insertAccount(account, subscriptions, row);
+    return { account: await this.view(account), apiKey: { id: row.id, key } };
   }
 
-  view(account: AccountRow): AccountView {
+  async view(account: AccountRow): Promise<AccountView> {
     return {
       id: account.id,
       contact: account.contact,
       language: account.language,
       layout: account.layout,
-      subscriptions: this.store.subscriptions(account.id).map((s) => ({ id: s.id, plan_id: s.plan_id, cycle_start: s.cycle_anchor })),
+      subscriptions: (await this.store.subscriptions(account.id)).map((s) => ({ id: s.id, plan_id: s.plan_id, cycle_start: s.cycle_anchor })),
     };
   }
 
-  list(): AccountView[] {
-    return this.store.accounts().map((account) => this.view(account));
+  async list(): Promise<AccountView[]> {
+    return Promise.all((await this.store.accounts()).map((account) => this.view(account)));
   }
 
-  createKey(accountId: string): { id: string; key: string; account_id: string } {
-    if (!this.store.account(accountId)) throw new Error(`unknown account "${accountId}"`);
+  async createKey(accountId: string): Promise<{ id: string; key: string; account_id: string }> {
+    if (!(await this.store.account(accountId))) throw new Error(`unknown account "${accountId}"`);
     const { row, key } = newKey(accountId, this.now());
-    this.store.insertKey(row);
+    await this.store.insertKey(row);
     return { id: row.id, key, account_id: accountId };
   }
 
-  listKeys(accountId: string): Array<{ id: string; prefix: string; created: string; revoked: boolean }> {
-    if (!this.store.account(accountId)) throw new Error(`unknown account "${accountId}"`);
-    return this.store.keys(accountId).map((k) => ({ id: k.id, prefix: k.prefix, created: new Date(k.created_at).toISOString(), revoked: k.revoked_at !== null }));
+  async listKeys(accountId: string): Promise<Array<{ id: string; prefix: string; created: string; revoked: boolean }>> {
+    if (!(await this.store.account(accountId))) throw new Error(`unknown account "${accountId}"`);
+    return (await this.store.keys(accountId)).map((k) => ({ id: k.id, prefix: k.prefix, created: new Date(k.created_at).toISOString(), revoked: k.revoked_at !== null }));
   }
 
-  revokeKey(id: string): { id: string; revoked: true } {
-    if (!this.store.revokeKey(id, this.now())) throw new Error(`unknown key "${id}"`);
+  async revokeKey(id: string): Promise<{ id: string; revoked: true }> {
+    if (!(await this.store.revokeKey(id, this.now()))) throw new Error(`unknown key "${id}"`);
     return { id, revoked: true };
   }
 
   /** The account behind a presented key, or null when it is unknown or revoked. */
-  authenticate(key: string): AccountRow | null {
+  authenticate(key: string): Promise<AccountRow | null> {
     return this.authenticateHash(key, hashSecret(key));
   }
 
   /** As authenticate(), for callers that already hashed the key. */
-  authenticateHash(key: string, keyHash: string): AccountRow | null {
+  async authenticateHash(key: string, keyHash: string): Promise<AccountRow | null> {
     if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
-    const row = this.store.accountByKeyHash(keyHash);
+    const row = await this.store.accountByKeyHash(keyHash);
     if (!row || row.revoked_at !== null) return null;
     const { revoked_at: _revoked, ...account } = row;
     return account;

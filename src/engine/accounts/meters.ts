@@ -1,7 +1,7 @@
 // Usage meters: per pool (one subscription) and totals over an account's pools (decisions.md 11).
 import type { Pool, SessionMeters, UsageMeters } from '../../protocol/index.js';
 import type { Plan } from '../config.js';
-import type { SqliteStore, SubscriptionRow } from '../store/sqlite-store.js';
+import type { Store, SubscriptionRow } from '../store/store.js';
 import { currentCycle, type Cycle } from './cycle.js';
 
 export interface PoolState {
@@ -11,9 +11,9 @@ export interface PoolState {
   meters: Pool;
 }
 
-export function poolState(store: SqliteStore, subscription: SubscriptionRow, plan: Plan, now: number): PoolState {
+export async function poolState(store: Store, subscription: SubscriptionRow, plan: Plan, now: number): Promise<PoolState> {
   const cycle = currentCycle(subscription.cycle_anchor, now);
-  const usage = store.poolUsage(subscription.id, cycle.startMs, cycle.endMs);
+  const usage = await store.poolUsage(subscription.id, cycle.startMs, cycle.endMs);
   const cycleRemaining = plan.cycle_session_limit === null ? null : Math.max(0, plan.cycle_session_limit - usage.cycleSessions);
   return {
     subscription,

@@ -2,7 +2,7 @@
 // authentication, browser-origin refusal, per-key rate limits, and each endpoint's envelope.
 // v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { readJsonBody } from '../../http/node-body.js';
 import {
   parseCreateRequest,
@@ -15,8 +15,9 @@ import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
-import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
+import type { AccountRow, Store } from '../store/store.js';
 import type { ApiVersion, SessionService } from '../sessions/service.js';
+import type { LimitSettings } from './limits.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 import { sendJson } from './respond.js';
 import { createV6Api, isV6Path } from './v6.js';
@@ -24,13 +25,15 @@ import { v7CreateReply, v7CreateRequest, v7UserApi, v7UserQuota } from './v7.js'
 
 export interface ApiOptions {
   config: EngineConfig;
-  store: SqliteStore;
+  store: Store;
   accounts: Accounts;
   sessions: SessionService;
   runtime: SessionRuntime;
   openapi: () => unknown;
   /** The engine's clock (tests move it). */
   now: () => number;
+  /** Makes the rate limiters (limits.ts: shared by every node of a cluster). */
+  limiter: (settings: LimitSettings) => RateLimiterAbstract;
 }
 
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
@@ -41,8 +44,8 @@ export interface Api {
 
 export function createApi(options: ApiOptions): Api {
   const { config, store, accounts, sessions, runtime } = options;
-  const limiter = new RateLimiterMemory({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds });
-  const v6 = createV6Api({ config, store, accounts, sessions, runtime, now: options.now });
+  const limiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'api' });
+  const v6 = createV6Api({ config, store, accounts, sessions, runtime, now: options.now, limiter: options.limiter });
 
   const imageList = (): ImageListResponse => ({
     status: 'ok',
@@ -56,11 +59,8 @@ export function createApi(options: ApiOptions): Api {
     residential: { configured: config.residential.upstream !== null, countries: config.residential.countries },
   });
 
-  /**
-   * Browser-origin refusal and the key: the account and the key's hash, or the refusal to send.
-   * Synchronous, so that a read-only request runs it in the same read transaction as its answer.
-   */
-  const identify = (request: ApiRequest): { account: AccountRow; keyHash: string } | ApiAnswer => {
+  /** Browser-origin refusal and the key: the account and the key's hash, or the refusal to send. */
+  const identify = async (request: ApiRequest): Promise<{ account: AccountRow; keyHash: string } | ApiAnswer> => {
     if (isBrowserRequest(request.headers)) {
       return answer({
         status: 'insecure',
@@ -74,7 +74,7 @@ export function createApi(options: ApiOptions): Api {
       return answer({ status: 'denied', message: 'missing API key: send the header "Authorization: Bearer <API key>"' }, 401);
     }
     const keyHash = hashSecret(match[1]!);
-    const account = accounts.authenticateHash(match[1]!, keyHash);
+    const account = await accounts.authenticateHash(match[1]!, keyHash);
     if (!account) {
       return answer({ status: 'denied', message: 'invalid or revoked API key' }, 401);
     }
@@ -93,25 +93,22 @@ export function createApi(options: ApiOptions): Api {
 
   /** Authentication, the rate limit and the plan's programmatic access, before a request that writes. */
   const programmatic = async (request: ApiRequest): Promise<AccountRow | ApiAnswer> => {
-    const identity = store.reading(() => identify(request));
+    const identity = await identify(request);
     if (!('keyHash' in identity)) return identity;
     const limited = await admit(identity.keyHash);
     if (limited) return limited;
-    return sessions.hasProgrammaticAccess(identity.account) ? identity.account : upgradeForApi();
+    return (await sessions.hasProgrammaticAccess(identity.account)) ? identity.account : upgradeForApi();
   };
 
   /**
-   * A read-only request: the key, the plan and the answer read in one transaction, then the rate
-   * limit (its point was taken inside; a limited request's answer is dropped unsent).
+   * A read-only request: the key, then its rate-limit point and the answer at the same time (a
+   * limited request's answer is dropped unsent).
    */
-  const read = async (request: ApiRequest, needsProgrammatic: boolean, reply: (account: AccountRow) => unknown): Promise<ApiAnswer> => {
-    const [outcome, admitted] = store.reading((): [ApiAnswer, Promise<ApiAnswer | null> | null] => {
-      const identity = identify(request);
-      if (!('keyHash' in identity)) return [identity, null];
-      const admitted = admit(identity.keyHash);
-      if (needsProgrammatic && !sessions.hasProgrammaticAccess(identity.account)) return [upgradeForApi(), admitted];
-      return [answer(reply(identity.account)), admitted];
-    });
+  const read = async (request: ApiRequest, needsProgrammatic: boolean, reply: (account: AccountRow) => Promise<unknown>): Promise<ApiAnswer> => {
+    const identity = await identify(request);
+    if (!('keyHash' in identity)) return identity;
+    const admitted = admit(identity.keyHash);
+    const outcome = needsProgrammatic && !(await sessions.hasProgrammaticAccess(identity.account)) ? upgradeForApi() : answer(await reply(identity.account));
     return (await admitted) ?? outcome;
   };
 
@@ -134,8 +131,8 @@ export function createApi(options: ApiOptions): Api {
         if (!body.ok) return answer({ status: 'denied', message: body.message });
         const parsed = parseCreateRequest(body.value);
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        if (version === 'v8') return answer(sessions.create(account, parsed.value, version));
-        return answer(v7CreateReply(sessions.create(account, v7CreateRequest(parsed.value, config), version)));
+        if (version === 'v8') return answer(await sessions.create(account, parsed.value, version));
+        return answer(v7CreateReply(await sessions.create(account, v7CreateRequest(parsed.value, config), version)));
       }
       case 'GET vm/data': {
         const id = url.searchParams.get('id');
@@ -152,12 +149,12 @@ export function createApi(options: ApiOptions): Api {
       }
       case 'GET user/api':
       case 'GET user/quota':
-        return read(request, false, (account) => {
-          const usage = sessions.usage(account);
+        return read(request, false, async (account) => {
+          const usage = await sessions.usage(account);
           const quota: UserQuotaResponse = { status: 'ok', has_plan: usage.has_plan, ...usage.meters, pools: usage.pools };
           if (route === 'GET user/quota') return version === 'v7' ? v7UserQuota(quota) : quota;
           const { status, ...meters } = quota;
-          const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: sessions.hasProgrammaticAccess(account), ...meters };
+          const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await sessions.hasProgrammaticAccess(account), ...meters };
           return version === 'v7' ? v7UserApi(user) : user;
         });
       default:

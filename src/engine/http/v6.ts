@@ -7,7 +7,7 @@
 // messages (auth-failed, quota-exceeded, srv-error), and `detail` says what is wrong and what to do.
 // Every answer carries the Deprecation, Sunset and successor Link headers (decisions.md 35).
 import { randomBytes } from 'node:crypto';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import {
   CALLBACK_URL_MAX,
   V6_DEPRECATED_ON,
@@ -27,14 +27,16 @@ import { hashSecret, type Accounts } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { SessionService } from '../sessions/service.js';
-import type { AccountRow, SqliteStore } from '../store/sqlite-store.js';
+import type { AccountRow, Store } from '../store/store.js';
+import type { LimitSettings } from './limits.js';
 import { isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 
 const TOKEN_PREFIX = 'v6t_';
 
 export interface V6Options {
   config: EngineConfig;
-  store: SqliteStore;
+  store: Store;
+  limiter: (settings: LimitSettings) => RateLimiterAbstract;
   accounts: Accounts;
   sessions: SessionService;
   runtime: SessionRuntime;
@@ -71,7 +73,7 @@ export function isV6Path(pathname: string): boolean {
 
 export function createV6Api(options: V6Options): (request: ApiRequest) => Promise<ApiAnswer> {
   const { config, store, accounts, sessions, runtime, now } = options;
-  const limiter = new RateLimiterMemory({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'v6' });
+  const limiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'v6' });
 
   /** One point from `key`'s budget: null when the request may go on, else the 429 answer. */
   const admit = async (key: string): Promise<ApiAnswer | null> => {
@@ -80,8 +82,8 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
   };
 
   /** The quota fields v6 shows: the account's cycle sessions (`null` = no cap). */
-  const meters = (account: AccountRow) => {
-    const { meters: m } = sessions.usage(account);
+  const meters = async (account: AccountRow) => {
+    const { meters: m } = await sessions.usage(account);
     return { quota: m.cycle_session_limit, count: m.cycle_sessions_used, remaining: m.cycle_sessions_remaining };
   };
 
@@ -99,16 +101,16 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     const key = request.url.searchParams.get('key') ?? '';
     if (key === '') return failure('auth-failed', 'key: required; send the organization API key as ?key=', 401);
     const keyHash = hashSecret(key);
-    const account = accounts.authenticateHash(key, keyHash);
+    const account = await accounts.authenticateHash(key, keyHash);
     if (!account) return failure('auth-failed', 'invalid or revoked API key', 401);
     const limited = await admit(`key:${keyHash}`);
     if (limited) return limited;
-    if (!sessions.hasProgrammaticAccess(account)) return failure('auth-failed', 'your plan does not include programmatic access to the API');
-    const keyRow = store.keyByHash(keyHash)!;
+    if (!(await sessions.hasProgrammaticAccess(account))) return failure('auth-failed', 'your plan does not include programmatic access to the API');
+    const keyRow = (await store.keyByHash(keyHash))!;
     const token = `${TOKEN_PREFIX}${randomBytes(24).toString('base64url')}`;
     const issued = now();
-    store.insertV6Token(hashSecret(token), keyRow.id, issued, issued + V6_TOKEN_TTL_HOURS * 3_600_000);
-    return success({ token, ...meters(account) });
+    await store.insertV6Token(hashSecret(token), keyRow.id, issued, issued + V6_TOKEN_TTL_HOURS * 3_600_000);
+    return success({ token, ...(await meters(account)) });
   };
 
   // Launches with one session key run one after another: two at once would both end the same
@@ -139,7 +141,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
   };
 
   const launchFor = async (query: V6LaunchQuery, tokenHash: string, request: ApiRequest): Promise<ApiAnswer> => {
-    const client = store.accountByV6Token(tokenHash, now());
+    const client = await store.accountByV6Token(tokenHash, now());
     if (!client) return failure('auth-failed', 'unknown or expired session key; get a new one from GET /api/v6/getKey (keys last 2 hours)', 401);
     const limited = await admit(`token:${tokenHash}`);
     if (limited) return limited;
@@ -156,7 +158,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     // One session per client: the one this key launched before ends first (its slot frees up).
     if (earlier) await sessions.remove(account, earlier);
     const primary = (query.language ?? '').split('-')[0]!;
-    const reply = sessions.create(account, {
+    const reply = await sessions.create(account, {
       browser: image.id,
       ...(query.url !== undefined ? { url: query.url } : {}),
       ...(query.language !== undefined ? { language: query.language } : {}),
@@ -164,9 +166,9 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
       ...(callbackUrl !== undefined ? { callbackUrl } : {}),
       ...(isShareLanguage(primary) ? { shareLanguage: primary } : {}),
     }, 'v8');
-    if (reply.status === 'upgrade') return failure('quota-exceeded', reply.message, 200, meters(account));
+    if (reply.status === 'upgrade') return failure('quota-exceeded', reply.message, 200, await meters(account));
     if (reply.status !== 'ok') return failure('srv-error', reply.message, reply.status === 'denied' ? 400 : 200);
-    store.setV6TokenSession(tokenHash, String(reply.vmId));
+    await store.setV6TokenSession(tokenHash, String(reply.vmId));
     const shareUrl = String(reply.shareUrl);
     return success({ shareUrl }, 302, { location: shareUrl });
   };
@@ -180,7 +182,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     if (!parsed.ok) return failure('srv-error', parsed.message, 400);
     for (let attempt = 0; attempt < 5; attempt++) {
       const id = `url_${String(randomBytes(8).readBigUInt64BE() % 10n ** BigInt(V6_SHORT_URL_ID_DIGITS)).padStart(V6_SHORT_URL_ID_DIGITS, '0')}`;
-      if (store.insertShortUrl(id, parsed.value.url, now())) return success({ id });
+      if (await store.insertShortUrl(id, parsed.value.url, now())) return success({ id });
     }
     return failure('srv-error', 'no free short-URL id; try again');
   };

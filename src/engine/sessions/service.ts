@@ -20,7 +20,7 @@ import { poolState, sessionMeters, totalMeters, type PoolState } from '../accoun
 import type { EngineConfig, ExitCity } from '../config.js';
 import type { Display } from '../runtime/display.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
-import type { AccountRow, SessionRow, SessionSummaryRow, SqliteStore } from '../store/sqlite-store.js';
+import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
 import { shareLinkFor, shareLinkHash, shareLinkId } from './share-links.js';
 
 export type ApiVersion = 'v8' | 'v7';
@@ -48,8 +48,23 @@ interface ExitChoice {
   applied: boolean;
 }
 
+/** How the service reaches the other nodes of a cluster (cluster/node-link.ts); absent on one machine. */
+export interface ClusterLink {
+  /** Whether a node counts as alive for placement (its last heartbeat is recent enough). */
+  alive(node: NodeWithLoad, now: number): boolean;
+  /** Tells every other node that a session's status moved. */
+  announce(id: string, status: string): void;
+  /** Tells the node a session was placed on to start it. */
+  placed(nodeId: string, sessionId: string): void;
+  /** Has the node that runs a session remove it. */
+  removeOn(nodeId: string, accountId: string, sessionId: string): Promise<Reply>;
+}
+
 export interface SessionServiceOptions {
-  store: SqliteStore;
+  store: Store;
+  /** This node's id: the sessions it runs carry it. */
+  nodeId: string;
+  cluster?: ClusterLink;
   accounts: Accounts;
   config: EngineConfig;
   runtime: SessionRuntime;
@@ -65,7 +80,8 @@ export interface SessionServiceEvents {
 }
 
 export class SessionService extends EventEmitter<SessionServiceEvents> {
-  private readonly store: SqliteStore;
+  private readonly store: Store;
+  readonly nodeId: string;
   private readonly runtime: SessionRuntime;
   private readonly now: () => number;
   /** Session id -> runtime session id, for sessions whose runtime is up in this process. */
@@ -85,6 +101,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     super();
     this.setMaxListeners(0);
     this.store = options.store;
+    this.nodeId = options.nodeId;
     this.runtime = options.runtime;
     this.now = options.now;
     this.runtime.on('event', (event) => {
@@ -94,17 +111,28 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     });
   }
 
-  /** Moves a session's status in the store and tells whoever follows it. */
-  private move(id: string, from: string[], to: string, fields: Partial<SessionRow> = {}): boolean {
-    const moved = this.store.moveSession(id, from, to, fields);
-    if (moved) this.emit('status', { id, status: to });
+  /** Moves a session's status in the store and tells whoever follows it, on every node. */
+  private async move(id: string, from: string[], to: string, fields: Partial<SessionRow> = {}): Promise<boolean> {
+    const moved = await this.store.moveSession(id, from, to, fields);
+    if (moved) this.moved(id, to);
     return moved;
+  }
+
+  /** A status change made here: followers on this node hear it at once, other nodes through the cluster. */
+  private moved(id: string, status: string): void {
+    this.emit('status', { id, status });
+    this.options.cluster?.announce(id, status);
+  }
+
+  /** A status change another node made (cluster/node-link.ts calls this). */
+  movedElsewhere(id: string, status: string): void {
+    this.emit('status', { id, status });
   }
 
   // Share links and viewers -----------------------------------------------------------------------
 
   /** The session a share link belongs to, or undefined for an unknown link. */
-  sessionForLink(linkId: string): SessionRow | undefined {
+  async sessionForLink(linkId: string): Promise<SessionRow | undefined> {
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(linkId)) return undefined;
     return this.store.sessionByLinkHash(shareLinkHash(linkId));
   }
@@ -117,14 +145,14 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   viewerJoined(sessionId: string): void {
     this.viewers.set(sessionId, (this.viewers.get(sessionId) ?? 0) + 1);
-    this.store.updateSession(sessionId, { last_viewer_at: this.now() });
+    this.track(this.store.updateSession(sessionId, { last_viewer_at: this.now() }));
   }
 
   viewerLeft(sessionId: string): void {
     const left = (this.viewers.get(sessionId) ?? 1) - 1;
     if (left <= 0) this.viewers.delete(sessionId);
     else this.viewers.set(sessionId, left);
-    this.store.updateSession(sessionId, { last_viewer_at: this.now() });
+    this.track(this.store.updateSession(sessionId, { last_viewer_at: this.now() }));
   }
 
   viewerCount(sessionId: string): number {
@@ -133,39 +161,42 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   // Accounts' view ------------------------------------------------------------------------------
 
-  pools(account: AccountRow): PoolState[] {
+  /** The account's pools with their meters, read through `store` (a transaction's, in create). */
+  async pools(account: AccountRow, store: Store = this.store): Promise<PoolState[]> {
     const now = this.now();
-    return this.store.subscriptions(account.id).flatMap((subscription) => {
+    const states: PoolState[] = [];
+    for (const subscription of await store.subscriptions(account.id)) {
       const plan = this.options.accounts.plan(subscription.plan_id);
-      return plan ? [poolState(this.store, subscription, plan, now)] : [];
-    });
+      if (plan) states.push(await poolState(store, subscription, plan, now));
+    }
+    return states;
   }
 
-  hasProgrammaticAccess(account: AccountRow): boolean {
+  async hasProgrammaticAccess(account: AccountRow): Promise<boolean> {
     // Only the plans matter here: no meter queries on the hot path of every request.
-    return this.store.planIds(account.id).some((id) => this.options.accounts.plan(id)?.programmatic_access === true);
+    return (await this.store.planIds(account.id)).some((id) => this.options.accounts.plan(id)?.programmatic_access === true);
   }
 
-  usage(account: AccountRow): { has_plan: boolean; meters: UsageMeters; pools: Pool[] } {
+  async usage(account: AccountRow, store: Store = this.store): Promise<{ has_plan: boolean; meters: UsageMeters; pools: Pool[] }> {
     const now = this.now();
-    const pools = this.pools(account).map((p) => p.meters);
+    const pools = (await this.pools(account, store)).map((p) => p.meters);
     return { has_plan: pools.length > 0, meters: totalMeters(pools, currentCycle(formatDay(new Date(now)), now)), pools };
   }
 
   // Create --------------------------------------------------------------------------------------
 
-  create(account: AccountRow, request: CreateRequest, version: ApiVersion): Reply {
+  async create(account: AccountRow, request: CreateRequest, version: ApiVersion): Promise<Reply> {
     const image = this.runtime.image(request.browser);
     if (!image) return { status: 'denied', message: `browser: unknown browser "${request.browser.slice(0, 50)}"; GET /${version}/image lists the browsers` };
     if (!image.enabled) return { status: 'denied', message: `browser: ${image.name} cannot start right now; choose an enabled browser from GET /${version}/image` };
     // A v6 short-URL id stands for the address it was made for, while it has not expired (decisions.md 23).
     let firstUrl = request.url;
     if (firstUrl?.startsWith('url_')) {
-      firstUrl = this.store.shortUrl(firstUrl, this.now() - V6_SHORT_URL_TTL_HOURS * 3_600_000);
+      firstUrl = await this.store.shortUrl(firstUrl, this.now() - V6_SHORT_URL_TTL_HOURS * 3_600_000);
       if (firstUrl === undefined) return { status: 'denied', message: 'url: unknown or expired short-URL id; make a new one with POST /api/v6/shortUrl or send the address itself' };
     }
 
-    let pools = this.pools(account);
+    let pools = await this.pools(account);
     if (pools.length === 0) return { status: 'upgrade', message: 'the account has no plan; subscribe to a plan to start sessions' };
 
     // Plan features narrow the pools a session may take a slot from.
@@ -173,7 +204,6 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       pools = pools.filter((p) => p.plan.location_access);
       if (pools.length === 0) return { status: 'upgrade', message: 'country: exit locations are not included in your plan' };
     }
-    let upstreamProxyUrl: string | undefined;
     if (request.egress === 'residential') {
       pools = pools.filter((p) => p.plan.residential_cycle_mb_limit !== null);
       if (pools.length === 0) return { status: 'upgrade', message: 'egress: residential connections are not included in your plan' };
@@ -185,19 +215,17 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       }
       pools = pools.filter((p) => p.meters.residential_bytes_used_cycle < (p.plan.residential_cycle_mb_limit ?? 0) * 1024 * 1024);
       if (pools.length === 0) return { status: 'upgrade', message: 'egress: the residential data included in your plan is used up for this cycle' };
-      upstreamProxyUrl = residential.upstream;
     }
 
     let exit: ExitChoice = { city: null, applied: true };
     if (request.country !== undefined && request.egress !== 'residential') {
-      const chosen = this.chooseExit(request.country);
+      const chosen = await this.chooseExit(request.country);
       if (chosen === 'unsupported') return { status: 'denied', message: 'country: unsupported exit location' };
       if (chosen === 'unavailable') {
         if (version === 'v8') return { status: 'denied', message: 'country: exit location unavailable; try another location or "auto"' };
         exit = { city: null, applied: false };
       } else {
         exit = { city: chosen, applied: true };
-        upstreamProxyUrl = chosen.upstream ?? undefined;
       }
     }
 
@@ -210,16 +238,16 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const now = this.now();
     const candidates = pools.map((p) => p.subscription.id);
 
-    const outcome = this.store.atomically((): { reply: Reply; session?: SessionRow } => {
+    const outcome = await this.store.atomically(async (tx): Promise<{ reply: Reply; session?: SessionRow }> => {
       if (request.idempotencyKey !== undefined) {
-        const earlier = this.store.idempotency(account.id, request.idempotencyKey, now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
+        const earlier = await tx.idempotency(account.id, request.idempotencyKey, now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
         if (earlier) {
           if (earlier.request_hash !== requestHash) return { reply: { status: 'denied', message: 'idempotencyKey: idempotency key reused with a different request' } };
           return { reply: this.withShareLink(JSON.parse(earlier.response) as Reply, linkLanguage) };
         }
       }
       // Re-read inside the transaction: the pools' counts must not move between check and insert.
-      const fresh = this.pools(account).filter((p) => candidates.includes(p.subscription.id));
+      const fresh = (await this.pools(account, tx)).filter((p) => candidates.includes(p.subscription.id));
       const pool = fresh.find((p) => p.meters.running_sessions_remaining > 0 && (p.meters.cycle_sessions_remaining === null || p.meters.cycle_sessions_remaining > 0));
       if (!pool) {
         const running = fresh.every((p) => p.meters.running_sessions_remaining === 0);
@@ -232,6 +260,10 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
           },
         };
       }
+      // Placement, decided with the quota: a node that is alive, takes new sessions, can start
+      // this browser and has room (least loaded first).
+      const node = await this.place(tx, image.id);
+      if (!node) return { reply: { status: 'error', message: 'every node of the service is at capacity (or none can start this browser); try again in a minute' } };
       const id = randomBytes(16).toString('hex');
       const row: SessionRow = {
         id,
@@ -249,8 +281,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
         share_language: shareLanguage,
         callback_url: request.callbackUrl ?? null,
         link_hash: shareLinkHash(shareLinkId(this.options.secret, id)),
-        counted: 1,
-        ever_ran: 0,
+        counted: true,
+        ever_ran: false,
         created_at: now,
         running_at: null,
         ended_at: null,
@@ -259,11 +291,12 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
         residential_bytes: 0,
         runtime_id: null,
         end_reason: null,
-        location_applied: request.country === undefined ? null : exit.applied ? 1 : 0,
+        location_applied: request.country === undefined ? null : exit.applied,
         location_reason: exit.applied ? null : 'unavailable',
+        node_id: node,
       };
-      this.store.insertSession(row);
-      const quota = sessionMeters(this.usage(account).meters);
+      await tx.insertSession(row);
+      const quota = sessionMeters((await this.usage(account, tx)).meters);
       const stored: Reply = {
         status: 'ok',
         vmId: id,
@@ -271,12 +304,55 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
         ...(version === 'v7' ? { location_applied: exit.applied, ...(exit.applied ? {} : { location_reason: 'unavailable' }) } : {}),
       };
       if (request.idempotencyKey !== undefined) {
-        this.store.rememberIdempotency(account.id, request.idempotencyKey, requestHash, JSON.stringify(stored), now);
+        await tx.rememberIdempotency(account.id, request.idempotencyKey, requestHash, JSON.stringify(stored), now);
       }
       return { reply: this.withShareLink(stored, linkLanguage), session: row };
     });
-    if (outcome.session) this.startRuntime(outcome.session, upstreamProxyUrl);
+    if (outcome.session) {
+      if (outcome.session.node_id === this.nodeId) this.startRuntime(outcome.session);
+      else this.options.cluster?.placed(outcome.session.node_id!, outcome.session.id);
+    }
     return outcome.reply;
+  }
+
+  /** The node a new session goes to (inside the create transaction), or null when none has room. */
+  private async place(tx: Store, browser: string): Promise<string | null> {
+    const cluster = this.options.cluster;
+    if (!cluster) {
+      // One machine: this node, up to its capacity.
+      const capacity = this.options.config.node.capacity;
+      if (capacity === null) return this.nodeId;
+      const here = (await tx.nodes()).find((node) => node.id === this.nodeId);
+      return (here?.load ?? 0) < capacity ? this.nodeId : null;
+    }
+    const now = this.now();
+    const room = (node: NodeWithLoad) => (node.capacity === null ? 1 : (node.capacity - node.load) / Math.max(node.capacity, 1));
+    const candidates = (await tx.nodes()).filter(
+      (node) =>
+        node.state === 'active' &&
+        cluster.alive(node, now) &&
+        (node.capacity === null || node.load < node.capacity) &&
+        (JSON.parse(node.browsers) as string[]).includes(browser),
+    );
+    // Least loaded first: the most free room for its capacity, then the fewest sessions.
+    candidates.sort((a, b) => room(b) - room(a) || a.load - b.load || a.id.localeCompare(b.id));
+    return candidates[0]?.id ?? null;
+  }
+
+  /** Another node placed a session here: start it, unless it started already or was removed meanwhile. */
+  async startPlaced(sessionId: string): Promise<void> {
+    if (this.startAborts.has(sessionId) || this.live.has(sessionId)) return;
+    const row = await this.store.session(sessionId);
+    if (!row || row.node_id !== this.nodeId || row.status !== 'starting') return;
+    if (this.startAborts.has(sessionId) || this.live.has(sessionId)) return;
+    this.startRuntime(row);
+  }
+
+  /** The upstream proxy a session's traffic leaves through: its residential route or exit city. */
+  private upstreamFor(row: SessionRow): string | undefined {
+    if (row.egress === 'residential') return this.options.config.residential.upstream ?? undefined;
+    if (!row.exit_city) return undefined;
+    return this.options.config.locations.flatMap((l) => l.cities).find((c) => c.code === row.exit_city)?.upstream ?? undefined;
   }
 
   /**
@@ -290,9 +366,11 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return { status, vmId, shareUrl, shareUrlPath, ...rest };
   }
 
-  private chooseExit(code: string): ExitCity | 'unsupported' | 'unavailable' {
+  private async chooseExit(code: string): Promise<ExitCity | 'unsupported' | 'unavailable'> {
     const locations = this.options.config.locations;
-    const free = (city: ExitCity) => city.upstream !== null && this.store.exitCityLoad(city.code) < city.capacity;
+    const load = new Map<string, number>();
+    for (const city of locations.flatMap((l) => l.cities)) load.set(city.code, await this.store.exitCityLoad(city.code));
+    const free = (city: ExitCity) => city.upstream !== null && load.get(city.code)! < city.capacity;
     if (code === 'auto') {
       for (const location of locations) {
         const city = location.cities.find(free);
@@ -311,7 +389,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return free(city) ? city : 'unavailable';
   }
 
-  private startRuntime(row: SessionRow, upstreamProxyUrl: string | undefined): void {
+  private startRuntime(row: SessionRow): void {
+    const upstreamProxyUrl = this.upstreamFor(row);
     const abort = new AbortController();
     this.startAborts.set(row.id, abort);
     const task = this.runtime
@@ -326,21 +405,21 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       })
       .then(
         async (started) => {
-          if (this.move(row.id, ['starting'], 'running', { running_at: this.now(), ever_ran: 1, runtime_id: started.id })) {
+          if (await this.move(row.id, ['starting'], 'running', { running_at: this.now(), ever_ran: true, runtime_id: started.id })) {
             this.live.set(row.id, started.id);
             return;
           }
           // Removed while it was starting: end it now.
           await this.runtime.stopSession(started.id);
-          this.move(row.id, ['stopping'], 'deleted', { ended_at: this.now() });
+          await this.move(row.id, ['stopping'], 'deleted', { ended_at: this.now() });
         },
-        (error: Error) => {
+        async (error: Error) => {
           const reason = error.message.split('\n')[0]!.slice(0, 500);
           if (abort.signal.aborted) {
             // Removed while starting: a session the caller ended, not one that failed.
-            this.move(row.id, ['stopping'], 'deleted');
-          } else if (!this.move(row.id, ['starting'], 'error', { counted: 0, end_reason: reason, ended_at: this.now() })) {
-            this.move(row.id, ['stopping'], 'deleted', { counted: 0, end_reason: reason, ended_at: this.now() });
+            await this.move(row.id, ['stopping'], 'deleted');
+          } else if (!(await this.move(row.id, ['starting'], 'error', { counted: false, end_reason: reason, ended_at: this.now() }))) {
+            await this.move(row.id, ['stopping'], 'deleted', { counted: false, end_reason: reason, ended_at: this.now() });
           }
         },
       )
@@ -354,10 +433,10 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   // Read and remove -----------------------------------------------------------------------------
 
-  list(account: AccountRow, id: string | undefined, version: ApiVersion): Reply {
+  async list(account: AccountRow, id: string | undefined, version: ApiVersion): Promise<Reply> {
     const rows = id === undefined
-      ? this.store.sessionSummariesOf(account.id, this.now() - SESSION_LIST_WINDOW_DAYS * DAY_MS, SESSION_LIST_MAX)
-      : [this.store.sessionSummary(id)].filter((row): row is SessionSummaryRow => row !== undefined && row.account_id === account.id);
+      ? await this.store.sessionSummariesOf(account.id, this.now() - SESSION_LIST_WINDOW_DAYS * DAY_MS, SESSION_LIST_MAX)
+      : [await this.store.sessionSummary(id)].filter((row): row is SessionSummaryRow => row !== undefined && row.account_id === account.id);
     return { status: 'ok', data: rows.map((row) => this.entry(row, version)) };
   }
 
@@ -369,27 +448,37 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       created: new Date(row.created_at).toISOString(),
     };
     if (version === 'v7' && row.location_applied !== null) {
-      entry.location_applied = row.location_applied === 1;
+      entry.location_applied = row.location_applied;
       if (row.location_reason) entry.location_reason = row.location_reason;
     }
     return entry;
   }
 
   async remove(account: AccountRow, id: string): Promise<Reply> {
-    const row = this.store.session(id);
+    const row = await this.store.session(id);
     if (!row || row.account_id !== account.id) return { status: 'denied', message: 'id: unknown session' };
+    // A browser that runs (or starts) on another node is ended by that node.
+    const owner = row.node_id ?? this.nodeId;
+    if ((row.status === 'starting' || row.status === 'running') && owner !== this.nodeId && this.options.cluster) {
+      return this.options.cluster.removeOn(owner, account.id, id);
+    }
     const now = this.now();
     switch (row.status) {
       case 'starting':
-        // The start is cancelled: its processes end now, and it moves the session on to deleted.
-        if (this.move(id, ['starting'], 'stopping', { ended_at: now, end_reason: 'removed' })) this.startAborts.get(id)?.abort();
+        if (await this.move(id, ['starting'], 'stopping', { ended_at: now, end_reason: 'removed' })) {
+          const start = this.startAborts.get(id);
+          // The start is cancelled: its processes end now, and it moves the session on to deleted.
+          if (start) start.abort();
+          // Placed here but not begun yet: nothing runs, so it is deleted at once.
+          else await this.move(id, ['stopping'], 'deleted');
+        }
         break;
       case 'running':
-        if (this.move(id, ['running'], 'stopping', { ended_at: now, end_reason: 'removed' })) this.track(this.endRuntime(id, 'deleted'));
+        if (await this.move(id, ['running'], 'stopping', { ended_at: now, end_reason: 'removed' })) this.track(this.endRuntime(id, 'deleted'));
         break;
       case 'error':
       case 'suspended':
-        this.move(id, ['error', 'suspended'], 'deleted');
+        await this.move(id, ['error', 'suspended'], 'deleted');
         break;
     }
     return { status: 'ok' };
@@ -397,79 +486,96 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   /** The service ends a running session itself (decisions.md 1: suspended). */
   async suspend(id: string, reason: string): Promise<void> {
-    if (this.move(id, ['running'], 'suspended', { ended_at: this.now(), end_reason: reason.slice(0, 500) })) {
+    if (await this.move(id, ['running'], 'suspended', { ended_at: this.now(), end_reason: reason.slice(0, 500) })) {
       await this.endRuntime(id, null);
     }
   }
 
   private async endRuntime(id: string, then: 'deleted' | null): Promise<void> {
-    const row = this.store.session(id);
+    const row = await this.store.session(id);
     const runtimeId = this.live.get(id) ?? row?.runtime_id;
     this.live.delete(id);
-    if (row) this.flushBytes(row, runtimeId);
+    if (row) await this.flushBytes(row, runtimeId);
     if (runtimeId) await this.runtime.stopSession(runtimeId).catch(() => undefined);
-    if (then) this.move(id, ['stopping'], then);
+    if (then) await this.move(id, ['stopping'], then);
   }
 
   /** Writes the session's egress byte meters when they changed since the last write. */
-  private flushBytes(row: Pick<SessionRow, 'id' | 'egress' | 'egress_bytes'>, runtimeId: string | null | undefined): void {
+  private async flushBytes(row: Pick<SessionRow, 'id' | 'egress' | 'egress_bytes'>, runtimeId: string | null | undefined, store: Store = this.store): Promise<void> {
     const session = runtimeId ? this.runtime.get(runtimeId) : undefined;
     if (!session) return;
     const { sent, received } = session.egress.bytes();
     if (sent + received === row.egress_bytes) return;
-    this.store.updateSession(row.id, { egress_bytes: sent + received, ...(row.egress === 'residential' ? { residential_bytes: sent + received } : {}) });
+    await store.updateSession(row.id, { egress_bytes: sent + received, ...(row.egress === 'residential' ? { residential_bytes: sent + received } : {}) });
   }
 
   // Over time -----------------------------------------------------------------------------------
 
-  /** After a restart: sessions whose runtime is gone end (decisions.md 1). */
-  recover(): { suspended: number; errored: number; deleted: number } {
-    const now = this.now();
-    let suspended = 0;
-    let errored = 0;
-    let deleted = 0;
-    for (const row of this.store.sessionsWithStatus(['starting', 'running', 'stopping'])) {
-      if (row.status === 'running' && this.move(row.id, ['running'], 'suspended', { ended_at: now, end_reason: 'the engine restarted' })) suspended++;
-      if (row.status === 'starting' && this.move(row.id, ['starting'], 'error', { ended_at: now, counted: 0, end_reason: 'the engine restarted before the session was ready' })) errored++;
-      if (row.status === 'stopping' && this.move(row.id, ['stopping'], 'deleted')) deleted++;
-    }
-    return { suspended, errored, deleted };
+  /**
+   * After a restart: this node's sessions whose runtime is gone end (decisions.md 1). Sessions of
+   * an older SQLite file, from before nodes, belong to the one node there is.
+   */
+  async recover(): Promise<{ suspended: number; errored: number; deleted: number }> {
+    if (this.store.dialect === 'sqlite') await this.store.adoptSessionsWithoutNode(this.nodeId);
+    const moved = await this.store.atomically((tx) =>
+      tx.endSessionsOfNode(this.nodeId, this.now(), { running: 'the engine restarted', starting: 'the engine restarted before the session was ready' }));
+    for (const { id, status } of moved) this.moved(id, status);
+    const count = (status: string) => moved.filter((m) => m.status === status).length;
+    return { suspended: count('suspended'), errored: count('error'), deleted: count('deleted') };
+  }
+
+  /**
+   * This node was declared lost (it fell silent) while it still ran: its sessions have ended in the
+   * store, so their browsers end here too before the node takes new ones.
+   */
+  async abandonAll(): Promise<void> {
+    for (const abort of this.startAborts.values()) abort.abort();
+    const ending = [...this.live].map(async ([sessionId, runtimeId]) => {
+      this.live.delete(sessionId);
+      await this.runtime.stopSession(runtimeId).catch(() => undefined);
+    });
+    await Promise.allSettled([...ending, ...this.starting]);
   }
 
   /** Enforces maximum duration and idle timeout, updates byte meters, forgets old idempotency keys. */
-  sweep(): void {
+  async sweep(): Promise<void> {
     // One write transaction per sweep (not one per session), so API reads wait on it at most once.
-    this.store.atomically(() => this.sweepRunning());
+    const ending = await this.store.atomically((tx) => this.sweepRunning(tx));
+    for (const [id, reason] of ending) this.track(this.suspend(id, reason));
   }
 
-  private sweepRunning(): void {
+  /** Writes this node's running sessions' meters and answers those to end, with why. */
+  private async sweepRunning(tx: Store): Promise<Array<[string, string]>> {
     const now = this.now();
-    for (const row of this.store.sessionsWithStatus(['running'])) {
-      this.flushBytes(row, this.live.get(row.id));
+    const ending: Array<[string, string]> = [];
+    for (const row of await tx.sessionsWithStatus(['running'], this.nodeId)) {
+      await this.flushBytes(row, this.live.get(row.id), tx);
       if (this.viewerCount(row.id) > 0) {
-        this.store.updateSession(row.id, { last_viewer_at: now });
+        await tx.updateSession(row.id, { last_viewer_at: now });
         row.last_viewer_at = now;
       }
-      const plan = this.options.accounts.plan(this.store.subscriptions(row.account_id).find((s) => s.id === row.subscription_id)?.plan_id ?? '');
+      const subscription = (await tx.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
+      const plan = this.options.accounts.plan(subscription?.plan_id ?? '');
       if (!plan) {
-        this.track(this.suspend(row.id, 'the plan lapsed'));
+        ending.push([row.id, 'the plan lapsed']);
         continue;
       }
       const since = row.running_at ?? row.created_at;
-      if (now - since >= plan.max_session_minutes * 60_000) this.track(this.suspend(row.id, 'maximum session duration reached'));
-      else if (now - Math.max(since, row.last_viewer_at ?? 0) >= plan.idle_timeout_minutes * 60_000) this.track(this.suspend(row.id, 'no viewer for the idle timeout'));
+      if (now - since >= plan.max_session_minutes * 60_000) ending.push([row.id, 'maximum session duration reached']);
+      else if (now - Math.max(since, row.last_viewer_at ?? 0) >= plan.idle_timeout_minutes * 60_000) ending.push([row.id, 'no viewer for the idle timeout']);
     }
-    this.store.forgetIdempotencyBefore(now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
-    this.store.forgetV6Before(now - V6_SHORT_URL_TTL_HOURS * 3_600_000, now);
+    await tx.forgetIdempotencyBefore(now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
+    await tx.forgetV6Before(now - V6_SHORT_URL_TTL_HOURS * 3_600_000, now);
+    return ending;
   }
 
   startSweeping(intervalMs = 1000): void {
+    let sweeping = false;
     this.sweeper = setInterval(() => {
-      try {
-        this.sweep();
-      } catch {
-        /* a failed sweep is retried on the next tick */
-      }
+      if (sweeping) return;
+      sweeping = true;
+      // A failed sweep is retried on the next tick.
+      this.sweep().catch(() => undefined).finally(() => (sweeping = false));
     }, intervalMs);
     this.sweeper.unref();
   }
@@ -488,8 +594,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     await Promise.allSettled([...this.starting, ...this.ending]);
   }
 
-  /** Sessions counted as active right now across the engine (for health). */
-  activeCount(): number {
-    return this.store.sessionsWithStatus(ACTIVE).length;
+  /** Sessions this node runs or starts right now (for health). */
+  async activeCount(): Promise<number> {
+    return (await this.store.sessionsWithStatus(ACTIVE, this.nodeId)).length;
   }
 }

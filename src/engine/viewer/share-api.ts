@@ -3,13 +3,14 @@
 // display. The link is the credential: unknown links are refused and look-ups are rate-limited.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { retryAfterSeconds } from '../../http/headers.js';
 import { viewerStateFor, type SessionStatus, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
-import type { SessionRow } from '../store/sqlite-store.js';
+import type { LimitSettings } from '../http/limits.js';
+import type { SessionRow } from '../store/store.js';
 import { bridgeToDisplay } from './rfb-bridge.js';
 
 export interface ShareApiOptions {
@@ -18,6 +19,13 @@ export interface ShareApiOptions {
   maxViewersPerLink?: number;
   /** Link look-ups per client address per minute; misses count double. */
   lookupsPerMinute?: number;
+  /** Makes the look-up limiter (http/limits.ts: shared by every node of a cluster). */
+  limiter: (settings: LimitSettings) => RateLimiterAbstract;
+  /**
+   * A connection to the display of a session that another node runs (cluster/node-link.ts), or
+   * undefined on one machine.
+   */
+  remoteDisplay?: (row: SessionRow) => Promise<() => Duplex>;
 }
 
 /** A share link as its page's HTTP status tells it: 200, 410, 404, or 429 with the wait. */
@@ -49,7 +57,7 @@ export function viewerState(row: SessionRow | undefined): ViewerState | null {
 export function createShareApi(options: ShareApiOptions) {
   const { sessions } = options;
   const maxViewers = options.maxViewersPerLink ?? 8;
-  const lookups = new RateLimiterMemory({ points: options.lookupsPerMinute ?? 120, duration: 60 });
+  const lookups = options.limiter({ points: options.lookupsPerMinute ?? 120, duration: 60, keyPrefix: 'share' });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
   const open = new Map<string, Set<WebSocket>>();
 
@@ -68,7 +76,7 @@ export function createShareApi(options: ShareApiOptions) {
   async function lookUp(request: IncomingMessage, linkId: string): Promise<{ row: SessionRow | undefined; deleted: boolean } | { limited: number }> {
     try {
       await lookups.consume(clientAddress(request));
-      const row = sessions.sessionForLink(linkId);
+      const row = await sessions.sessionForLink(linkId);
       if (!row || row.status === 'deleted') await lookups.penalty(clientAddress(request), 1);
       return { row: row?.status === 'deleted' ? undefined : row, deleted: row?.status === 'deleted' };
     } catch (rejection) {
@@ -119,8 +127,10 @@ export function createShareApi(options: ShareApiOptions) {
     send(state);
     const onStatus = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
-      const next = viewerState(sessions.sessionForLink(match[1]!));
-      send(next ?? { ...state, state: 'gone' });
+      void sessions.sessionForLink(match[1]!).then(
+        (row) => send(viewerState(row) ?? { ...state, state: 'gone' }),
+        () => undefined,
+      );
     };
     sessions.on('status', onStatus);
     const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
@@ -142,28 +152,66 @@ export function createShareApi(options: ShareApiOptions) {
     if ('limited' in found) return refuse(429, 'Too Many Requests'), true;
     if (!found.row) return refuse(404, 'Not Found'), true;
     const row = found.row;
-    sockets.handleUpgrade(request, socket, head, (ws) => {
-      // A viewer may connect while the session starts (its waiting screen stays up meanwhile),
-      // so the live session shows the moment it is running.
-      const display = row.status === 'running' || row.status === 'starting' ? sessions.displayOf(row.id) : undefined;
-      if (!display) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
-      const viewers = open.get(row.id) ?? new Set<WebSocket>();
-      if (viewers.size >= maxViewers) return ws.close(VIEWER_CLOSE.full.code, VIEWER_CLOSE.full.reason);
-      viewers.add(ws);
-      open.set(row.id, viewers);
-      sessions.viewerJoined(row.id);
-      void bridgeToDisplay(ws, () => display.connect(), { onDisplayClosed: VIEWER_CLOSE.displayGone }).finally(() => {
-        viewers.delete(ws);
-        if (viewers.size === 0) open.delete(row.id);
-        sessions.viewerLeft(row.id);
+    const active = row.status === 'running' || row.status === 'starting';
+    if (active && row.node_id !== null && row.node_id !== sessions.nodeId && options.remoteDisplay) {
+      // Another node runs it: this node carries the viewer's bytes to that node's display.
+      const connect = await options.remoteDisplay(row).catch(() => undefined);
+      sockets.handleUpgrade(request, socket, head, (ws) => {
+        if (!connect) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+        const viewers = joinViewers(row.id, ws);
+        if (!viewers) return;
+        void bridgeToDisplay(ws, connect, { onDisplayClosed: VIEWER_CLOSE.displayGone }).finally(() => leaveViewers(row.id, ws, viewers));
       });
-    });
+      return true;
+    }
+    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, row.id, active));
     return true;
+  }
+
+  /** Counts a viewer socket of a session on this node; undefined (and the socket closed) when the link is full. */
+  function joinViewers(sessionId: string, ws: WebSocket): Set<WebSocket> | undefined {
+    const viewers = open.get(sessionId) ?? new Set<WebSocket>();
+    if (viewers.size >= maxViewers) {
+      ws.close(VIEWER_CLOSE.full.code, VIEWER_CLOSE.full.reason);
+      return undefined;
+    }
+    viewers.add(ws);
+    open.set(sessionId, viewers);
+    return viewers;
+  }
+
+  function leaveViewers(sessionId: string, ws: WebSocket, viewers: Set<WebSocket>): void {
+    viewers.delete(ws);
+    if (viewers.size === 0) open.delete(sessionId);
+  }
+
+  /** Joins a viewer's WebSocket to the display of a session this node runs. */
+  function bridgeHere(ws: WebSocket, sessionId: string, active: boolean): void {
+    // A viewer may connect while the session starts (its waiting screen stays up meanwhile),
+    // so the live session shows the moment it is running.
+    const display = active ? sessions.displayOf(sessionId) : undefined;
+    if (!display) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+    const viewers = joinViewers(sessionId, ws);
+    if (!viewers) return;
+    sessions.viewerJoined(sessionId);
+    void bridgeToDisplay(ws, () => display.connect(), { onDisplayClosed: VIEWER_CLOSE.displayGone }).finally(() => {
+      leaveViewers(sessionId, ws, viewers);
+      sessions.viewerLeft(sessionId);
+    });
+  }
+
+  /**
+   * A viewer that another node carries (node-to-node, already authenticated by the caller): joins
+   * it to the display of a session this node runs.
+   */
+  function upgradeFromNode(request: IncomingMessage, socket: Duplex, head: Buffer, sessionId: string): void {
+    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, sessionId, true));
   }
 
   return {
     handle,
     upgrade,
+    upgradeFromNode,
     linkStatus,
     close() {
       for (const client of sockets.clients) client.terminate();

@@ -1,0 +1,258 @@
+// This engine as a node of a cluster (docs/deployment.md): it registers itself in the shared
+// database and heart-beats; it notices nodes that fell silent and ends their sessions; it hears
+// the other nodes' status changes and placements (Postgres LISTEN/NOTIFY); and it reaches the node
+// that runs a session over an authenticated node-to-node channel (HTTP and WebSocket, each request
+// signed with the cluster secret) to remove it or to carry a viewer to its display.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocket, createWebSocketStream } from 'ws';
+import { readJsonBody } from '../../http/node-body.js';
+import { sendJson } from '../http/respond.js';
+import type { ClusterLink, Reply, SessionService } from '../sessions/service.js';
+import type { NodeRow, NodeWithLoad, SessionRow, Store } from '../store/store.js';
+
+/** Where node-to-node calls go; nothing there answers without the cluster secret. */
+export const NODE_PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/(remove|rfb)$/;
+const AUTH_HEADER = 'x-rbk-node-auth';
+/** How far a signed call's time may be from the receiver's clock. */
+const SIGNATURE_WINDOW_MS = 30_000;
+const CALL_TIMEOUT_MS = 10_000;
+const STATUS_CHANNEL = 'rbk_session_status';
+const PLACED_CHANNEL = 'rbk_session_placed';
+
+export interface NodeIdentity {
+  id: string;
+  internalUrl: string;
+  advertisedUrl: string;
+  capacity: number | null;
+  browsers: string[];
+}
+
+export interface NodeLinkOptions {
+  store: Store;
+  node: NodeIdentity;
+  /** The cluster secret; node-to-node calls carry an HMAC of it. */
+  secret: string;
+  heartbeatMs: number;
+  lostAfterMs: number;
+  now: () => number;
+  /** Whether this node watches for lost nodes (every node of a Postgres cluster does). */
+  watchOthers: boolean;
+}
+
+/** The signature a node-to-node call carries: time, and an HMAC over time, method, path and body. */
+export function signCall(secret: string, method: string, path: string, body: string, time: number): string {
+  const digest = createHash('sha256').update(body).digest('hex');
+  return `${time}.${createHmac('sha256', secret).update(`${time}\n${method}\n${path}\n${digest}`).digest('hex')}`;
+}
+
+export function verifyCall(secret: string, header: string | undefined, method: string, path: string, body: string, now: number): boolean {
+  const match = /^(\d{1,16})\.([0-9a-f]{64})$/.exec(header ?? '');
+  if (!match) return false;
+  const time = Number(match[1]);
+  if (Math.abs(now - time) > SIGNATURE_WINDOW_MS) return false;
+  const expected = Buffer.from(signCall(secret, method, path, body, time).split('.')[1]!, 'hex');
+  return timingSafeEqual(expected, Buffer.from(match[2]!, 'hex'));
+}
+
+export class NodeLink implements ClusterLink {
+  private sessions: SessionService | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private beating = false;
+  private closed = false;
+
+  constructor(private readonly options: NodeLinkOptions) {}
+
+  private get store(): Store {
+    return this.options.store;
+  }
+
+  private get nodeId(): string {
+    return this.options.node.id;
+  }
+
+  /** Registers the node, hears the others, and heart-beats until close(). */
+  async start(sessions: SessionService): Promise<void> {
+    this.sessions = sessions;
+    const database = this.store.database;
+    await database.listen(STATUS_CHANNEL, (payload) => this.heardStatus(payload));
+    await database.listen(PLACED_CHANNEL, (payload) => this.heardPlaced(payload));
+    await this.register();
+    this.timer = setInterval(() => void this.beat(), this.options.heartbeatMs);
+    this.timer.unref();
+  }
+
+  private async register(): Promise<void> {
+    const now = this.options.now();
+    const { node } = this.options;
+    const row: NodeRow = {
+      id: node.id,
+      internal_url: node.internalUrl,
+      advertised_url: node.advertisedUrl,
+      capacity: node.capacity,
+      browsers: JSON.stringify(node.browsers),
+      state: 'active',
+      started_at: now,
+      heartbeat_at: now,
+    };
+    await this.store.registerNode(row);
+  }
+
+  /** One heartbeat: say this node lives, end the sessions of nodes that fell silent, start what was placed here. */
+  private async beat(): Promise<void> {
+    if (this.beating || this.closed || !this.sessions) return;
+    this.beating = true;
+    try {
+      const now = this.options.now();
+      if (!(await this.store.heartbeat(this.nodeId, now))) {
+        // Declared lost (silent too long) or removed while still running: its sessions ended in
+        // the store, so their browsers end here too; then it takes new sessions again.
+        await this.sessions.abandonAll();
+        await this.sessions.recover();
+        await this.register();
+      }
+      if (this.options.watchOthers) await this.endLostNodes(now);
+      // A placement whose message was missed (the listener reconnecting) still starts.
+      for (const row of await this.store.sessionsWithStatus(['starting'], this.nodeId)) void this.sessions.startPlaced(row.id);
+    } catch {
+      /* the database is unreachable: the next beat tries again */
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private async endLostNodes(now: number): Promise<void> {
+    const moved = await this.store.atomically(async (tx) => {
+      const lost = await tx.loseSilentNodes(now - this.options.lostAfterMs);
+      const ended: Array<{ id: string; status: string }> = [];
+      for (const nodeId of lost) {
+        ended.push(...(await tx.endSessionsOfNode(nodeId, now, {
+          running: 'the node that ran the session stopped answering',
+          starting: 'the node that started the session stopped answering',
+        })));
+      }
+      return ended;
+    });
+    for (const { id, status } of moved) {
+      this.sessions!.movedElsewhere(id, status);
+      this.announce(id, status);
+    }
+  }
+
+  // Messages between nodes --------------------------------------------------------------------
+
+  alive(node: NodeWithLoad, now: number): boolean {
+    return now - node.heartbeat_at < this.options.lostAfterMs;
+  }
+
+  announce(id: string, status: string): void {
+    void this.store.database.notify(STATUS_CHANNEL, JSON.stringify({ node: this.nodeId, id, status })).catch(() => undefined);
+  }
+
+  placed(nodeId: string, sessionId: string): void {
+    void this.store.database.notify(PLACED_CHANNEL, JSON.stringify({ node: nodeId, id: sessionId })).catch(() => undefined);
+  }
+
+  private heardStatus(payload: string): void {
+    const message = parseMessage(payload);
+    if (message && message.node !== this.nodeId) this.sessions?.movedElsewhere(message.id, message.status ?? '');
+  }
+
+  private heardPlaced(payload: string): void {
+    const message = parseMessage(payload);
+    if (message && message.node === this.nodeId) void this.sessions?.startPlaced(message.id).catch(() => undefined);
+  }
+
+  // Calls to the node that runs a session -------------------------------------------------------
+
+  private async internalUrlOf(nodeId: string): Promise<string | undefined> {
+    const node = await this.store.node(nodeId);
+    return node && node.state !== 'lost' ? node.internal_url : undefined;
+  }
+
+  async removeOn(nodeId: string, accountId: string, sessionId: string): Promise<Reply> {
+    const base = await this.internalUrlOf(nodeId);
+    const unreachable: Reply = { status: 'error', message: 'the node that runs this session did not answer; try again in a few seconds' };
+    if (!base) return unreachable;
+    const path = `/internal/v1/sessions/${sessionId}/remove`;
+    const body = JSON.stringify({ accountId });
+    try {
+      const response = await fetch(new URL(path, base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [AUTH_HEADER]: signCall(this.options.secret, 'POST', path, body, this.options.now()) },
+        body,
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+      return response.ok ? ((await response.json()) as Reply) : unreachable;
+    } catch {
+      return unreachable;
+    }
+  }
+
+  /** A connection to the display of a session another node runs (the viewer's bytes go through it). */
+  async remoteDisplay(row: SessionRow): Promise<() => Duplex> {
+    const base = await this.internalUrlOf(row.node_id!);
+    if (!base) throw new Error('the node that runs this session is gone');
+    const path = `/internal/v1/sessions/${row.id}/rfb`;
+    const url = new URL(path, base);
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    return () => {
+      const socket = new WebSocket(url, {
+        headers: { [AUTH_HEADER]: signCall(this.options.secret, 'GET', path, '', this.options.now()) },
+        perMessageDeflate: false,
+        handshakeTimeout: CALL_TIMEOUT_MS,
+      });
+      return createWebSocketStream(socket);
+    };
+  }
+
+  // Calls from other nodes ----------------------------------------------------------------------
+
+  /** Answers a node-to-node HTTP call; false when the path is not one. */
+  async handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
+    const match = NODE_PATH.exec(url.pathname);
+    if (!match || match[2] !== 'remove' || request.method !== 'POST') return false;
+    const body = await readJsonBody(request);
+    const raw = body.ok ? JSON.stringify(body.value) : '';
+    if (!body.ok || !verifyCall(this.options.secret, header(request), 'POST', url.pathname, raw, this.options.now())) {
+      sendJson(response, { status: 'denied', message: 'not a call from a node of this cluster' }, 403);
+      return true;
+    }
+    const accountId = (body.value as { accountId?: unknown }).accountId;
+    const account = typeof accountId === 'string' ? await this.store.account(accountId) : undefined;
+    if (!account || !this.sessions) {
+      sendJson(response, { status: 'denied', message: 'id: unknown session' });
+      return true;
+    }
+    sendJson(response, await this.sessions.remove(account, match[1]!));
+    return true;
+  }
+
+  /** Verifies a node-to-node WebSocket upgrade: the session id to carry a viewer to, or null. */
+  verifyUpgrade(request: IncomingMessage, url: URL): string | null {
+    const match = NODE_PATH.exec(url.pathname);
+    if (!match || match[2] !== 'rfb') return null;
+    return verifyCall(this.options.secret, header(request), 'GET', url.pathname, '', this.options.now()) ? match[1]! : null;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+  }
+}
+
+function header(request: IncomingMessage): string | undefined {
+  const value = request.headers[AUTH_HEADER];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function parseMessage(payload: string): { node: string; id: string; status?: string } | undefined {
+  try {
+    const value = JSON.parse(payload) as { node?: unknown; id?: unknown; status?: unknown };
+    if (typeof value.node !== 'string' || typeof value.id !== 'string') return undefined;
+    return { node: value.node, id: value.id, ...(typeof value.status === 'string' ? { status: value.status } : {}) };
+  } catch {
+    return undefined;
+  }
+}

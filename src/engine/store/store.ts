@@ -1,0 +1,438 @@
+// The store: every piece of service state (accounts, subscriptions, keys, sessions, nodes,
+// idempotency records, meters) in the product's words, over either database (database.ts): the
+// embedded SQLite file in the data directory, or Postgres shared by a cluster of nodes. Atomic
+// work (quota checks with the insert, idempotency, placement) runs in one transaction that no
+// other writer on any node interleaves with.
+import type { Database, SqlConnection, SqlValue } from './database.js';
+
+export interface AccountRow {
+  id: string;
+  contact: string;
+  language: string | null;
+  layout: string | null;
+  created_at: number;
+}
+
+export interface SubscriptionRow {
+  id: string;
+  account_id: string;
+  plan_id: string;
+  cycle_anchor: string;
+  position: number;
+  created_at: number;
+  ended_at: number | null;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  key_hash: string;
+  prefix: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface SessionRow {
+  id: string;
+  account_id: string;
+  subscription_id: string;
+  status: string;
+  browser: string;
+  browser_name: string;
+  url: string | null;
+  language: string;
+  layout: string;
+  country: string | null;
+  exit_city: string | null;
+  egress: string | null;
+  share_language: string;
+  callback_url: string | null;
+  link_hash: string;
+  counted: boolean;
+  ever_ran: boolean;
+  created_at: number;
+  running_at: number | null;
+  ended_at: number | null;
+  last_viewer_at: number | null;
+  egress_bytes: number;
+  residential_bytes: number;
+  runtime_id: string | null;
+  end_reason: string | null;
+  location_applied: boolean | null;
+  location_reason: string | null;
+  /** The node that runs (or ran) it. */
+  node_id: string | null;
+}
+
+export interface PoolUsage {
+  running: number;
+  cycleSessions: number;
+  residentialBytes: number;
+}
+
+export interface IdempotencyRow {
+  request_hash: string;
+  response: string;
+}
+
+/** The columns of a session list entry (GET /v8/vm/data). */
+export type SessionSummaryRow = Pick<SessionRow, 'id' | 'account_id' | 'status' | 'browser_name' | 'created_at' | 'location_applied' | 'location_reason'>;
+const SUMMARY_COLUMNS = 'id, account_id, status, browser_name, created_at, location_applied, location_reason';
+
+
+/** A node of the cluster (one engine process), with how many sessions it runs now. */
+export interface NodeRow {
+  id: string;
+  /** How other nodes reach it (node-to-node calls). */
+  internal_url: string;
+  /** What callers and viewers reach it at (or the load balancer in front of the cluster). */
+  advertised_url: string;
+  /** Sessions it may run at once; null = no limit. */
+  capacity: number | null;
+  /** JSON array of the browser ids it can start. */
+  browsers: string;
+  state: 'active' | 'draining' | 'lost';
+  started_at: number;
+  heartbeat_at: number;
+}
+
+export type NodeWithLoad = NodeRow & { load: number };
+
+/** Statuses that hold a running slot and a node's capacity. */
+const ACTIVE_STATUSES = "('starting', 'running')";
+
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied'] as const;
+
+/** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
+function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {
+  if (!row) return row;
+  for (const flag of SESSION_FLAGS) {
+    const value = row[flag] as unknown;
+    if (typeof value === 'number') (row as Record<string, unknown>)[flag] = value === 1;
+  }
+  return row;
+}
+
+export class Store {
+  constructor(
+    private readonly db: Database,
+    /** Where queries run: the database itself, or the transaction this store is bound to. */
+    private readonly connection: SqlConnection = db,
+    private readonly inTransaction = false,
+  ) {}
+
+  get dialect(): 'sqlite' | 'postgres' {
+    return this.db.dialect;
+  }
+
+  /** The database, for the parts that use it directly (messages between nodes, the rate limiter). */
+  get database(): Database {
+    return this.db;
+  }
+
+  /**
+   * Runs `work` in one transaction that no other writer on any node interleaves with (its reads
+   * and writes see one state). `work` must use only the store it is given. Nested calls join it.
+   */
+  atomically<T>(work: (tx: Store) => Promise<T>): Promise<T> {
+    if (this.inTransaction) return work(this);
+    return this.db.transaction((tx) => work(new Store(this.db, tx, true)), 'rbk-store');
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+
+  private all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
+    return this.connection.all<T>(sql, params);
+  }
+
+  private get<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
+    return this.connection.get<T>(sql, params);
+  }
+
+  private run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
+    return this.connection.run(sql, params);
+  }
+
+  private async insert(table: string, row: object): Promise<void> {
+    const columns = Object.keys(row);
+    await this.run(`INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, Object.values(row) as SqlValue[]);
+  }
+
+  // Settings -----------------------------------------------------------------------------------
+
+  async setting(name: string): Promise<string | undefined> {
+    return (await this.get<{ value: string }>('SELECT value FROM engine_settings WHERE name = ?', [name]))?.value;
+  }
+
+  /** Stores the value unless one exists; returns the stored one (first writer wins, on any node). */
+  async settingOrInsert(name: string, value: string): Promise<string> {
+    await this.run('INSERT INTO engine_settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING', [name, value]);
+    return (await this.setting(name))!;
+  }
+
+  // Accounts -----------------------------------------------------------------------------------
+
+  insertAccount(account: AccountRow, subscriptions: SubscriptionRow[], key: ApiKeyRow): Promise<void> {
+    return this.atomically(async (tx) => {
+      await tx.insert('accounts', account);
+      for (const subscription of subscriptions) await tx.insert('subscriptions', subscription);
+      await tx.insertKey(key);
+    });
+  }
+
+  account(id: string): Promise<AccountRow | undefined> {
+    return this.get<AccountRow>('SELECT * FROM accounts WHERE id = ?', [id]);
+  }
+
+  accounts(): Promise<AccountRow[]> {
+    return this.all<AccountRow>('SELECT * FROM accounts ORDER BY created_at');
+  }
+
+  subscriptions(accountId: string): Promise<SubscriptionRow[]> {
+    return this.all<SubscriptionRow>('SELECT * FROM subscriptions WHERE account_id = ? AND ended_at IS NULL ORDER BY position', [accountId]);
+  }
+
+  // Keys ---------------------------------------------------------------------------------------
+
+  insertKey(key: ApiKeyRow): Promise<void> {
+    return this.insert('api_keys', key);
+  }
+
+  /**
+   * The account a key hash belongs to, with the key's revocation time: one narrow query, as
+   * every API request authenticates.
+   */
+  accountByKeyHash(hash: string): Promise<(AccountRow & { revoked_at: number | null }) | undefined> {
+    return this.get('SELECT a.id, a.contact, a.language, a.layout, a.created_at, k.revoked_at FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?', [hash]);
+  }
+
+  /** The plan ids of the account's current subscriptions, in pool order. */
+  async planIds(accountId: string): Promise<string[]> {
+    const rows = await this.all<{ plan_id: string }>('SELECT plan_id FROM subscriptions WHERE account_id = ? AND ended_at IS NULL ORDER BY position', [accountId]);
+    return rows.map((row) => row.plan_id);
+  }
+
+  keyByHash(hash: string): Promise<ApiKeyRow | undefined> {
+    return this.get<ApiKeyRow>('SELECT * FROM api_keys WHERE key_hash = ?', [hash]);
+  }
+
+  keys(accountId: string): Promise<ApiKeyRow[]> {
+    return this.all<ApiKeyRow>('SELECT * FROM api_keys WHERE account_id = ? ORDER BY created_at', [accountId]);
+  }
+
+  async revokeKey(id: string, now: number): Promise<boolean> {
+    return (await this.run('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', [now, id])) > 0;
+  }
+
+  // Sessions -----------------------------------------------------------------------------------
+
+  insertSession(session: SessionRow): Promise<void> {
+    return this.insert('sessions', session);
+  }
+
+  async session(id: string): Promise<SessionRow | undefined> {
+    return withFlags(await this.get<SessionRow>('SELECT * FROM sessions WHERE id = ?', [id]));
+  }
+
+  /** What a session list entry shows: a few columns, as status polling reads them all the time. */
+  async sessionSummary(id: string): Promise<SessionSummaryRow | undefined> {
+    return withFlags(await this.get<SessionSummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM sessions WHERE id = ?`, [id]));
+  }
+
+  /** Ties in creation time keep insertion order: SQLite's rowid, Postgres' identity column. */
+  private get insertionOrder(): string {
+    return this.dialect === 'sqlite' ? 'rowid' : 'seq';
+  }
+
+  /** Summaries of the account's sessions created since `sinceMs`, newest first. */
+  async sessionSummariesOf(accountId: string, sinceMs: number, limit: number): Promise<SessionSummaryRow[]> {
+    const rows = await this.all<SessionSummaryRow>(
+      `SELECT ${SUMMARY_COLUMNS} FROM sessions WHERE account_id = ? AND created_at >= ? ORDER BY created_at DESC, ${this.insertionOrder} DESC LIMIT ?`,
+      [accountId, sinceMs, limit],
+    );
+    return rows.map((row) => withFlags(row)!);
+  }
+
+  async sessionByLinkHash(hash: string): Promise<SessionRow | undefined> {
+    return withFlags(await this.get<SessionRow>('SELECT * FROM sessions WHERE link_hash = ?', [hash]));
+  }
+
+  /** The account's sessions created since `sinceMs`, newest first. */
+  async sessionsOf(accountId: string, sinceMs: number, limit: number): Promise<SessionRow[]> {
+    const rows = await this.all<SessionRow>(
+      `SELECT * FROM sessions WHERE account_id = ? AND created_at >= ? ORDER BY created_at DESC, ${this.insertionOrder} DESC LIMIT ?`,
+      [accountId, sinceMs, limit],
+    );
+    return rows.map((row) => withFlags(row)!);
+  }
+
+  /** Sessions in one of `statuses`; with `nodeId`, only those that node runs (or ran). */
+  async sessionsWithStatus(statuses: string[], nodeId?: string): Promise<SessionRow[]> {
+    const rows = await this.all<SessionRow>(
+      `SELECT * FROM sessions WHERE status IN (${statuses.map(() => '?').join(', ')})${nodeId === undefined ? '' : ' AND node_id = ?'}`,
+      nodeId === undefined ? statuses : [...statuses, nodeId],
+    );
+    return rows.map((row) => withFlags(row)!);
+  }
+
+  /** Moves a session from one of `from` to `to`; false when it was in none of them. */
+  async moveSession(id: string, from: string[], to: string, fields: Partial<SessionRow> = {}): Promise<boolean> {
+    const keys = Object.keys(fields);
+    const changed = await this.run(
+      `UPDATE sessions SET ${['status = ?', ...keys.map((k) => `${k} = ?`)].join(', ')} WHERE id = ? AND status IN (${from.map(() => '?').join(', ')})`,
+      [to, ...(Object.values(fields) as SqlValue[]), id, ...from],
+    );
+    return changed > 0;
+  }
+
+  async updateSession(id: string, fields: Partial<SessionRow>): Promise<void> {
+    const keys = Object.keys(fields);
+    if (keys.length === 0) return;
+    await this.run(`UPDATE sessions SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`, [...(Object.values(fields) as SqlValue[]), id]);
+  }
+
+  async poolUsage(subscriptionId: string, cycleStartMs: number, cycleEndMs: number): Promise<PoolUsage> {
+    const row = await this.get<{ running: number; cycle_sessions: number; residential_bytes: number }>(
+      `SELECT
+         COALESCE(SUM(CASE WHEN status IN ${ACTIVE_STATUSES} THEN 1 ELSE 0 END), 0) AS running,
+         COALESCE(SUM(CASE WHEN counted = ? AND created_at >= ? AND created_at < ? THEN 1 ELSE 0 END), 0) AS cycle_sessions,
+         COALESCE(SUM(CASE WHEN created_at >= ? AND created_at < ? THEN residential_bytes ELSE 0 END), 0) AS residential_bytes
+       FROM sessions WHERE subscription_id = ?`,
+      [true, cycleStartMs, cycleEndMs, cycleStartMs, cycleEndMs, subscriptionId],
+    );
+    return { running: Number(row!.running), cycleSessions: Number(row!.cycle_sessions), residentialBytes: Number(row!.residential_bytes) };
+  }
+
+  /** Sessions using an exit city right now (for "a free exit"). */
+  async exitCityLoad(city: string): Promise<number> {
+    return Number((await this.get<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions WHERE exit_city = ? AND status IN ${ACTIVE_STATUSES}`, [city]))!.n);
+  }
+
+  // Idempotency --------------------------------------------------------------------------------
+
+  idempotency(accountId: string, key: string, sinceMs: number): Promise<IdempotencyRow | undefined> {
+    return this.get<IdempotencyRow>('SELECT request_hash, response FROM idempotency WHERE account_id = ? AND key = ? AND created_at >= ?', [accountId, key, sinceMs]);
+  }
+
+  async rememberIdempotency(accountId: string, key: string, requestHash: string, response: string, now: number): Promise<void> {
+    await this.run(
+      `INSERT INTO idempotency (account_id, key, request_hash, response, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (account_id, key) DO UPDATE SET request_hash = excluded.request_hash, response = excluded.response, created_at = excluded.created_at`,
+      [accountId, key, requestHash, response, now],
+    );
+  }
+
+  async forgetIdempotencyBefore(cutoffMs: number): Promise<void> {
+    await this.run('DELETE FROM idempotency WHERE created_at < ?', [cutoffMs]);
+  }
+
+  // v6 short URLs and session keys ------------------------------------------------------------
+
+  /** Stores a short URL; false when the id is taken (the caller draws another). */
+  async insertShortUrl(id: string, url: string, now: number): Promise<boolean> {
+    return (await this.run('INSERT INTO short_urls (id, url, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING', [id, url, now])) > 0;
+  }
+
+  /** The address behind a short-URL id made at or after `sinceMs`. */
+  async shortUrl(id: string, sinceMs: number): Promise<string | undefined> {
+    return (await this.get<{ url: string }>('SELECT url FROM short_urls WHERE id = ? AND created_at >= ?', [id, sinceMs]))?.url;
+  }
+
+  async insertV6Token(tokenHash: string, keyId: string, now: number, expiresAt: number): Promise<void> {
+    await this.run('INSERT INTO v6_tokens (token_hash, key_id, created_at, expires_at) VALUES (?, ?, ?, ?)', [tokenHash, keyId, now, expiresAt]);
+  }
+
+  /**
+   * The account behind a v6 session key that has not expired and whose API key is not revoked,
+   * with the session its client launched last.
+   */
+  accountByV6Token(tokenHash: string, now: number): Promise<(AccountRow & { session_id: string | null }) | undefined> {
+    return this.get(
+      `SELECT a.id, a.contact, a.language, a.layout, a.created_at, t.session_id
+       FROM v6_tokens t JOIN api_keys k ON k.id = t.key_id JOIN accounts a ON a.id = k.account_id
+       WHERE t.token_hash = ? AND t.expires_at > ? AND k.revoked_at IS NULL`,
+      [tokenHash, now],
+    );
+  }
+
+  async setV6TokenSession(tokenHash: string, sessionId: string): Promise<void> {
+    await this.run('UPDATE v6_tokens SET session_id = ? WHERE token_hash = ?', [sessionId, tokenHash]);
+  }
+
+  /** Forgets short URLs made before `shortUrlCutoffMs` and session keys expired before `now`. */
+  async forgetV6Before(shortUrlCutoffMs: number, now: number): Promise<void> {
+    await this.run('DELETE FROM short_urls WHERE created_at < ?', [shortUrlCutoffMs]);
+    await this.run('DELETE FROM v6_tokens WHERE expires_at <= ?', [now]);
+  }
+
+  // Nodes --------------------------------------------------------------------------------------
+
+  /** Registers a node (or the same node again after a restart): active, heart-beating now. */
+  async registerNode(node: NodeRow): Promise<void> {
+    await this.run(
+      `INSERT INTO nodes (id, internal_url, advertised_url, capacity, browsers, state, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET internal_url = excluded.internal_url, advertised_url = excluded.advertised_url, capacity = excluded.capacity,
+         browsers = excluded.browsers, state = excluded.state, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
+      [node.id, node.internal_url, node.advertised_url, node.capacity, node.browsers, node.state, node.started_at, node.heartbeat_at],
+    );
+  }
+
+  /** A node's heartbeat; false when the node is unknown or was declared lost (it must re-register). */
+  async heartbeat(id: string, now: number): Promise<boolean> {
+    return (await this.run("UPDATE nodes SET heartbeat_at = ? WHERE id = ? AND state IN ('active', 'draining')", [now, id])) > 0;
+  }
+
+  async node(id: string): Promise<NodeRow | undefined> {
+    return this.get<NodeRow>('SELECT * FROM nodes WHERE id = ?', [id]);
+  }
+
+  /** Every node with the sessions it holds now (starting or running). */
+  async nodes(): Promise<NodeWithLoad[]> {
+    const rows = await this.all<NodeWithLoad>(
+      `SELECT n.*, (SELECT COUNT(*) FROM sessions s WHERE s.node_id = n.id AND s.status IN ${ACTIVE_STATUSES}) AS load FROM nodes n ORDER BY n.id`,
+    );
+    return rows.map((row) => ({ ...row, load: Number(row.load) }));
+  }
+
+  async setNodeState(id: string, state: NodeRow['state']): Promise<boolean> {
+    return (await this.run('UPDATE nodes SET state = ? WHERE id = ?', [state, id])) > 0;
+  }
+
+  /** Gives sessions stored before nodes existed (an older SQLite file) to the one node there is. */
+  async adoptSessionsWithoutNode(nodeId: string): Promise<void> {
+    await this.run('UPDATE sessions SET node_id = ? WHERE node_id IS NULL', [nodeId]);
+  }
+
+  async removeNode(id: string): Promise<boolean> {
+    return (await this.run('DELETE FROM nodes WHERE id = ?', [id])) > 0;
+  }
+
+  /** Declares lost every active or draining node silent since before `cutoffMs`; answers their ids. */
+  async loseSilentNodes(cutoffMs: number): Promise<string[]> {
+    const rows = await this.all<{ id: string }>("UPDATE nodes SET state = 'lost' WHERE state IN ('active', 'draining') AND heartbeat_at < ? RETURNING id", [cutoffMs]);
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Ends the sessions a node left behind (it was lost, or restarted): running ones become
+   * suspended, starting ones error, stopping ones deleted (decisions.md 1). Answers what moved.
+   */
+  async endSessionsOfNode(nodeId: string, now: number, reasons: { running: string; starting: string }): Promise<Array<{ id: string; status: string }>> {
+    const suspended = await this.all<{ id: string }>(
+      "UPDATE sessions SET status = 'suspended', ended_at = ?, end_reason = ? WHERE node_id = ? AND status = 'running' RETURNING id",
+      [now, reasons.running, nodeId],
+    );
+    const errored = await this.all<{ id: string }>(
+      "UPDATE sessions SET status = 'error', ended_at = ?, counted = ?, end_reason = ? WHERE node_id = ? AND status = 'starting' RETURNING id",
+      [now, false, reasons.starting, nodeId],
+    );
+    const deleted = await this.all<{ id: string }>("UPDATE sessions SET status = 'deleted' WHERE node_id = ? AND status = 'stopping' RETURNING id", [nodeId]);
+    return [
+      ...suspended.map(({ id }) => ({ id, status: 'suspended' })),
+      ...errored.map(({ id }) => ({ id, status: 'error' })),
+      ...deleted.map(({ id }) => ({ id, status: 'deleted' })),
+    ];
+  }
+}
