@@ -142,7 +142,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     secret: config.cluster.secret ?? randomBytes(32).toString('hex'),
     heartbeatMs: config.cluster.heartbeatMs,
     lostAfterMs: config.cluster.lostAfterMs,
-    now,
+    now: Date.now,
     watchOthers: clustered,
   });
   const sessions = new SessionService({

@@ -1,5 +1,6 @@
 // Black-box harness for the v8 HTTP interface: starts the real engine (`remote-browser-kit serve`)
-// as a child process on a fresh data directory, sets up accounts and keys with the operator CLI,
+// as a child process on a fresh data directory (and, in the `api-postgres` test project, a fresh
+// Postgres database: RBK_TEST_STORE=postgres), sets up accounts and keys with the operator CLI,
 // serves start pages from a local HTTP server, and speaks raw HTTP to the engine so tests can send
 // exactly the bytes and headers a caller would (Origin, Sec-Fetch-Mode, invalid UTF-8...).
 import { findMarkedProcesses, killMarkedProcesses } from '../../src/engine/runtime/processes.js';
@@ -10,6 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { testDatabase } from '../helpers/postgres.js';
 
 /** The package root (/work/main): the engine's CLI runs from here. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -39,7 +41,16 @@ export interface EngineConfig {
   residential: { upstream: string | null; countries: string[] | null };
   warm: { browsers: number };
   v6?: { sunset: string };
+  database?: string | null;
+  cluster?: { secret: string | null; heartbeatMs?: number; lostAfterMs?: number };
+  node?: { id?: string | null; internalUrl?: string | null; capacity?: number | null };
 }
+
+/** Which store the engines of this test run use: `postgres` in the api-postgres project, else SQLite. */
+export const TEST_STORE: 'sqlite' | 'postgres' = process.env.RBK_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+
+/** The cluster secret of test engines on Postgres. */
+export const TEST_CLUSTER_SECRET = 'test-cluster-secret-0123456789abcdef';
 
 function plan(id: string, name: string, rest: Partial<PlanConfig>): PlanConfig {
   return {
@@ -129,6 +140,9 @@ export interface Workspace {
 }
 
 export async function makeWorkspace(config: EngineConfig = testConfig()): Promise<Workspace> {
+  if (TEST_STORE === 'postgres' && config.database === undefined) {
+    config = { ...config, database: await testDatabase(), cluster: { secret: TEST_CLUSTER_SECRET, ...config.cluster } };
+  }
   const dir = await mkdtemp(join(tmpdir(), 'rbk-api-'));
   const configPath = join(dir, 'config.json');
   await writeFile(configPath, JSON.stringify(config, null, 2));

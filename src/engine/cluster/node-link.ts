@@ -36,6 +36,7 @@ export interface NodeLinkOptions {
   secret: string;
   heartbeatMs: number;
   lostAfterMs: number;
+  /** The wall clock (not the engine's test clock: liveness is real time on every node). */
   now: () => number;
   /** Whether this node watches for lost nodes (every node of a Postgres cluster does). */
   watchOthers: boolean;
@@ -142,8 +143,8 @@ export class NodeLink implements ClusterLink {
 
   // Messages between nodes --------------------------------------------------------------------
 
-  alive(node: NodeWithLoad, now: number): boolean {
-    return now - node.heartbeat_at < this.options.lostAfterMs;
+  alive(node: NodeWithLoad): boolean {
+    return this.options.now() - node.heartbeat_at < this.options.lostAfterMs;
   }
 
   announce(id: string, status: string): void {

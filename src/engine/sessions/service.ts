@@ -50,8 +50,8 @@ interface ExitChoice {
 
 /** How the service reaches the other nodes of a cluster (cluster/node-link.ts); absent on one machine. */
 export interface ClusterLink {
-  /** Whether a node counts as alive for placement (its last heartbeat is recent enough). */
-  alive(node: NodeWithLoad, now: number): boolean;
+  /** Whether a node counts as alive for placement (its last heartbeat is recent enough, by the wall clock). */
+  alive(node: NodeWithLoad): boolean;
   /** Tells every other node that a session's status moved. */
   announce(id: string, status: string): void;
   /** Tells the node a session was placed on to start it. */
@@ -325,12 +325,11 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       const here = (await tx.nodes()).find((node) => node.id === this.nodeId);
       return (here?.load ?? 0) < capacity ? this.nodeId : null;
     }
-    const now = this.now();
     const room = (node: NodeWithLoad) => (node.capacity === null ? 1 : (node.capacity - node.load) / Math.max(node.capacity, 1));
     const candidates = (await tx.nodes()).filter(
       (node) =>
         node.state === 'active' &&
-        cluster.alive(node, now) &&
+        cluster.alive(node) &&
         (node.capacity === null || node.load < node.capacity) &&
         (JSON.parse(node.browsers) as string[]).includes(browser),
     );
