@@ -99,17 +99,15 @@ export class PostgresDatabase extends PostgresConnection implements Database {
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      try {
-        // Held until COMMIT or ROLLBACK: every transaction with the same lock name, on any node,
-        // waits here, so its reads are still true when it writes.
-        await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lock]);
-        const result = await work(new PostgresConnection(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
-        throw error;
-      }
+      // Held until COMMIT or ROLLBACK: every transaction with the same lock name, on any node,
+      // waits here, so its reads are still true when it writes.
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [lock]);
+      const result = await work(new PostgresConnection(client));
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      throw error;
     } finally {
       // A connection that could not roll back is closed instead of going back to the pool.
       client.release(broken ?? false);
