@@ -61,6 +61,8 @@ export default defineConfig(({ mode }) => {
             name: 'node',
             include: ['test/**/*.test.ts'],
             environment: 'node',
+            // One throwaway Postgres for the run (RBK_TEST_POSTGRES), for the tests of a cluster.
+            globalSetup: ['test/helpers/postgres-global.ts'],
             // Engine tests start real browsers and displays: two cores are shared, so test files
             // run one after another and real processes get time to start.
             fileParallelism: false,

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // One-time set-up that `npm start` and `npm test` run first: the Debian packages the session
-// runtime needs (installed with apt-get when root, else the exact command is printed) and the
-// npm dependencies. It uses only Node's own modules, so it runs before `npm install`.
+// runtime needs (installed with apt-get when root, else the exact command is printed; with
+// `--test`, also the ones only the tests need) and the npm dependencies. It uses only Node's own
+// modules, so it runs before `npm install`.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -28,8 +29,37 @@ export const SYSTEM_PACKAGES = [
 /** Debian packages only the benchmarks need: wrk is the load generator of `npm run bench -- api`. */
 export const BENCH_PACKAGES = [['wrk', '/usr/bin/wrk']];
 
+/**
+ * Debian packages only the tests need (`setup.mjs --test`, run by `npm test`): a throwaway Postgres
+ * and an nginx load balancer in front of several engine nodes (test/helpers). The tests run their
+ * binaries themselves; the system services stay stopped.
+ */
+export const TEST_PACKAGES = [
+  ['postgresql', '/usr/lib/postgresql/15/bin/initdb'],
+  ['nginx', '/usr/sbin/nginx'],
+];
+
+// Debian's policy-rc.d hook: exit 101 forbids maintainer scripts to start services.
+const POLICY_RC_D = '/usr/sbin/policy-rc.d';
+
 function missingPackages(packages) {
   return packages.filter(([, file]) => !existsSync(file)).map(([name]) => name);
+}
+
+/**
+ * Runs `work` (apt-get) with a policy-rc.d that forbids starting services: packages with one
+ * (postgresql, nginx) would start it on install, and nothing here uses the system services. A
+ * host's own policy-rc.d is left as it is; ours (marked, also one an interrupted run left) goes.
+ */
+function withoutServiceStarts(work) {
+  const marker = '# remote-browser-kit setup: no service starts during its apt-get install.';
+  const ours = !existsSync(POLICY_RC_D) || readFileSync(POLICY_RC_D, 'utf8').includes(marker);
+  if (ours) writeFileSync(POLICY_RC_D, `#!/bin/sh\n${marker}\nexit 101\n`, { mode: 0o755 });
+  try {
+    return work();
+  } finally {
+    if (ours) rmSync(POLICY_RC_D, { force: true });
+  }
 }
 
 /** Installs the missing ones of `packages` ([name, file it provides] pairs) with apt-get as root. */
@@ -43,12 +73,16 @@ export function installSystemPackages(packages = SYSTEM_PACKAGES) {
   }
   console.log(`Installing Debian packages: ${missing.join(' ')}`);
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update'], ['install', '-y', '--no-install-recommends', ...missing]]) {
-    const result = spawnSync('apt-get', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
-    if (result.status !== 0) {
-      console.error(`apt-get ${args[0]} failed (exit ${result.status}). Run as root:\n  ${command}`);
-      process.exit(1);
+  const failure = withoutServiceStarts(() => {
+    for (const args of [['update'], ['install', '-y', '--no-install-recommends', ...missing]]) {
+      const { status } = spawnSync('apt-get', args, { stdio: ['ignore', 'inherit', 'inherit'], env });
+      if (status !== 0) return `apt-get ${args[0]} failed (exit ${status})`;
     }
+    return undefined;
+  });
+  if (failure) {
+    console.error(`${failure}. Run as root:\n  ${command}`);
+    process.exit(1);
   }
   const still = missingPackages(packages);
   if (still.length > 0) {
@@ -68,6 +102,6 @@ function installNpmDependencies() {
 
 const isEntryPoint = process.argv[1] !== undefined && join(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isEntryPoint && process.env.RBK_SKIP_SETUP !== '1') {
-  installSystemPackages();
+  installSystemPackages(process.argv.includes('--test') ? [...SYSTEM_PACKAGES, ...TEST_PACKAGES] : SYSTEM_PACKAGES);
   installNpmDependencies();
 }

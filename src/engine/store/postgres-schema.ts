@@ -1,0 +1,105 @@
+// The Postgres schema as ordered migrations: the same tables, columns and indexes as every SQLite
+// migration in schema.ts together, with Postgres types (BIGINT epoch-ms times and byte counts,
+// BOOLEAN flags). A later change to the SQLite schema gets its own migration here too.
+export const POSTGRES_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE accounts (
+     id TEXT PRIMARY KEY,
+     contact TEXT NOT NULL,
+     language TEXT,
+     layout TEXT,
+     created_at BIGINT NOT NULL
+   );
+   CREATE TABLE subscriptions (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     plan_id TEXT NOT NULL,
+     cycle_anchor TEXT NOT NULL,
+     position INTEGER NOT NULL,
+     created_at BIGINT NOT NULL,
+     ended_at BIGINT
+   );
+   CREATE INDEX subscriptions_account ON subscriptions(account_id, position);
+   CREATE TABLE api_keys (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     key_hash TEXT NOT NULL UNIQUE,
+     prefix TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     revoked_at BIGINT
+   );
+   -- seq orders sessions created in the same millisecond, as rowid does in SQLite.
+   CREATE TABLE sessions (
+     id TEXT PRIMARY KEY,
+     seq BIGINT GENERATED ALWAYS AS IDENTITY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     subscription_id TEXT NOT NULL REFERENCES subscriptions(id),
+     status TEXT NOT NULL,
+     browser TEXT NOT NULL,
+     browser_name TEXT NOT NULL,
+     url TEXT,
+     language TEXT NOT NULL,
+     layout TEXT NOT NULL,
+     country TEXT,
+     exit_city TEXT,
+     egress TEXT,
+     share_language TEXT NOT NULL,
+     callback_url TEXT,
+     link_hash TEXT NOT NULL UNIQUE,
+     counted BOOLEAN NOT NULL DEFAULT TRUE,
+     ever_ran BOOLEAN NOT NULL DEFAULT FALSE,
+     created_at BIGINT NOT NULL,
+     running_at BIGINT,
+     ended_at BIGINT,
+     last_viewer_at BIGINT,
+     egress_bytes BIGINT NOT NULL DEFAULT 0,
+     residential_bytes BIGINT NOT NULL DEFAULT 0,
+     runtime_id TEXT,
+     end_reason TEXT,
+     location_applied BOOLEAN,
+     location_reason TEXT,
+     node_id TEXT
+   );
+   CREATE INDEX sessions_account_created ON sessions(account_id, created_at);
+   CREATE INDEX sessions_subscription_created ON sessions(subscription_id, created_at);
+   CREATE INDEX sessions_status ON sessions(status);
+   CREATE INDEX sessions_node_status ON sessions(node_id, status);
+   CREATE TABLE idempotency (
+     account_id TEXT NOT NULL,
+     key TEXT NOT NULL,
+     request_hash TEXT NOT NULL,
+     response TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     PRIMARY KEY (account_id, key)
+   );
+   CREATE TABLE engine_settings (
+     name TEXT PRIMARY KEY,
+     value TEXT NOT NULL
+   );
+   -- v6 (deprecated interface): short URLs and the session keys getKey hands out.
+   CREATE TABLE short_urls (
+     id TEXT PRIMARY KEY,
+     url TEXT NOT NULL,
+     created_at BIGINT NOT NULL
+   );
+   CREATE INDEX short_urls_created ON short_urls(created_at);
+   CREATE TABLE v6_tokens (
+     token_hash TEXT PRIMARY KEY,
+     key_id TEXT NOT NULL REFERENCES api_keys(id),
+     created_at BIGINT NOT NULL,
+     expires_at BIGINT NOT NULL,
+     session_id TEXT
+   );
+   CREATE INDEX v6_tokens_expires ON v6_tokens(expires_at);
+   -- Nodes of the cluster: browsers is a JSON array of browser ids, capacity NULL = no limit,
+   -- state is active, draining or lost.
+   CREATE TABLE nodes (
+     id TEXT PRIMARY KEY,
+     internal_url TEXT NOT NULL,
+     advertised_url TEXT NOT NULL,
+     capacity INTEGER,
+     browsers TEXT NOT NULL,
+     state TEXT NOT NULL,
+     started_at BIGINT NOT NULL,
+     heartbeat_at BIGINT NOT NULL
+   );`,
+];
