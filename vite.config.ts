@@ -73,6 +73,20 @@ export default defineConfig(({ mode }) => {
         {
           extends: true,
           test: {
+            // Every black-box API test again, with the engine on Postgres instead of SQLite.
+            name: 'api-postgres',
+            include: ['test/api/**/*.test.ts'],
+            environment: 'node',
+            env: { RBK_TEST_STORE: 'postgres' },
+            globalSetup: ['test/helpers/postgres-global.ts'],
+            fileParallelism: false,
+            testTimeout: 60_000,
+            hookTimeout: 60_000,
+          },
+        },
+        {
+          extends: true,
+          test: {
             name: 'components',
             include: ['test/react/**/*.test.tsx'],
             environment: 'jsdom',

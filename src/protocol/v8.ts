@@ -186,8 +186,8 @@ export const createRequestSchema = z.object({
     (v) => v.length <= CALLBACK_URL_MAX && isWebAddress(v),
   ).optional(),
   idempotencyKey: textField(
-    `idempotencyKey: must be a string of ${IDEMPOTENCY_KEY_MIN} to ${IDEMPOTENCY_KEY_MAX} characters`,
-    (v) => v.length >= IDEMPOTENCY_KEY_MIN && v.length <= IDEMPOTENCY_KEY_MAX,
+    `idempotencyKey: must be a string of ${IDEMPOTENCY_KEY_MIN} to ${IDEMPOTENCY_KEY_MAX} characters, without NUL (U+0000)`,
+    (v) => v.length >= IDEMPOTENCY_KEY_MIN && v.length <= IDEMPOTENCY_KEY_MAX && !v.includes('\u0000'),
   ).optional(),
 });
 export type CreateRequest = z.infer<typeof createRequestSchema>;

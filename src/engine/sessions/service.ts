@@ -29,6 +29,8 @@ export type ApiVersion = 'v8' | 'v7';
 export type Reply = { status: 'ok'; [field: string]: unknown } | { status: 'denied' | 'upgrade' | 'error'; message: string };
 
 const DAY_MS = 86_400_000;
+/** What a session id looks like (vm/create makes them): anything else is no session, without a look-up. */
+const SESSION_ID = /^[0-9a-f]{32}$/;
 const ACTIVE = ['starting', 'running'];
 
 export function maskSessionId(id: string): string {
@@ -192,7 +194,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     // A v6 short-URL id stands for the address it was made for, while it has not expired (decisions.md 23).
     let firstUrl = request.url;
     if (firstUrl?.startsWith('url_')) {
-      firstUrl = await this.store.shortUrl(firstUrl, this.now() - V6_SHORT_URL_TTL_HOURS * 3_600_000);
+      firstUrl = /^url_\d{1,20}$/.test(firstUrl) ? await this.store.shortUrl(firstUrl, this.now() - V6_SHORT_URL_TTL_HOURS * 3_600_000) : undefined;
       if (firstUrl === undefined) return { status: 'denied', message: 'url: unknown or expired short-URL id; make a new one with POST /api/v6/shortUrl or send the address itself' };
     }
 
@@ -435,7 +437,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   async list(account: AccountRow, id: string | undefined, version: ApiVersion): Promise<Reply> {
     const rows = id === undefined
       ? await this.store.sessionSummariesOf(account.id, this.now() - SESSION_LIST_WINDOW_DAYS * DAY_MS, SESSION_LIST_MAX)
-      : [await this.store.sessionSummary(id)].filter((row): row is SessionSummaryRow => row !== undefined && row.account_id === account.id);
+      : [SESSION_ID.test(id) ? await this.store.sessionSummary(id) : undefined].filter((row): row is SessionSummaryRow => row !== undefined && row.account_id === account.id);
     return { status: 'ok', data: rows.map((row) => this.entry(row, version)) };
   }
 
@@ -454,7 +456,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   async remove(account: AccountRow, id: string): Promise<Reply> {
-    const row = await this.store.session(id);
+    const row = SESSION_ID.test(id) ? await this.store.session(id) : undefined;
     if (!row || row.account_id !== account.id) return { status: 'denied', message: 'id: unknown session' };
     // A browser that runs (or starts) on another node is ended by that node.
     const owner = row.node_id ?? this.nodeId;
