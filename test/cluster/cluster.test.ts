@@ -136,15 +136,29 @@ describe('three nodes on one Postgres behind nginx', () => {
     viewer.close();
   }, 60_000);
 
-  it('remove through a node that does not run the session stops the browser on the node that does', async () => {
+  it('remove through a node that does not run the session stops the browser on the node that does; viewers on a third node hear it', async () => {
     const vmId = running.shift()!;
     const owner = await nodeOf(vmId);
+    const [other, third] = NODE_IDS.filter((id) => id !== owner) as [string, string];
+    // A viewer's waiting screen follows the link's state through server-sent events, on a node that is neither.
+    const events = await fetch(`${nodes.get(third)!.url}/share/${links.get(vmId)!}/events`);
+    const stream = events.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let heard = '';
+    const heardEnd = (async () => {
+      while (!/"state":"(ended|gone)"/.test(heard)) {
+        const { value, done } = await stream.read();
+        if (done) break;
+        heard += value;
+      }
+      return heard;
+    })();
     const ownerRoot = join(workspaces.get(owner)!.dataDir, 'sessions');
     expect((await findMarkedProcesses({ root: ownerRoot })).filter((p) => !p.zombie).length).toBeGreaterThan(0);
-    const other = NODE_IDS.find((id) => id !== owner)!;
     const removed = await new Api(nodes.get(other)!.url, account.key).remove(vmId);
     expect(removed.json).toEqual({ status: 'ok' });
     expect(await waitForStatus(balanced, vmId, ['deleted'], 15_000)).toBe('deleted');
+    expect(await heardEnd).toMatch(/"state":"running"[\s\S]*"state":"(ended|gone)"/);
+    await stream.cancel();
     // That node ran only this session: nothing of it is left.
     const left = await poll(async () => (await findMarkedProcesses({ root: ownerRoot })).filter((p) => !p.zombie).length, (n) => n === 0, 10_000);
     expect(left).toBe(0);
@@ -203,6 +217,8 @@ describe('three nodes on one Postgres behind nginx', () => {
     expect((back.facts.reaped as { directories: number }).directories).toBeGreaterThan(0);
     expect((await findMarkedProcesses({ root })).filter((p) => !p.zombie)).toEqual([]);
     expect((await nodeList()).find((n) => n.id === victim)).toMatchObject({ state: 'active', alive: true, load: 0 });
+    // Its recovery ended only its own sessions: those of the other nodes run on.
+    for (const id of running) expect(await waitForStatus(balanced, id, ['running'], 1_000)).toBe('running');
     // Everything else is full (capacity 2 each, the running limit aside): a new account's session lands there.
     const other = await createAccount(workspaces.get('node-c')!, [PLANS.unlimited]);
     const api = new Api(nginx.url, other.key);

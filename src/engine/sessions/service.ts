@@ -321,7 +321,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   private async place(tx: Store, browser: string): Promise<string | null> {
     const cluster = this.options.cluster;
     if (!cluster) {
-      // One machine: this node, up to its capacity.
+      // One machine: this node, unless it drains, up to its capacity.
+      if ((await tx.node(this.nodeId))?.state === 'draining') return null;
       const capacity = this.options.config.node.capacity;
       if (capacity === null) return this.nodeId;
       const here = (await tx.nodes()).find((node) => node.id === this.nodeId);
