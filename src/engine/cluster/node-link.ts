@@ -124,8 +124,11 @@ export class NodeLink implements ClusterLink {
   }
 
   private async endLostNodes(now: number): Promise<void> {
+    const cutoff = now - this.options.lostAfterMs;
+    // Every node looks every heartbeat; only a finding takes the service's lock.
+    if (!(await this.store.anySilentNode(cutoff))) return;
     const moved = await this.store.atomically(async (tx) => {
-      const lost = await tx.loseSilentNodes(now - this.options.lostAfterMs);
+      const lost = await tx.loseSilentNodes(cutoff);
       const ended: Array<{ id: string; status: string }> = [];
       for (const nodeId of lost) {
         ended.push(...(await tx.endSessionsOfNode(nodeId, now, {

@@ -542,7 +542,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** Enforces maximum duration and idle timeout, updates byte meters, forgets old idempotency keys. */
   async sweep(): Promise<void> {
     // One write transaction per sweep (not one per session), so API reads wait on it at most once.
-    const ending = await this.store.atomically((tx) => this.sweepRunning(tx));
+    // It touches only this node's sessions: on a cluster it needs no lock another node waits for.
+    const ending = await this.store.atomically((tx) => this.sweepRunning(tx), `rbk-sweep-${this.nodeId}`);
     for (const [id, reason] of ending) this.track(this.suspend(id, reason));
   }
 

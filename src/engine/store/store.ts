@@ -131,12 +131,14 @@ export class Store {
   }
 
   /**
-   * Runs `work` in one transaction that no other writer on any node interleaves with (its reads
-   * and writes see one state). `work` must use only the store it is given. Nested calls join it.
+   * Runs `work` in one transaction that no other holder of the same `lock` on any node interleaves
+   * with (its reads and writes see one state; SQLite has one writer at a time anyway). The default
+   * lock is the service's: quota, placement and the sessions of lost nodes. `work` must use only
+   * the store it is given. Nested calls join it.
    */
-  atomically<T>(work: (tx: Store) => Promise<T>): Promise<T> {
+  atomically<T>(work: (tx: Store) => Promise<T>, lock = 'rbk-store'): Promise<T> {
     if (this.inTransaction) return work(this);
-    return this.db.transaction((tx) => work(new Store(this.db, tx, true)), 'rbk-store');
+    return this.db.transaction((tx) => work(new Store(this.db, tx, true)), lock);
   }
 
   close(): Promise<void> {
@@ -407,6 +409,11 @@ export class Store {
 
   async removeNode(id: string): Promise<boolean> {
     return (await this.run('DELETE FROM nodes WHERE id = ?', [id])) > 0;
+  }
+
+  /** Whether any active or draining node has been silent since before `cutoffMs` (a cheap look first). */
+  async anySilentNode(cutoffMs: number): Promise<boolean> {
+    return (await this.get("SELECT 1 AS silent FROM nodes WHERE state IN ('active', 'draining') AND heartbeat_at < ? LIMIT 1", [cutoffMs])) !== undefined;
   }
 
   /** Declares lost every active or draining node silent since before `cutoffMs`; answers their ids. */
