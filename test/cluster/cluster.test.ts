@@ -57,6 +57,19 @@ async function startNode(id: string): Promise<EngineProcess> {
   return node;
 }
 
+/** `count` sessions, one after another through nginx, of a new account with room for them all. */
+async function newSessions(count: number): Promise<{ api: Api; ids: string[] }> {
+  const account = await createAccount(workspaces.get('node-a')!, [PLANS.unlimited]);
+  const api = new Api(nginx.url, account.key);
+  const ids: string[] = [];
+  for (let index = 0; index < count; index++) {
+    const reply = await api.create({ browser: 'chromium', url: colorPage });
+    expect(reply.json.status).toBe('ok');
+    ids.push(reply.json.vmId);
+  }
+  return { api, ids };
+}
+
 const nodeOf = async (vmId: string): Promise<string> => (await sql.query('SELECT node_id FROM sessions WHERE id = $1', [vmId])).rows[0]?.node_id;
 const nodeList = async () => (await runCli(workspaces.get('node-a')!, ['nodes', 'list'])) as Array<{ id: string; state: string; alive: boolean; load: number; capacity: number | null }>;
 /** Share link ids of the sessions created here (from their create answers). */
@@ -220,14 +233,7 @@ describe('three nodes on one Postgres behind nginx', () => {
     // Its recovery ended only its own sessions: those of the other nodes run on.
     for (const id of running) expect(await waitForStatus(balanced, id, ['running'], 1_000)).toBe('running');
     // Everything else is full (capacity 2 each, the running limit aside): a new account's session lands there.
-    const other = await createAccount(workspaces.get('node-c')!, [PLANS.unlimited]);
-    const api = new Api(nginx.url, other.key);
-    const ids: string[] = [];
-    for (let index = 0; index < 3; index++) {
-      const reply = await api.create({ browser: 'chromium', url: colorPage });
-      expect(reply.json.status).toBe('ok');
-      ids.push(reply.json.vmId);
-    }
+    const { api, ids } = await newSessions(3);
     expect((await Promise.all(ids.map(nodeOf))).filter((id) => id === victim).length).toBeGreaterThan(0);
     for (const id of ids) await api.remove(id);
     for (const id of ids) expect(await waitForStatus(api, id, ['deleted'], 20_000)).toBe('deleted');
@@ -237,15 +243,8 @@ describe('three nodes on one Postgres behind nginx', () => {
     const vmId = running[0]!;
     const draining = await nodeOf(vmId);
     expect(await runCli(workspaces.get('node-a')!, ['nodes', 'drain', draining])).toMatchObject({ id: draining });
-    const other = await createAccount(workspaces.get('node-a')!, [PLANS.unlimited]);
-    const api = new Api(nginx.url, other.key);
     // The two nodes left have room for at least two (capacity 2 each, three sessions in the cluster, one of them draining's).
-    const ids: string[] = [];
-    for (let index = 0; index < 2; index++) {
-      const reply = await api.create({ browser: 'chromium', url: colorPage });
-      expect(reply.json.status).toBe('ok');
-      ids.push(reply.json.vmId);
-    }
+    const { api, ids } = await newSessions(2);
     expect(await Promise.all(ids.map(nodeOf))).not.toContain(draining);
     expect(await waitForStatus(balanced, vmId, ['running'], 5_000)).toBe('running');
     const listed = (await nodeList()).find((n) => n.id === draining)!;
