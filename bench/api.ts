@@ -26,7 +26,7 @@ function wrkMs(text: string): number {
  * GET `url` from 50 connections for `seconds` with wrk (a C load generator: it leaves the engine
  * most of the second core, where a Node load tool would take it).
  */
-async function pollWithWrk(url: string, headers: Record<string, string>, seconds: number) {
+export async function pollWithWrk(url: string, headers: Record<string, string>, seconds: number) {
   const args = ['-t1', '-c50', `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]), url];
   const { stdout } = await run('wrk', args, { timeout: (seconds + 30) * 1000 });
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(stdout)?.[1]);
