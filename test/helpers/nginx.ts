@@ -26,15 +26,17 @@ const GENERATION_PATH = '/.test-nginx-generation';
 /**
  * The config, in the shape a deployment uses in front of engine nodes (docs reuse it): round robin
  * over the nodes, WebSocket upgrades passed on (viewers, CDP), no buffering (server-sent events),
- * long read timeouts (a viewer connection stays open for the whole session), the client's address
+ * long read timeouts (a viewer connection stays open for the whole session), kept-alive
+ * connections to the nodes (an empty Connection header unless the client upgrades), the client's address
  * and scheme passed in X-Forwarded-For / X-Forwarded-Proto, and a node that refuses or does not
  * connect within 1 s skipped for the next (nginx does not retry a request a node has received).
  *
  *   upstream engine_nodes {
  *     server 10.0.0.11:8080;
  *     server 10.0.0.12:8080;
+ *     keepalive 32;
  *   }
- *   map $http_upgrade $connection_upgrade { default upgrade; '' close; }
+ *   map $http_upgrade $connection_upgrade { default upgrade; '' ''; }
  *   server {
  *     listen 443 ssl;
  *     location / {
@@ -72,8 +74,9 @@ http {
   scgi_temp_path ${dir}/scgi;
   upstream engine_nodes {
 ${servers}
+    keepalive 32;
   }
-  map $http_upgrade $connection_upgrade { default upgrade; '' close; }
+  map $http_upgrade $connection_upgrade { default upgrade; '' ''; }
   server {
     listen 127.0.0.1:${port};
     location = ${GENERATION_PATH} { return 200 "${generation}"; }

@@ -21,6 +21,9 @@ function newKey(accountId: string, now: number): { row: ApiKeyRow; key: string }
   return { key, row: { id: newId('key_'), account_id: accountId, key_hash: hashSecret(key), prefix: key.slice(0, 10), created_at: now, revoked_at: null } };
 }
 
+/** An account as a key presents it: with the plans of its current subscriptions, read with it. */
+export type AuthenticatedAccount = AccountRow & { plan_ids: string[] };
+
 export interface NewAccount {
   contact: string;
   plans: string[];
@@ -109,12 +112,12 @@ export class Accounts {
   }
 
   /** The account behind a presented key, or null when it is unknown or revoked. */
-  authenticate(key: string): Promise<AccountRow | null> {
+  authenticate(key: string): Promise<AuthenticatedAccount | null> {
     return this.authenticateHash(key, hashSecret(key));
   }
 
   /** As authenticate(), for callers that already hashed the key. */
-  async authenticateHash(key: string, keyHash: string): Promise<AccountRow | null> {
+  async authenticateHash(key: string, keyHash: string): Promise<AuthenticatedAccount | null> {
     if (!key.startsWith(KEY_PREFIX) || key.length > 200) return null;
     const row = await this.store.accountByKeyHash(keyHash);
     if (!row || row.revoked_at !== null) return null;

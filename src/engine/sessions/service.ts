@@ -174,9 +174,10 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return states;
   }
 
-  async hasProgrammaticAccess(account: AccountRow): Promise<boolean> {
-    // Only the plans matter here: no meter queries on the hot path of every request.
-    return (await this.store.planIds(account.id)).some((id) => this.options.accounts.plan(id)?.programmatic_access === true);
+  async hasProgrammaticAccess(account: AccountRow & { plan_ids?: string[] }): Promise<boolean> {
+    // Only the plans matter here: no meter queries on the hot path of every request (and none at
+    // all when authentication read the plans with the key).
+    return (account.plan_ids ?? (await this.store.planIds(account.id))).some((id) => this.options.accounts.plan(id)?.programmatic_access === true);
   }
 
   async usage(account: AccountRow, store: Store = this.store): Promise<{ has_plan: boolean; meters: UsageMeters; pools: Pool[] }> {

@@ -203,11 +203,19 @@ export class Store {
   }
 
   /**
-   * The account a key hash belongs to, with the key's revocation time: one narrow query, as
-   * every API request authenticates.
+   * The account a key hash belongs to, with the key's revocation time and the plans of its current
+   * subscriptions: one narrow query, as every API request authenticates (on Postgres each query
+   * is a round trip).
    */
-  accountByKeyHash(hash: string): Promise<(AccountRow & { revoked_at: number | null }) | undefined> {
-    return this.get('SELECT a.id, a.contact, a.language, a.layout, a.created_at, k.revoked_at FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?', [hash]);
+  async accountByKeyHash(hash: string): Promise<(AccountRow & { revoked_at: number | null; plan_ids: string[] }) | undefined> {
+    const planIds = this.dialect === 'sqlite' ? 'json_group_array(s.plan_id)' : 'json_agg(s.plan_id)::text';
+    const row = await this.get<AccountRow & { revoked_at: number | null; plan_ids: string | null }>(
+      `SELECT a.id, a.contact, a.language, a.layout, a.created_at, k.revoked_at,
+         (SELECT ${planIds} FROM subscriptions s WHERE s.account_id = a.id AND s.ended_at IS NULL) AS plan_ids
+       FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = ?`,
+      [hash],
+    );
+    return row && { ...row, plan_ids: row.plan_ids ? (JSON.parse(row.plan_ids) as string[]) : [] };
   }
 
   /** The plan ids of the account's current subscriptions, in pool order. */
