@@ -85,10 +85,11 @@ describe('parseCreateRequest', () => {
     expect(refusal({ browser: 'chrome', callbackUrl: base + 'a'.repeat(CALLBACK_URL_MAX) })).toMatch(/^callbackUrl: /);
   });
 
-  it('refuses idempotency keys of 0 and 129 characters', () => {
+  it('refuses idempotency keys of 0 and 129 characters, and any with a NUL (decisions.md 36)', () => {
     expect(parseCreateRequest({ browser: 'chrome', idempotencyKey: 'k' }).ok).toBe(true);
-    expect(refusal({ browser: 'chrome', idempotencyKey: '' })).toBe('idempotencyKey: must be a string of 1 to 128 characters');
+    expect(refusal({ browser: 'chrome', idempotencyKey: '' })).toBe('idempotencyKey: must be a string of 1 to 128 characters, without NUL (U+0000)');
     expect(refusal({ browser: 'chrome', idempotencyKey: 'k'.repeat(129) })).toMatch(/^idempotencyKey: /);
+    expect(refusal({ browser: 'chrome', idempotencyKey: 'key\u0000one' })).toMatch(/^idempotencyKey: .*NUL/);
   });
 
   it('checks language and layout against the supported lists', () => {
