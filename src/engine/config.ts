@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { V6_DEPRECATED_ON } from '../protocol/index.js';
+import { parseTrustedProxies } from './http/client-address.js';
 import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
 
 export const planSchema = z.object({
@@ -83,6 +84,20 @@ export const engineConfigSchema = z
       .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL, or null for SQLite in the data directory')
       .nullable()
       .default(null),
+    /**
+     * Reverse proxies and load balancers in front of the engine (addresses or ranges): only from
+     * them is X-Forwarded-For believed, for the client address that look-up limits count by.
+     */
+    trustedProxies: z
+      .array(z.string())
+      .default([])
+      .superRefine((ranges, context) => {
+        try {
+          parseTrustedProxies(ranges);
+        } catch (error) {
+          context.addIssue({ code: 'custom', message: (error as Error).message.replace(/^trustedProxies: /, '') });
+        }
+      }),
     /** This engine as a node of a cluster (docs/deployment.md). */
     node: z
       .object({

@@ -11,6 +11,7 @@ import { NodeLink } from './cluster/node-link.js';
 import { parseEngineConfig, type EngineConfig } from './config.js';
 import { createApi } from './http/api.js';
 import { apiRequestOf, responseOf } from './http/fetch.js';
+import { clientAddressResolver } from './http/client-address.js';
 import { limitersFor } from './http/limits.js';
 import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
@@ -158,11 +159,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   });
   const recovered = await sessions.recover();
   const limits = limitersFor(store);
-  const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter: limits.limiter });
+  const clientAddress = clientAddressResolver(config.trustedProxies);
+  const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter: limits.limiter, clientAddress });
 
   const shareApi = createShareApi({
     sessions,
     limiter: limits.limiter,
+    clientAddress,
     ...(clustered ? { remoteDisplay: (row) => link.remoteDisplay(row) } : {}),
   });
   await limits.ready();

@@ -43,6 +43,7 @@ export interface EngineConfig {
   v6?: { sunset: string };
   database?: string | null;
   cluster?: { secret: string | null; heartbeatMs?: number; lostAfterMs?: number };
+  trustedProxies?: string[];
   node?: { id?: string | null; internalUrl?: string | null; capacity?: number | null };
 }
 

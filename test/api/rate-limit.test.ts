@@ -57,6 +57,29 @@ describe('rate limit', () => {
     expect(again.json.status).toBe('ok');
   });
 
+  it('v6 session keys spend their API key\'s budget: a second session key gets no budget of its own, and v8 is limited with them', async () => {
+    const { account, api } = await ctx.account([PLANS.basic]);
+    const getKey = () => ctx.anon.get(`/api/v6/getKey?key=${encodeURIComponent(api.key!)}`);
+    const first = await getKey();
+    const second = await getKey();
+    expect([first.http, second.http], describeReply(second)).toEqual([200, 200]);
+    // A launch that spends a point and starts nothing: a browser this host does not have.
+    const launch = (token: string) => ctx.anon.get(`/b?key=${encodeURIComponent(token)}&browser=Edge`);
+    expect((await launch(first.json.token)).http).toBe(400);
+    expect((await launch(second.json.token)).http).toBe(400);
+    expect((await api.quota()).http).toBe(200);
+    // Five points spent, by five requests through three credentials of one key.
+    const limited = await launch(second.json.token);
+    expect(limited.http, describeReply(limited)).toBe(429);
+    expect(limited.headers['retry-after']).toMatch(/^\d+$/);
+    expectRateLimited(await api.quota());
+    expect((await launch(first.json.token)).http).toBe(429);
+    expect((await getKey()).http).toBe(429);
+    // Another key of the same account has its own budget.
+    const other = api.withKey((await createKey(ctx.engine.workspace, account.id)).key);
+    expect((await other.quota()).http).toBe(200);
+  });
+
   it('GET /v8/image needs no key and is not limited by a key\'s budget', async () => {
     const { api } = await ctx.account([PLANS.basic]);
     for (let i = 0; i <= REQUESTS; i++) await api.quota();

@@ -34,6 +34,8 @@ export interface ApiOptions {
   now: () => number;
   /** Makes the rate limiters (limits.ts: shared by every node of a cluster). */
   limiter: (settings: LimitSettings) => RateLimiterAbstract;
+  /** The client's address behind trusted proxies (client-address.ts). */
+  clientAddress: (request: IncomingMessage) => string;
 }
 
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
@@ -44,8 +46,9 @@ export interface Api {
 
 export function createApi(options: ApiOptions): Api {
   const { config, store, accounts, sessions, runtime } = options;
-  const limiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'api' });
-  const v6 = createV6Api({ config, store, accounts, sessions, runtime, now: options.now, limiter: options.limiter });
+  // One budget per API key (decisions.md 19), whatever carries the key: v8, v7, or a v6 session key made from it.
+  const keyLimiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'api' });
+  const v6 = createV6Api({ config, store, accounts, sessions, runtime, now: options.now, limiter: options.limiter, keyLimiter });
 
   const imageList = (): ImageListResponse => ({
     status: 'ok',
@@ -86,7 +89,7 @@ export function createApi(options: ApiOptions): Api {
    * point is taken when this is called, before the promise settles.
    */
   const admit = (keyHash: string): Promise<ApiAnswer | null> =>
-    takePoint(limiter, keyHash).then((wait) =>
+    takePoint(keyLimiter, keyHash).then((wait) =>
       wait === null ? null : answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) }));
 
   const upgradeForApi = () => answer({ status: 'upgrade', message: 'your plan does not include programmatic access to the API' });
@@ -168,7 +171,7 @@ export function createApi(options: ApiOptions): Api {
       url,
       headers: request.headers,
       body: () => readJsonBody(request),
-      ...(request.socket.remoteAddress ? { client: request.socket.remoteAddress } : {}),
+      client: options.clientAddress(request),
     });
     if (!reply) return false;
     sendJson(response, reply.body, reply.status, reply.headers);

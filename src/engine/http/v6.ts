@@ -37,6 +37,8 @@ export interface V6Options {
   config: EngineConfig;
   store: Store;
   limiter: (settings: LimitSettings) => RateLimiterAbstract;
+  /** The API keys' limiter of v8 and v7, keyed by the key's hash: a session key spends its API key's budget. */
+  keyLimiter: RateLimiterAbstract;
   accounts: Accounts;
   sessions: SessionService;
   runtime: SessionRuntime;
@@ -73,10 +75,11 @@ export function isV6Path(pathname: string): boolean {
 
 export function createV6Api(options: V6Options): (request: ApiRequest) => Promise<ApiAnswer> {
   const { config, store, accounts, sessions, runtime, now } = options;
-  const limiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'v6' });
+  // Requests without a key (short URLs) have a budget per client address.
+  const clientLimiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'v6-client' });
 
-  /** One point from `key`'s budget: null when the request may go on, else the 429 answer. */
-  const admit = async (key: string): Promise<ApiAnswer | null> => {
+  /** One point from a budget: null when the request may go on, else the 429 answer. */
+  const admitOn = async (limiter: RateLimiterAbstract, key: string): Promise<ApiAnswer | null> => {
     const wait = await takePoint(limiter, key);
     return wait === null ? null : failure('srv-error', `too many requests; retry after ${wait} s`, 429, {}, { 'retry-after': String(wait) });
   };
@@ -103,7 +106,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     const keyHash = hashSecret(key);
     const account = await accounts.authenticateHash(key, keyHash);
     if (!account) return failure('auth-failed', 'invalid or revoked API key', 401);
-    const limited = await admit(`key:${keyHash}`);
+    const limited = await admitOn(options.keyLimiter, keyHash);
     if (limited) return limited;
     if (!(await sessions.hasProgrammaticAccess(account))) return failure('auth-failed', 'your plan does not include programmatic access to the API');
     const keyRow = (await store.keyByHash(keyHash))!;
@@ -143,14 +146,14 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
   const launchFor = async (query: V6LaunchQuery, tokenHash: string, request: ApiRequest): Promise<ApiAnswer> => {
     const client = await store.accountByV6Token(tokenHash, now());
     if (!client) return failure('auth-failed', 'unknown or expired session key; get a new one from GET /api/v6/getKey (keys last 2 hours)', 401);
-    const limited = await admit(`token:${tokenHash}`);
+    const limited = await admitOn(options.keyLimiter, client.key_hash);
     if (limited) return limited;
     const image = imageFor(query.browser);
     if (!image) {
       const offered = [...new Set(runtime.images.filter((i) => i.enabled).map((i) => i.v6Name))].join(', ');
       return failure('srv-error', `browser: ${query.browser} cannot start on this service; choose one of ${offered}`, 400);
     }
-    const { session_id: earlier, ...account } = client;
+    const { session_id: earlier, key_hash: _keyHash, ...account } = client;
     // Without a callbackUrl, leaving goes back to the application that linked to /b (its Referer).
     const referrer = request.headers.referer;
     const callbackUrl = query.callbackUrl
@@ -174,7 +177,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
   };
 
   const shortUrl = async (request: ApiRequest): Promise<ApiAnswer> => {
-    const limited = await admit(`client:${request.client ?? 'unknown'}`);
+    const limited = await admitOn(clientLimiter, request.client ?? 'unknown');
     if (limited) return limited;
     const body = await request.body();
     if (!body.ok) return failure('srv-error', body.message, 400);

@@ -356,11 +356,11 @@ export class Store {
 
   /**
    * The account behind a v6 session key that has not expired and whose API key is not revoked,
-   * with the session its client launched last.
+   * with the session its client launched last and the hash of the API key it was made from.
    */
-  accountByV6Token(tokenHash: string, now: number): Promise<(AccountRow & { session_id: string | null }) | undefined> {
+  accountByV6Token(tokenHash: string, now: number): Promise<(AccountRow & { session_id: string | null; key_hash: string }) | undefined> {
     return this.get(
-      `SELECT a.id, a.contact, a.language, a.layout, a.created_at, t.session_id
+      `SELECT a.id, a.contact, a.language, a.layout, a.created_at, t.session_id, k.key_hash
        FROM v6_tokens t JOIN api_keys k ON k.id = t.key_id JOIN accounts a ON a.id = k.account_id
        WHERE t.token_hash = ? AND t.expires_at > ? AND k.revoked_at IS NULL`,
       [tokenHash, now],

@@ -17,8 +17,10 @@ export interface ShareApiOptions {
   sessions: SessionService;
   /** Viewer connections one link may have at once. */
   maxViewersPerLink?: number;
-  /** Link look-ups per client address per minute; misses count double. */
+  /** Look-ups of unknown link ids (guesses) per client address per minute; valid links never count. */
   lookupsPerMinute?: number;
+  /** The client's address behind trusted proxies (http/client-address.ts). */
+  clientAddress: (request: IncomingMessage) => string;
   /** Makes the look-up limiter (http/limits.ts: shared by every node of a cluster). */
   limiter: (settings: LimitSettings) => RateLimiterAbstract;
   /**
@@ -67,18 +69,18 @@ export function createShareApi(options: ShareApiOptions) {
     for (const socket of open.get(id) ?? []) socket.close(VIEWER_CLOSE.ended.code, VIEWER_CLOSE.ended.reason);
   });
 
-  const clientAddress = (request: IncomingMessage) => request.socket.remoteAddress ?? 'unknown';
-
   /**
    * Resolves the link with the look-up limit applied: its session (undefined once deleted or for
    * a link that never existed, `deleted` telling which), or the seconds to wait when limited.
+   * Only an id that never existed counts, against the address that sent it: a lock-out hits the
+   * guesser, never someone holding a valid link, even behind the same proxy.
    */
   async function lookUp(request: IncomingMessage, linkId: string): Promise<{ row: SessionRow | undefined; deleted: boolean } | { limited: number }> {
+    const row = await sessions.sessionForLink(linkId);
+    if (row) return { row: row.status === 'deleted' ? undefined : row, deleted: row.status === 'deleted' };
     try {
-      await lookups.consume(clientAddress(request));
-      const row = await sessions.sessionForLink(linkId);
-      if (!row || row.status === 'deleted') await lookups.penalty(clientAddress(request), 1);
-      return { row: row?.status === 'deleted' ? undefined : row, deleted: row?.status === 'deleted' };
+      await lookups.consume(options.clientAddress(request));
+      return { row: undefined, deleted: false };
     } catch (rejection) {
       return { limited: retryAfterSeconds(rejection) ?? 60 };
     }
