@@ -12,6 +12,7 @@ import { parseEngineConfig, type EngineConfig } from './config.js';
 import { createApi } from './http/api.js';
 import { apiRequestOf, responseOf } from './http/fetch.js';
 import { clientAddressResolver } from './http/client-address.js';
+import { serviceFailure } from './http/failure.js';
 import { limitersFor } from './http/limits.js';
 import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
@@ -184,8 +185,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   };
 
   const server = createServer((request, response) => {
-    handle(request, response).catch(() => {
-      if (!response.headersSent) sendJson(response, { status: 'error', message: 'the service failed; try again later' });
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) sendJson(response, serviceFailure(error));
       else response.destroy();
     });
   });
@@ -227,8 +228,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         const answer = await api.answer(apiRequestOf(request));
         const path = new URL(request.url).pathname.slice(0, 100);
         return responseOf(answer ?? { status: 404, body: { status: 'denied', message: `no endpoint ${request.method} ${path}` } });
-      } catch {
-        return responseOf({ status: 200, body: { status: 'error', message: 'the service failed; try again later' } });
+      } catch (error) {
+        return responseOf({ status: 200, body: serviceFailure(error) });
       }
     },
     async close() {

@@ -408,7 +408,17 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       })
       .then(
         async (started) => {
-          if (await this.move(row.id, ['starting'], 'running', { running_at: this.now(), ever_ran: true, runtime_id: started.id })) {
+          let moved: boolean;
+          try {
+            moved = await this.move(row.id, ['starting'], 'running', { running_at: this.now(), ever_ran: true, runtime_id: started.id });
+          } catch {
+            // The store failed (locked, disk full, unreachable): the browser ends, the session stays
+            // `starting` in the store and is started again once the store answers (a heartbeat
+            // finds it), or ends as `error` at the next restart.
+            await this.runtime.stopSession(started.id).catch(() => undefined);
+            return;
+          }
+          if (moved) {
             this.live.set(row.id, started.id);
             return;
           }
@@ -426,6 +436,9 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
           }
         },
       )
+      // A store that fails while the start's outcome is written leaves the row for recovery; the
+      // process goes on.
+      .catch(() => undefined)
       .finally(() => {
         this.starting.delete(task);
         this.startAborts.delete(row.id);
