@@ -13,6 +13,8 @@ export interface RfbClient {
   waitForPixel(x: number, y: number, rgb: [number, number, number], timeoutMs?: number): Promise<[number, number, number]>;
   click(x: number, y: number): Promise<void>;
   key(keysym: number): Promise<void>;
+  /** A modifier held while a key is pressed (Control_L 0xffe3 + t: a new tab). */
+  keyChord(modifier: number, keysym: number): Promise<void>;
   /** Resolves with the close code when the connection ends. */
   closed: Promise<number>;
   close(): void;
@@ -156,6 +158,12 @@ export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbCl
     async key(keysym) {
       keyEvent(true, keysym);
       keyEvent(false, keysym);
+    },
+    async keyChord(modifier, keysym) {
+      keyEvent(true, modifier);
+      keyEvent(true, keysym);
+      keyEvent(false, keysym);
+      keyEvent(false, modifier);
     },
     closed,
     close() {
