@@ -1,6 +1,8 @@
 // createProxyRoute(): the customer's backend route between their web app and the service. One
 // Web-standard handler: authorize, cross-site checks, rate limits, policy, signed session handles.
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+// The memory limiter's own file, not the package's main entry, which also loads the cluster limiter
+// and with it Node's `cluster` and `crypto`: the route stays importable on Web-standard runtimes.
+import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
 import { JSON_CONTENT_TYPE, retryAfterSeconds, SECURITY_HEADERS } from '../http/headers.js';
 import { readJsonRequest } from '../http/json-body.js';
 import { parseCreateRequest, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';

@@ -2,8 +2,12 @@
 // types, and offers the names the docs promise.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { moduleGraph } from '../../bench/bundle-sizes.js';
 
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, string | { types: string; import: string }>; bin: Record<string, string> };
+
+/** Imports that make a file client code: React itself and the libraries of hooks built on it. */
+const REACT_PACKAGES = /^(react|react-dom|react-i18next|@tanstack\/react-query)($|\/)/;
 
 const PROMISED: Record<string, string[]> = {
   './protocol': ['parseCreateRequest', 'createRequestSchema', 'SHARE_LANGUAGES', 'parseShareLink'],
@@ -27,8 +31,14 @@ describe('the exports map', () => {
     });
   }
 
-  it("keeps 'use client' at the top of the React entry", () => {
-    expect(readFileSync('dist/react/index.js', 'utf8').startsWith('"use client"')).toBe(true);
+  it("keeps 'use client' at the top of the React entry and of every chunk with components or hooks", async () => {
+    // Server-component frameworks (Next's app router) treat a file without the directive as
+    // server code, where hooks fail: each file of dist/react that imports React needs it.
+    const graph = await moduleGraph('dist/react/index.js');
+    const clientFiles = [...graph.values()].filter((file) => file.packages.some((name) => REACT_PACKAGES.test(name))).map((file) => file.path);
+    expect(clientFiles).toContain('dist/react/index.js');
+    const without = clientFiles.filter((path) => !/^["']use client["'];?\s/.test(readFileSync(path, 'utf8')));
+    expect(without, "files of dist/react that use React but do not start with 'use client'").toEqual([]);
   });
 
   it('has the remote-browser-kit command', () => {

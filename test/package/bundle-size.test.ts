@@ -1,0 +1,40 @@
+// Size budgets of the browser entries, gzipped, as a host page downloads them: the React entry, the
+// lazily loaded noVNC chunk (only when a live session is shown) and the framework-free client.
+// Measured by bench/bundle-sizes.ts, the same code as `npm run bench -- bundle`; the budgets sit a
+// little above the sizes of the run recorded in docs/benchmarks.md ("The browser bundle").
+import { describe, expect, it } from 'vitest';
+import { measureBundle, type BundleSizes } from '../../bench/bundle-sizes.js';
+
+const BUDGETS = {
+  /** remote-browser-kit/react with every chunk it loads at once: 20,542 B on 2026-11-22. */
+  reactEntry: 22_000,
+  /** Chunks loaded with import(), by name: noVNC's `rfb` was 61,216 B. */
+  lazyChunks: { rfb: 64_000 } as Record<string, number>,
+  /** remote-browser-kit/core, bundled: 1,979 B. */
+  core: 2_200,
+};
+
+const RAISE = 'If the growth is worth it, raise the budget in test/package/bundle-size.test.ts and the figures in docs/benchmarks.md ("The browser bundle") in the same change.';
+
+describe('the browser bundle', () => {
+  let sizes: BundleSizes;
+  const measured = async () => (sizes ??= await measureBundle());
+
+  it('keeps the React entry within its budget', async () => {
+    const { reactEntry } = await measured();
+    expect(reactEntry, `remote-browser-kit/react is ${reactEntry} B gzipped, over its budget of ${BUDGETS.reactEntry} B. ${RAISE}`).toBeLessThanOrEqual(BUDGETS.reactEntry);
+  });
+
+  it('keeps noVNC in a lazy chunk of its own, within its budget', async () => {
+    const { lazyChunks } = await measured();
+    expect(Object.keys(lazyChunks), 'the lazily loaded chunks of dist/react (a chunk without a budget needs one below)').toEqual(Object.keys(BUDGETS.lazyChunks));
+    for (const [name, bytes] of Object.entries(lazyChunks)) {
+      expect(bytes, `the lazy chunk ${name} is ${bytes} B gzipped, over its budget of ${BUDGETS.lazyChunks[name]} B. ${RAISE}`).toBeLessThanOrEqual(BUDGETS.lazyChunks[name]!);
+    }
+  });
+
+  it('keeps the framework-free client within its budget', async () => {
+    const { core } = await measured();
+    expect(core, `remote-browser-kit/core is ${core} B gzipped, over its budget of ${BUDGETS.core} B. ${RAISE}`).toBeLessThanOrEqual(BUDGETS.core);
+  });
+});
