@@ -151,7 +151,7 @@ describe('create', () => {
 });
 
 describe('share language', () => {
-  it.each(['de', 'fr', 'es', 'it', 'pt', 'ja', 'en'])('shareLanguage %s -> /%s/s?<link_id>', async (lang) => {
+  it.each(['de', 'fr', 'es', 'it', 'pt', 'ja', 'en'].map((lang) => [lang, lang]))('shareLanguage %s -> a link under /%s/s?<link_id>', async (lang) => {
     const reply = await api.create({ browser: 'chromium', url: ctx.pages.page, shareLanguage: lang });
     expect(createResponseSchema.safeParse(reply.json).success, describeReply(reply)).toBe(true);
     ctx.track(api, reply.json.vmId);
