@@ -159,17 +159,16 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     shareBase: () => config.shareBase ?? url,
   });
   const recovered = await sessions.recover();
-  const limits = limitersFor(store);
+  const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
-  const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter: limits.limiter, clientAddress });
+  const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress });
 
   const shareApi = createShareApi({
     sessions,
-    limiter: limits.limiter,
+    limiter,
     clientAddress,
     ...(clustered ? { remoteDisplay: (row) => link.remoteDisplay(row) } : {}),
   });
-  await limits.ready();
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {

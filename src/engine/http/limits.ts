@@ -11,29 +11,19 @@ export interface LimitSettings {
   keyPrefix: string;
 }
 
-/** Makes limiters on the store's database; `ready()` waits until their table exists. */
-export function limitersFor(store: Store): { limiter(settings: LimitSettings): RateLimiterAbstract; ready(): Promise<void> } {
+/** Makes limiters on the store's database (on Postgres, its `rate_limits` table, made by the store's migrations). */
+export function limitersFor(store: Store): (settings: LimitSettings) => RateLimiterAbstract {
   const database = store.database as { pool?: unknown };
-  const waiting: Promise<void>[] = [];
-  return {
-    limiter(settings) {
-      if (store.dialect !== 'postgres' || !database.pool) return new RateLimiterMemory(settings);
-      let created!: (error?: Error) => void;
-      waiting.push(new Promise<void>((resolve, reject) => (created = (error) => (error ? reject(error) : resolve()))));
-      return new RateLimiterPostgres(
-        {
-          ...settings,
-          storeClient: database.pool,
-          storeType: 'pool',
-          tableName: 'rate_limits',
-          // While the database cannot be reached, each node counts on its own rather than refusing everyone.
-          insuranceLimiter: new RateLimiterMemory(settings),
-        },
-        (error?: Error) => created(error),
-      );
-    },
-    async ready() {
-      await Promise.all(waiting);
-    },
+  return (settings) => {
+    if (store.dialect !== 'postgres' || !database.pool) return new RateLimiterMemory(settings);
+    return new RateLimiterPostgres({
+      ...settings,
+      storeClient: database.pool,
+      storeType: 'pool',
+      tableName: 'rate_limits',
+      tableCreated: true,
+      // While the database cannot be reached, each node counts on its own rather than refusing everyone.
+      insuranceLimiter: new RateLimiterMemory(settings),
+    });
   };
 }

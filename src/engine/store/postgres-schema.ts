@@ -102,4 +102,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
      started_at BIGINT NOT NULL,
      heartbeat_at BIGINT NOT NULL
    );`,
+  // The rate limits every node shares (http/limits.ts): rate-limiter-flexible's own table, made
+  // here once (under the migrations' lock) rather than by each limiter at start, where several
+  // limiters of several nodes creating it at once collide.
+  `CREATE TABLE IF NOT EXISTS rate_limits (
+     key VARCHAR(255) PRIMARY KEY,
+     points INTEGER NOT NULL DEFAULT 0,
+     expire BIGINT
+   );`,
 ];
