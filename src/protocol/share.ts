@@ -48,6 +48,16 @@ export function shareBaseOf(url: string): string | null {
   return `${address.origin}${path}`;
 }
 
+/** Only http and https: anything else (javascript:, file:, ftp:) could act on the viewer or the host. */
+export function isWebAddress(value: string): boolean {
+  try {
+    const address = new URL(value);
+    return (address.protocol === 'http:' || address.protocol === 'https:') && address.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 /** What the viewer shows: waiting screen, live session, ended screen, or "link gone". */
 export const VIEWER_STATES = ['waiting', 'running', 'ended', 'gone'] as const;
 export type ViewerStateName = (typeof VIEWER_STATES)[number];

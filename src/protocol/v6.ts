@@ -2,7 +2,8 @@
 // client-side `/b` launch and short URLs. Kept so older callers keep working.
 import { z } from 'zod';
 import { URL_MAX } from './limits.js';
-import { SHORT_URL_ID_PATTERN, createRequestSchema, isWebAddress } from './v8.js';
+import { isWebAddress } from './share.js';
+import { SHORT_URL_ID_PATTERN, createRequestSchema } from './v8.js';
 
 export const v6EnvelopeSchema = z.looseObject({
   success: z.boolean(),

@@ -2,7 +2,7 @@
 // the proxy route and the components all run, so a field is refused with the same words everywhere.
 import { z } from 'zod';
 import { SESSION_STATUSES } from './statuses.js';
-import { VIEWER_STATES, type ViewerState } from './share.js';
+import { VIEWER_STATES, isWebAddress, type ViewerState } from './share.js';
 import { SHARE_LANGUAGES, isBrowserLanguage, isKeyboardLayout } from './languages.js';
 import {
   CALLBACK_URL_MAX,
@@ -146,16 +146,6 @@ export type VmDataResponse = z.infer<typeof vmDataResponseSchema>;
 
 /** A v6 short-URL id, which `url` may carry instead of an address. */
 export const SHORT_URL_ID_PATTERN = new RegExp(`^url_\\d{${V6_SHORT_URL_ID_DIGITS}}$`);
-
-/** Only http and https: anything else (javascript:, file:, ftp:) could act on the viewer or the host. */
-export function isWebAddress(value: string): boolean {
-  try {
-    const address = new URL(value);
-    return (address.protocol === 'http:' || address.protocol === 'https:') && address.hostname !== '';
-  } catch {
-    return false;
-  }
-}
 
 /** One message per field, naming it, whatever the failed check: callers show it as it is. */
 function textField(message: string, accepts: (value: string) => boolean) {

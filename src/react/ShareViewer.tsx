@@ -6,7 +6,7 @@ import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties, 
 import { I18nextProvider, useTranslation } from 'react-i18next';
 // Zod-free parts of the protocol only: the viewer must stay small in any host page.
 import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
-import { isViewerState, parseShareLink, shareBaseOf, type ViewerState, type ViewerStateName } from '../protocol/share.js';
+import { isViewerState, isWebAddress, parseShareLink, shareBaseOf, type ViewerState, type ViewerStateName } from '../protocol/share.js';
 import { createComponentI18n } from './i18n.js';
 
 export interface ShareViewerProps {
@@ -481,7 +481,9 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
     onStateChange?.(screen);
   }, [screen, onStateChange]);
 
-  const leaveUrl = state?.leaveUrl ?? (shareBase ? `${shareBase}/` : null);
+  // Only a web address: the service refuses any other callbackUrl (decisions.md 23), and the viewer
+  // does not rely on it, since a javascript:, data: or vbscript: one would run in the host page.
+  const leaveUrl = (state?.leaveUrl && isWebAddress(state.leaveUrl) ? state.leaveUrl : null) ?? (shareBase ? `${shareBase}/` : null);
   const leave = useCallback(() => {
     if (!leaveUrl) return;
     if (onLeave) onLeave(leaveUrl);

@@ -1,6 +1,6 @@
 // The demo page end to end in Debian Chromium: launch, see it running in the embedded viewer,
-// open the viewer, end it; and the API key nowhere the browser can see: no response, no served
-// file, no storage of the page.
+// open the viewer, end it; and the API key nowhere the browser can see: no response, no request
+// it sent, no address it opened or connected to, no served file, no storage of the page.
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +47,17 @@ describe('the demo', () => {
       const body = await response.body().catch(() => Buffer.alloc(0));
       seen.push(`${response.url()} ${headers} ${body.toString('latin1')}`);
     });
+    // What the browser sent and where it went: every request (address, headers, body), every
+    // WebSocket's address and every address a page or frame showed.
+    const sent: string[] = [];
+    const addresses: string[] = [];
+    context.on('request', async (request) => {
+      sent.push(`${request.method()} ${request.url()} ${JSON.stringify(await request.allHeaders().catch(() => ({})))} ${request.postData() ?? ''}`);
+    });
+    context.on('page', (opened) => {
+      opened.on('framenavigated', (frame) => addresses.push(frame.url()));
+      opened.on('websocket', (socket) => addresses.push(socket.url()));
+    });
     const page = await context.newPage();
     await page.goto(`${demo.url}/`);
     const launch = page.getByRole('button', { name: 'Start session' });
@@ -74,6 +85,13 @@ describe('the demo', () => {
     // Every response the browser received: status, headers and body.
     expect(seen.length).toBeGreaterThan(10);
     for (const entry of seen) expect(entry).not.toContain(key);
+    // Every request it sent, and every address it opened: the share link and the viewer's
+    // WebSocket among them, and none carries the key.
+    expect(sent.some((entry) => entry.startsWith('POST ') && entry.includes('/api/remote-browser/sessions'))).toBe(true);
+    addresses.push(page.url(), viewer.url());
+    expect(addresses.some((address) => /\/s\?[A-Za-z0-9_-]+$/.test(address))).toBe(true);
+    expect(addresses.some((address) => address.startsWith('ws') && address.endsWith('/rfb'))).toBe(true);
+    for (const entry of [...sent, ...addresses]) expect(entry).not.toContain(key);
     await context.close();
   });
 
