@@ -15,8 +15,9 @@ import { connectRfb } from '../test/helpers/rfb-client.js';
 import { report } from './stats.js';
 
 const SESSIONS = Number(process.env.RBK_SOAK_SESSIONS ?? 200);
-const VIEWERS = 30;
-const VIEWER_ROUNDS = 5;
+/** A link's viewer cap (docs/viewer.md): every round fills it. */
+const VIEWERS = 8;
+const VIEWER_ROUNDS = 20;
 const POLLERS = 50;
 const POLL_SECONDS = 15;
 const TABS = 25;

@@ -67,7 +67,12 @@ export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbCl
   const version = (await read(12)).toString('latin1');
   if (!version.startsWith('RFB 003.')) throw new Error(`not an RFB server: ${JSON.stringify(version)}`);
   socket.send(Buffer.from('RFB 003.008\n', 'latin1'));
-  const types = await read((await read(1))[0]!);
+  const count = (await read(1))[0]!;
+  if (count === 0) {
+    const reason = await read((await read(4)).readUInt32BE(0));
+    throw new Error(`the display refused the connection: ${reason.toString('utf8')}`);
+  }
+  const types = await read(count);
   if (!types.includes(1)) throw new Error(`the display asks for a password (security types ${[...types].join(', ')})`);
   socket.send(Buffer.from([1]));
   if ((await read(4)).readUInt32BE(0) !== 0) throw new Error('the display refused the connection');
