@@ -6,7 +6,8 @@
 import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { useEngine } from './context.js';
-import { PLANS, testConfig } from './harness.js';
+import { connectRfb } from '../helpers/rfb-client.js';
+import { PLANS, testConfig, waitForStatus } from './harness.js';
 
 const PROXY = '127.0.0.2';
 const STRANGER = '127.0.0.3';
@@ -44,6 +45,7 @@ describe('share-link look-ups', () => {
     const created = await api.create({ browser: 'chromium', url: ctx.pages.page });
     expect(created.json.status).toBe('ok');
     ctx.track(api, created.json.vmId);
+    expect(await waitForStatus(api, created.json.vmId, ['running'], 30_000)).toBe('running');
     validLink = `/share/${new URL(created.json.shareUrl).search.slice(1)}`;
 
     const answered = await guessUntilLimited(PROXY, () => '198.51.100.7');
@@ -63,6 +65,13 @@ describe('share-link look-ups', () => {
     expect(answered).toBeGreaterThan(50);
     expect(await lookUp(guess(9996), STRANGER, '203.0.113.251')).toBe(429);
     expect(await lookUp(validLink, STRANGER)).toBe(200);
+  });
+
+  it('eight viewers joining one link at once (its cap) all see the display', async () => {
+    const url = `${ctx.engine.url.replace('http', 'ws')}${validLink}/rfb`;
+    const viewers = await Promise.all(Array.from({ length: 8 }, () => connectRfb(url)));
+    for (const viewer of viewers) expect((await viewer.pixel(640, 400)).length).toBe(3);
+    for (const viewer of viewers) viewer.close();
   });
 
   it('a malformed X-Forwarded-For from the proxy counts against the proxy, not a made-up address', async () => {

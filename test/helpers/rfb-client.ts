@@ -67,6 +67,11 @@ export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbCl
   const version = (await read(12)).toString('latin1');
   if (!version.startsWith('RFB 003.')) throw new Error(`not an RFB server: ${JSON.stringify(version)}`);
   socket.send(Buffer.from('RFB 003.008\n', 'latin1'));
+  if (version.startsWith('RFB 003.003')) {
+    // A server that refuses before any negotiation answers in RFB 3.3: a zero security type and why.
+    if ((await read(4)).readUInt32BE(0) === 0) throw new Error(`the display refused the connection: ${(await read((await read(4)).readUInt32BE(0))).toString('utf8')}`);
+    throw new Error('the display speaks only RFB 3.3');
+  }
   const count = (await read(1))[0]!;
   if (count === 0) {
     const reason = await read((await read(4)).readUInt32BE(0));
