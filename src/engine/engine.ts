@@ -16,6 +16,8 @@ import { serviceFailure } from './http/failure.js';
 import { limitersFor } from './http/limits.js';
 import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
+import { discardRest } from '../http/node-body.js';
+import { requestTargetUrl } from '../http/request-target.js';
 import { SessionRuntime, type ReapReport } from './runtime/runtime.js';
 import { SessionService } from './sessions/service.js';
 import { createShareApi } from './viewer/share-api.js';
@@ -172,9 +174,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
-    const requestUrl = new URL(request.url ?? '/', 'http://engine');
+    const requestUrl = requestTargetUrl(request.url, 'http://engine');
+    if (!requestUrl) return sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${String(request.url).slice(0, 100)}` }, 404);
     if (clustered && (await link.handle(request, response, requestUrl))) return;
     if (await api(request, response, requestUrl)) return;
+    // Nothing below reads a request body: one that was sent anyway is read (and dropped) before
+    // the answer, so that the client can finish sending and read it (node-body.ts).
+    await discardRest(request);
     if (await shareApi.handle(request, response, requestUrl)) return;
     if (await site.handle(request, response, requestUrl)) return;
     if (request.method === 'GET' && requestUrl.pathname === '/healthz') {
@@ -189,14 +195,19 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
       else response.destroy();
     });
   });
-  server.on('clientError', (_, socket) => socket.destroy());
+  // Malformed HTTP and request heads over 16 KiB get Node's own answer (400, 431), then the
+  // connection closes: no 'clientError' handler of ours drops them unanswered.
+  // A WebSocket upgrade that no endpoint takes is refused in HTTP, as the share API refuses an unknown link.
+  const noEndpoint = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nNot Found';
   server.on('upgrade', (request, socket, head) => {
+    const requestUrl = requestTargetUrl(request.url, 'http://engine');
+    if (!requestUrl) return void socket.end(noEndpoint);
     if (clustered) {
-      const sessionId = link.verifyUpgrade(request, new URL(request.url ?? '/', 'http://engine'));
+      const sessionId = link.verifyUpgrade(request, requestUrl);
       if (sessionId) return shareApi.upgradeFromNode(request, socket, head, sessionId);
     }
     shareApi.upgrade(request, socket, head).then(
-      (handled) => handled || socket.destroy(),
+      (handled) => handled || socket.end(noEndpoint),
       () => socket.destroy(),
     );
   });

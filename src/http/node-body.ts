@@ -12,11 +12,12 @@ const DISCARD_MAX_BYTES = 16 * 1024 * 1024;
 const DISCARD_MAX_MS = 5_000;
 
 /**
- * Reads and drops the rest of a refused body, so that the client can finish sending and then
- * read the answer: answering first would close the connection under a client still writing
- * (EPIPE instead of the envelope). Gives up past DISCARD_MAX_BYTES or DISCARD_MAX_MS.
+ * Reads and drops the rest of a refused body (or one that no endpoint reads), so that the client
+ * can finish sending and then read the answer: answering first would close the connection under
+ * a client still writing (EPIPE instead of the envelope). Gives up past DISCARD_MAX_BYTES or
+ * DISCARD_MAX_MS.
  */
-function discardRest(request: IncomingMessage, alreadyRead: number): Promise<void> {
+export function discardRest(request: IncomingMessage, alreadyRead = 0): Promise<void> {
   if (request.complete || request.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     let seen = alreadyRead;

@@ -210,9 +210,11 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
   const crossSiteRefusal = (request: Request, url: URL, method: string): Response | null => {
     const origin = request.headers.get('origin');
     const ownHosts = [url.host, request.headers.get('host'), request.headers.get('x-forwarded-host')?.split(',')[0]!.trim()];
+    // An Origin without a host (`null`, junk) is nobody's own, even where an own host is empty.
+    const originHost = origin === null ? '' : hostOf(origin);
     const fromElsewhere = origin === null
       ? request.headers.get('sec-fetch-site') === 'cross-site'
-      : !allowedOrigins.has(origin) && !ownHosts.includes(hostOf(origin));
+      : !allowedOrigins.has(origin) && (originHost === '' || !ownHosts.includes(originHost));
     if (fromElsewhere) {
       return reply({ status: 'insecure', reason: 'cross_site', message: 'requests from other sites are refused: call this route from pages of this site (or list the origin in allowedOrigins)' }, 403);
     }

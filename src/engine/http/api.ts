@@ -3,7 +3,7 @@
 // v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
-import { readJsonBody } from '../../http/node-body.js';
+import { discardRest, readJsonBody } from '../../http/node-body.js';
 import {
   parseCreateRequest,
   parseRemoveRequest,
@@ -166,14 +166,17 @@ export function createApi(options: ApiOptions): Api {
   };
 
   const api = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> => {
+    let bodyRead = false;
     const reply = await respond({
       method: request.method ?? 'GET',
       url,
       headers: request.headers,
-      body: () => readJsonBody(request),
+      body: () => ((bodyRead = true), readJsonBody(request)),
       client: options.clientAddress(request),
     });
     if (!reply) return false;
+    // A body the endpoint did not read (a GET's, an unknown path's) is read first, as a refused one is.
+    if (!bodyRead) await discardRest(request);
     sendJson(response, reply.body, reply.status, reply.headers);
     return true;
   };

@@ -93,6 +93,11 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       '-desktop', DESKTOP_NAME,
       '-AlwaysShared',
       '-AcceptSetDesktopSize=0',
+      // Every viewer reaches Xvnc through the same relay, so Xvnc sees one "host": its blacklist
+      // (5 failed handshakes, then every connection refused for 10 s and longer) would let one
+      // viewer sending a bad security type lock out every viewer of the link. There is no
+      // password to guess; the share link is the credential.
+      '-UseBlacklist=0',
       // No OpenGL in the X server: the browsers draw in software here, and GLX loads Mesa into
       // every Xvnc (about 50 MB of each display's memory).
       '-extension', 'GLX',

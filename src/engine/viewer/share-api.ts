@@ -5,7 +5,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { retryAfterSeconds } from '../../http/headers.js';
+import { retryAfterSeconds, SECURITY_HEADERS } from '../../http/headers.js';
+import { requestTargetUrl } from '../../http/request-target.js';
 import { viewerStateFor, type SessionStatus, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
@@ -97,7 +98,7 @@ export function createShareApi(options: ShareApiOptions) {
     const match = SHARE_PATH.exec(url.pathname);
     if (!match) return false;
     if (request.method === 'OPTIONS') {
-      response.writeHead(204, { ...CORS, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' }).end();
+      response.writeHead(204, { ...SECURITY_HEADERS, ...CORS, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' }).end();
       return true;
     }
     if (request.method !== 'GET' || match[2] === '/rfb') {
@@ -124,7 +125,7 @@ export function createShareApi(options: ShareApiOptions) {
       return true;
     }
     // Server-sent events: the current state at once, then each change, and a comment as keep-alive.
-    response.writeHead(200, { ...CORS, 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
+    response.writeHead(200, { ...SECURITY_HEADERS, ...CORS, 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
     const send = (value: ViewerState) => response.write(`event: state\ndata: ${JSON.stringify(value)}\n\n`);
     send(state);
     const onStatus = ({ id }: { id: string }) => {
@@ -144,8 +145,8 @@ export function createShareApi(options: ShareApiOptions) {
   }
 
   async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<boolean> {
-    const url = new URL(request.url ?? '/', 'http://engine');
-    const match = SHARE_PATH.exec(url.pathname);
+    const url = requestTargetUrl(request.url, 'http://engine');
+    const match = url && SHARE_PATH.exec(url.pathname);
     if (!match || match[2] !== '/rfb') return false;
     const refuse = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
