@@ -80,11 +80,6 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       '-geometry', `${options.width}x${options.height}`,
       '-depth', '24',
       '-SecurityTypes', 'None',
-      // Xvnc black-marks an address for every connection until one authenticates, and refuses it
-      // ("Too many security failures") past 5: every viewer comes from the same unix socket, so
-      // eight viewers joining at once would lock out the last ones. Only the engine reaches the
-      // socket (0600, inside the session) and there is no password to guess: no blacklist.
-      '-BlacklistThreshold', '2147483647',
       '-rfbport', '-1',
       '-rfbunixpath', join(sandbox.dir, RFB_SOCKET),
       '-rfbunixmode', '0600',
@@ -93,10 +88,11 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       '-desktop', DESKTOP_NAME,
       '-AlwaysShared',
       '-AcceptSetDesktopSize=0',
-      // Every viewer reaches Xvnc through the same relay, so Xvnc sees one "host": its blacklist
-      // (5 failed handshakes, then every connection refused for 10 s and longer) would let one
-      // viewer sending a bad security type lock out every viewer of the link. There is no
-      // password to guess; the share link is the credential.
+      // Every viewer reaches Xvnc through the same relay, so Xvnc sees one "host". Its blacklist
+      // black-marks that host for every connection until one authenticates and refuses it past 5
+      // ("Too many security failures", then for 10 s and longer): a sixth viewer joining at once,
+      // or one viewer sending a bad security type five times, would lock out every viewer of the
+      // link. Only the engine reaches the socket and there is no password to guess: no blacklist.
       '-UseBlacklist=0',
       // No OpenGL in the X server: the browsers draw in software here, and GLX loads Mesa into
       // every Xvnc (about 50 MB of each display's memory).
