@@ -167,23 +167,27 @@ describe('the store in trouble', () => {
     // Another process takes the write lock and keeps it for 8 s.
     const holder = spawn(process.execPath, ['-e', `
       const Database = require('better-sqlite3');
-      const db = new Database(${JSON.stringify(join(workspace.dataDir, 'engine.sqlite'))});
+      const db = new Database(${JSON.stringify(join(workspace.dataDir, 'engine.sqlite'))}, { timeout: 30000 });
       db.exec('BEGIN EXCLUSIVE');
       console.log('held');
       setTimeout(() => { db.exec('COMMIT'); db.close(); }, 8000);
     `], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
-    await new Promise<void>((resolve) => holder.stdout!.once('data', () => resolve()));
+    const released = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout!.once('data', () => resolve());
+      holder.once('exit', (code) => reject(new Error(`the process meant to hold the database exited first (code ${code})`)));
+    });
     const refused = await api.create({ browser: 'chromium', url: pages.page }, { timeoutMs: 20_000 });
     expect(refused.json, describeReply(refused)).toEqual({ status: 'error', message: expect.stringMatching(/database is busy.*nothing was changed.*try again/) });
     // Reads go on meanwhile (the journal lets readers through) and show nothing changed.
     expect((await api.quota()).json).toMatchObject({ running_sessions_used: quotaBefore.running_sessions_used, cycle_sessions_used: quotaBefore.cycle_sessions_used });
-    await new Promise<void>((resolve) => holder.once('exit', () => resolve()));
+    await released;
     const created = await api.create({ browser: 'chromium', url: pages.page });
     expect(created.json.status, describeReply(created)).toBe('ok');
     expect(await waitForStatus(api, created.json.vmId, ['running'], 30_000)).toBe('running');
     await removeSessions(api, [created.json.vmId]);
     expect(integrity(workspace)).toBe('ok');
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('the disk full', () => {
