@@ -371,9 +371,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   private async chooseExit(code: string): Promise<ExitCity | 'unsupported' | 'unavailable'> {
     const locations = this.options.config.locations;
-    const load = new Map<string, number>();
-    for (const city of locations.flatMap((l) => l.cities)) load.set(city.code, await this.store.exitCityLoad(city.code));
-    const free = (city: ExitCity) => city.upstream !== null && load.get(city.code)! < city.capacity;
+    const load = await this.store.exitCityLoads();
+    const free = (city: ExitCity) => city.upstream !== null && (load.get(city.code) ?? 0) < city.capacity;
     if (code === 'auto') {
       for (const location of locations) {
         const city = location.cities.find(free);

@@ -315,9 +315,12 @@ export class Store {
     return { running: Number(row!.running), cycleSessions: Number(row!.cycle_sessions), residentialBytes: Number(row!.residential_bytes) };
   }
 
-  /** Sessions using an exit city right now (for "a free exit"). */
-  async exitCityLoad(city: string): Promise<number> {
-    return Number((await this.get<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions WHERE exit_city = ? AND status IN ${ACTIVE_STATUSES}`, [city]))!.n);
+  /** Sessions using each exit city right now (for "a free exit"), in one query: cities without any are absent. */
+  async exitCityLoads(): Promise<Map<string, number>> {
+    const rows = await this.all<{ exit_city: string; n: number }>(
+      `SELECT exit_city, COUNT(*) AS n FROM sessions WHERE exit_city IS NOT NULL AND status IN ${ACTIVE_STATUSES} GROUP BY exit_city`,
+    );
+    return new Map(rows.map((row) => [row.exit_city, Number(row.n)]));
   }
 
   // Idempotency --------------------------------------------------------------------------------
