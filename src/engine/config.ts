@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
 import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
+import { DEFAULT_DISPLAY_LIMITS } from './viewer/viewer-room.js';
 
 export const planSchema = z.object({
   id: z.string().min(1).max(64),
@@ -58,6 +59,16 @@ export const engineConfigSchema = z
     residential: z
       .object({ upstream: z.string().url().nullable().default(null), countries: z.array(z.string()).nullable().default(null) })
       .default({ upstream: null, countries: null }),
+    /** The sizes a viewer may give a session's display (the display follows the controlling viewer's area). */
+    display: z
+      .object({
+        minWidth: z.number().int().min(200).max(8192).default(DEFAULT_DISPLAY_LIMITS.minWidth),
+        minHeight: z.number().int().min(200).max(8192).default(DEFAULT_DISPLAY_LIMITS.minHeight),
+        maxWidth: z.number().int().min(200).max(8192).default(DEFAULT_DISPLAY_LIMITS.maxWidth),
+        maxHeight: z.number().int().min(200).max(8192).default(DEFAULT_DISPLAY_LIMITS.maxHeight),
+      })
+      .default(DEFAULT_DISPLAY_LIMITS)
+      .refine((d) => d.minWidth <= d.maxWidth && d.minHeight <= d.maxHeight, 'the minimum must not be above the maximum'),
     warm: z.object({ browsers: z.number().int().min(0).default(0), displays: z.number().int().min(0).default(0) }).default({ browsers: 0, displays: 0 }),
     /** Every session's caps and uid range (docs/security.md). */
     confinement: z

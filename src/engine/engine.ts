@@ -169,7 +169,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     sessions,
     limiter,
     clientAddress,
-    ...(clustered ? { remoteDisplay: (row) => link.remoteDisplay(row) } : {}),
+    displayLimits: config.display,
+    ...(clustered ? { remoteDisplay: (row, rights) => link.remoteDisplay(row, rights) } : {}),
   });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
@@ -203,8 +204,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     const requestUrl = requestTargetUrl(request.url, 'http://engine');
     if (!requestUrl) return void socket.end(noEndpoint);
     if (clustered) {
-      const sessionId = link.verifyUpgrade(request, requestUrl);
-      if (sessionId) return shareApi.upgradeFromNode(request, socket, head, sessionId);
+      const carried = link.verifyUpgrade(request, requestUrl);
+      if (carried) return shareApi.upgradeFromNode(request, socket, head, carried.sessionId, carried.rights);
     }
     shareApi.upgrade(request, socket, head).then(
       (handled) => handled || socket.end(noEndpoint),

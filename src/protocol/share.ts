@@ -68,6 +68,10 @@ export interface ViewerState {
   browserName: string;
   /** The session's `callbackUrl`; `null` sends the viewer back to the service's launch page. */
   leaveUrl: string | null;
+  /** Whether this link lets its holder control the session (false: a view-only link). */
+  control?: boolean;
+  /** Viewers connected to the session now (every link together). */
+  viewers?: number;
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

@@ -5,6 +5,7 @@
 import { WebSocket } from 'ws';
 
 export interface RfbClient {
+  /** The framebuffer's size, kept up to date from the display's resize messages. */
   width: number;
   height: number;
   /** RGB of one framebuffer pixel, read fresh from the display. */
@@ -15,6 +16,14 @@ export interface RfbClient {
   key(keysym: number): Promise<void>;
   /** A modifier held while a key is pressed (Control_L 0xffe3 + t: a new tab). */
   keyChord(modifier: number, keysym: number): Promise<void>;
+  /** Asks the display for a new size (SetDesktopSize, one screen). */
+  setDesktopSize(width: number, height: number): void;
+  /** Sends clipboard text (ClientCutText, Latin-1). */
+  cutText(text: string): void;
+  /** Sends raw bytes as they are (any RFB client message, well-formed or not). */
+  send(bytes: Buffer): void;
+  /** Waits until the framebuffer is `width`x`height` (read through update requests); answers the size seen last. */
+  waitForSize(width: number, height: number, timeoutMs?: number): Promise<{ width: number; height: number }>;
   /** Resolves with the close code when the connection ends. */
   closed: Promise<number>;
   close(): void;
@@ -89,11 +98,15 @@ export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbCl
 
   // 32 bits per pixel, little-endian true colour: blue, green, red, padding.
   const format = Buffer.from([0, 0, 0, 0, 32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 16, 8, 0, 0, 0, 0]);
-  const encodings = Buffer.alloc(8);
+  // Raw pixels, and the display's size changes (ExtendedDesktopSize, DesktopSize).
+  const encodings = Buffer.alloc(16);
   encodings.writeUInt8(2, 0);
-  encodings.writeUInt16BE(1, 2);
+  encodings.writeUInt16BE(3, 2);
   encodings.writeInt32BE(0, 4); // raw
+  encodings.writeInt32BE(-308, 8); // ExtendedDesktopSize
+  encodings.writeInt32BE(-223, 12); // DesktopSize
   socket.send(Buffer.concat([format, encodings]));
+  const size = { width, height };
 
   /** One full (non-incremental) update of a region: its raw pixels. */
   const region = async (x: number, y: number, w: number, h: number): Promise<Buffer> => {
@@ -119,11 +132,22 @@ export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbCl
       for (let index = 0; index < rects; index++) {
         const header = await read(12);
         const [rw, rh, encoding] = [header.readUInt16BE(4), header.readUInt16BE(6), header.readInt32BE(8)];
+        if (encoding === -308 || encoding === -223) {
+          // The display's new size (x: why, y: status; an error status leaves it as it was).
+          if (encoding === -308) await read(16 * (await read(4))[0]!);
+          if (encoding === -223 || header.readUInt16BE(2) === 0) Object.assign(size, { width: rw, height: rh });
+          continue;
+        }
         if (encoding !== 0) throw new Error(`unexpected encoding ${encoding}`);
         const data = await read(rw * rh * 4);
         if (header.readUInt16BE(0) === x && header.readUInt16BE(2) === y && rw === w && rh === h) pixels = data;
       }
       if (pixels) return pixels;
+      // An update that only told the size (Xvnc answers a full request so when the viewer takes
+      // size changes): the region is still owed, and an incremental request brings it.
+      const again = Buffer.from(request);
+      again.writeUInt8(1, 1);
+      socket.send(again);
     }
   };
 
@@ -147,10 +171,44 @@ export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbCl
     socket.send(event);
   };
 
+  const send = (bytes: Buffer) => socket.send(bytes);
+
   return {
-    width,
-    height,
+    get width() {
+      return size.width;
+    },
+    get height() {
+      return size.height;
+    },
     pixel,
+    setDesktopSize(w, h) {
+      const message = Buffer.alloc(24);
+      message.writeUInt8(251, 0);
+      message.writeUInt16BE(w, 2);
+      message.writeUInt16BE(h, 4);
+      message.writeUInt8(1, 6);
+      message.writeUInt16BE(w, 16);
+      message.writeUInt16BE(h, 18);
+      send(message);
+    },
+    cutText(text) {
+      const data = Buffer.from(text, 'latin1');
+      const header = Buffer.alloc(8);
+      header.writeUInt8(6, 0);
+      header.writeUInt32BE(data.length, 4);
+      send(Buffer.concat([header, data]));
+    },
+    send,
+    async waitForSize(w, h, waitMs = 10_000) {
+      const until = Date.now() + waitMs;
+      // Each update request lets the display report a size change with it.
+      await pixel(0, 0).catch(() => undefined);
+      while ((size.width !== w || size.height !== h) && Date.now() < until) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await pixel(0, 0);
+      }
+      return { ...size };
+    },
     async waitForPixel(x, y, rgb, waitMs = 10_000) {
       const until = Date.now() + waitMs;
       let last = await pixel(x, y);

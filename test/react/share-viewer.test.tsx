@@ -26,7 +26,7 @@ async function sessionLink(status: string, language: ShareLanguage, callbackUrl:
   await engine.store.insertSession({
     id, account_id: accountId, subscription_id: subscriptionId, status, browser: 'chromium', browser_name: 'Chromium', url: null,
     language: 'en', layout: 'us', country: null, exit_city: null, egress: null, share_language: language, callback_url: callbackUrl,
-    link_hash: shareLinkHash(shareLinkId(secret, id)), counted: true, ever_ran: status === 'running', created_at: Date.now(),
+    link_hash: shareLinkHash(shareLinkId(secret, id)), view_link_hash: null, viewers: 0, counted: true, ever_ran: status === 'running', created_at: Date.now(),
     running_at: null, ended_at: null, last_viewer_at: null, egress_bytes: 0, residential_bytes: 0, runtime_id: null, end_reason: null,
     location_applied: null, location_reason: null, node_id: null,
   });

@@ -11,9 +11,10 @@ import { readJsonBody } from '../../http/node-body.js';
 import { sendJson } from '../http/respond.js';
 import type { ClusterLink, Reply, SessionService } from '../sessions/service.js';
 import type { NodeRow, NodeWithLoad, SessionRow, Store } from '../store/store.js';
+import type { ViewerRights } from '../viewer/viewer-room.js';
 
 /** Where node-to-node calls go; nothing there answers without the cluster secret. */
-export const NODE_PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/(remove|rfb)$/;
+export const NODE_PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/(remove|rfb|rfb-view)$/;
 const AUTH_HEADER = 'x-rbk-node-auth';
 /** How far a signed call's time may be from the receiver's clock. */
 const SIGNATURE_WINDOW_MS = 30_000;
@@ -154,13 +155,19 @@ export class NodeLink implements ClusterLink {
     void this.store.database.notify(STATUS_CHANNEL, JSON.stringify({ node: this.nodeId, id, status })).catch(() => undefined);
   }
 
+  announceViewers(id: string): void {
+    void this.store.database.notify(STATUS_CHANNEL, JSON.stringify({ node: this.nodeId, id, viewers: true })).catch(() => undefined);
+  }
+
   placed(nodeId: string, sessionId: string): void {
     void this.store.database.notify(PLACED_CHANNEL, JSON.stringify({ node: nodeId, id: sessionId })).catch(() => undefined);
   }
 
   private heardStatus(payload: string): void {
     const message = parseMessage(payload);
-    if (message && message.node !== this.nodeId) this.sessions?.movedElsewhere(message.id, message.status ?? '');
+    if (!message || message.node === this.nodeId) return;
+    if (message.viewers) this.sessions?.viewersChangedElsewhere(message.id);
+    else this.sessions?.movedElsewhere(message.id, message.status ?? '');
   }
 
   private heardPlaced(payload: string): void {
@@ -195,10 +202,11 @@ export class NodeLink implements ClusterLink {
   }
 
   /** A connection to the display of a session another node runs (the viewer's bytes go through it). */
-  async remoteDisplay(row: SessionRow): Promise<() => Duplex> {
+  async remoteDisplay(row: SessionRow, rights: ViewerRights): Promise<() => Duplex> {
     const base = await this.internalUrlOf(row.node_id!);
     if (!base) throw new Error('the node that runs this session is gone');
-    const path = `/internal/v1/sessions/${row.id}/rfb`;
+    // The owner enforces the link's rights; the signed path tells it which they are.
+    const path = `/internal/v1/sessions/${row.id}/${rights === 'view' ? 'rfb-view' : 'rfb'}`;
     const url = new URL(path, base);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     return () => {
@@ -233,11 +241,12 @@ export class NodeLink implements ClusterLink {
     return true;
   }
 
-  /** Verifies a node-to-node WebSocket upgrade: the session id to carry a viewer to, or null. */
-  verifyUpgrade(request: IncomingMessage, url: URL): string | null {
+  /** Verifies a node-to-node WebSocket upgrade: the session id to carry a viewer to and the link's rights, or null. */
+  verifyUpgrade(request: IncomingMessage, url: URL): { sessionId: string; rights: ViewerRights } | null {
     const match = NODE_PATH.exec(url.pathname);
-    if (!match || match[2] !== 'rfb') return null;
-    return verifyCall(this.options.secret, header(request), 'GET', url.pathname, '', this.options.now()) ? match[1]! : null;
+    if (!match || (match[2] !== 'rfb' && match[2] !== 'rfb-view')) return null;
+    if (!verifyCall(this.options.secret, header(request), 'GET', url.pathname, '', this.options.now())) return null;
+    return { sessionId: match[1]!, rights: match[2] === 'rfb-view' ? 'view' : 'control' };
   }
 
   async close(): Promise<void> {
@@ -251,11 +260,11 @@ function header(request: IncomingMessage): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function parseMessage(payload: string): { node: string; id: string; status?: string } | undefined {
+function parseMessage(payload: string): { node: string; id: string; status?: string; viewers?: boolean } | undefined {
   try {
-    const value = JSON.parse(payload) as { node?: unknown; id?: unknown; status?: unknown };
+    const value = JSON.parse(payload) as { node?: unknown; id?: unknown; status?: unknown; viewers?: unknown };
     if (typeof value.node !== 'string' || typeof value.id !== 'string') return undefined;
-    return { node: value.node, id: value.id, ...(typeof value.status === 'string' ? { status: value.status } : {}) };
+    return { node: value.node, id: value.id, ...(typeof value.status === 'string' ? { status: value.status } : {}), ...(value.viewers === true ? { viewers: true } : {}) };
   } catch {
     return undefined;
   }

@@ -87,7 +87,9 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       '-auth', authority,
       '-desktop', DESKTOP_NAME,
       '-AlwaysShared',
-      '-AcceptSetDesktopSize=0',
+      // Viewers' SetDesktopSize reaches Xvnc only through the bridge, clamped, from the viewer
+      // that controls (viewer/viewer-room.ts); Xvnc resizes the screen with RandR.
+      '-AcceptSetDesktopSize=1',
       // Every viewer reaches Xvnc through the same relay, so Xvnc sees one "host". Its blacklist
       // black-marks that host for every connection until one authenticates and refuses it past 5
       // ("Too many security failures", then for 10 s and longer): a sixth viewer joining at once,

@@ -21,7 +21,8 @@ import type { EngineConfig, ExitCity } from '../config.js';
 import type { Display } from '../runtime/display.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
-import { shareLinkFor, shareLinkHash, shareLinkId } from './share-links.js';
+import type { ViewerRights } from '../viewer/viewer-room.js';
+import { shareLinkFor, shareLinkHash, shareLinkId, shareUrlFor, viewLinkId } from './share-links.js';
 
 export type ApiVersion = 'v8' | 'v7';
 
@@ -58,6 +59,8 @@ export interface ClusterLink {
   announce(id: string, status: string): void;
   /** Tells the node a session was placed on to start it. */
   placed(nodeId: string, sessionId: string): void;
+  /** Tells every node that a session's viewer count changed. */
+  announceViewers(id: string): void;
   /** Has the node that runs a session remove it. */
   removeOn(nodeId: string, accountId: string, sessionId: string): Promise<Reply>;
 }
@@ -79,6 +82,8 @@ export interface SessionServiceOptions {
 export interface SessionServiceEvents {
   /** A session's status moved (share links follow this). */
   status: [{ id: string; status: string }];
+  /** The number of viewers connected to a session changed (the share API's followers show it). */
+  viewers: [{ id: string }];
 }
 
 export class SessionService extends EventEmitter<SessionServiceEvents> {
@@ -133,10 +138,25 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   // Share links and viewers -----------------------------------------------------------------------
 
-  /** The session a share link belongs to, or undefined for an unknown link. */
-  async sessionForLink(linkId: string): Promise<SessionRow | undefined> {
+  /**
+   * The session a share link or view-only link belongs to, with what the link lets its holder do;
+   * undefined for an unknown link.
+   */
+  async sessionForLink(linkId: string): Promise<{ row: SessionRow; rights: ViewerRights } | undefined> {
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(linkId)) return undefined;
-    return this.store.sessionByLinkHash(shareLinkHash(linkId));
+    const hash = shareLinkHash(linkId);
+    const row = await this.store.sessionByLinkHash(hash);
+    return row && { row, rights: row.link_hash === hash ? 'control' : 'view' };
+  }
+
+  /**
+   * The session's view-only link (decisions.md 42), in the share link's form and language: the
+   * same link on every call, made from the engine's secret; the store keeps only its hash.
+   */
+  async viewOnlyLink(row: SessionRow): Promise<{ linkId: string; shareUrl: string; shareUrlPath: string }> {
+    const linkId = viewLinkId(this.options.secret, row.id);
+    if (row.view_link_hash === null) await this.store.updateSession(row.id, { view_link_hash: shareLinkHash(linkId) });
+    return { linkId, ...shareUrlFor(this.options.shareBase(), linkId, row.share_language as ShareLanguage) };
   }
 
   /** The display of a session of this engine that is running or starting (viewers join it), or undefined. */
@@ -146,15 +166,31 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   viewerJoined(sessionId: string): void {
-    this.viewers.set(sessionId, (this.viewers.get(sessionId) ?? 0) + 1);
-    this.track(this.store.updateSession(sessionId, { last_viewer_at: this.now() }));
+    const count = (this.viewers.get(sessionId) ?? 0) + 1;
+    this.viewers.set(sessionId, count);
+    this.viewersChanged(sessionId, count);
   }
 
   viewerLeft(sessionId: string): void {
     const left = (this.viewers.get(sessionId) ?? 1) - 1;
     if (left <= 0) this.viewers.delete(sessionId);
     else this.viewers.set(sessionId, left);
-    this.track(this.store.updateSession(sessionId, { last_viewer_at: this.now() }));
+    this.viewersChanged(sessionId, Math.max(0, left));
+  }
+
+  /** Stores the count, then tells the share API's followers here and on every node. */
+  private viewersChanged(sessionId: string, count: number): void {
+    this.track(
+      this.store.updateSession(sessionId, { last_viewer_at: this.now(), viewers: count }).then(() => {
+        this.emit('viewers', { id: sessionId });
+        this.options.cluster?.announceViewers(sessionId);
+      }),
+    );
+  }
+
+  /** Another node's viewers of a session changed (cluster/node-link.ts calls this). */
+  viewersChangedElsewhere(id: string): void {
+    this.emit('viewers', { id });
   }
 
   viewerCount(sessionId: string): number {
@@ -284,6 +320,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
         share_language: shareLanguage,
         callback_url: request.callbackUrl ?? null,
         link_hash: shareLinkHash(shareLinkId(this.options.secret, id)),
+        view_link_hash: null,
+        viewers: 0,
         counted: true,
         ever_ran: false,
         created_at: now,

@@ -110,4 +110,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
      points INTEGER NOT NULL DEFAULT 0,
      expire BIGINT
    );`,
+  // View-only links and the viewer count (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN view_link_hash TEXT;
+   CREATE UNIQUE INDEX sessions_view_link ON sessions(view_link_hash);
+   ALTER TABLE sessions ADD COLUMN viewers INTEGER NOT NULL DEFAULT 0;`,
 ];

@@ -101,4 +101,9 @@ export const MIGRATIONS: readonly string[] = [
      started_at INTEGER NOT NULL,
      heartbeat_at INTEGER NOT NULL
    );`,
+  // View-only links (decisions.md 42): the hash of a session's second link, which lets its holder
+  // watch but not control; and how many viewers the node that runs it has connected.
+  `ALTER TABLE sessions ADD COLUMN view_link_hash TEXT;
+   CREATE UNIQUE INDEX sessions_view_link ON sessions(view_link_hash);
+   ALTER TABLE sessions ADD COLUMN viewers INTEGER NOT NULL DEFAULT 0;`,
 ];

@@ -48,6 +48,10 @@ export interface SessionRow {
   share_language: string;
   callback_url: string | null;
   link_hash: string;
+  /** The view-only link's hash, once the share link's holder asked for one. */
+  view_link_hash: string | null;
+  /** Viewers connected now, as the node that runs it counts them. */
+  viewers: number;
   counted: boolean;
   ever_ran: boolean;
   created_at: number;
@@ -265,8 +269,9 @@ export class Store {
     return rows.map((row) => withFlags(row)!);
   }
 
+  /** The session whose share link or view-only link has this hash. */
   async sessionByLinkHash(hash: string): Promise<SessionRow | undefined> {
-    return withFlags(await this.get<SessionRow>('SELECT * FROM sessions WHERE link_hash = ?', [hash]));
+    return withFlags(await this.get<SessionRow>('SELECT * FROM sessions WHERE link_hash = ? OR view_link_hash = ?', [hash, hash]));
   }
 
   /** The account's sessions created since `sinceMs`, newest first. */

@@ -1,11 +1,17 @@
 // The WebSocket <-> RFB bridge: carries a viewer's VNC protocol bytes to a session's display and
-// back, with back-pressure in both directions.
+// back, with back-pressure in both directions. On the node that runs the session, the viewer's
+// half is read message by message (rfb-client-messages.ts) and only what its link allows reaches
+// the display (viewer-room.ts); a node that only relays to the owner passes bytes as they are.
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
+import { ClientMessageReader, RfbProtocolError } from './rfb-client-messages.js';
+import type { ViewerRoom, ViewerRights } from './viewer-room.js';
 
 export interface BridgeOptions {
   /** Close code and reason sent to the viewer when the display goes away. */
   onDisplayClosed?: { code: number; reason: string };
+  /** Read the viewer's messages and pass on what `rights` allow, in this room of the display's viewers. */
+  seat?: { room: ViewerRoom; rights: ViewerRights; onProtocolError: { code: number; reason: string } };
 }
 
 /**
@@ -16,9 +22,12 @@ export function bridgeToDisplay(socket: WebSocket, openDisplay: () => Duplex, op
   return new Promise((resolve) => {
     const display = openDisplay();
     let done = false;
+    const viewer = options.seat?.room.join(options.seat.rights, (bytes) => display.write(bytes));
+    const reader = viewer ? new ClientMessageReader() : undefined;
     const finish = (code: number, reason: string) => {
       if (done) return;
       done = true;
+      viewer?.leave();
       display.destroy();
       if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code, reason);
       resolve();
@@ -37,8 +46,25 @@ export function bridgeToDisplay(socket: WebSocket, openDisplay: () => Duplex, op
       }
     });
     socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+      if (done) return;
       const chunk = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-      if (!display.write(chunk)) socket.pause();
+      let writable = true;
+      if (!viewer || !reader) {
+        writable = display.write(chunk);
+      } else {
+        let messages;
+        try {
+          messages = reader.push(chunk);
+        } catch (error) {
+          if (!(error instanceof RfbProtocolError)) throw error;
+          return finish(options.seat!.onProtocolError.code, options.seat!.onProtocolError.reason);
+        }
+        for (const message of messages) {
+          const bytes = viewer.admit(message);
+          if (bytes) writable = display.write(bytes);
+        }
+      }
+      if (!writable) socket.pause();
     });
     display.on('drain', () => socket.resume());
     const closed = options.onDisplayClosed ?? { code: 1011, reason: 'the session display closed' };

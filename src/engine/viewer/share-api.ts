@@ -1,6 +1,7 @@
 // The share API, keyed by a share link's id: the viewer state, a server-sent-events stream of
-// its changes, a ping for round-trip time, and the WebSocket that carries RFB to the session's
-// display. The link is the credential: unknown links are refused and look-ups are rate-limited.
+// its changes, a ping for round-trip time, the session's view-only link, and the WebSocket that
+// carries RFB to the session's display. The link is the credential: unknown links are refused,
+// look-ups are rate-limited, and a view-only link's viewer can watch but never control.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -13,6 +14,7 @@ import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from '../http/limits.js';
 import type { SessionRow } from '../store/store.js';
 import { bridgeToDisplay } from './rfb-bridge.js';
+import { DEFAULT_DISPLAY_LIMITS, ViewerRoom, type DisplayLimits, type ViewerRights } from './viewer-room.js';
 
 export interface ShareApiOptions {
   sessions: SessionService;
@@ -28,7 +30,9 @@ export interface ShareApiOptions {
    * A connection to the display of a session that another node runs (cluster/node-link.ts), or
    * undefined on one machine.
    */
-  remoteDisplay?: (row: SessionRow) => Promise<() => Duplex>;
+  remoteDisplay?: (row: SessionRow, rights: ViewerRights) => Promise<() => Duplex>;
+  /** The sizes viewers may give a display (config `display`). */
+  displayLimits?: DisplayLimits;
 }
 
 /** A share link as its page's HTTP status tells it: 200, 410, 404, or 429 with the wait. */
@@ -40,20 +44,23 @@ export const VIEWER_CLOSE = {
   notRunning: { code: 4001, reason: 'the session display is not up yet, or the session has ended' },
   full: { code: 4002, reason: 'too many viewers on this link' },
   displayGone: { code: 4003, reason: 'the session display closed' },
+  protocol: { code: 4004, reason: 'the viewer sent something that is not RFB this display accepts' },
 } as const;
 
-const SHARE_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(\/events|\/rfb|\/ping)?$/;
+const SHARE_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(\/events|\/rfb|\/ping|\/view-only)?$/;
 
 // The share API is read by the viewer embedded in any host page: no cookies, the link is the key.
 const CORS = { 'access-control-allow-origin': '*' };
 
-export function viewerState(row: SessionRow | undefined): ViewerState | null {
+export function viewerState(row: SessionRow | undefined, rights: ViewerRights): ViewerState | null {
   if (!row) return null;
   return {
     state: viewerStateFor(row.status as SessionStatus),
     language: row.share_language as ShareLanguage,
     browserName: row.browser_name,
     leaveUrl: row.callback_url,
+    control: rights === 'control',
+    viewers: row.status === 'running' || row.status === 'starting' ? row.viewers : 0,
   };
 }
 
@@ -63,6 +70,8 @@ export function createShareApi(options: ShareApiOptions) {
   const lookups = options.limiter({ points: options.lookupsPerMinute ?? 120, duration: 60, keyPrefix: 'share' });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
   const open = new Map<string, Set<WebSocket>>();
+  /** The viewers of each session this node runs: rights, control, display size. */
+  const rooms = new Map<string, ViewerRoom>();
 
   // When a session ends, every viewer is told why and disconnected.
   sessions.on('status', ({ id, status }) => {
@@ -76,12 +85,15 @@ export function createShareApi(options: ShareApiOptions) {
    * Only an id that never existed counts, against the address that sent it: a lock-out hits the
    * guesser, never someone holding a valid link, even behind the same proxy.
    */
-  async function lookUp(request: IncomingMessage, linkId: string): Promise<{ row: SessionRow | undefined; deleted: boolean } | { limited: number }> {
-    const row = await sessions.sessionForLink(linkId);
-    if (row) return { row: row.status === 'deleted' ? undefined : row, deleted: row.status === 'deleted' };
+  async function lookUp(request: IncomingMessage, linkId: string): Promise<{ row: SessionRow | undefined; rights: ViewerRights; deleted: boolean } | { limited: number }> {
+    const link = await sessions.sessionForLink(linkId);
+    if (link) {
+      const deleted = link.row.status === 'deleted';
+      return { row: deleted ? undefined : link.row, rights: link.rights, deleted };
+    }
     try {
       await lookups.consume(options.clientAddress(request));
-      return { row: undefined, deleted: false };
+      return { row: undefined, rights: 'view', deleted: false };
     } catch (rejection) {
       return { limited: retryAfterSeconds(rejection) ?? 60 };
     }
@@ -97,12 +109,13 @@ export function createShareApi(options: ShareApiOptions) {
   async function handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
     const match = SHARE_PATH.exec(url.pathname);
     if (!match) return false;
+    const viewOnlyPath = match[2] === '/view-only';
     if (request.method === 'OPTIONS') {
-      response.writeHead(204, { ...SECURITY_HEADERS, ...CORS, 'access-control-allow-methods': 'GET', 'access-control-max-age': '600' }).end();
+      response.writeHead(204, { ...SECURITY_HEADERS, ...CORS, 'access-control-allow-methods': viewOnlyPath ? 'POST' : 'GET', 'access-control-max-age': '600' }).end();
       return true;
     }
-    if (request.method !== 'GET' || match[2] === '/rfb') {
-      sendJson(response, { status: 'denied', message: 'use GET, or a WebSocket for /rfb' }, 405, CORS);
+    if (viewOnlyPath ? request.method !== 'POST' : request.method !== 'GET' || match[2] === '/rfb') {
+      sendJson(response, { status: 'denied', message: viewOnlyPath ? 'use POST to make a view-only link' : 'use GET, or a WebSocket for /rfb' }, 405, CORS);
       return true;
     }
     const found = await lookUp(request, match[1]!);
@@ -110,7 +123,7 @@ export function createShareApi(options: ShareApiOptions) {
       sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, 429, { ...CORS, 'retry-after': String(found.limited) });
       return true;
     }
-    const state = viewerState(found.row);
+    const state = viewerState(found.row, found.rights);
     if (!state || !found.row) {
       sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
       return true;
@@ -118,6 +131,16 @@ export function createShareApi(options: ShareApiOptions) {
     const sessionId = found.row.id;
     if (match[2] === '/ping') {
       sendJson(response, { status: 'ok' }, 200, CORS);
+      return true;
+    }
+    if (viewOnlyPath) {
+      // Only the share link's holder hands out watching; a view-only link cannot make links.
+      if (found.rights !== 'control') {
+        sendJson(response, { status: 'denied', message: 'a view-only link cannot make links; ask whoever shared it for the share link' }, 403, CORS);
+        return true;
+      }
+      const link = await sessions.viewOnlyLink(found.row);
+      sendJson(response, { status: 'ok', ...link }, 200, CORS);
       return true;
     }
     if (match[2] !== '/events') {
@@ -128,18 +151,20 @@ export function createShareApi(options: ShareApiOptions) {
     response.writeHead(200, { ...SECURITY_HEADERS, ...CORS, 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
     const send = (value: ViewerState) => response.write(`event: state\ndata: ${JSON.stringify(value)}\n\n`);
     send(state);
-    const onStatus = ({ id }: { id: string }) => {
+    const onChange = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
       void sessions.sessionForLink(match[1]!).then(
-        (row) => send(viewerState(row) ?? { ...state, state: 'gone' }),
+        (link) => send((link && viewerState(link.row, link.rights)) ?? { ...state, state: 'gone' }),
         () => undefined,
       );
     };
-    sessions.on('status', onStatus);
+    sessions.on('status', onChange);
+    sessions.on('viewers', onChange);
     const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
     request.on('close', () => {
       clearInterval(keepAlive);
-      sessions.off('status', onStatus);
+      sessions.off('status', onChange);
+      sessions.off('viewers', onChange);
     });
     return true;
   }
@@ -158,7 +183,7 @@ export function createShareApi(options: ShareApiOptions) {
     const active = row.status === 'running' || row.status === 'starting';
     if (active && row.node_id !== null && row.node_id !== sessions.nodeId && options.remoteDisplay) {
       // Another node runs it: this node carries the viewer's bytes to that node's display.
-      const connect = await options.remoteDisplay(row).catch(() => undefined);
+      const connect = await options.remoteDisplay(row, found.rights).catch(() => undefined);
       sockets.handleUpgrade(request, socket, head, (ws) => {
         if (!connect) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
         const viewers = joinViewers(row.id, ws);
@@ -167,7 +192,7 @@ export function createShareApi(options: ShareApiOptions) {
       });
       return true;
     }
-    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, row.id, active));
+    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, row.id, active, found.rights));
     return true;
   }
 
@@ -188,17 +213,28 @@ export function createShareApi(options: ShareApiOptions) {
     if (viewers.size === 0) open.delete(sessionId);
   }
 
-  /** Joins a viewer's WebSocket to the display of a session this node runs. */
-  function bridgeHere(ws: WebSocket, sessionId: string, active: boolean): void {
+  /**
+   * Joins a viewer's WebSocket to the display of a session this node runs, through the session's
+   * room: here the link's rights are enforced and the display's size follows the controller.
+   */
+  function bridgeHere(ws: WebSocket, sessionId: string, active: boolean, rights: ViewerRights): void {
     // A viewer may connect while the session starts (its waiting screen stays up meanwhile),
     // so the live session shows the moment it is running.
     const display = active ? sessions.displayOf(sessionId) : undefined;
     if (!display) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
     const viewers = joinViewers(sessionId, ws);
     if (!viewers) return;
+    let room = rooms.get(sessionId);
+    if (!room) rooms.set(sessionId, (room = new ViewerRoom(options.displayLimits ?? DEFAULT_DISPLAY_LIMITS)));
     sessions.viewerJoined(sessionId);
-    void bridgeToDisplay(ws, () => display.connect(), { onDisplayClosed: VIEWER_CLOSE.displayGone }).finally(() => {
+    const seat = { room, rights, onProtocolError: VIEWER_CLOSE.protocol };
+    void bridgeToDisplay(ws, () => display.connect(), { onDisplayClosed: VIEWER_CLOSE.displayGone, seat }).finally(() => {
       leaveViewers(sessionId, ws, viewers);
+      // The room goes with its last viewer; the display keeps its last size.
+      if (room.size === 0 && rooms.get(sessionId) === room) {
+        room.close();
+        rooms.delete(sessionId);
+      }
       sessions.viewerLeft(sessionId);
     });
   }
@@ -207,8 +243,8 @@ export function createShareApi(options: ShareApiOptions) {
    * A viewer that another node carries (node-to-node, already authenticated by the caller): joins
    * it to the display of a session this node runs.
    */
-  function upgradeFromNode(request: IncomingMessage, socket: Duplex, head: Buffer, sessionId: string): void {
-    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, sessionId, true));
+  function upgradeFromNode(request: IncomingMessage, socket: Duplex, head: Buffer, sessionId: string, rights: ViewerRights): void {
+    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, sessionId, true, rights));
   }
 
   return {
@@ -217,6 +253,8 @@ export function createShareApi(options: ShareApiOptions) {
     upgradeFromNode,
     linkStatus,
     close() {
+      for (const room of rooms.values()) room.close();
+      rooms.clear();
       for (const client of sockets.clients) client.terminate();
       sockets.close();
     },

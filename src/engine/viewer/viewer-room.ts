@@ -1,0 +1,157 @@
+// The viewers of one session's display on the node that runs it: who may control (full link) and
+// who only watches (view-only link, enforced here message by message), which viewer controls now
+// (the latest to press a key or a button), and the display's size, which follows the controlling
+// viewer's area within the operator's limits, at most one change per RESIZE_INTERVAL_MS.
+import { pressesButton, requestedSize, setDesktopSize, type ClientMessage, type DesktopSize } from './rfb-client-messages.js';
+
+/** What a link lets its holder do: `control` (the share link) or `view` (a view-only link). */
+export type ViewerRights = 'control' | 'view';
+
+/** The sizes a viewer may give the display (config `display`). */
+export interface DisplayLimits {
+  minWidth: number;
+  minHeight: number;
+  maxWidth: number;
+  maxHeight: number;
+}
+
+export const DEFAULT_DISPLAY_LIMITS: DisplayLimits = { minWidth: 320, minHeight: 320, maxWidth: 2560, maxHeight: 1600 };
+
+/**
+ * The narrowest the browsers' windows go (Chromium's tab strip and toolbar stop at 500 px, and
+ * Firefox ESR's too). A narrower viewer (a phone in portrait) gets a display this wide with its
+ * own aspect ratio, which it scales down to fit: the page still lays out for a phone.
+ */
+export const BROWSER_MIN_WIDTH = 500;
+
+/** The display size for a viewer's area: at least BROWSER_MIN_WIDTH wide (same shape), within the limits. */
+export function displaySizeFor(area: DesktopSize, limits: DisplayLimits): DesktopSize {
+  let { width, height } = area;
+  if (width > 0 && width < BROWSER_MIN_WIDTH) {
+    height = Math.round((height * BROWSER_MIN_WIDTH) / width);
+    width = BROWSER_MIN_WIDTH;
+  }
+  return {
+    width: Math.min(limits.maxWidth, Math.max(limits.minWidth, width)),
+    height: Math.min(limits.maxHeight, Math.max(limits.minHeight, height)),
+  };
+}
+
+/** Resizes closer together than this are merged (a window being dragged larger sends many). */
+export const RESIZE_INTERVAL_MS = 100;
+
+export interface Viewer {
+  readonly rights: ViewerRights;
+  /**
+   * What of this viewer's message reaches the display: the bytes to write (possibly rewritten),
+   * or null when it is held back.
+   */
+  admit(message: ClientMessage): Buffer | null;
+  /** The viewer left: it no longer controls, and a resize it asked for is dropped. */
+  leave(): void;
+}
+
+interface Seat {
+  rights: ViewerRights;
+  /** Writes to this viewer's own connection to the display. */
+  write: (bytes: Buffer) => void;
+  /** The last SetDesktopSize it asked for, clamped; applied when it takes control. */
+  wanted: { size: DesktopSize; message: ClientMessage } | null;
+  /** Its last request is held (it did not control): it waits for an answer before asking again. */
+  held: boolean;
+}
+
+export class ViewerRoom {
+  private readonly seats = new Set<Seat>();
+  private controller: Seat | null = null;
+  private applied: DesktopSize | null = null;
+  private lastResizeAt = 0;
+  private resizeTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly limits: DisplayLimits = DEFAULT_DISPLAY_LIMITS) {}
+
+  get size(): number {
+    return this.seats.size;
+  }
+
+  /** The display size the room last set, or null before any viewer set one. */
+  get displaySize(): DesktopSize | null {
+    return this.applied;
+  }
+
+  join(rights: ViewerRights, write: (bytes: Buffer) => void): Viewer {
+    const seat: Seat = { rights, write, wanted: null, held: false };
+    this.seats.add(seat);
+    return {
+      rights,
+      admit: (message) => this.admit(seat, message),
+      leave: () => {
+        this.seats.delete(seat);
+        if (this.controller === seat) this.controller = null;
+      },
+    };
+  }
+
+  private admit(seat: Seat, message: ClientMessage): Buffer | null {
+    if (message.kind === 'handshake' || message.kind === 'watch') return message.bytes;
+    // A view-only link watches: its keys, pointer, clipboard and size never reach the display.
+    if (seat.rights === 'view') return null;
+    switch (message.kind) {
+      case 'key':
+        this.takeControl(seat);
+        return message.bytes;
+      case 'pointer':
+        // Passing over the screen is not taking it: only a press (or the wheel) is.
+        if (pressesButton(message)) this.takeControl(seat);
+        return message.bytes;
+      case 'clipboard':
+        return message.bytes;
+      case 'resize': {
+        const size = requestedSize(message);
+        if (!size) return null;
+        seat.wanted = { size: displaySizeFor(size, this.limits), message };
+        // The first viewer to ask, with no one controlling, controls until another gives input.
+        if (this.controller === null || !this.seats.has(this.controller)) this.controller = seat;
+        if (this.controller === seat) this.scheduleResize();
+        else seat.held = true;
+        return null;
+      }
+    }
+  }
+
+  private takeControl(seat: Seat): void {
+    if (this.controller === seat) return;
+    this.controller = seat;
+    const wanted = seat.wanted?.size;
+    // noVNC asks once and waits for the answer: a held request is always passed on.
+    if (wanted && (seat.held || wanted.width !== this.applied?.width || wanted.height !== this.applied?.height)) this.scheduleResize();
+  }
+
+  /** Applies the controller's wanted size now, or at the end of the interval since the last change. */
+  private scheduleResize(): void {
+    if (this.resizeTimer) return;
+    const wait = this.lastResizeAt + RESIZE_INTERVAL_MS - Date.now();
+    if (wait <= 0) return this.resize();
+    this.resizeTimer = setTimeout(() => {
+      this.resizeTimer = undefined;
+      this.resize();
+    }, wait);
+  }
+
+  private resize(): void {
+    const seat = this.controller;
+    if (!seat?.wanted || !this.seats.has(seat)) return;
+    this.lastResizeAt = Date.now();
+    this.applied = seat.wanted.size;
+    seat.held = false;
+    // On the controller's own connection: Xvnc tells it "you asked" and the others "another did".
+    seat.write(setDesktopSize(seat.wanted.size, seat.wanted.message));
+  }
+
+  close(): void {
+    clearTimeout(this.resizeTimer);
+    this.resizeTimer = undefined;
+    this.seats.clear();
+    this.controller = null;
+  }
+}
