@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { connectRfb, type RfbClient } from '../helpers/rfb-client.js';
@@ -44,6 +44,8 @@ async function api(path: string, body?: unknown): Promise<Record<string, any>> {
   return (await response.json()) as Record<string, any>;
 }
 
+const sessionStatus = async () => (await api(`/vm/data?id=${vmId}`)).data?.[0]?.status as string | undefined;
+
 async function viewer(linkId: string): Promise<RfbClient> {
   const client = await connectRfb(`${engine.url.replace(/^http/, 'ws')}/share/${linkId}/rfb`);
   clients.push(client);
@@ -73,15 +75,18 @@ beforeAll(async () => {
   expect(created.status).toBe('ok');
   vmId = created.vmId;
   shareLinkId = new URL(created.shareUrl).search.slice(1);
-  await waitFor(() => api(`/vm/status?id=${vmId}`).then((r) => r.vmStatus), (status) => status === 'running', 30_000);
+  expect(await waitFor(sessionStatus, (status) => status === 'running', 30_000)).toBe('running');
   const row = (await engine.store.session(vmId))!;
   control = engine.runtime.get(row.runtime_id!)!.control!;
   expect(await waitFor(() => control.evaluate('document.title').catch(() => ''), (title) => title === 'Events', 15_000)).toBe('Events');
   chromeHeight = Number(await control.evaluate('outerHeight - innerHeight'));
 }, 90_000);
 
+afterEach(() => {
+  for (const client of clients.splice(0)) client.close();
+});
+
 afterAll(async () => {
-  for (const client of clients) client.close();
   await engine?.close();
   site?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -190,7 +195,7 @@ describe('the display', () => {
     const desktop = await viewer(shareLinkId);
     desktop.setDesktopSize(1200, 700);
     await pause(800);
-    expect(await windowSize()).toBe('320x1000 320x1000');
+    expect(await windowSize()).toBe('1600x1000 1600x1000');
     await desktop.click(5, 5);
     expect(await waitFor(windowSize, (size) => size === '1200x700 1200x700')).toBe('1200x700 1200x700');
     expect(await desktop.waitForSize(1200, 700)).toEqual({ width: 1200, height: 700 });
@@ -232,7 +237,7 @@ describe('the share API', () => {
     bad.send(Buffer.from([77, 0, 0, 0]));
     expect(await bad.closed).toBe(4004);
     expect(await good.pixel(5, chromeHeight + 5)).toEqual([0x33, 0x66, 0x99]);
-    expect((await api(`/vm/status?id=${vmId}`)).vmStatus).toBe('running');
+    expect(await sessionStatus()).toBe('running');
     good.close();
   });
 });
