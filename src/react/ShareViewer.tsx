@@ -1,7 +1,9 @@
 'use client';
 // <ShareViewer>: what whoever holds a share link sees: a waiting screen in the link's language,
-// then the remote browser itself through noVNC (mouse, keyboard, wheel, touch, clipboard), then
-// an ended or gone screen with a way to leave. Sized by its container; no global styles.
+// then the remote browser itself through noVNC (mouse, wheel, touch, clipboard; keys and any text
+// a person can type, IME and dead keys included, through the viewer's own text input), sized to
+// the viewer's area, then an ended or gone screen with a way to leave. A view-only link (or the
+// viewOnly prop) watches. Sized by its container; no global styles.
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { I18nextProvider, useTranslation } from 'react-i18next';
 // Zod-free parts of the protocol only: the viewer must stay small in any host page.
@@ -21,7 +23,10 @@ export interface ShareViewerProps {
   onStateChange?: (state: ViewerStateName) => void;
   /** Called when the viewer presses Leave, with where leaving goes. Default: navigate there. */
   onLeave?: (leaveUrl: string) => void;
-  /** Watch without sending mouse or keyboard input. */
+  /**
+   * Watch without sending mouse or keyboard input. A view-only link always watches (the engine
+   * passes nothing else from it); this makes a full link watch too.
+   */
   viewOnly?: boolean;
   className?: string;
   style?: CSSProperties;
@@ -174,7 +179,7 @@ function EndScreen({ kind, onLeave, retryIn }: { kind: 'ended' | 'gone' | 'unrea
 // Live screen: noVNC, loaded lazily (it touches `window` when imported)
 
 interface RemoteScreen {
-  focus(): void;
+  focus(options?: FocusOptions): void;
   sendKey(keysym: number, code: string | null, down?: boolean): void;
   clipboardPasteFrom(text: string): void;
   disconnect(): void;
@@ -188,10 +193,66 @@ interface RemoteScreen {
 
 const KEYSYM = { Escape: 0xff1b, Tab: 0xff09, Control: 0xffe3, Alt: 0xffe9, BackSpace: 0xff08, Return: 0xff0d } as const;
 
-/** X keysym of a character (Latin-1 directly, the rest as Unicode keysyms). */
+/** X keysym of a character (Latin-1 directly, the rest as Unicode keysyms, which Xvnc maps to a spare key). */
 function keysymOf(character: string): number {
   const code = character.codePointAt(0) ?? 0;
   return code < 0x100 ? code : 0x01000000 | code;
+}
+
+/**
+ * X keysyms of the keys that type no text (DOM `KeyboardEvent.key` names). Text itself arrives
+ * through the input's `input` and `composition` events, whatever keyboard, layout or input
+ * method made it, and goes to the remote browser as the characters' own keysyms.
+ */
+const KEY_KEYSYMS: Record<string, number> = {
+  Backspace: 0xff08, Tab: 0xff09, Enter: 0xff0d, Escape: 0xff1b, Delete: 0xffff, Insert: 0xff63,
+  Home: 0xff50, End: 0xff57, PageUp: 0xff55, PageDown: 0xff56,
+  ArrowLeft: 0xff51, ArrowUp: 0xff52, ArrowRight: 0xff53, ArrowDown: 0xff54,
+  Shift: 0xffe1, Control: 0xffe3, Alt: 0xffe9, Meta: 0xffe7, AltGraph: 0xfe03, CapsLock: 0xffe5, ContextMenu: 0xff67,
+  F1: 0xffbe, F2: 0xffbf, F3: 0xffc0, F4: 0xffc1, F5: 0xffc2, F6: 0xffc3, F7: 0xffc4, F8: 0xffc5, F9: 0xffc6, F10: 0xffc7, F11: 0xffc8, F12: 0xffc9,
+};
+
+/** True when a key event is a shortcut (Ctrl, Meta, or Alt without AltGr) rather than typing. */
+function isShortcut(event: KeyboardEvent): boolean {
+  return event.ctrlKey || event.metaKey || (event.altKey && !event.getModifierState('AltGraph'));
+}
+
+/**
+ * The narrowest a remote browser window goes (the engine's viewer-room.ts BROWSER_MIN_WIDTH): a
+ * narrower area asks for this width with the area's shape, and shows it scaled to fit.
+ */
+const BROWSER_MIN_WIDTH = 500;
+
+function remoteSizeFor(area: { w: number; h: number }): { w: number; h: number } {
+  const w = Math.floor(area.w);
+  const h = Math.floor(area.h);
+  if (w <= 0 || w >= BROWSER_MIN_WIDTH) return { w, h };
+  return { w: BROWSER_MIN_WIDTH, h: Math.round((h * BROWSER_MIN_WIDTH) / w) };
+}
+
+/**
+ * noVNC asks the display for the size of its area and asks again whenever the two differ. The
+ * engine may give another size (a phone narrower than a browser window, or the operator's
+ * limits): so noVNC asks for what the engine would give, and asks for one size once.
+ */
+function askForRemoteSizesOnce(remote: RemoteScreen): void {
+  const rfb = remote as unknown as { _requestRemoteResize?: () => void; _screenSize?: () => { w: number; h: number }; _pendingRemoteResize?: boolean };
+  const request = rfb._requestRemoteResize;
+  const screenSize = rfb._screenSize;
+  if (typeof request !== 'function' || typeof screenSize !== 'function') return;
+  let asked: { w: number; h: number } | null = null;
+  rfb._requestRemoteResize = () => {
+    const size = remoteSizeFor(screenSize.call(remote));
+    if (asked && asked.w === size.w && asked.h === size.h) return;
+    const pending = rfb._pendingRemoteResize;
+    rfb._screenSize = () => size;
+    try {
+      request.call(remote);
+    } finally {
+      delete rfb._screenSize;
+    }
+    if (!pending && rfb._pendingRemoteResize) asked = size;
+  };
 }
 
 type Connection = 'connecting' | 'connected' | 'reconnecting';
@@ -199,11 +260,11 @@ type Connection = 'connecting' | 'connected' | 'reconnecting';
 /** While the session starts, the viewer connects behind the waiting screen and retries this often. */
 const PRECONNECT_RETRY_MS = 300;
 
-function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFetch, hidden }: { shareBase: string; linkId: string; browserName: string; viewOnly: boolean; onLeave: () => void; shareFetch?: typeof fetch; hidden: boolean }) {
+function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave, shareFetch, hidden }: { shareBase: string; linkId: string; browserName: string; viewOnly: boolean; viewers: number | null; onLeave: () => void; shareFetch?: typeof fetch; hidden: boolean }) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
-  const keyboardRef = useRef<HTMLInputElement>(null);
+  const keyboardRef = useRef<HTMLTextAreaElement>(null);
   const remoteRef = useRef<RemoteScreen | null>(null);
   const [connection, setConnection] = useState<Connection>('connecting');
   const [reconnectAt, setReconnectAt] = useState<number | null>(null);
@@ -214,6 +275,9 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
   const [pasteText, setPasteText] = useState('');
   const [remoteClipboard, setRemoteClipboard] = useState('');
   const [modifiers, setModifiers] = useState<{ Control: boolean; Alt: boolean }>({ Control: false, Alt: false });
+  const [viewLink, setViewLink] = useState<{ url: string } | { failed: true } | null>(null);
+  /** Keys sent down at keydown (shortcuts, keys that type no text), by DOM code, for their keyup. */
+  const keysDown = useRef(new Map<string, number>());
   const reconnectIn = useCountdown(reconnectAt);
   // Read inside the connection's event handlers, which outlive a render.
   const hiddenRef = useRef(hidden);
@@ -240,10 +304,14 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
           return;
         }
         remoteRef.current = remote;
+        // The remote display takes this viewer's size when it controls; other viewers' sizes
+        // show scaled to fit (the engine decides who controls: the latest to give input).
         remote.scaleViewport = true;
-        remote.resizeSession = false;
+        remote.resizeSession = !viewOnly;
+        askForRemoteSizesOnce(remote);
         remote.viewOnly = viewOnly;
-        remote.focusOnClick = true;
+        // Keys go through the viewer's own text input (below), which IMEs and dead keys work in.
+        remote.focusOnClick = false;
         remote.background = 'var(--rbk-viewer-backdrop)';
         remote.addEventListener('connect', () => {
           setConnection('connected');
@@ -281,7 +349,9 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
   }, [shareBase, linkId, attempt]);
 
   useEffect(() => {
-    if (remoteRef.current) remoteRef.current.viewOnly = viewOnly;
+    if (!remoteRef.current) return;
+    remoteRef.current.viewOnly = viewOnly;
+    remoteRef.current.resizeSession = !viewOnly;
   }, [viewOnly]);
 
   // Shown at last: a connection still waiting to retry tries now.
@@ -336,19 +406,56 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
     [modifiers],
   );
 
-  /** Text typed on a touch keyboard goes to the remote browser key by key. */
-  const onKeyboardInput = (value: string) => {
-    for (const character of value) press(character === '\n' ? KEYSYM.Return : keysymOf(character));
-    if (keyboardRef.current) keyboardRef.current.value = '';
+  /** Text (typed, composed by an IME or a dead key, or from a touch keyboard) goes to the remote browser character by character. */
+  const sendText = (text: string) => {
+    for (const character of text.replace(/\r\n?/g, '\n')) press(character === '\n' ? KEYSYM.Return : keysymOf(character));
   };
-  const onKeyboardKey = (event: ReactKeyboardEvent<HTMLInputElement>) => {
-    if (event.key === 'Backspace') press(KEYSYM.BackSpace);
-    else if (event.key === 'Enter') press(KEYSYM.Return);
-    else return;
+  const clearInput = (input: HTMLTextAreaElement) => {
+    input.value = '';
+  };
+  const onTextKeyDown = (event: ReactKeyboardEvent<HTMLTextAreaElement>) => {
+    const native = event.nativeEvent;
+    // An IME composing, or a dead key waiting for its letter: the text comes with the input events.
+    if (native.isComposing || native.keyCode === 229 || event.key === 'Dead' || event.key === 'Process') return;
+    const remote = remoteRef.current;
+    if (!remote) return;
+    // Ctrl+V (or Cmd+V) pastes the viewer's clipboard: the paste event below sends its text.
+    if (isShortcut(native) && event.key.toLowerCase() === 'v') return;
+    const special = KEY_KEYSYMS[event.key];
+    const typesText = [...event.key].length === 1 && !isShortcut(native);
+    if (typesText) return;
+    const keysym = special ?? ([...event.key].length === 1 ? keysymOf(event.key.toLowerCase()) : undefined);
+    if (keysym === undefined) return;
     event.preventDefault();
+    keysDown.current.set(event.code || event.key, keysym);
+    remote.sendKey(keysym, null, true);
+  };
+  const onTextKeyUp = (event: ReactKeyboardEvent<HTMLTextAreaElement>) => {
+    const id = event.code || event.key;
+    const keysym = keysDown.current.get(id);
+    if (keysym === undefined) return;
+    keysDown.current.delete(id);
+    remoteRef.current?.sendKey(keysym, null, false);
+  };
+  const onTextInput = (event: React.FormEvent<HTMLTextAreaElement>) => {
+    const native = event.nativeEvent as InputEvent;
+    // Composed text is sent once, whole, when the composition ends.
+    if (native.isComposing) return;
+    if (native.inputType === 'insertText' || native.inputType === 'insertReplacementText' || native.inputType === undefined) sendText(native.data ?? event.currentTarget.value);
+    else if (native.inputType === 'insertLineBreak') press(KEYSYM.Return);
+    clearInput(event.currentTarget);
+  };
+  const onCompositionEnd = (event: React.CompositionEvent<HTMLTextAreaElement>) => {
+    if (event.data) sendText(event.data);
+    clearInput(event.currentTarget);
+  };
+  /** Releases whatever was held when the input loses focus (no key stays down on the remote side). */
+  const onTextBlur = () => {
+    for (const keysym of keysDown.current.values()) remoteRef.current?.sendKey(keysym, null, false);
+    keysDown.current.clear();
   };
 
-  /** Sets the remote clipboard and presses Ctrl+V there. */
+  /** Sets the remote clipboard and presses Ctrl+V there: any text, exactly (the extended clipboard carries UTF-8). */
   const pasteIntoRemote = (text: string) => {
     const remote = remoteRef.current;
     if (!remote || !text) return;
@@ -356,7 +463,19 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
     remote.sendKey(KEYSYM.Control, null, true);
     remote.sendKey(keysymOf('v'), null);
     remote.sendKey(KEYSYM.Control, null, false);
-    remote.focus();
+    keyboardRef.current?.focus({ preventScroll: true });
+  };
+
+  /** Asks the share API for the session's view-only link and shows it to copy. */
+  const shareViewOnly = async () => {
+    try {
+      const response = await (shareFetch ?? fetch)(`${shareBase}/share/${linkId}/view-only`, { method: 'POST', cache: 'no-store' });
+      const answer = (await response.json()) as { status?: string; shareUrl?: unknown };
+      if (!response.ok || answer.status !== 'ok' || typeof answer.shareUrl !== 'string' || !isWebAddress(answer.shareUrl)) throw new Error('no link');
+      setViewLink({ url: answer.shareUrl });
+    } catch {
+      setViewLink({ failed: true });
+    }
   };
 
   const quality = rttMs === null ? 'unknown' : rttMs < 100 ? 'good' : rttMs < 300 ? 'fair' : 'poor';
@@ -373,10 +492,16 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
           <span className="rbk-viewer__quality-dot" aria-hidden="true" />
           <span className="rbk-viewer__quality-text">{t(`running.quality.${quality}`, { ms: rttMs ?? 0 })}</span>
         </span>
-        {viewOnly ? <span className="rbk-viewer__badge">{t('running.viewOnly')}</span> : null}
+        <span className="rbk-viewer__badge" data-control={!viewOnly || undefined}>
+          {viewOnly ? t('running.viewOnly') : t('running.canControl')}
+        </span>
+        {viewers !== null && viewers > 0 ? <span className="rbk-viewer__watching">{t('running.watching', { count: viewers })}</span> : null}
         <span className="rbk-viewer__spacer" />
         {!viewOnly ? (
           <>
+            <button type="button" className="rbk-button" aria-expanded={viewLink !== null} onClick={() => (viewLink ? setViewLink(null) : void shareViewOnly())}>
+              {t('toolbar.shareViewOnly')}
+            </button>
             <button type="button" className="rbk-button" onClick={() => keyboardRef.current?.focus()}>
               {t('toolbar.keyboard')}
             </button>
@@ -428,6 +553,24 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
           </button>
         </form>
       ) : null}
+      {viewLink && !hidden ? (
+        'failed' in viewLink ? (
+          <p className="rbk-viewer__view-link" role="alert">
+            {t('toolbar.viewOnlyFailed')}
+          </p>
+        ) : (
+          <div className="rbk-viewer__view-link" role="status">
+            <label className="rbk-viewer__view-link-label">
+              {t('toolbar.viewOnlyLink')}
+              <input className="rbk-viewer__view-link-url" readOnly value={viewLink.url} onFocus={(event) => event.currentTarget.select()} />
+            </label>
+            <button type="button" className="rbk-button" onClick={() => void navigator.clipboard?.writeText(viewLink.url).catch(() => undefined)}>
+              {t('toolbar.copy')}
+            </button>
+            <span className="rbk-viewer__view-link-note">{t('toolbar.viewOnlyReady')}</span>
+          </div>
+        )
+      ) : null}
       {remoteClipboard && !hidden ? (
         <div className="rbk-viewer__clipboard">
           <span>{t('toolbar.clipboard')}:</span>
@@ -442,26 +585,32 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, onLeave, shareFe
         className="rbk-viewer__screen"
         role="application"
         aria-label={t('running.region', { browser: browserName })}
-        // Text pasted while the remote screen has focus goes to the remote browser's clipboard.
-        onPaste={(event) => {
-          const text = event.clipboardData.getData('text/plain');
-          if (text && !viewOnly) {
-            event.preventDefault();
-            remoteRef.current?.clipboardPasteFrom(text);
-          }
+        // A press on the remote screen puts the keyboard focus in the viewer's text input.
+        onPointerDown={() => {
+          if (!viewOnly) keyboardRef.current?.focus({ preventScroll: true });
         }}
       />
       {!viewOnly && !hidden ? (
-        <input
+        <textarea
           ref={keyboardRef}
           className="rbk-viewer__keyboard-input"
-          aria-label={t('toolbar.keyboard')}
+          aria-label={t('running.typeHere')}
           autoCapitalize="off"
           autoComplete="off"
           autoCorrect="off"
           spellCheck={false}
-          onInput={(event) => onKeyboardInput(event.currentTarget.value)}
-          onKeyDown={onKeyboardKey}
+          rows={1}
+          onKeyDown={onTextKeyDown}
+          onKeyUp={onTextKeyUp}
+          onInput={onTextInput}
+          onCompositionEnd={onCompositionEnd}
+          onBlur={onTextBlur}
+          // Text pasted here goes to the remote browser's clipboard and is pasted there.
+          onPaste={(event) => {
+            const text = event.clipboardData.getData('text/plain');
+            event.preventDefault();
+            if (text) pasteIntoRemote(text);
+          }}
         />
       ) : null}
     </div>
@@ -500,7 +649,17 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
       return (
         <>
           {screen === 'waiting' ? <WaitingScreen browserName={state?.browserName ?? ''} /> : null}
-          <LiveScreen shareBase={shareBase!} linkId={linkId!} browserName={state?.browserName ?? ''} viewOnly={viewOnly} onLeave={leave} hidden={screen === 'waiting'} {...(shareFetch ? { shareFetch } : {})} />
+          <LiveScreen
+            shareBase={shareBase!}
+            linkId={linkId!}
+            browserName={state?.browserName ?? ''}
+            // A view-only link watches whatever the prop says (the engine passes only watching from it).
+            viewOnly={viewOnly || state?.control === false}
+            viewers={typeof state?.viewers === 'number' ? state.viewers : null}
+            onLeave={leave}
+            hidden={screen === 'waiting'}
+            {...(shareFetch ? { shareFetch } : {})}
+          />
         </>
       );
     case 'ended':
