@@ -393,22 +393,38 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
   }, []);
 
   /** Presses a key, with the sticky Ctrl/Alt of the on-screen keyboard held around it. */
+  /** Key events and pastes, sent in the order the viewer made them. */
+  const keyQueue = useRef<Promise<void>>(Promise.resolve());
+  const enqueue = useCallback((work: () => void) => {
+    keyQueue.current = keyQueue.current.then(work, work);
+  }, []);
+  const sendKey = useCallback((keysym: number, down?: boolean) => enqueue(() => remoteRef.current?.sendKey(keysym, null, down)), [enqueue]);
+
   const press = useCallback(
     (keysym: number) => {
-      const remote = remoteRef.current;
-      if (!remote) return;
+      if (!remoteRef.current) return;
       const held = (Object.keys(modifiers) as Array<keyof typeof modifiers>).filter((m) => modifiers[m]);
-      for (const m of held) remote.sendKey(KEYSYM[m], null, true);
-      remote.sendKey(keysym, null);
-      for (const m of held.reverse()) remote.sendKey(KEYSYM[m], null, false);
+      for (const m of held) sendKey(KEYSYM[m], true);
+      sendKey(keysym);
+      for (const m of held.reverse()) sendKey(KEYSYM[m], false);
       if (held.length) setModifiers({ Control: false, Alt: false });
     },
-    [modifiers],
+    [modifiers, sendKey],
   );
 
-  /** Text (typed, composed by an IME or a dead key, or from a touch keyboard) goes to the remote browser character by character. */
+  /**
+   * Text (typed, composed by an IME or a dead key, or from a touch keyboard) goes to the remote
+   * browser. ASCII goes key by key; any other character may lack a key in the remote layout, and
+   * Xvnc's spare-key mapping for it is not reliably read by the remote browser before the key
+   * event, so such text goes through the remote clipboard (UTF-8) and Ctrl+V, exactly.
+   */
   const sendText = (text: string) => {
-    for (const character of text.replace(/\r\n?/g, '\n')) press(character === '\n' ? KEYSYM.Return : keysymOf(character));
+    const normal = text.replace(/\r\n?/g, '\n');
+    if (/^[\x20-\x7e\n]*$/.test(normal)) {
+      for (const character of normal) press(character === '\n' ? KEYSYM.Return : keysymOf(character));
+    } else {
+      pasteIntoRemote(normal);
+    }
   };
   const clearInput = (input: HTMLTextAreaElement) => {
     input.value = '';
@@ -428,14 +444,14 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
     if (keysym === undefined) return;
     event.preventDefault();
     keysDown.current.set(event.code || event.key, keysym);
-    remote.sendKey(keysym, null, true);
+    sendKey(keysym, true);
   };
   const onTextKeyUp = (event: ReactKeyboardEvent<HTMLTextAreaElement>) => {
     const id = event.code || event.key;
     const keysym = keysDown.current.get(id);
     if (keysym === undefined) return;
     keysDown.current.delete(id);
-    remoteRef.current?.sendKey(keysym, null, false);
+    sendKey(keysym, false);
   };
   const onTextInput = (event: React.FormEvent<HTMLTextAreaElement>) => {
     const native = event.nativeEvent as InputEvent;
@@ -451,18 +467,17 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
   };
   /** Releases whatever was held when the input loses focus (no key stays down on the remote side). */
   const onTextBlur = () => {
-    for (const keysym of keysDown.current.values()) remoteRef.current?.sendKey(keysym, null, false);
+    for (const keysym of keysDown.current.values()) sendKey(keysym, false);
     keysDown.current.clear();
   };
 
   /** Sets the remote clipboard and presses Ctrl+V there: any text, exactly (the extended clipboard carries UTF-8). */
   const pasteIntoRemote = (text: string) => {
-    const remote = remoteRef.current;
-    if (!remote || !text) return;
-    remote.clipboardPasteFrom(text);
-    remote.sendKey(KEYSYM.Control, null, true);
-    remote.sendKey(keysymOf('v'), null);
-    remote.sendKey(KEYSYM.Control, null, false);
+    if (!remoteRef.current || !text) return;
+    enqueue(() => remoteRef.current?.clipboardPasteFrom(text));
+    sendKey(KEYSYM.Control, true);
+    sendKey(keysymOf('v'));
+    sendKey(KEYSYM.Control, false);
     keyboardRef.current?.focus({ preventScroll: true });
   };
 
