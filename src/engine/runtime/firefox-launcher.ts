@@ -14,7 +14,7 @@ import type { BrowserImage } from './catalog.js';
 import type { SessionSandbox } from './confinement.js';
 
 /** The session's policies: what Chromium's DevTools guard and policies refuse, in Firefox's own terms. */
-export function firefoxPolicies(proxyUrl: string, downloadDir: string): unknown {
+export function firefoxPolicies(proxyUrl: string, downloadDir: string, languagePacks: readonly string[] = []): unknown {
   const proxy = new URL(proxyUrl);
   const locked = (value: string | number | boolean) => ({ Value: value, Status: 'locked' });
   return {
@@ -34,7 +34,12 @@ export function firefoxPolicies(proxyUrl: string, downloadDir: string): unknown 
       DontCheckDefaultBrowser: true,
       DisableProfileImport: true,
       DisablePrivateBrowsing: false,
-      ExtensionSettings: { '*': { installation_mode: 'blocked' } },
+      // No add-ons, except the installation's own language packs: the session's interface
+      // language comes from one (blocked, Firefox would disable them and show English).
+      ExtensionSettings: {
+        '*': { installation_mode: 'blocked' },
+        ...Object.fromEntries(languagePacks.map((id) => [id, { installation_mode: 'allowed' }])),
+      },
       // Downloads land in the session's own folder.
       DownloadDirectory: downloadDir,
       DefaultDownloadDirectory: downloadDir,
@@ -90,6 +95,12 @@ export function forgetFirefoxBuilds(dir: string): void {
   for (const key of built.keys()) if (key.startsWith(`${dir}/`)) built.delete(key);
 }
 
+/** The ids of the language packs an installation has (`browser/extensions/langpack-<locale>@….xpi`). */
+async function languagePackIds(installation: string): Promise<string[]> {
+  const files = await readdir(join(installation, 'browser', 'extensions')).catch(() => [] as string[]);
+  return files.filter((file) => /^langpack-[A-Za-z0-9-]+@[A-Za-z0-9.-]+\.xpi$/.test(file)).map((file) => file.slice(0, -'.xpi'.length));
+}
+
 async function buildFirefox(real: string, dir: string, proxyUrl: string, downloadDir: string): Promise<void> {
   const installation = dirname(real);
   await rm(dir, { recursive: true, force: true });
@@ -106,5 +117,6 @@ async function buildFirefox(real: string, dir: string, proxyUrl: string, downloa
   for (const entry of shipped) {
     if (entry !== 'policies.json') await symlink(join(installation, 'distribution', entry), join(distribution, entry));
   }
-  await writeFile(join(distribution, 'policies.json'), JSON.stringify(firefoxPolicies(proxyUrl, downloadDir), null, 2), { mode: 0o644 });
+  const policies = firefoxPolicies(proxyUrl, downloadDir, await languagePackIds(installation));
+  await writeFile(join(distribution, 'policies.json'), JSON.stringify(policies, null, 2), { mode: 0o644 });
 }

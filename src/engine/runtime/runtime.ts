@@ -24,6 +24,7 @@ import { removeDisplayFiles, startDisplay, type Display } from './display.js';
 import { startEgressRoute, type EgressPolicy, type EgressRoute } from './egress.js';
 import { forgetFirefoxBuilds } from './firefox-launcher.js';
 import { interfaceLocale } from './locales.js';
+import { isTimeZone } from './time-zones.js';
 import { killMarkedProcesses, withTimeout } from './processes.js';
 
 export interface SessionSpec {
@@ -210,6 +211,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const locale = interfaceLocale(spec.language, image.locales);
     if (!locale) throw new Error(`${image.name} cannot show its interface in "${spec.language}" on this host (it has ${image.locales.join(', ')})`);
     const timeZone = spec.timeZone ?? this.timeZone;
+    if (!isTimeZone(timeZone)) throw new Error(`unknown time zone "${timeZone}"; an IANA name is expected, for example Europe/Berlin`);
     const started = performance.now();
     const timeoutMs = this.options.startTimeoutMs ?? 20_000;
     const width = spec.width ?? this.geometry.width;
