@@ -55,7 +55,9 @@ const same = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
  * (`pt` -> pt-BR, `es-419` -> es-MX where there is no es-419), the bare language (`fr-CA` -> fr),
  * any region or script of it (`sv` -> sv-SE, `sr-Latn` -> sr). Another language is never chosen.
  */
-export function interfaceLocale(language: string, locales: readonly string[]): string | null {
+export function interfaceLocale(language: string, installed: readonly string[] | undefined): string | null {
+  // An image described by hand without its locales shows what every browser has built in.
+  const locales = installed && installed.length > 0 ? installed : [BUILT_IN_LOCALE];
   const exact = locales.find((locale) => same(locale, language));
   if (exact) return exact;
   const key = Object.keys(PREFERRED).find((code) => same(code, language));
