@@ -10,6 +10,24 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
+/**
+ * Debian's Firefox ESR language packs (`firefox-esr-l10n-<name>`) for the browser interface
+ * languages the engine offers; Debian has none for am, as, fil, fr-CA, ky, lo, ml, mn, or, sw, zu.
+ */
+export const FIREFOX_LANGUAGE_PACKS = [
+  'af', 'ar', 'az', 'be', 'bg', 'bn', 'bs', 'ca', 'cs', 'cy', 'da', 'de', 'el', 'en-gb', 'es-es',
+  'es-mx', 'et', 'eu', 'fa', 'fi', 'fr', 'gl', 'gu-in', 'he', 'hi-in', 'hr', 'hu', 'hy-am', 'id',
+  'is', 'it', 'ja', 'ka', 'kk', 'km', 'kn', 'ko', 'lt', 'lv', 'mk', 'mr', 'ms', 'my', 'nb-no',
+  'ne-np', 'nl', 'pa-in', 'pl', 'pt-br', 'pt-pt', 'ro', 'ru', 'si', 'sk', 'sl', 'sq', 'sr',
+  'sv-se', 'ta', 'te', 'th', 'tr', 'uk', 'ur', 'uz', 'vi', 'zh-cn', 'zh-tw',
+];
+
+/** Debian's package name part to Mozilla's locale: `pt-br` -> `pt-BR`. */
+function mozillaLocale(pack) {
+  const [language, region] = pack.split('-');
+  return region ? `${language}-${region.toUpperCase()}` : language;
+}
+
 /** Debian packages and a file each one provides, to tell whether it is installed. */
 export const SYSTEM_PACKAGES = [
   ['chromium', '/usr/lib/chromium/chromium'],
@@ -24,6 +42,11 @@ export const SYSTEM_PACKAGES = [
   // Session confinement (docs/security.md): namespaces, and the in-sandbox relay to the egress route.
   ['bubblewrap', '/usr/bin/bwrap'],
   ['socat', '/usr/bin/socat'],
+  // The browsers' own interface in the session's language (decisions.md 42): Chromium's locale
+  // packs, and a Firefox ESR language pack for each language Debian translates it into that the
+  // engine offers (src/protocol/languages.ts), marked by the pack itself.
+  ['chromium-l10n', '/usr/lib/chromium/locales/de.pak'],
+  ...FIREFOX_LANGUAGE_PACKS.map((pack) => [`firefox-esr-l10n-${pack}`, `/usr/lib/firefox-esr/browser/extensions/langpack-${mozillaLocale(pack)}@firefox-esr.mozilla.org.xpi`]),
 ];
 
 /** Debian packages only the benchmarks need: wrk is the load generator of `npm run bench -- api`. */

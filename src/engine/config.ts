@@ -6,6 +6,10 @@ import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
 import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
 import { DEFAULT_DISPLAY_LIMITS } from './viewer/viewer-room.js';
+import { COUNTRY_TIME_ZONES, isTimeZone } from './runtime/time-zones.js';
+
+/** An IANA time zone name (decisions.md 43). */
+const timeZoneSchema = z.string().refine(isTimeZone, 'must be an IANA time zone name, for example Europe/Berlin or UTC');
 
 export const planSchema = z.object({
   id: z.string().min(1).max(64),
@@ -27,12 +31,16 @@ const citySchema = z.object({
   upstream: z.string().url().nullable().default(null),
   /** Sessions this exit can carry at once. */
   capacity: z.number().int().min(0).default(10),
+  /** The zone sessions through this exit keep; default the country's. */
+  timeZone: timeZoneSchema.optional(),
 });
 
 const locationSchema = z.object({
   code: z.string().min(1),
   name: z.string().min(1),
   default: z.string().min(1),
+  /** The country's zone, for its cities that name none; default from its code where one zone dominates. */
+  timeZone: timeZoneSchema.optional(),
   cities: z.array(citySchema).min(1),
 });
 export type ExitLocation = z.infer<typeof locationSchema>;
@@ -69,6 +77,8 @@ export const engineConfigSchema = z
       })
       .default(DEFAULT_DISPLAY_LIMITS)
       .refine((d) => d.minWidth <= d.maxWidth && d.minHeight <= d.maxHeight, 'the minimum must not be above the maximum'),
+    /** The time zone of sessions without an exit location (and of v7 sessions whose location was not applied). */
+    timeZone: timeZoneSchema.default('UTC'),
     warm: z.object({ browsers: z.number().int().min(0).default(0), displays: z.number().int().min(0).default(0) }).default({ browsers: 0, displays: 0 }),
     /** Every session's caps and uid range (docs/security.md). */
     confinement: z
@@ -146,6 +156,17 @@ export const engineConfigSchema = z
     if (config.cluster.lostAfterMs < 2 * config.cluster.heartbeatMs) {
       context.addIssue({ code: 'custom', path: ['cluster', 'lostAfterMs'], message: 'must be at least twice cluster.heartbeatMs' });
     }
+    // Every exit city keeps a zone: its own, its country's, or the one that dominates its country.
+    config.locations.forEach((location, i) => {
+      location.cities.forEach((city, j) => {
+        if (city.timeZone ?? location.timeZone ?? COUNTRY_TIME_ZONES[location.code.toLowerCase()]) return;
+        context.addIssue({
+          code: 'custom',
+          path: ['locations', i, 'cities', j, 'timeZone'],
+          message: `required: "${location.code}" has no single time zone; give ${city.code}'s IANA zone (for example America/Chicago), or the location's timeZone`,
+        });
+      });
+    });
     if (config.v6.sunset < V6_DEPRECATED_ON) {
       context.addIssue({ code: 'custom', path: ['v6', 'sunset'], message: `must not be before ${V6_DEPRECATED_ON}, the day v6 was deprecated` });
     }

@@ -1,7 +1,9 @@
-// `remote-browser-kit doctor`: what this host has for running sessions, and what is missing.
+// `remote-browser-kit doctor`: what this host has for running sessions (the interface languages of
+// each browser among it), and what is missing.
 import { existsSync } from 'node:fs';
 import { discoverImages, type BrowserImage } from './runtime/catalog.js';
 import { probeConfinement } from './runtime/confinement.js';
+import { BUILT_IN_LOCALE } from './runtime/locales.js';
 
 export interface DoctorCheck {
   name: string;
@@ -49,14 +51,31 @@ export async function runDoctor(): Promise<DoctorReport> {
     ok: anyBrowser,
     detail: anyBrowser ? images.filter((i) => i.enabled).map((i) => i.name).join(', ') : 'none: apt-get install -y chromium firefox-esr',
   });
+  // A browser with only its built-in English shows English menus, dialogs and error pages to
+  // sessions in every other language, and the engine refuses those languages (decisions.md 42).
+  for (const image of images.filter((i) => i.enabled && i.id in TRANSLATIONS)) {
+    const translated = image.locales.some((locale) => locale !== BUILT_IN_LOCALE);
+    checks.push({
+      name: `${image.name} interface languages`,
+      ok: translated,
+      detail: translated ? `${image.locales.length} (doctor lists them under Browsers)` : `English only: apt-get install -y ${TRANSLATIONS[image.id]}`,
+    });
+  }
   return { ok: checks.every((c) => c.ok), checks, images };
 }
+
+/** Debian packages with the translations of the Debian browsers (scripts/setup.mjs installs them). */
+const TRANSLATIONS: Record<string, string> = {
+  chromium: 'chromium-l10n',
+  'firefox-esr': 'firefox-esr-l10n-de firefox-esr-l10n-fr … (npm run setup installs every one the engine offers)',
+};
 
 export function formatDoctor(report: DoctorReport): string {
   const lines = report.checks.map((c) => `${c.ok ? 'ok     ' : 'MISSING'}  ${c.name}: ${c.detail}`);
   lines.push('', 'Browsers:');
   for (const image of report.images) {
     lines.push(`${image.enabled ? 'enabled ' : 'disabled'}  ${image.id.padEnd(12)} ${image.name}: ${image.enabled ? `${image.version} (${image.executable})` : image.reason}`);
+    if (image.enabled) lines.push(`          ${''.padEnd(12)} interface languages: ${image.locales.join(' ')}`);
   }
   lines.push('', report.ok ? 'Everything a session needs is present.' : 'Some parts are missing: run `npm run setup` as root, or the commands above.');
   return lines.join('\n');

@@ -133,6 +133,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     root: join(dataDir, 'sessions'),
     egress: config.egress,
     confinement: config.insecure.unconfined ? false : config.confinement,
+    timeZone: config.timeZone,
     ...(warm ? { warm } : {}),
   });
 

@@ -60,6 +60,11 @@ describe('a bad field -> denied naming the field, nothing created', () => {
     ['url a short-URL id that was never made', () => ({ browser: 'chromium', url: 'url_0000000000' }), 'url'],
     ['language unknown', () => ({ browser: 'chromium', url: PAGE(), language: 'xx-invalid' }), 'language'],
     ['language not a string', () => ({ browser: 'chromium', url: PAGE(), language: 7 }), 'language'],
+    // Languages the installed images cannot show (decisions.md 42): Debian's Chromium has no Zulu
+    // locale pack, Debian has no Swahili language pack for Firefox ESR, and neither has another
+    // variety of the same language to show instead.
+    ['language Chromium cannot show (zu)', () => ({ browser: 'chromium', url: PAGE(), language: 'zu' }), 'language: Chromium cannot show its interface in zu'],
+    ['language Firefox ESR cannot show (sw)', () => ({ browser: 'firefox-esr', url: PAGE(), language: 'sw' }), 'language: Firefox ESR cannot show its interface in sw'],
     ['layout unknown', () => ({ browser: 'chromium', url: PAGE(), layout: 'qwertz' }), 'layout'],
     ['layout not a string', () => ({ browser: 'chromium', url: PAGE(), layout: ['us'] }), 'layout'],
     ['egress not residential', () => ({ browser: 'chromium', url: PAGE(), egress: 'datacenter' }), 'egress'],

@@ -95,8 +95,9 @@ export const LOCATIONS = [
     name: 'United States',
     default: 'us-dal',
     cities: [
-      { code: 'us-dal', location: 'Dallas', upstream: DEAD_UPSTREAM, capacity: 2 },
-      { code: 'us-nyc', location: 'New York', upstream: DEAD_UPSTREAM, capacity: 2 },
+      // The United States has no single time zone: each city names its own.
+      { code: 'us-dal', location: 'Dallas', upstream: DEAD_UPSTREAM, capacity: 2, timeZone: 'America/Chicago' },
+      { code: 'us-nyc', location: 'New York', upstream: DEAD_UPSTREAM, capacity: 2, timeZone: 'America/New_York' },
     ],
   },
   {

@@ -1,6 +1,6 @@
 // The session runtime with real processes: Chromium and Firefox ESR on their own Xvnc displays,
-// pixels read back through the VNC socket by a real VNC client, the network guard, crash
-// events, stop and clean-up after an engine that died.
+// pixels read back through the VNC socket by a real VNC client, their interface language and time
+// zone, the network guard, crash events, stop and clean-up after an engine that died.
 import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -15,10 +15,14 @@ import { closeViewerBrowser, openVncViewer } from '../helpers/vnc-viewer.js';
 
 const RED_PAGE = '<!doctype html><title>Red page</title><body style="margin:0;background:#ff0000"><a id="next" href="/blue">next</a>';
 const BLUE_PAGE = '<!doctype html><title>Blue page</title><body style="margin:0;background:#0000ff">';
+/** A page that tells the server the time zone the browser keeps. */
+const ZONE_PAGE = '<!doctype html><title>Zone page</title><script>fetch("/zone-report?" + encodeURIComponent(Intl.DateTimeFormat().resolvedOptions().timeZone))</script>';
 
 let target: Server;
 let origin: string;
 let targetRequests = 0;
+/** Time zones reported by ZONE_PAGE, in order. */
+const zoneReports: string[] = [];
 let root: string;
 let runtime: SessionRuntime;
 const events: RuntimeEvent[] = [];
@@ -28,6 +32,11 @@ const events: RuntimeEvent[] = [];
 beforeAll(async () => {
   target = createServer((request, response) => {
     if (request.url === '/favicon.ico') return void response.writeHead(404).end();
+    if (request.url === '/zone') return void response.writeHead(200, { 'content-type': 'text/html' }).end(ZONE_PAGE);
+    if (request.url?.startsWith('/zone-report?')) {
+      zoneReports.push(decodeURIComponent(request.url.slice('/zone-report?'.length)));
+      return void response.writeHead(204).end();
+    }
     targetRequests++;
     const body = request.url === '/blue' ? BLUE_PAGE : RED_PAGE;
     response.writeHead(200, { 'content-type': 'text/html' }).end(body);
@@ -51,7 +60,7 @@ describe('a Chromium session', () => {
   let session: RuntimeSession;
 
   beforeAll(async () => {
-    session = await runtime.startSession({ browser: 'chromium', url: `${origin}/red`, language: 'de', layout: 'de' });
+    session = await runtime.startSession({ browser: 'chromium', url: `${origin}/red`, language: 'de', layout: 'de', timeZone: 'Europe/Berlin' });
   });
 
   it('is ready with its window on the display and the first page on its way; the page then loads, seen through DevTools', async () => {
@@ -71,6 +80,15 @@ describe('a Chromium session', () => {
     } finally {
       await viewer.close();
     }
+  });
+
+  it('shows its own interface in German (the new tab page) and keeps its time zone', async () => {
+    const client = session.control!.client;
+    const { targetId } = await client.send('Target.createTarget', { url: 'chrome://newtab' });
+    const title = async () => (await client.send('Target.getTargets')).targetInfos.find((t) => t.targetId === targetId)?.title ?? '';
+    expect(await waitFor(title, (value) => value === 'Neuer Tab')).toBe('Neuer Tab');
+    await client.send('Target.closeTarget', { targetId });
+    expect(await session.control!.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('Europe/Berlin');
   });
 
   it('has the requested keyboard layout on its X display', async () => {
@@ -97,24 +115,24 @@ describe('a Chromium session', () => {
     expect(events.some((e) => e.sessionId === session.id && e.kind === 'refused' && e.message.includes('file:'))).toBe(true);
   });
 
-  it('sends chrome:// pages away', async () => {
+  it('sends chrome:// pages away, to a refusal page in the session\'s language', async () => {
     await openAddress('chrome://version');
     const pages = await waitFor(() => session.control!.pages(), (urls) => urls.some((u) => u.startsWith('data:')));
     expect(pages.some((u) => u.startsWith('chrome://version'))).toBe(false);
     // The refusal page replaces it (its URL shows first, its document a moment later).
-    const title = await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (value) => value === 'Not allowed');
-    expect(title).toBe('Not allowed');
+    const title = await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (value) => value === 'Nicht erlaubt');
+    expect(title).toBe('Nicht erlaubt');
   });
 
-  it('refuses a loopback address that is not allowed, while the allowed one loads', async () => {
+  it('refuses a loopback address that is not allowed (saying so in German), while the allowed one loads', async () => {
     const before = targetRequests;
     const port = new URL(origin).port;
     await openAddress(`http://127.0.0.2:${port}/red`);
     const text = await waitFor(
       () => session.control!.evaluate('document.body ? document.body.innerText : ""').catch(() => ''),
-      (value) => String(value).includes('not allowed'),
+      (value) => String(value).includes('nicht erlaubt'),
     );
-    expect(String(text)).toContain('127.0.0.2');
+    expect(String(text)).toContain('127.0.0.2 ist eine Loopback-Adresse und nicht erlaubt');
     expect(targetRequests).toBe(before);
     await session.control!.open(`${origin}/blue`);
     expect(await session.control!.evaluate('document.title')).toBe('Blue page');
@@ -144,13 +162,11 @@ describe('a Chromium session', () => {
 });
 
 describe('a Firefox ESR session', () => {
-  it('starts on its own display, loads the first page and stops clean', async () => {
-    const session = await runtime.startSession({ browser: 'firefox-esr', url: `${origin}/red`, language: 'en', layout: 'us' });
+  it('starts on its own display, loads the first page, speaks German, keeps its time zone and stops clean', async () => {
+    const session = await runtime.startSession({ browser: 'firefox-esr', url: `${origin}/red`, language: 'de', layout: 'us', timeZone: 'Asia/Tokyo' });
     try {
-      const title = await waitFor(
-        () => x(session, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => ''),
-        (value) => value.includes('Red page'),
-      );
+      const windowName = () => x(session, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => '');
+      const title = await waitFor(windowName, (value) => value.includes('Red page'));
       expect(title).toContain('Red page');
       const viewer = await openVncViewer(session.display);
       try {
@@ -158,6 +174,11 @@ describe('a Firefox ESR session', () => {
       } finally {
         await viewer.close();
       }
+      await typeAddress(session, `${origin}/zone`);
+      expect(await waitFor(() => zoneReports.at(-1), (zone) => zone !== undefined)).toBe('Asia/Tokyo');
+      // Firefox's own error page (a name that does not resolve), from its German language pack.
+      await typeAddress(session, 'https://nowhere.invalid/');
+      expect(await waitFor(windowName, (value) => /Ladefehler|Problem loading/.test(value))).toMatch(/^Seiten-Ladefehler/);
     } finally {
       await runtime.stopSession(session.id);
     }
@@ -224,7 +245,7 @@ describe('an engine that died', () => {
 });
 
 describe('the warm pool', () => {
-  it('hands out a ready browser that only has to open the first page', async () => {
+  it('hands out a ready browser that only has to open the first page, when its language and time zone fit', async () => {
     const warmRoot = await mkdtemp(join(tmpdir(), 'rbk-warm-'));
     const { runtime: warm } = await SessionRuntime.open({
       root: warmRoot,
@@ -234,14 +255,20 @@ describe('the warm pool', () => {
     try {
       await warm.warmed();
       expect(warm.warmCount()).toEqual({ displays: 1, browsers: 1 });
+      // The warm browser keeps the default time zone: a session through an exit in another one
+      // takes the warm display and starts its own browser.
+      const elsewhere = await warm.startSession({ browser: 'chromium', url: `${origin}/blue`, language: 'en', layout: 'us', timeZone: 'Asia/Tokyo' });
+      expect(elsewhere.start).toBe('warm-display');
+      expect(await elsewhere.control!.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('Asia/Tokyo');
       const fromBrowser = await warm.startSession({ browser: 'chromium', url: `${origin}/red`, language: 'en', layout: 'de' });
       expect(fromBrowser.start).toBe('warm-browser');
       expect(await waitFor(() => fromBrowser.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Red page')).toBe('Red page');
       const query = await x(fromBrowser, 'setxkbmap', ['-query']);
       expect(query).toMatch(/layout:\s+de\b/);
-      // A language no warm browser has takes a warm display and starts its own browser.
+      expect(await fromBrowser.control!.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('UTC');
+      // A language no warm browser has starts a browser of its own (on a display the pool may have refilled).
       const fromDisplay = await warm.startSession({ browser: 'chromium', url: `${origin}/blue`, language: 'fr', layout: 'us' });
-      expect(fromDisplay.start).toBe('warm-display');
+      expect(fromDisplay.start).not.toBe('warm-browser');
       expect(await fromDisplay.control!.evaluate('navigator.language')).toBe('fr');
     } finally {
       await warm.close();

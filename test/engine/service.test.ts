@@ -1,5 +1,6 @@
 // The service in-process with a clock the test moves: limits enforced over time, crashes,
-// exit locations and residential connections through a real upstream proxy on loopback.
+// exit locations and residential connections through a real upstream proxy on loopback, and the
+// time zone each session keeps.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +15,10 @@ let dir: string;
 let page: Server;
 let pageUrl: string;
 let upstream: ProxyServer;
+/** Time zones pages reported (`/zone`), in order. */
+const zoneReports: string[] = [];
+/** The operator's default zone in this test: not the host's own (UTC), so a test can tell them apart. */
+const DEFAULT_ZONE = 'America/Sao_Paulo';
 const upstreamSeen: string[] = [];
 let offset = 0;
 let key: string;
@@ -41,8 +46,23 @@ async function statusOf(vmId: string, until: (status: string) => boolean, timeou
   return status;
 }
 
+/** The time zone the next page a session opens on `/zone` reports. */
+async function reportedZone(before: number): Promise<string | undefined> {
+  const deadline = Date.now() + 10_000;
+  while (zoneReports.length === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  return zoneReports[before];
+}
+
 beforeAll(async () => {
-  page = createServer((request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(`<title>page ${request.url}</title>`));
+  page = createServer((request, response) => {
+    if (request.url?.startsWith('/zone-report?')) {
+      zoneReports.push(decodeURIComponent(request.url.slice('/zone-report?'.length)));
+      return void response.writeHead(204).end();
+    }
+    // `/zone` tells the server the time zone the browser keeps.
+    const script = request.url === '/zone' ? '<script>fetch("/zone-report?" + encodeURIComponent(Intl.DateTimeFormat().resolvedOptions().timeZone))</script>' : '';
+    response.writeHead(200, { 'content-type': 'text/html' }).end(`<title>page ${request.url}</title>${script}`);
+  });
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
   pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
   upstream = new ProxyServer({ port: 0, host: '127.0.0.1', prepareRequestFunction: ({ hostname, port }) => { upstreamSeen.push(`${hostname}:${port}`); return {}; } });
@@ -61,9 +81,10 @@ beforeAll(async () => {
       rateLimit: { requests: 100_000, perSeconds: 1 },
       locations: [
         { code: 'de', name: 'Germany', default: 'de-ber', cities: [{ code: 'de-ber', location: 'Berlin', upstream: upstreamUrl, capacity: 1 }] },
-        { code: 'us', name: 'United States', default: 'us-dal', cities: [{ code: 'us-dal', location: 'Dallas', upstream: null, capacity: 1 }] },
+        { code: 'us', name: 'United States', default: 'us-dal', cities: [{ code: 'us-dal', location: 'Dallas', upstream: null, capacity: 1, timeZone: 'America/Chicago' }] },
       ],
       residential: { upstream: upstreamUrl, countries: ['de'] },
+      timeZone: DEFAULT_ZONE,
     } as never,
   });
   const created = await engine.accounts.create({ contact: 'ops@example.com', plans: ['travel'] });
@@ -88,19 +109,24 @@ describe('exit locations', () => {
     expect(images.residential).toEqual({ configured: true, countries: ['de'] });
   });
 
-  it('sends a session with a country through that exit; v8 refuses a full one, v7 starts without it', async () => {
-    const created = await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'de' });
+  it('sends a session with a country through that exit, in its city\'s time zone; v8 refuses a full one, v7 starts without it in the default zone', async () => {
+    let reports = zoneReports.length;
+    const created = await call('/vm/create', { browser: 'chromium', url: `${pageUrl}zone`, country: 'de' });
     expect(created.status).toBe('ok');
     expect(created).not.toHaveProperty('location_applied');
     expect(await statusOf(created.vmId, (s) => s !== 'starting')).toBe('running');
     expect(upstreamSeen.some((target) => target === `127.0.0.1:${new URL(pageUrl).port}`)).toBe(true);
+    // Berlin's zone comes from the country code alone: one zone dominates Germany.
+    expect(await reportedZone(reports)).toBe('Europe/Berlin');
 
     // Berlin's only exit is taken now; Dallas has none at all.
     expect(await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'de' })).toEqual({ status: 'denied', message: expect.stringContaining('exit location unavailable') });
     expect(await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'us-dal' })).toEqual({ status: 'denied', message: expect.stringContaining('exit location unavailable') });
     expect(await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'fr' })).toEqual({ status: 'denied', message: expect.stringContaining('unsupported exit location') });
-    const v7 = await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'de' }, 'v7');
+    reports = zoneReports.length;
+    const v7 = await call('/vm/create', { browser: 'chromium', url: `${pageUrl}zone`, country: 'de' }, 'v7');
     expect(v7).toMatchObject({ status: 'ok', location_applied: false, location_reason: 'unavailable' });
+    expect(await reportedZone(reports)).toBe(DEFAULT_ZONE);
     expect((await call(`/vm/data?id=${v7.vmId}`, undefined, 'v7')).data[0]).toMatchObject({ location_applied: false, location_reason: 'unavailable' });
 
     await call('/vm/remove', { id: created.vmId });
@@ -109,11 +135,13 @@ describe('exit locations', () => {
     expect(await statusOf(v7.vmId, (s) => s === 'deleted')).toBe('deleted');
   });
 
-  it('counts residential bytes per pool and refuses residential countries not offered', async () => {
+  it('counts residential bytes per pool, keeps the residential country\'s time zone, and refuses residential countries not offered', async () => {
     expect(await call('/vm/create', { browser: 'chromium', url: pageUrl, egress: 'residential', country: 'us' })).toMatchObject({ status: 'denied' });
-    const created = await call('/vm/create', { browser: 'chromium', url: pageUrl, egress: 'residential', country: 'de-ber' });
+    const reports = zoneReports.length;
+    const created = await call('/vm/create', { browser: 'chromium', url: `${pageUrl}zone`, egress: 'residential', country: 'de-ber' });
     expect(created.status).toBe('ok');
     expect(await statusOf(created.vmId, (s) => s !== 'starting')).toBe('running');
+    expect(await reportedZone(reports)).toBe('Europe/Berlin');
     await call('/vm/remove', { id: created.vmId });
     await statusOf(created.vmId, (s) => s === 'deleted');
     const quota = await call('/user/quota');
@@ -124,8 +152,11 @@ describe('exit locations', () => {
 
 describe('limits over time', () => {
   it('suspends a session nobody watched for the idle timeout, and one past its maximum duration', async () => {
-    const idle = await call('/vm/create', { browser: 'chromium', url: pageUrl });
+    const reports = zoneReports.length;
+    const idle = await call('/vm/create', { browser: 'chromium', url: `${pageUrl}zone` });
     expect(await statusOf(idle.vmId, (s) => s !== 'starting')).toBe('running');
+    // Without an exit location: the operator's default time zone.
+    expect(await reportedZone(reports)).toBe(DEFAULT_ZONE);
     offset += 11 * 60_000;
     expect(await statusOf(idle.vmId, (s) => s !== 'running', 5000)).toBe('suspended');
     expect((await call('/user/quota')).running_sessions_used).toBe(0);

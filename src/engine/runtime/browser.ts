@@ -1,5 +1,6 @@
 // Starting a real browser on a session's display: a fresh profile inside the session directory,
-// its UI language, its egress route, and every file it writes (crash handler included) kept inside.
+// its interface language and time zone, its egress route, and every file it writes (crash handler
+// included) kept inside.
 import { lstat, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import type { BrowserImage } from './catalog.js';
 import type { SessionSandbox } from './confinement.js';
 import type { Display } from './display.js';
 import { prepareFirefox } from './firefox-launcher.js';
+import { gettextLanguage } from './locales.js';
 import { signalProcess, withTimeout, type SupervisedProcess } from './processes.js';
 
 export interface BrowserLaunch {
@@ -15,8 +17,23 @@ export interface BrowserLaunch {
   display: Display;
   width: number;
   height: number;
+  /** The session's `language`: what pages are told (Accept-Language, navigator.language). */
   language: string;
+  /** The interface locale that shows it, one the image has (locales.ts): menus, dialogs, error pages. */
+  locale: string;
+  /** IANA time zone the browser keeps (TZ): the exit's, or the operator's default. */
+  timeZone: string;
   timeoutMs: number;
+}
+
+/**
+ * The browser's environment: the display, gettext's LANGUAGE for the toolkit's own dialogs (the
+ * file chooser), which gettext honours only outside the plain C locale, and the time zone.
+ */
+function browserEnvironment(launch: BrowserLaunch): NodeJS.ProcessEnv {
+  const env = launch.display.env;
+  const plainC = !env.LANG || env.LANG === 'C' || env.LANG === 'POSIX';
+  return { ...env, ...(plainC ? { LANG: 'C.UTF-8' } : {}), LANGUAGE: gettextLanguage(launch.locale), TZ: launch.timeZone };
 }
 
 export interface BrowserProcess {
@@ -90,13 +107,14 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     throw new Error(`${launch.image.name} cannot start confined: its policy directory /etc/chromium is missing on this host (reinstall the chromium package)`);
   }
   const profile = join(sandbox.dir, 'profile');
-  const env = { ...launch.display.env, LANGUAGE: launch.language };
+  const env = browserEnvironment(launch);
   const process = sandbox.spawn(launch.image.id, launch.image.executable!, [
     ...CHROMIUM_FLAGS,
     ...(sandbox.confined ? [] : UNCONFINED_FLAGS),
     `--user-data-dir=${profile}`,
     `--proxy-server=${sandbox.proxyUrl}`,
-    `--lang=${launch.language}`,
+    // The interface (menus, dialogs, error and new-tab pages) from the locale's pack.
+    `--lang=${launch.locale}`,
     `--accept-lang=${launch.language}`,
     '--window-position=0,0',
     `--window-size=${launch.width},${launch.height}`,
@@ -185,7 +203,8 @@ function firefoxPreferences(launch: BrowserLaunch): string {
     'network.prefetch-next': false,
     'network.captive-portal-service.enabled': false,
     'network.connectivity-service.enabled': false,
-    'intl.locale.requested': launch.language,
+    // The interface from the installed language pack (Debian's firefox-esr-l10n-*).
+    'intl.locale.requested': launch.locale,
     'intl.accept_languages': launch.language,
     'browser.shell.checkDefaultBrowser': false,
     'browser.startup.homepage_override.mstone': 'ignore',
@@ -213,9 +232,9 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   const profile = join(sandbox.dir, 'profile');
   // 'wx': created afresh, never through a link left in the session's directory.
   await writeFile(sandbox.hostPath(join(profile, 'user.js')), firefoxPreferences(launch), { flag: 'wx' });
-  const env = { ...launch.display.env, LANGUAGE: launch.language };
+  const env = browserEnvironment(launch);
   // Firefox with the session's policies: they refuse local files and lock the proxy (firefox-launcher.ts).
-  const executable = await prepareFirefox(launch.image, sandbox);
+  const executable = await prepareFirefox(launch.image, sandbox, launch.locale);
   const process = sandbox.spawn(launch.image.id, executable, [
     '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height), firstUrl,
   ], { env });

@@ -1,6 +1,8 @@
-// The image catalog: which browsers this host has, and whether each can start right now.
+// The image catalog: which browsers this host has, whether each can start right now, and the
+// interface languages each can show.
 import { execFile } from 'node:child_process';
 import { access, constants, realpath } from 'node:fs/promises';
+import { installedLocales } from './locales.js';
 
 export type BrowserFamily = 'chromium' | 'firefox';
 
@@ -19,6 +21,8 @@ export interface BrowserImage {
   enabled: boolean;
   /** Why it is not enabled, for `doctor` and operators. */
   reason: string | null;
+  /** Interface locales it can show (e.g. `de`, `en-US`, `pt-BR`); empty when not installed. */
+  locales: string[];
 }
 
 interface ImageDefinition {
@@ -71,13 +75,14 @@ export async function discoverImages(definitions: readonly ImageDefinition[] = I
       const { candidates, packageHint, ...rest } = definition;
       const executable = await firstExecutable(candidates);
       if (!executable) {
-        return { ...rest, executable: null, version: null, enabled: false, reason: `not installed (${packageHint})` };
+        return { ...rest, executable: null, version: null, enabled: false, reason: `not installed (${packageHint})`, locales: [] };
       }
+      const locales = await installedLocales(definition.family, executable);
       try {
         const version = await probeVersion(executable);
-        return { ...rest, executable, version, enabled: true, reason: null };
+        return { ...rest, executable, version, enabled: true, reason: null, locales };
       } catch (error) {
-        return { ...rest, executable, version: null, enabled: false, reason: `cannot start: ${(error as Error).message.split('\n')[0]}` };
+        return { ...rest, executable, version: null, enabled: false, reason: `cannot start: ${(error as Error).message.split('\n')[0]}`, locales };
       }
     }),
   );
@@ -86,7 +91,7 @@ export async function discoverImages(definitions: readonly ImageDefinition[] = I
   const seen = new Set<string>();
   return images.map((image) => {
     if (!image.executable) return image;
-    if (seen.has(image.executable) || (image.version && seen.has(image.version))) return { ...image, executable: null, version: null, enabled: false, reason: 'not installed (only another image\'s executable under its name)' };
+    if (seen.has(image.executable) || (image.version && seen.has(image.version))) return { ...image, executable: null, version: null, enabled: false, reason: 'not installed (only another image\'s executable under its name)', locales: [] };
     seen.add(image.executable);
     if (image.version) seen.add(image.version);
     return image;

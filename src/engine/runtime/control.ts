@@ -3,6 +3,7 @@
 // the browser), keep the browser on http and https pages, and notice a crashed page.
 import { EventEmitter } from 'node:events';
 import CDP from 'chrome-remote-interface';
+import { refusedPage } from './refusals.js';
 
 /** Schemes a page may show. Everything else (file:, chrome:, view-source:, devtools:, ...) is refused. */
 const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;
@@ -20,12 +21,6 @@ export function isNavigableUrl(url: string): boolean {
   }
 }
 
-export function refusedPage(url: string): string {
-  const text = `This address cannot be opened in the remote browser: ${url.slice(0, 200)}`;
-  const escaped = text.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
-  return `data:text/html;charset=utf-8,${encodeURIComponent(`<!doctype html><title>Not allowed</title><p style="font:16px sans-serif;margin:2em">${escaped}</p>`)}`;
-}
-
 export interface ControlEvents {
   refused: [{ url: string }];
   'page-crashed': [{ targetId: string; status: string }];
@@ -34,14 +29,18 @@ export interface ControlEvents {
 
 export class BrowserControl extends EventEmitter<ControlEvents> {
   private closed = false;
-  private constructor(readonly client: CDP.Client) {
+  private constructor(
+    readonly client: CDP.Client,
+    /** The session's language: the "not allowed" page is shown in it. */
+    private readonly language: string,
+  ) {
     super();
   }
 
-  static async connect(devtoolsUrl: string): Promise<BrowserControl> {
+  static async connect(devtoolsUrl: string, language = 'en'): Promise<BrowserControl> {
     // Given as an object so that a `ws+unix:` address (a confined session's relay) is used as is.
     const client = await CDP({ target: { webSocketDebuggerUrl: devtoolsUrl } as never, local: true });
-    const control = new BrowserControl(client);
+    const control = new BrowserControl(client, language);
     await control.guard();
     return control;
   }
@@ -70,7 +69,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
           } else if (info.type === 'page' && info.url && !ALLOWED_PAGE.test(info.url) && !NEW_TAB_PAGE.test(info.url)) {
             // chrome:// and view-source: never reach Fetch, so the page is sent away once it shows.
             this.emit('refused', { url: info.url });
-            void this.navigateTarget(info.targetId, refusedPage(info.url)).catch(() => undefined);
+            void this.navigateTarget(info.targetId, refusedPage(info.url, this.language)).catch(() => undefined);
           }
           break;
         }

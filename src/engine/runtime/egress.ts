@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { RequestError, Server, type PrepareRequestFunction } from 'proxy-chain';
+import { egressRefusalText, type ShownRefusal } from './refusals.js';
 
 /** Which addresses the remote browser may reach beyond the public internet. */
 export interface EgressPolicy {
@@ -45,6 +46,8 @@ export interface EgressRouteOptions {
   hostAddresses?: () => readonly string[];
   /** Name resolution, replaceable so tests can simulate DNS answers. Defaults to `dns.lookup`. */
   lookup?: typeof dns.lookup;
+  /** The language refusals are shown in (the session's `language`); default English. */
+  language?: string;
 }
 
 /** A target the route would not connect to. */
@@ -68,6 +71,8 @@ export interface EgressRoute {
   on(event: 'refused', listener: (refusal: EgressRefusal) => void): this;
   once(event: 'refused', listener: (refusal: EgressRefusal) => void): this;
   off(event: 'refused', listener: (refusal: EgressRefusal) => void): this;
+  /** Shows later refusals in `language` (a warm route learns its session's language when taken). */
+  setLanguage(language: string): void;
   /** Stops listening and ends every open connection, tunnels included. */
   close(): Promise<void>;
 }
@@ -303,7 +308,7 @@ const CATEGORY_WORDS: Record<AddressCategory, string> = {
 type TargetCheck =
   | { outcome: 'allowed'; addresses: dns.LookupAddress[] }
   /** `shown` is what the viewer's refusal page says: never what a name resolves to. */
-  | { outcome: 'refused'; reason: string; shown: string; address?: string }
+  | { outcome: 'refused'; reason: string; shown: ShownRefusal; address?: string }
   | { outcome: 'failed'; statusCode: number; reason: string };
 
 // The same host parsing a browser applies to http URLs, so every IPv4 spelling becomes one
@@ -411,13 +416,13 @@ async function checkTarget(
     const category = categorize(host, hostAddresses);
     if (!isAllowedBy(host, category, allowed)) {
       const reason = `${host} is ${CATEGORY_WORDS[category ?? 'invalid']} and is not allowed`;
-      return { outcome: 'refused', reason, shown: reason, address: host };
+      return { outcome: 'refused', reason, shown: { kind: 'address', host, category: category ?? 'invalid' }, address: host };
     }
     return { outcome: 'allowed', addresses: [{ address: host, family: literalFamily }] };
   }
   if (METADATA_NAMES.has(host.replace(/\.+$/, ''))) {
     const reason = `${host} is a cloud metadata name and is not allowed`;
-    return { outcome: 'refused', reason, shown: reason };
+    return { outcome: 'refused', reason, shown: { kind: 'metadata-name', host } };
   }
   let answers: dns.LookupAddress[];
   try {
@@ -437,7 +442,7 @@ async function checkTarget(
         outcome: 'refused',
         reason: `${host} resolves to ${address}, ${CATEGORY_WORDS[category ?? 'invalid']}, and is not allowed`,
         // The operator's internal addresses stay unknown to whoever is in the session.
-        shown: `${host} leads to an address that is not allowed`,
+        shown: { kind: 'leads-to-address', host },
         address,
       };
     }
@@ -494,12 +499,17 @@ class SessionEgressRoute implements EgressRoute {
     private readonly events: EventEmitter<{ refused: [EgressRefusal] }>,
     private readonly closedBytes: { sent: number; received: number },
     private readonly agents: { http: http.Agent; https: https.Agent },
+    private readonly shownIn: { language: string },
     /** The unix socket listener that hands connections to `server`, when not on a port. */
     private readonly gate?: net.Server,
   ) {
     const address = server.server.address();
     this.port = typeof address === 'object' && address ? address.port : 0;
     this.proxyUrl = this.port ? `http://127.0.0.1:${this.port}` : '';
+  }
+
+  setLanguage(language: string): void {
+    this.shownIn.language = language;
   }
 
   bytes(): { sent: number; received: number } {
@@ -552,6 +562,7 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
   const lookup = options.lookup ?? dns.lookup;
   const events = new EventEmitter<{ refused: [EgressRefusal] }>();
   const closedBytes = { sent: 0, received: 0 };
+  const shownIn = { language: options.language ?? 'en' };
   // Own pools: a kept-alive socket must never carry another session's traffic, and close() can end them.
   const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
 
@@ -567,9 +578,9 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
       const refusal: EgressRefusal = { target, reason: check.reason };
       if (check.address !== undefined) refusal.address = check.address;
       events.emit('refused', refusal);
-      // The viewer learns that the address is not allowed, never what a name resolves to inside
-      // the operator's network: that part of the reason goes to the engine's events only.
-      throw new RequestError(`${MESSAGE_PREFIX}${check.shown}`, 403);
+      // The viewer learns that the address is not allowed (in the session's language), never what
+      // a name resolves to inside the operator's network: that goes to the engine's events only.
+      throw new RequestError(`${MESSAGE_PREFIX}${egressRefusalText(check.shown, shownIn.language)}`, 403);
     }
     if (check.outcome === 'failed') throw new RequestError(`${MESSAGE_PREFIX}${check.reason}`, check.statusCode);
     const pools = { httpAgent: agents.http, httpsAgent: agents.https };
@@ -615,5 +626,5 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
   // An unheard 'error' on the listening server would end the whole engine, not just this session.
   server.server.on('error', () => {});
 
-  return new SessionEgressRoute(options.sessionId, server, events, closedBytes, agents, gate);
+  return new SessionEgressRoute(options.sessionId, server, events, closedBytes, agents, shownIn, gate);
 }

@@ -6,15 +6,17 @@
 // would lead back to the system's), links to everything else in the installation, and a
 // `distribution/policies.json` that refuses local files and the about: pages that change the
 // browser, and locks the egress proxy settings. The system's Firefox is not touched. Confined
-// sessions all reach their egress route at the same address, so they share one such directory,
-// read-only; an unconfined session has its own in its session directory.
+// sessions all reach their egress route at the same address, so they share one such directory per
+// interface locale, read-only; an unconfined session has its own in its session directory. Each
+// directory holds only its locale's language pack (none for the built-in en-US): a fresh profile
+// registers every pack it finds, which costs about half a second per start with all of Debian's.
 import { copyFile, mkdir, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { BrowserImage } from './catalog.js';
 import type { SessionSandbox } from './confinement.js';
 
 /** The session's policies: what Chromium's DevTools guard and policies refuse, in Firefox's own terms. */
-export function firefoxPolicies(proxyUrl: string, downloadDir: string): unknown {
+export function firefoxPolicies(proxyUrl: string, downloadDir: string, languagePacks: readonly string[] = []): unknown {
   const proxy = new URL(proxyUrl);
   const locked = (value: string | number | boolean) => ({ Value: value, Status: 'locked' });
   return {
@@ -34,7 +36,12 @@ export function firefoxPolicies(proxyUrl: string, downloadDir: string): unknown 
       DontCheckDefaultBrowser: true,
       DisableProfileImport: true,
       DisablePrivateBrowsing: false,
-      ExtensionSettings: { '*': { installation_mode: 'blocked' } },
+      // No add-ons, except the installation's own language packs: the session's interface
+      // language comes from one (blocked, Firefox would disable them and show English).
+      ExtensionSettings: {
+        '*': { installation_mode: 'blocked' },
+        ...Object.fromEntries(languagePacks.map((id) => [id, { installation_mode: 'allowed' }])),
+      },
       // Downloads land in the session's own folder.
       DownloadDirectory: downloadDir,
       DefaultDownloadDirectory: downloadDir,
@@ -67,15 +74,16 @@ const built = new Map<string, Promise<void>>();
 
 /**
  * The executable to start for the session's Firefox, as the session sees it: the launcher copy in
- * the sandbox's shared directory (built once per directory) with its policies.
+ * the sandbox's shared directory for the interface `locale` (built once per directory) with its
+ * policies and that locale's language pack.
  */
-export async function prepareFirefox(image: BrowserImage, sandbox: SessionSandbox): Promise<string> {
+export async function prepareFirefox(image: BrowserImage, sandbox: SessionSandbox, locale: string): Promise<string> {
   const real = await realpath(image.executable!);
-  const name = `firefox-${image.id}`;
+  const name = `firefox-${image.id}-${locale.replace(/[^A-Za-z0-9-]/g, '')}`;
   const hostDir = join(sandbox.sharedHostDir, name);
   let building = built.get(hostDir);
   if (!building) {
-    building = buildFirefox(real, hostDir, sandbox.proxyUrl, join(sandbox.dir, 'downloads'));
+    building = buildFirefox(real, hostDir, sandbox.proxyUrl, join(sandbox.dir, 'downloads'), locale);
     built.set(hostDir, building);
     // A failed build is made again next time; an unconfined session's build is its own.
     const confined = sandbox.confined;
@@ -90,13 +98,40 @@ export function forgetFirefoxBuilds(dir: string): void {
   for (const key of built.keys()) if (key.startsWith(`${dir}/`)) built.delete(key);
 }
 
-async function buildFirefox(real: string, dir: string, proxyUrl: string, downloadDir: string): Promise<void> {
+/** A language pack's file name: `langpack-<locale>@<application id>.xpi`. */
+const LANGUAGE_PACK = /^langpack-([A-Za-z0-9-]+)@[A-Za-z0-9.-]+\.xpi$/;
+
+/**
+ * `browser/` of the launcher directory: links to the installation's, except that `extensions/`
+ * holds only the language pack of `locale` (and whatever is there that is no language pack).
+ * Returns the ids of the language packs it holds.
+ */
+async function buildBrowserDir(installation: string, dir: string, locale: string): Promise<string[]> {
+  const source = join(installation, 'browser');
+  await mkdir(join(dir, 'browser'), { mode: 0o755 });
+  for (const entry of await readdir(source).catch(() => [] as string[])) {
+    if (entry !== 'extensions') await symlink(join(source, entry), join(dir, 'browser', entry));
+  }
+  await mkdir(join(dir, 'browser', 'extensions'), { mode: 0o755 });
+  const packs: string[] = [];
+  for (const file of await readdir(join(source, 'extensions')).catch(() => [] as string[])) {
+    const pack = LANGUAGE_PACK.exec(file);
+    if (pack && pack[1] !== locale) continue;
+    await symlink(join(source, 'extensions', file), join(dir, 'browser', 'extensions', file));
+    if (pack) packs.push(file.slice(0, -'.xpi'.length));
+  }
+  return packs;
+}
+
+async function buildFirefox(real: string, dir: string, proxyUrl: string, downloadDir: string, locale: string): Promise<void> {
   const installation = dirname(real);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true, mode: 0o755 });
+  let languagePacks: string[] = [];
   for (const entry of await readdir(installation)) {
     const source = join(installation, entry);
     if (entry === basename(real)) await copyFile(source, join(dir, entry));
+    else if (entry === 'browser') languagePacks = await buildBrowserDir(installation, dir, locale);
     else if (entry !== 'distribution') await symlink(source, join(dir, entry));
   }
   const distribution = join(dir, 'distribution');
@@ -106,5 +141,6 @@ async function buildFirefox(real: string, dir: string, proxyUrl: string, downloa
   for (const entry of shipped) {
     if (entry !== 'policies.json') await symlink(join(installation, 'distribution', entry), join(distribution, entry));
   }
-  await writeFile(join(distribution, 'policies.json'), JSON.stringify(firefoxPolicies(proxyUrl, downloadDir), null, 2), { mode: 0o644 });
+  const policies = firefoxPolicies(proxyUrl, downloadDir, languagePacks);
+  await writeFile(join(distribution, 'policies.json'), JSON.stringify(policies, null, 2), { mode: 0o644 });
 }

@@ -1,6 +1,7 @@
 // The session runtime: turns "start a session" into a confined set of processes (display, browser,
-// egress route) in a sandbox of its own, started and stopped as a unit, with an optional warm pool
-// of ready displays and browsers, and clean-up of whatever an earlier run left behind.
+// egress route) in a sandbox of its own, started and stopped as a unit, in the session's interface
+// language and time zone, with an optional warm pool of ready displays and browsers, and clean-up
+// of whatever an earlier run left behind.
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -22,6 +23,8 @@ import { BrowserControl, isNavigableUrl } from './control.js';
 import { removeDisplayFiles, startDisplay, type Display } from './display.js';
 import { startEgressRoute, type EgressPolicy, type EgressRoute } from './egress.js';
 import { forgetFirefoxBuilds } from './firefox-launcher.js';
+import { interfaceLocale } from './locales.js';
+import { isTimeZone } from './time-zones.js';
 import { killMarkedProcesses, withTimeout } from './processes.js';
 
 export interface SessionSpec {
@@ -29,8 +32,10 @@ export interface SessionSpec {
   browser: string;
   /** First page; http or https. Without it the browser shows a blank page. */
   url?: string;
-  /** Browser UI language, e.g. `en`, `de`. */
+  /** Browser interface language, e.g. `en`, `de`: one the image can show, exactly or nearly (locales.ts). */
   language: string;
+  /** IANA time zone the browser keeps (its exit's); default the runtime's `timeZone`. */
+  timeZone?: string;
   /** X keyboard layout, e.g. `us`, `de`. */
   layout: string;
   width?: number;
@@ -46,7 +51,7 @@ export interface SessionSpec {
 export interface WarmPoolOptions {
   /** Ready displays (Xvnc + window manager + egress route) kept at the default geometry. */
   displays?: number;
-  /** Ready Chromium-family browsers at about:blank, per image and language. */
+  /** Ready Chromium-family browsers at about:blank, per image and language, in the default time zone. */
   browsers?: Array<{ browser: string; language?: string; count?: number }>;
 }
 
@@ -61,6 +66,8 @@ export interface RuntimeOptions {
   startTimeoutMs?: number;
   /** Default 1280x720. */
   geometry?: { width: number; height: number };
+  /** IANA time zone of sessions that name none (no exit location); default `UTC`. */
+  timeZone?: string;
   /**
    * How every session is confined (docs/security.md); defaults apply to what is left out. `false`
    * runs sessions as the engine's own user with nothing between a viewer and the host: only for an
@@ -107,7 +114,7 @@ interface Slot {
   sandbox: SessionSandbox;
   display: Display;
   egress: EgressRoute;
-  browser?: { process: BrowserProcess; control: BrowserControl | null; image: BrowserImage; language: string };
+  browser?: { process: BrowserProcess; control: BrowserControl | null; image: BrowserImage; language: string; timeZone: string };
   /** Set by the first stop; later stops wait for it (a display number may be reused afterwards). */
   stopped?: Promise<void>;
 }
@@ -138,6 +145,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   private readonly slotStarts = new Set<Promise<unknown>>();
   private closed = false;
   private readonly geometry: { width: number; height: number };
+  /** The time zone of sessions without an exit location. */
+  readonly timeZone: string;
   /** Null: sessions run unconfined (an operator's explicit opt-in). */
   readonly confinement: ConfinementSettings | null;
   private readonly sharedDir: string;
@@ -148,6 +157,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     this.root = resolve(options.root);
     this.images = images;
     this.geometry = options.geometry ?? DEFAULT_GEOMETRY;
+    this.timeZone = options.timeZone ?? 'UTC';
     this.confinement = options.confinement === false ? null : { ...DEFAULT_CONFINEMENT, ...options.confinement };
     this.sharedDir = join(this.root, SHARED_DIR);
   }
@@ -198,6 +208,10 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     if (!image) throw new Error(`unknown browser "${spec.browser}"`);
     if (!image.enabled) throw new Error(`${image.name} is not available on this host: ${image.reason}`);
     if (spec.url !== undefined && !isNavigableUrl(spec.url)) throw new Error('the first page must be an http or https address');
+    const locale = interfaceLocale(spec.language, image.locales);
+    if (!locale) throw new Error(`${image.name} cannot show its interface in "${spec.language}" on this host (it has ${image.locales.join(', ')})`);
+    const timeZone = spec.timeZone ?? this.timeZone;
+    if (!isTimeZone(timeZone)) throw new Error(`unknown time zone "${timeZone}"; an IANA name is expected, for example Europe/Berlin`);
     const started = performance.now();
     const timeoutMs = this.options.startTimeoutMs ?? 20_000;
     const width = spec.width ?? this.geometry.width;
@@ -207,7 +221,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     let slot: Slot | undefined;
     let start: StartKind = 'cold';
     if (fitsWarm) {
-      const index = this.warmBrowsers.findIndex((s) => s.browser?.image.id === image.id && s.browser.language === spec.language);
+      // A browser's language and time zone are set when it starts: only a warm one that has both fits.
+      const index = this.warmBrowsers.findIndex((s) => s.browser?.image.id === image.id && s.browser.language === spec.language && s.browser.timeZone === timeZone);
       if (index !== -1) {
         slot = this.warmBrowsers.splice(index, 1)[0];
         start = 'warm-browser';
@@ -227,21 +242,22 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
 
     try {
       if (!slot) {
-        slot = await abortable(withTimeout(this.startSlot(width, height, spec.layout, spec.upstreamProxyUrl), timeoutMs, 'the display start'), spec.signal, (late) => this.discard(late));
-      } else if (slot.display.layout !== spec.layout) {
-        await slot.display.setLayout(spec.layout);
+        slot = await abortable(withTimeout(this.startSlot(width, height, spec.layout, spec.language, spec.upstreamProxyUrl), timeoutMs, 'the display start'), spec.signal, (late) => this.discard(late));
+      } else {
+        slot.egress.setLanguage(spec.language);
+        if (slot.display.layout !== spec.layout) await slot.display.setLayout(spec.layout);
       }
       const current = slot;
       spec.onDisplay?.(current.display);
       const firstUrl = spec.url ?? 'about:blank';
       const ready = async () => {
         if (!current.browser) {
-          const process = await launchBrowser({ image, sandbox: current.sandbox, display: current.display, width, height, language: spec.language, timeoutMs }, firstUrl);
-          current.browser = { process, image, language: spec.language, control: null };
+          const process = await launchBrowser({ image, sandbox: current.sandbox, display: current.display, width, height, language: spec.language, locale, timeZone, timeoutMs }, firstUrl);
+          current.browser = { process, image, language: spec.language, timeZone, control: null };
           await this.record(current);
           const connected = async () => {
             if (!process.devtoolsUrl) return;
-            current.browser!.control = await BrowserControl.connect(process.devtoolsUrl);
+            current.browser!.control = await BrowserControl.connect(process.devtoolsUrl, spec.language);
             if (spec.url) await current.browser!.control.firstNavigationStarted();
           };
           await Promise.all([process.windowShown, connected()]);
@@ -332,8 +348,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     session.egress.on('refused', ({ target, reason }) => report('refused', `refused ${target}: ${reason}`));
   }
 
-  private startSlot(width: number, height: number, layout: string, upstreamProxyUrl?: string): Promise<Slot> {
-    const starting = this.openSlot(width, height, layout, upstreamProxyUrl);
+  private startSlot(width: number, height: number, layout: string, language: string, upstreamProxyUrl?: string): Promise<Slot> {
+    const starting = this.openSlot(width, height, layout, language, upstreamProxyUrl);
     const tracked = starting.then(
       (slot) => void this.liveSlots.add(slot),
       () => undefined,
@@ -343,11 +359,11 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     return starting;
   }
 
-  private async openSlot(width: number, height: number, layout: string, upstreamProxyUrl?: string): Promise<Slot> {
+  private async openSlot(width: number, height: number, layout: string, language: string, upstreamProxyUrl?: string): Promise<Slot> {
     const id = randomBytes(6).toString('hex');
     const dir = join(this.root, id);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const egressOptions = { sessionId: id, policy: this.options.egress, ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}) };
+    const egressOptions = { sessionId: id, policy: this.options.egress, language, ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}) };
     let sandbox: SessionSandbox | undefined;
     let egress: EgressRoute | undefined;
     try {
@@ -414,20 +430,23 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     this.refill = this.refill.then(async () => {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       while (!this.closed && this.warmDisplays.length < (warm.displays ?? 0)) {
-        this.warmDisplays.push(await this.startSlot(this.geometry.width, this.geometry.height, 'us'));
+        this.warmDisplays.push(await this.startSlot(this.geometry.width, this.geometry.height, 'us', 'en'));
       }
       for (const want of warm.browsers ?? []) {
         const image = this.image(want.browser);
         if (!image?.enabled || image.family !== 'chromium') continue;
         const language = want.language ?? 'en';
+        const locale = interfaceLocale(language, image.locales);
+        if (!locale) continue;
+        const timeZone = this.timeZone;
         const have = () => this.warmBrowsers.filter((s) => s.browser?.image.id === image.id && s.browser.language === language).length;
         while (!this.closed && have() < (want.count ?? 1)) {
-          const slot = await this.startSlot(this.geometry.width, this.geometry.height, 'us');
+          const slot = await this.startSlot(this.geometry.width, this.geometry.height, 'us', language);
           const timeoutMs = this.options.startTimeoutMs ?? 20_000;
           try {
-            const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, ...this.geometry, language, timeoutMs }, 'about:blank');
-            slot.browser = { process, image, language, control: null };
-            [slot.browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl!), process.windowShown]);
+            const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, ...this.geometry, language, locale, timeZone, timeoutMs }, 'about:blank');
+            slot.browser = { process, image, language, timeZone, control: null };
+            [slot.browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl!, language), process.windowShown]);
             await this.record(slot);
           } catch (error) {
             await this.stopSlot(slot);

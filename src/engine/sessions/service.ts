@@ -19,7 +19,9 @@ import { currentCycle, formatDay } from '../accounts/cycle.js';
 import { poolState, sessionMeters, totalMeters, type PoolState } from '../accounts/meters.js';
 import type { EngineConfig, ExitCity } from '../config.js';
 import type { Display } from '../runtime/display.js';
+import { interfaceLocale } from '../runtime/locales.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
+import { cityTimeZone, countryTimeZone } from '../runtime/time-zones.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
 import type { ViewerRights } from '../viewer/viewer-room.js';
 import { shareLinkFor, shareLinkHash, shareLinkId, shareUrlFor, viewLinkId } from './share-links.js';
@@ -228,6 +230,12 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const image = this.runtime.image(request.browser);
     if (!image) return { status: 'denied', message: `browser: unknown browser "${request.browser.slice(0, 50)}"; GET /${version}/image lists the browsers` };
     if (!image.enabled) return { status: 'denied', message: `browser: ${image.name} cannot start right now; choose an enabled browser from GET /${version}/image` };
+    // The interface language must be one the image can show, exactly or nearly (decisions.md 42).
+    const language = request.language ?? account.language ?? 'en';
+    if (!interfaceLocale(language, image.locales)) {
+      const from = request.language === undefined ? ' (the account\'s default language)' : '';
+      return { status: 'denied', message: `language: ${image.name} cannot show its interface in ${language.slice(0, 20)}${from} on this service; it shows ${image.locales.join(', ')}` };
+    }
     // A v6 short-URL id stands for the address it was made for, while it has not expired (decisions.md 23).
     let firstUrl = request.url;
     if (firstUrl?.startsWith('url_')) {
@@ -268,7 +276,6 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       }
     }
 
-    const language = request.language ?? account.language ?? 'en';
     const layout = request.layout ?? account.layout ?? 'us';
     const shareLanguage = (request.shareLanguage ?? 'en') as ShareLanguage;
     // v7 without shareLanguage: the link has no language segment (decisions.md 34); the viewer shows English.
@@ -397,6 +404,29 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   /**
+   * The time zone a session's browser keeps (decisions.md 43): its exit city's; for a residential
+   * connection, its country's (the configured location's zone, else the zone that dominates the
+   * country, else its configured default city's); else, and for a v7 session whose location was not applied,
+   * the operator's default.
+   */
+  private timeZoneFor(row: SessionRow): string {
+    const { locations, timeZone } = this.options.config;
+    if (row.exit_city) {
+      for (const location of locations) {
+        const city = location.cities.find((c) => c.code === row.exit_city);
+        if (city) return cityTimeZone(location, city) ?? timeZone;
+      }
+    }
+    if (row.egress === 'residential' && row.country && row.country !== 'auto') {
+      const code = row.country.split('-')[0]!;
+      const location = locations.find((l) => l.code === code);
+      const city = location?.cities.find((c) => c.code === location.default) ?? location?.cities[0];
+      return countryTimeZone(location, code) ?? (location && city ? cityTimeZone(location, city) : undefined) ?? timeZone;
+    }
+    return timeZone;
+  }
+
+  /**
    * Adds the share link to a create answer (it is derived, never stored). A repeated request
    * (same idempotency key) has the same version and shareLanguage, so the same link form.
    */
@@ -439,6 +469,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
         onDisplay: (display) => this.startingDisplays.set(row.id, display),
         browser: row.browser,
         language: row.language,
+        timeZone: this.timeZoneFor(row),
         layout: row.layout,
         ...(row.url ? { url: row.url } : {}),
         ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
