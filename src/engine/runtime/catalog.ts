@@ -21,7 +21,7 @@ export interface BrowserImage {
   reason: string | null;
 }
 
-interface ImageDefinition {
+export interface ImageDefinition {
   id: string;
   name: string;
   family: BrowserFamily;
