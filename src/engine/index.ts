@@ -18,7 +18,8 @@ const [engine, config, runtime, catalog, egress, doctor] = await Promise.all([
 
 export const { createEngine, openDataDirectory } = engine;
 export type { Engine, EngineOptions } from './engine.js';
-export const { DEFAULT_PLANS, loadEngineConfig, parseEngineConfig } = config;
+export const DEFAULT_PLANS: typeof import('./config.js').DEFAULT_PLANS = config.DEFAULT_PLANS;
+export const { loadEngineConfig, parseEngineConfig } = config;
 export type { EngineConfig, ExitLocation, Plan } from './config.js';
 export const { SessionRuntime, reapRoot } = runtime;
 export type SessionRuntime = import('./runtime/runtime.js').SessionRuntime;
