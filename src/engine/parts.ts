@@ -41,7 +41,7 @@ export class EnginePartsMissingError extends Error {
     super(
       `${what} needs ${missing.length === 1 ? 'a package' : 'packages'} this app has not installed: ${missing.map((part) => part.name).join(', ')}. ` +
         `Install ${missing.length === 1 ? 'it' : 'them'} next to remote-browser-kit with:\n  ${command}\n` +
-        '(the proxy route and the components need none of them; see "Installing" in the README of remote-browser-kit)',
+        `(the proxy route and the components need none of the engine's parts; see "Installing" in the README of remote-browser-kit)`,
     );
     this.name = 'EnginePartsMissingError';
   }
