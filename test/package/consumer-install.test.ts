@@ -191,6 +191,8 @@ describe('an app with the proxy route and the components only', () => {
   });
 
   it('answers through the proxy route from a real Express server and a real Hono server', async () => {
+    // The servers come after the check above: Express brings ipaddr.js 1 of its own (proxy-addr),
+    // a package of the app's choosing, not of ours.
     await npmInstall(app, SERVER_PACKAGES, 120_000);
     expect(nativeModules(join(app, 'node_modules')), 'native modules after adding the servers').toEqual([]);
     engine = await startTestEngine();
