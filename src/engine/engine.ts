@@ -19,6 +19,7 @@ import { sendJson } from './http/respond.js';
 import { discardRest } from '../http/node-body.js';
 import { requestTargetUrl } from '../http/request-target.js';
 import { SessionRuntime, type ReapReport } from './runtime/runtime.js';
+import { POSTGRES_PART, requireEngineParts } from './parts.js';
 import { SessionService } from './sessions/service.js';
 import { createShareApi } from './viewer/share-api.js';
 import { createViewerSite } from './viewer/site.js';
@@ -68,6 +69,7 @@ export async function openDataDirectory(
   let opened;
   if (database) {
     if (!/^postgres(ql)?:\/\//.test(database)) throw new Error('--database must be a postgres:// URL (without it, SQLite in the data directory is used)');
+    requireEngineParts('A postgres:// database', [POSTGRES_PART]);
     const { PostgresDatabase } = await import('./store/postgres.js');
     opened = await PostgresDatabase.open(database);
   } else {

@@ -25,7 +25,7 @@ export interface BrowserImage {
   locales: string[];
 }
 
-interface ImageDefinition {
+export interface ImageDefinition {
   id: string;
   name: string;
   family: BrowserFamily;

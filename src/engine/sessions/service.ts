@@ -152,7 +152,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   /**
-   * The session's view-only link (decisions.md 42), in the share link's form and language: the
+   * The session's view-only link (decisions.md 45), in the share link's form and language: the
    * same link on every call, made from the engine's secret; the store keeps only its hash.
    */
   async viewOnlyLink(row: SessionRow): Promise<{ linkId: string; shareUrl: string; shareUrlPath: string }> {

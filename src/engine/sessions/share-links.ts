@@ -1,4 +1,4 @@
-// Share links (decisions.md 7) and view-only links (decisions.md 42): the link id is an HMAC of the
+// Share links (decisions.md 7) and view-only links (decisions.md 45): the link id is an HMAC of the
 // session id under the engine's secret (128 bits, base64url), so the store keeps only its hash
 // yet the engine can hand the same link out again (idempotent repeats) without having stored it.
 import { createHmac } from 'node:crypto';

@@ -101,7 +101,7 @@ export const MIGRATIONS: readonly string[] = [
      started_at INTEGER NOT NULL,
      heartbeat_at INTEGER NOT NULL
    );`,
-  // View-only links (decisions.md 42): the hash of a session's second link, which lets its holder
+  // View-only links (decisions.md 45): the hash of a session's second link, which lets its holder
   // watch but not control; and how many viewers the node that runs it has connected.
   `ALTER TABLE sessions ADD COLUMN view_link_hash TEXT;
    CREATE UNIQUE INDEX sessions_view_link ON sessions(view_link_hash);
