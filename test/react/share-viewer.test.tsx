@@ -140,6 +140,34 @@ describe('ShareViewer', () => {
     expect(screen.queryByRole('button', { name: resources.en.viewer.toolbar.paste })).toBeNull();
   });
 
+  it('watches through a view-only link it makes: the link, then a view-only screen, and how many watch', async () => {
+    const url = await sessionLink('running', 'de');
+    const id = (await engine.store.sessionsWithStatus(['running'])).at(-1)!.id;
+    await engine.store.updateSession(id, { viewers: 3 });
+    const text = resources.de.viewer;
+    const owner = render(<ShareViewer shareUrl={url} />);
+    expect(await screen.findByText(text.running.canControl)).toBeInTheDocument();
+    expect(screen.getByText('3 schauen zu')).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: text.toolbar.shareViewOnly }));
+    const field = await screen.findByRole('textbox', { name: text.toolbar.viewOnlyLink });
+    const viewUrl = (field as HTMLInputElement).value;
+    expect(viewUrl).toMatch(new RegExp(`^${engine.url}/de/s\\?[A-Za-z0-9_-]{22}$`));
+    expect(viewUrl).not.toBe(url);
+    expect(await axeViolations(owner.container)).toEqual([]);
+    owner.unmount();
+
+    // The view-only link's viewer: no input controls, even without the viewOnly prop.
+    await engine.store.updateSession(id, { viewers: 1 });
+    const watcher = render(<ShareViewer shareUrl={viewUrl} />);
+    expect(await screen.findByText(text.running.viewOnly)).toBeInTheDocument();
+    expect(screen.getByText('1 schaut zu')).toBeInTheDocument();
+    expect(screen.queryByRole('button', { name: text.toolbar.keyboard })).toBeNull();
+    expect(screen.queryByRole('button', { name: text.toolbar.shareViewOnly })).toBeNull();
+    expect(screen.queryByRole('textbox', { name: text.running.typeHere })).toBeNull();
+    expect(await axeViolations(watcher.container)).toEqual([]);
+    watcher.unmount();
+  });
+
   it('follows the session from waiting to ended without a reload', async () => {
     const url = await sessionLink('starting', 'es');
     const id = (await engine.store.sessionsWithStatus(['starting'])).at(-1)!.id;
