@@ -1,6 +1,8 @@
 // `npm run bench -- viewer`: what a viewer gets: time from running to the first remote pixels,
-// key press to changed pixels, frame rate and bandwidth on animated and static pages, and the
-// CPU the display's VNC server spends streaming. A real engine, a real browser as the viewer.
+// key press to changed pixels (on a desktop-sized and a phone-sized viewer), a viewer's area
+// change to the remote page redrawn at the new size, frame rate and bandwidth on animated and
+// static pages, and the CPU the display's VNC server spends streaming. A real engine, a real
+// browser as the viewer.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,10 +14,17 @@ import { createEngine } from '../src/engine/engine.js';
 import { percentile, report } from './stats.js';
 
 const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 5);
+/** A window width's colour (an RGB triple), the same in the '/resize' page and in the watcher. */
+const RESIZE_COLOUR = '(w) => { const h = Math.imul(w, 2654435761) >>> 0; return [h >>> 24, (h >>> 16) & 255, (h >>> 8) & 255]; }';
+/** The display size the engine gives a viewer's area (src/engine/viewer/viewer-room.ts displaySizeFor, default limits). */
+const DISPLAY_SIZE_FOR = '(w, h) => w > 0 && w < 500 ? [500, Math.round((h * 500) / w)] : [w, h]';
 const PAGES: Record<string, string> = {
   '/static': '<!doctype html><title>static</title><body style="margin:0;background:#fff;font:24px sans-serif"><p>A static page.</p>',
   // Each key press flips the background, so its effect is one colour change to watch for.
   '/keys': '<!doctype html><title>keys</title><body style="margin:0;background:#ff0000"><script>let on=false;addEventListener("keydown",()=>{on=!on;document.body.style.background=on?"#0000ff":"#ff0000"})</script>',
+  // The whole window in a colour computed from its width (RESIZE_COLOUR), repainted at every
+  // resize; the time the resize event reached the page is kept for the breakdown of a sample.
+  '/resize': `<!doctype html><title>resize</title><style>html,body{margin:0;height:100%}</style><script>const colour=${RESIZE_COLOUR};const paint=()=>{window.__resizedAt=performance.timeOrigin+performance.now();window.__resizedTo=innerWidth;document.documentElement.style.background="rgb("+colour(innerWidth).join(",")+")"};addEventListener("resize",paint);paint()</script>`,
   // A full-window animation: a colour that changes every frame.
   '/animated': '<!doctype html><title>animated</title><body style="margin:0"><canvas id=c style="width:100vw;height:100vh;display:block"></canvas><script>const c=document.getElementById("c"),x=c.getContext("2d");c.width=innerWidth;c.height=innerHeight;let i=0;function f(){i++;x.fillStyle=`hsl(${i*7%360} 80% 50%)`;x.fillRect(0,0,c.width,c.height);x.fillStyle="#fff";x.fillRect((i*13)%c.width,200,120,120);requestAnimationFrame(f)}f()</script>',
 };

@@ -142,11 +142,22 @@ describe('three nodes on one Postgres behind nginx', () => {
       expect(await viewer.waitForPixel(640, 600, YELLOW)).toEqual(YELLOW);
       viewer.close();
     }
+    // A view-only link through a node that does not run the session watches, and its click stays
+    // out: the owner learns the link's rights from the signed node-to-node path.
+    const made = await fetch(`${nodes.get(others[1]!)!.url}/share/${linkId}/view-only`, { method: 'POST' });
+    const viewLinkId = ((await made.json()) as { linkId: string }).linkId;
+    const watcher = await connectRfb(`${nodes.get(others[1]!)!.url.replace('http', 'ws')}/share/${viewLinkId}/rfb`);
+    expect(await watcher.waitForPixel(640, 600, YELLOW)).toEqual(YELLOW);
+    await watcher.click(640, 500);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await watcher.pixel(640, 600)).toEqual(YELLOW);
     // Input through a node that does not run the session reaches the remote page.
     const viewer = await connectRfb(`${nodes.get(others[0]!)!.url.replace('http', 'ws')}/share/${linkId}/rfb`);
     await viewer.click(640, 500);
     expect(await viewer.waitForPixel(640, 600, BLUE)).toEqual(BLUE);
+    expect(await watcher.waitForPixel(640, 600, BLUE)).toEqual(BLUE);
     viewer.close();
+    watcher.close();
   }, 60_000);
 
   it('remove through a node that does not run the session stops the browser on the node that does; viewers on a third node hear it', async () => {
