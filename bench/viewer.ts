@@ -45,7 +45,7 @@ function framesPerSecond(page: Page, seconds: number): Promise<number> {
     const end = performance.now() + duration * 1000;
     while (performance.now() < end) {
       await new Promise(requestAnimationFrame);
-      const key = Array.from(context.getImageData(640, 100, 1, 1).data).join(',') + Array.from(context.getImageData(Math.floor(canvas.width / 2), 260, 1, 1).data).join(',');
+      const key = Array.from(context.getImageData(Math.floor(canvas.width / 2), 100, 1, 1).data).join(',') + Array.from(context.getImageData(Math.floor(canvas.width / 2), 260, 1, 1).data).join(',');
       if (key !== last) changes++;
       last = key;
     }
@@ -65,14 +65,14 @@ export async function viewerBench(): Promise<void> {
     (await (await fetch(`${engine.url}/v8${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json()) as Record<string, any>;
 
   /** Opens a session's share link while it starts; resolves once the viewer is connected. */
-  async function watch(path: string) {
+  async function watch(path: string, viewport = { width: 1280, height: 800 }) {
     const created = await call('/vm/create', { browser: 'chromium', url: `${origin}${path}` });
     let runningAt = 0;
     const onStatus = ({ id, status }: { id: string; status: string }) => {
       if (id === created.vmId && status === 'running') runningAt = Date.now();
     };
     engine.sessions.on('status', onStatus);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await browser.newPage({ viewport });
     let received = 0;
     page.on('websocket', (socket) => socket.on('framereceived', (frame) => (received += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length)));
     // First remote pixels the person sees: the live screen is shown (no longer behind the waiting
@@ -100,6 +100,7 @@ export async function viewerBench(): Promise<void> {
     const xvnc = (await findMarkedProcesses({ dir: runtime.dir })).find((p) => !p.zombie && /(^|\/)Xvnc\b/.test(p.command.split(' ')[0] ?? ''));
     return {
       page,
+      runtime,
       firstFrameMs: firstPixelAt - runningAt,
       bytes: () => received,
       xvncPid: xvnc?.pid ?? runtime.display.server.pid,
@@ -108,6 +109,59 @@ export async function viewerBench(): Promise<void> {
         await call('/vm/remove', { id: created.vmId });
       },
     };
+  }
+
+  type Watched = Awaited<ReturnType<typeof watch>>;
+
+  /** Waits until the viewer's canvas has the display size the engine gives the viewer's area. */
+  async function displayFollows(page: Page): Promise<{ width: number; height: number }> {
+    const handle = await page.waitForFunction(
+      `(() => {
+        const area = document.querySelector('.rbk-viewer__screen').getBoundingClientRect();
+        const canvas = document.querySelector('.rbk-viewer__screen canvas');
+        const [w, h] = (${DISPLAY_SIZE_FOR})(Math.floor(area.width), Math.floor(area.height));
+        return canvas && canvas.width === w && canvas.height === h && { width: w, height: h };
+      })()`,
+      undefined,
+      { timeout: 15_000 },
+    );
+    return (await handle.jsonValue()) as { width: number; height: number };
+  }
+
+  /**
+   * Key press to changed pixels on the '/keys' page, `presses` times. The pixel read is inside the
+   * canvas whatever its size (the display follows the viewer's area): half its width, 80 % down.
+   */
+  async function inputLatencies(keys: Watched, presses: number): Promise<number[]> {
+    await displayFollows(keys.page);
+    await keys.page.waitForTimeout(500); // the remote page laid out and drawn at that size
+    const latencies: number[] = [];
+    // Focus the remote page by clicking into it through the viewer, as a person would (this also
+    // focuses the viewer's keyboard input, which the keys then go through).
+    const box = (await keys.page.locator('.rbk-viewer__screen canvas').boundingBox())!;
+    await keys.page.mouse.click(box.x + box.width / 2, box.y + box.height * 0.8);
+    await keys.page.waitForTimeout(300);
+    for (let i = 0; i < presses; i++) {
+      // The watcher starts the clock at the viewer's own keydown (a real key press from the
+      // browser's input pipeline) and stops it when the remote page's colour change is drawn.
+      // A string, not a function: the TypeScript runner would wrap named helpers in code the page lacks.
+      const measured = keys.page.evaluate(`new Promise((resolve) => {
+        const canvas = document.querySelector('.rbk-viewer__screen canvas');
+        const context = canvas.getContext('2d', { willReadFrequently: true });
+        const read = () => Array.from(context.getImageData(Math.floor(canvas.width / 2), Math.floor(canvas.height * 0.8), 1, 1).data).join(',');
+        const before = read();
+        document.addEventListener('keydown', () => {
+          const started = performance.now();
+          const poll = () => (read() !== before || performance.now() - started > 2000) ? resolve(performance.now() - started) : setTimeout(poll, 1);
+          poll();
+        }, { capture: true, once: true });
+      })`);
+      await keys.page.waitForTimeout(20);
+      await keys.page.keyboard.press('a');
+      latencies.push(Number(await measured));
+      await keys.page.waitForTimeout(100);
+    }
+    return latencies;
   }
 
   try {
@@ -127,44 +181,97 @@ export async function viewerBench(): Promise<void> {
     report('viewer', 'first_frame_ms_p50', percentile(firstFrames, 50), 'ms', { samples, from: 'status running (engine) to first pixels drawn (viewer)' });
 
     const keys = await watch('/keys');
-    const latencies: number[] = [];
-    // Focus the remote page by clicking into it through the viewer, as a person would.
-    const box = (await keys.page.locator('.rbk-viewer__screen canvas').boundingBox())!;
-    await keys.page.mouse.click(box.x + box.width / 2, box.y + box.height * 0.8);
-    await keys.page.waitForTimeout(300);
-    for (let i = 0; i < 20; i++) {
-      // The watcher starts the clock at the viewer's own keydown (a real key press from the
-      // browser's input pipeline) and stops it when the remote page's colour change is drawn.
-      // A string, not a function: the TypeScript runner would wrap named helpers in code the page lacks.
-      const measured = keys.page.evaluate(`new Promise((resolve) => {
-        const canvas = document.querySelector('.rbk-viewer__screen canvas');
-        const context = canvas.getContext('2d', { willReadFrequently: true });
-        const read = () => Array.from(context.getImageData(640, 600, 1, 1).data).join(',');
-        const before = read();
-        document.addEventListener('keydown', () => {
-          const started = performance.now();
-          const poll = () => (read() !== before || performance.now() - started > 2000) ? resolve(performance.now() - started) : setTimeout(poll, 1);
-          poll();
-        }, { capture: true, once: true });
-      })`);
-      await keys.page.waitForTimeout(20);
-      await keys.page.keyboard.press('a');
-      latencies.push(Number(await measured));
-      await keys.page.waitForTimeout(100);
-    }
-    report('viewer', 'input_to_display_ms_p50', percentile(latencies, 50), 'ms', { samples: latencies.length });
-    report('viewer', 'input_to_display_ms_p95', percentile(latencies, 95), 'ms', { samples: latencies.length });
+    const desktopSize = await displayFollows(keys.page);
+    const latencies = await inputLatencies(keys, 20);
+    const desktop = { viewer: '1280x800', display: `${desktopSize.width}x${desktopSize.height}`, samples: latencies.length };
+    report('viewer', 'input_to_display_ms_p50', percentile(latencies, 50), 'ms', desktop);
+    report('viewer', 'input_to_display_ms_p95', percentile(latencies, 95), 'ms', desktop);
     await keys.end();
 
+    // The same on a phone-sized viewer: the display is 500 px wide with the phone's shape, shown
+    // scaled down to the viewer's area.
+    const phoneKeys = await watch('/keys', { width: 390, height: 844 });
+    const phoneSize = await displayFollows(phoneKeys.page);
+    const phoneLatencies = await inputLatencies(phoneKeys, 20);
+    const phone = { viewer: '390x844', display: `${phoneSize.width}x${phoneSize.height}`, samples: phoneLatencies.length };
+    report('viewer', 'input_to_display_ms_p50', percentile(phoneLatencies, 50), 'ms', phone);
+    report('viewer', 'input_to_display_ms_p95', percentile(phoneLatencies, 95), 'ms', phone);
+    report('viewer', 'input_to_display_phone_vs_desktop', percentile(phoneLatencies, 50) / percentile(latencies, 50), 'x', { measured: 'p50 390x844 / p50 1280x800, same run' });
+    await phoneKeys.end();
+
+    // A viewer's area changes (a window resized, a phone turned): the time from the viewer page's
+    // own resize event to the remote page redrawn at the new size in the viewer, i.e. the
+    // canvas has the display size the engine gives the new area AND the pixel near its
+    // bottom-right corner has the '/resize' page's colour for that width. Polled at every
+    // animation frame. Between samples the viewer waits well past noVNC's and the engine's
+    // 100 ms merging of resizes.
+    const resizing = await watch('/resize');
+    await displayFollows(resizing.page);
+    await resizing.page.waitForTimeout(1000);
+    const desktopA = { width: 1000, height: 700 };
+    const desktopB = { width: 1280, height: 800 };
+    const phoneSizeViewport = { width: 390, height: 844 };
+    const sizes = [desktopA, desktopB, phoneSizeViewport, desktopB, desktopA, desktopB, desktopA, phoneSizeViewport, desktopA, desktopB, desktopA, desktopB];
+    const redraws: number[] = [];
+    const framebuffers: number[] = [];
+    const remoteResizes: number[] = [];
+    const perSample: string[] = [];
+    for (const size of sizes) {
+      await resizing.page.evaluate(`window.__resizeWatch = new Promise((resolve) => {
+        const colour = ${RESIZE_COLOUR};
+        const displaySizeFor = ${DISPLAY_SIZE_FOR};
+        const screen = document.querySelector('.rbk-viewer__screen');
+        const canvas = screen.querySelector('canvas');
+        const context = canvas.getContext('2d', { willReadFrequently: true });
+        const armed = performance.now();
+        let started = 0;
+        let framebufferAt = 0;
+        addEventListener('resize', () => { started = performance.now(); }, { capture: true, once: true });
+        const check = () => {
+          const now = performance.now();
+          const area = screen.getBoundingClientRect();
+          const [w, h] = displaySizeFor(Math.floor(area.width), Math.floor(area.height));
+          if (started && canvas.width === w && canvas.height === h) {
+            if (!framebufferAt) framebufferAt = now;
+            const pixel = context.getImageData(w - 20, h - 20, 1, 1).data;
+            if (colour(w).every((c, i) => Math.abs(c - pixel[i]) <= 24)) {
+              return resolve({ ms: now - started, framebufferMs: framebufferAt - started, startedAt: performance.timeOrigin + started, display: w + 'x' + h });
+            }
+          }
+          if (now - armed > 5000) return resolve({ ms: NaN, framebufferMs: NaN, startedAt: 0, display: canvas.width + 'x' + canvas.height + ' (timed out; wanted ' + w + 'x' + h + ')' });
+          requestAnimationFrame(check);
+        };
+        requestAnimationFrame(check);
+      }), undefined`);
+      await resizing.page.setViewportSize(size);
+      const sample = (await resizing.page.evaluate('window.__resizeWatch')) as { ms: number; framebufferMs: number; startedAt: number; display: string };
+      // When the remote page saw its own resize event (the same machine's clock).
+      const remoteAt = Number(await resizing.runtime.control!.evaluate('window.__resizedAt'));
+      redraws.push(sample.ms);
+      framebuffers.push(sample.framebufferMs);
+      remoteResizes.push(remoteAt - sample.startedAt);
+      perSample.push(`${size.width}x${size.height}->${sample.display}: ${Math.round(sample.ms)} ms`);
+      await resizing.page.waitForTimeout(1000);
+    }
+    const measured = { samples: redraws.length, viewers: '1000x700 <-> 1280x800, twice 390x844', measured: "viewer's resize event -> canvas at the new display size showing the remote page's colour for the new width" };
+    report('viewer', 'resize_to_redraw_ms_p50', percentile(redraws, 50), 'ms', measured);
+    report('viewer', 'resize_to_redraw_ms_p95', percentile(redraws, 95), 'ms', measured);
+    report('viewer', 'resize_to_framebuffer_ms_p50', percentile(framebuffers, 50), 'ms', { measured: "viewer's resize event -> canvas at the new display size (noVNC got the new size from Xvnc)" });
+    report('viewer', 'resize_to_remote_page_ms_p50', percentile(remoteResizes, 50), 'ms', { measured: "viewer's resize event -> the remote page's resize event (wall clocks of the two browsers)" });
+    console.log(JSON.stringify({ bench: 'viewer', detail: 'resize_samples', samples: perSample }));
+    await resizing.end();
+
     const animated = await watch('/animated');
+    const animatedSize = await displayFollows(animated.page);
+    const animatedPage = `animated ${animatedSize.width}x${animatedSize.height}`;
     await animated.page.waitForTimeout(1000);
     const bytesBefore = animated.bytes();
     const ticksBefore = await cpuTicks(animated.xvncPid);
     const fps = await framesPerSecond(animated.page, 5);
     const ticks = (await cpuTicks(animated.xvncPid)) - ticksBefore;
-    report('viewer', 'updates_per_s', fps, 'updates/s', { page: 'animated 1280x720', measured: 'distinct frames drawn by the viewer, sampled per animation frame' });
-    report('viewer', 'bytes_per_s', (animated.bytes() - bytesBefore) / 5, 'B/s', { page: 'animated 1280x720' });
-    report('viewer', 'streaming_cpu_percent', ticks / 5, '% of one core', { process: 'Xvnc (encoding and sending)', page: 'animated 1280x720' });
+    report('viewer', 'updates_per_s', fps, 'updates/s', { page: animatedPage, measured: 'distinct frames drawn by the viewer, sampled per animation frame' });
+    report('viewer', 'bytes_per_s', (animated.bytes() - bytesBefore) / 5, 'B/s', { page: animatedPage });
+    report('viewer', 'streaming_cpu_percent', ticks / 5, '% of one core', { process: 'Xvnc (encoding and sending)', page: animatedPage });
     await animated.end();
   } finally {
     await browser.close();

@@ -95,6 +95,15 @@ describe('a share link in a real browser', () => {
       // Live: the remote page's yellow, drawn by the viewer.
       await page.waitForSelector('.rbk-viewer__screen canvas', { timeout: 20_000 });
       await expect.poll(() => page.locator('.rbk-viewer__live').getAttribute('data-connection'), { timeout: 10_000 }).toBe('connected');
+      // The remote display takes the viewer's area (docs/viewer.md) before anything is pressed.
+      const area = await page.evaluate(() => {
+        const rect = document.querySelector('.rbk-viewer__screen')!.getBoundingClientRect();
+        return [Math.floor(rect.width), Math.floor(rect.height)];
+      });
+      await expect.poll(() => page.evaluate(() => {
+        const canvas = document.querySelector('.rbk-viewer__screen canvas') as HTMLCanvasElement;
+        return [canvas.width, canvas.height];
+      }), { timeout: 10_000 }).toEqual(area);
       expect(await waitForPixel(page, 640, 600, [255, 215, 0])).toEqual([255, 215, 0]);
 
       // Where the remote page's elements are on the remote screen (below the browser's toolbar).
