@@ -14,18 +14,22 @@ interface ViewerStoryProps {
   /** What the share API says about the session. */
   scenario: ShareScenario;
   viewOnly: boolean;
+  /** What the share API says of the link: false for a view-only link. */
+  control: boolean;
+  /** How many people the share API says are watching. */
+  viewers: number;
   onLeave: (leaveUrl: string) => void;
 }
 
 /** The viewer for a share link on this page's origin, answered by the share API stand-in. */
-function ViewerStory({ language, scenario, viewOnly, onLeave }: ViewerStoryProps) {
-  const shareFetch = useMemo(() => shareApiFetch(scenario), [scenario]);
+function ViewerStory({ language, scenario, viewOnly, control, viewers, onLeave }: ViewerStoryProps) {
+  const shareFetch = useMemo(() => shareApiFetch(scenario, 'Chromium', { control, viewers }), [scenario, control, viewers]);
   // The live screen's VNC connection goes to this origin, where nothing answers it: it shows
   // its reconnecting state, with the toolbar.
   const shareUrl = `${window.location.origin}/share-stand-in/${language}/s?${SHARE_LINK_ID}`;
   return (
     <div style={{ height: 420, border: '1px solid #d0d7de' }}>
-      <ShareViewer key={`${scenario}-${language}`} shareUrl={shareUrl} fetch={shareFetch} viewOnly={viewOnly} onLeave={onLeave} />
+      <ShareViewer key={`${scenario}-${language}-${control}`} shareUrl={shareUrl} fetch={shareFetch} viewOnly={viewOnly} onLeave={onLeave} />
     </div>
   );
 }
@@ -33,7 +37,7 @@ function ViewerStory({ language, scenario, viewOnly, onLeave }: ViewerStoryProps
 const meta = {
   title: 'Components/ShareViewer',
   component: ViewerStory,
-  args: { language: 'en', scenario: 'waiting', viewOnly: false, onLeave: fn() },
+  args: { language: 'en', scenario: 'waiting', viewOnly: false, control: true, viewers: 1, onLeave: fn() },
   argTypes: {
     language: { control: 'select', options: [...SHARE_LANGUAGES] },
     scenario: { control: 'select', options: ['waiting', 'running', 'ended', 'gone', 'unreachable'] },
@@ -66,6 +70,31 @@ export const Running: Story = {
 
 export const RunningViewOnly: Story = {
   args: { scenario: 'running', viewOnly: true },
+};
+
+/** Three people watch; "Share view-only" makes a link for watching only and shows it to copy. */
+export const SharingViewOnly: Story = {
+  args: { scenario: 'running', viewers: 3 },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const t = text(args.language);
+    await expect(await canvas.findByText(t.running.canControl)).toBeVisible();
+    await expect(canvas.getByText('3 watching')).toBeVisible();
+    await userEvent.click(canvas.getByRole('button', { name: t.toolbar.shareViewOnly }));
+    const link = (await canvas.findByRole('textbox', { name: t.toolbar.viewOnlyLink })) as HTMLInputElement;
+    await expect(link.value).toContain('/en/s?');
+  },
+};
+
+/** Opened from a view-only link: the viewer watches, whatever its props say. */
+export const ViewOnlyLink: Story = {
+  args: { scenario: 'running', control: false, viewers: 2 },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const t = text(args.language);
+    await expect(await canvas.findByText(t.running.viewOnly)).toBeVisible();
+    await expect(canvas.queryByRole('button', { name: t.toolbar.shareViewOnly })).toBeNull();
+  },
 };
 
 /** Leave goes where the session's callbackUrl says. */

@@ -95,14 +95,24 @@ export type ShareScenario = ViewerStateName | 'unreachable';
 export const SHARE_LINK_ID = 'c3Rvcnlib29rLXNoYXJlLWxpbms';
 export const LEAVE_URL = 'https://app.example.com/sessions/done';
 
-/** A fetch that answers the share API (state and ping) for a link in `scenario`. */
-export function shareApiFetch(scenario: ShareScenario, browserName = 'Chromium'): typeof fetch {
+export const VIEW_ONLY_LINK_ID = 'c3Rvcnlib29rLXZpZXctb25seQ';
+
+/**
+ * A fetch that answers the share API (state, ping, view-only link) for a link in `scenario`;
+ * `link` says what the link lets its holder do, `viewers` how many watch.
+ */
+export function shareApiFetch(scenario: ShareScenario, browserName = 'Chromium', link: { control: boolean; viewers: number } = { control: true, viewers: 1 }): typeof fetch {
   return async (input) => {
     const url = new URL(String(input instanceof Request ? input.url : input));
     if (scenario === 'unreachable') throw new TypeError('Failed to fetch');
     if (url.pathname.endsWith('/ping')) return new Response(null, { status: 204 });
     if (scenario === 'gone') return json(404, { state: 'gone' });
-    const state: ViewerState = { state: scenario, language: 'en', browserName, leaveUrl: LEAVE_URL };
+    if (url.pathname.endsWith('/view-only')) {
+      if (!link.control) return json(403, { status: 'denied', message: 'a view-only link cannot make links' });
+      const shareUrlPath = `/en/s?${VIEW_ONLY_LINK_ID}`;
+      return json(200, { status: 'ok', linkId: VIEW_ONLY_LINK_ID, shareUrl: `${url.origin}/share-stand-in${shareUrlPath}`, shareUrlPath });
+    }
+    const state: ViewerState = { state: scenario, language: 'en', browserName, leaveUrl: LEAVE_URL, ...link };
     return json(200, state);
   };
 }
