@@ -318,8 +318,11 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
           setReconnectAt(null);
           setAttempt(0);
         });
+        const thisConnection = remote;
         remote.addEventListener('disconnect', () => {
-          remoteRef.current = null;
+          // A connection replaced meanwhile (a retry while the session started) must not clear
+          // the handle of the one that replaced it: keys and pastes go through that handle.
+          if (remoteRef.current === thisConnection) remoteRef.current = null;
           if (cancelled) return;
           setConnection('reconnecting');
           // Behind the waiting screen the display may simply not be up yet: try again soon.
@@ -337,7 +340,7 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
     return () => {
       cancelled = true;
       clearTimeout(timer);
-      remoteRef.current = null;
+      if (remoteRef.current === remote) remoteRef.current = null;
       try {
         remote?.disconnect();
       } catch {
