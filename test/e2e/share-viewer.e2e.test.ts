@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page, type WebSocket as PageSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { v8Caller } from '../helpers/site.js';
 
 const FORM = `<!doctype html><title>Form</title><body style="margin:0;background:#ffd700">
 <input id="field" style="position:absolute;left:40px;top:40px;width:400px;height:48px;font-size:28px">
@@ -22,14 +23,7 @@ let origin: string;
 let key: string;
 let browser: Browser;
 
-async function api(path: string, body?: unknown): Promise<Record<string, any>> {
-  const response = await fetch(`${engine.url}/v8${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return (await response.json()) as Record<string, any>;
-}
+const api = v8Caller(() => engine.url, () => key);
 
 /** RGB the viewer drew at a framebuffer position (noVNC's canvas holds the full framebuffer). */
 function viewerPixel(page: Page, x: number, y: number): Promise<number[]> {

@@ -4,14 +4,14 @@
 // accented and CJK text, emoji, AltGr and dead keys on a German layout, pasted text); and a
 // view-only link made from the viewer watches, counted, with nothing it does reaching the page.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
+import { servePage, v8Caller } from '../helpers/site.js';
 
 const FORM = `<!doctype html><title>Form</title><meta name="viewport" content="width=device-width">
 <body style="margin:0;background:#ffd700">
@@ -25,14 +25,7 @@ let browser: Browser;
 let shareUrl: string;
 let control: BrowserControl;
 
-async function api(path: string, body?: unknown): Promise<Record<string, any>> {
-  const response = await fetch(`${engine.url}/v8${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return (await response.json()) as Record<string, any>;
-}
+const api = v8Caller(() => engine.url, () => key);
 
 /** The viewer's screen area and the canvas noVNC draws the remote display on, in page pixels. */
 function viewerGeometry(page: Page) {
@@ -73,12 +66,9 @@ async function pressKey(cdp: CDPSession, down: { key: string; code: string; text
 }
 
 beforeAll(async () => {
-  site = createServer((request, response) => {
-    if (request.url === '/favicon.ico') return void response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(FORM);
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  const served = await servePage(FORM);
+  site = served.server;
+  const origin = served.origin;
   dir = await mkdtemp(join(tmpdir(), 'rbk-fit-'));
   engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
   key = (await engine.accounts.create({ contact: 'fit@example.com', plans: ['pro'] })).apiKey.key;

@@ -4,8 +4,7 @@
 // on the share link do; the display follows the controlling viewer's size within the limits;
 // the share API counts viewers; a viewer that breaks the protocol is cut off alone.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +12,7 @@ import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { connectRfb, type RfbClient } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
+import { servePage, v8Caller } from '../helpers/site.js';
 
 // A page that notes every key, press, paste and resize it sees.
 const PAGE = `<!doctype html><title>Events</title><body style="margin:0;background:#336699">
@@ -35,14 +35,7 @@ let control: BrowserControl;
 let chromeHeight: number;
 const clients: RfbClient[] = [];
 
-async function api(path: string, body?: unknown): Promise<Record<string, any>> {
-  const response = await fetch(`${engine.url}/v8${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return (await response.json()) as Record<string, any>;
-}
+const api = v8Caller(() => engine.url, () => key);
 
 const sessionStatus = async () => (await api(`/vm/data?id=${vmId}`)).data?.[0]?.status as string | undefined;
 
@@ -58,12 +51,9 @@ const windowSize = async () => String(await control.evaluate("outerWidth + 'x' +
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  site = createServer((request, response) => {
-    if (request.url === '/favicon.ico') return void response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  const served = await servePage(PAGE);
+  site = served.server;
+  const origin = served.origin;
   dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-control-'));
   engine = await createEngine({
     dataDir: dir,

@@ -9,7 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { RequestError, Server, type PrepareRequestFunction } from 'proxy-chain';
-import { egressRefusalText, type ShownRefusal } from './refusals.js';
+import { categoryWords, egressRefusalText, type ShownRefusal } from './refusals.js';
 
 /** Which addresses the remote browser may reach beyond the public internet. */
 export interface EgressPolicy {
@@ -290,20 +290,6 @@ export function isAddressAllowed(ip: string, policy: EgressPolicy | readonly All
   return isAllowedBy(ip, classifyAddress(ip), ranges);
 }
 
-const CATEGORY_WORDS: Record<AddressCategory, string> = {
-  loopback: 'a loopback address',
-  private: 'a private address',
-  'link-local': 'a link-local address',
-  'unique-local': 'a unique-local address',
-  unspecified: 'an unspecified address',
-  multicast: 'a multicast address',
-  broadcast: 'a broadcast address',
-  'carrier-grade-nat': 'a carrier-grade NAT address',
-  metadata: 'a cloud metadata address',
-  reserved: 'a reserved address',
-  'this-host': 'an address of this host',
-  invalid: 'not a valid address',
-};
 
 type TargetCheck =
   | { outcome: 'allowed'; addresses: dns.LookupAddress[] }
@@ -415,7 +401,7 @@ async function checkTarget(
   if (literalFamily !== 0) {
     const category = categorize(host, hostAddresses);
     if (!isAllowedBy(host, category, allowed)) {
-      const reason = `${host} is ${CATEGORY_WORDS[category ?? 'invalid']} and is not allowed`;
+      const reason = `${host} is ${categoryWords(category ?? 'invalid')} and is not allowed`;
       return { outcome: 'refused', reason, shown: { kind: 'address', host, category: category ?? 'invalid' }, address: host };
     }
     return { outcome: 'allowed', addresses: [{ address: host, family: literalFamily }] };
@@ -440,7 +426,7 @@ async function checkTarget(
     if (!isAllowedBy(address, category, allowed)) {
       return {
         outcome: 'refused',
-        reason: `${host} resolves to ${address}, ${CATEGORY_WORDS[category ?? 'invalid']}, and is not allowed`,
+        reason: `${host} resolves to ${address}, ${categoryWords(category ?? 'invalid')}, and is not allowed`,
         // The operator's internal addresses stay unknown to whoever is in the session.
         shown: { kind: 'leads-to-address', host },
         address,

@@ -170,6 +170,11 @@ const WORDS: Record<ShareLanguage, RefusalWords> = {
 };
 
 /** The language a session's refusals are shown in: its `language`'s own, when one of the seven. */
+/** English words for an address category: the route's log and its X-Refused reason use them. */
+export function categoryWords(category: AddressCategory): string {
+  return WORDS.en.categories[category];
+}
+
 export function refusalLanguage(language: string): ShareLanguage {
   const code = language.split('-')[0]!.toLowerCase();
   return (SHARE_LANGUAGES as readonly string[]).includes(code) ? (code as ShareLanguage) : 'en';
