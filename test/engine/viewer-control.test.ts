@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { connectRfb, type RfbClient } from '../helpers/rfb-client.js';
-import { waitFor } from '../helpers/session.js';
+import { waitFor, x } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
 
 // A page that notes every key, press, paste and resize it sees.
@@ -205,6 +205,23 @@ describe('the display', () => {
     expect({ width: again.width, height: again.height }).toEqual({ width: 844, height: 390 });
     again.close();
   });
+});
+
+describe('a Firefox ESR session', () => {
+  it("fills the display with its window as it follows the viewer's size", async () => {
+    const created = await api('/vm/create', { browser: 'firefox-esr' });
+    expect(created.status).toBe('ok');
+    const status = async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status as string | undefined;
+    expect(await waitFor(status, (value) => value === 'running', 30_000)).toBe('running');
+    const session = engine.runtime.get((await engine.store.session(created.vmId))!.runtime_id!)!;
+    const windowGeometry = async () => /Geometry: (\d+x\d+)/.exec(await x(session, 'xdotool', ['search', '--onlyvisible', '--class', 'firefox', 'getwindowgeometry']).catch(() => ''))?.[1];
+    const client = await viewer(new URL(created.shareUrl).search.slice(1));
+    for (const [asked, shown] of [[[1000, 700], '1000x700'], [[390, 700], '500x897'], [[1200, 800], '1200x800']] as const) {
+      client.setDesktopSize(asked[0], asked[1]);
+      expect(await waitFor(windowGeometry, (geometry) => geometry === shown)).toBe(shown);
+    }
+    await api('/vm/remove', { id: created.vmId });
+  }, 60_000);
 });
 
 describe('the share API', () => {
