@@ -41,8 +41,19 @@ const remoteScreen = async () => (await control.evaluate('[screen.width, screen.
 const fieldValue = async () => String(await control.evaluate("document.getElementById('field').value"));
 const clearField = () => control.evaluate("document.getElementById('field').value = ''");
 
+/** SetDesktopSize messages (RFB type 251) each viewer page has sent, counted as they leave. */
+const resizeRequests = new WeakMap<Page, number[]>();
+
 async function openViewer(url: string, viewport: { width: number; height: number }): Promise<Page> {
   const page = await browser.newPage({ viewport });
+  const sent: number[] = [];
+  resizeRequests.set(page, sent);
+  page.on('websocket', (socket) =>
+    socket.on('framesent', (frame) => {
+      const bytes = typeof frame.payload === 'string' ? Buffer.from(frame.payload, 'latin1') : frame.payload;
+      if (bytes[0] === 251 && bytes.length >= 8) sent.push(Date.now());
+    }),
+  );
   await page.goto(url);
   await page.waitForSelector('.rbk-viewer__screen canvas', { timeout: 30_000 });
   await expect.poll(() => page.locator('.rbk-viewer__live').getAttribute('data-connection'), { timeout: 15_000 }).toBe('connected');
@@ -101,6 +112,11 @@ describe('a phone-sized viewer', () => {
       expect(shown.framebuffer).toEqual({ w: expected[0], h: expected[1] });
       expect(Math.abs(shown.drawn.w - area.w)).toBeLessThanOrEqual(2);
       expect(Math.abs(shown.drawn.h - area.h)).toBeLessThanOrEqual(2);
+      // The viewer asked once for that size and does not keep asking (noVNC alone would, since
+      // the size it got is not its area's).
+      const settled = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(resizeRequests.get(page)!.filter((at) => at >= settled)).toEqual([]);
 
       // The viewer's window grows (a rotation, or a desktop window dragged larger): the display follows.
       await page.setViewportSize({ width: 1000, height: 700 });
