@@ -115,9 +115,10 @@ describe('exit locations', () => {
     expect(created.status).toBe('ok');
     expect(created).not.toHaveProperty('location_applied');
     expect(await statusOf(created.vmId, (s) => s !== 'starting')).toBe('running');
-    expect(upstreamSeen.some((target) => target === `127.0.0.1:${new URL(pageUrl).port}`)).toBe(true);
     // Berlin's zone comes from the country code alone: one zone dominates Germany.
     expect(await reportedZone(reports)).toBe('Europe/Berlin');
+    // Running means the first page is on its way, not loaded: its report shows it went through the exit.
+    expect(upstreamSeen.some((target) => target === `127.0.0.1:${new URL(pageUrl).port}`)).toBe(true);
 
     // Berlin's only exit is taken now; Dallas has none at all.
     expect(await call('/vm/create', { browser: 'chromium', url: pageUrl, country: 'de' })).toEqual({ status: 'denied', message: expect.stringContaining('exit location unavailable') });
