@@ -4,7 +4,7 @@
 // a person can type, IME and dead keys included, through the viewer's own text input), sized to
 // the viewer's area, then an ended or gone screen with a way to leave. A view-only link (or the
 // viewOnly prop) watches. Sized by its container; no global styles.
-import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent as ReactKeyboardEvent } from 'react';
+import { useCallback, useEffect, useId, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent as ReactKeyboardEvent } from 'react';
 import { I18nextProvider, useTranslation } from 'react-i18next';
 // Zod-free parts of the protocol only: the viewer must stay small in any host page.
 import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
@@ -257,6 +257,9 @@ function askForRemoteSizesOnce(remote: RemoteScreen): void {
 
 type Connection = 'connecting' | 'connected' | 'reconnecting';
 
+/** Two Escs closer than this move the keyboard focus out of the remote screen, to the toolbar. */
+const LEAVE_ESCAPE_MS = 600;
+
 /** While the session starts, the viewer connects behind the waiting screen and retries this often. */
 const PRECONNECT_RETRY_MS = 300;
 
@@ -276,6 +279,8 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
   const [remoteClipboard, setRemoteClipboard] = useState('');
   const [modifiers, setModifiers] = useState<{ Control: boolean; Alt: boolean }>({ Control: false, Alt: false });
   const [viewLink, setViewLink] = useState<{ url: string } | { failed: true } | null>(null);
+  const lastEscapeAt = useRef(0);
+  const leaveKeysId = useId();
   /** Keys sent down at keydown (shortcuts, keys that type no text), by DOM code, for their keyup. */
   const keysDown = useRef(new Map<string, number>());
   const reconnectIn = useCountdown(reconnectAt);
@@ -436,6 +441,17 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
     const native = event.nativeEvent;
     // An IME composing, or a dead key waiting for its letter: the text comes with the input events.
     if (native.isComposing || native.keyCode === 229 || event.key === 'Dead' || event.key === 'Process') return;
+    // Tab and every other key go to the remote browser; Esc twice in a row is the way out for
+    // keyboard users (the remote browser gets both Escs too).
+    if (event.key === 'Escape' && !isShortcut(native)) {
+      const now = performance.now();
+      if (now - lastEscapeAt.current < LEAVE_ESCAPE_MS) {
+        lastEscapeAt.current = 0;
+        rootRef.current?.querySelector<HTMLElement>('.rbk-viewer__toolbar button')?.focus();
+      } else {
+        lastEscapeAt.current = now;
+      }
+    }
     const remote = remoteRef.current;
     if (!remote) return;
     // Ctrl+V (or Cmd+V) pastes the viewer's clipboard: the paste event below sends its text.
@@ -609,10 +625,16 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
         }}
       />
       {!viewOnly && !hidden ? (
+        <span id={leaveKeysId} className="rbk-viewer__sr-only">
+          {t('running.leaveKeys')}
+        </span>
+      ) : null}
+      {!viewOnly && !hidden ? (
         <textarea
           ref={keyboardRef}
           className="rbk-viewer__keyboard-input"
           aria-label={t('running.typeHere')}
+          aria-describedby={leaveKeysId}
           autoCapitalize="off"
           autoComplete="off"
           autoCorrect="off"

@@ -168,6 +168,19 @@ describe('ShareViewer', () => {
     watcher.unmount();
   });
 
+  it('lets a keyboard user out of the remote screen with Esc twice, and says so', async () => {
+    render(<ShareViewer shareUrl={await sessionLink('running', 'fr')} />);
+    const text = resources.fr.viewer;
+    const input = await screen.findByRole('textbox', { name: text.running.typeHere });
+    expect(input).toHaveAccessibleDescription(text.running.leaveKeys);
+    input.focus();
+    // One Esc goes to the remote browser and keeps the focus; a second right after leaves.
+    await userEvent.keyboard('{Escape}');
+    expect(input).toHaveFocus();
+    await userEvent.keyboard('{Escape}');
+    expect(screen.getByRole('toolbar', { name: text.toolbar.label })).toContainElement(document.activeElement as HTMLElement);
+  });
+
   it('follows the session from waiting to ended without a reload', async () => {
     const url = await sessionLink('starting', 'es');
     const id = (await engine.store.sessionsWithStatus(['starting'])).at(-1)!.id;
