@@ -400,14 +400,13 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
     else void rootRef.current?.requestFullscreen?.();
   }, []);
 
-  /** Presses a key, with the sticky Ctrl/Alt of the on-screen keyboard held around it. */
-  /** Key events and pastes, sent in the order the viewer made them. */
-  const keyQueue = useRef<Promise<void>>(Promise.resolve());
-  const enqueue = useCallback((work: () => void) => {
-    keyQueue.current = keyQueue.current.then(work, work);
-  }, []);
-  const sendKey = useCallback((keysym: number, down?: boolean) => enqueue(() => remoteRef.current?.sendKey(keysym, null, down)), [enqueue]);
+  /**
+   * A key event as a plain X keysym (no scan code: the remote layout decides which key makes it);
+   * without `down`, a press and a release.
+   */
+  const sendKey = useCallback((keysym: number, down?: boolean) => remoteRef.current?.sendKey(keysym, null, down), []);
 
+  /** Presses a key, with the sticky Ctrl/Alt of the on-screen keyboard held around it. */
   const press = useCallback(
     (keysym: number) => {
       if (!remoteRef.current) return;
@@ -433,9 +432,6 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
     } else {
       pasteIntoRemote(normal);
     }
-  };
-  const clearInput = (input: HTMLTextAreaElement) => {
-    input.value = '';
   };
   const onTextKeyDown = (event: ReactKeyboardEvent<HTMLTextAreaElement>) => {
     const native = event.nativeEvent;
@@ -478,11 +474,11 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
     if (native.isComposing) return;
     if (native.inputType === 'insertText' || native.inputType === 'insertReplacementText' || native.inputType === undefined) sendText(native.data ?? event.currentTarget.value);
     else if (native.inputType === 'insertLineBreak') press(KEYSYM.Return);
-    clearInput(event.currentTarget);
+    event.currentTarget.value = '';
   };
   const onCompositionEnd = (event: React.CompositionEvent<HTMLTextAreaElement>) => {
     if (event.data) sendText(event.data);
-    clearInput(event.currentTarget);
+    event.currentTarget.value = '';
   };
   /** Releases whatever was held when the input loses focus (no key stays down on the remote side). */
   const onTextBlur = () => {
@@ -492,8 +488,9 @@ function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave
 
   /** Sets the remote clipboard and presses Ctrl+V there: any text, exactly (the extended clipboard carries UTF-8). */
   const pasteIntoRemote = (text: string) => {
-    if (!remoteRef.current || !text) return;
-    enqueue(() => remoteRef.current?.clipboardPasteFrom(text));
+    const remote = remoteRef.current;
+    if (!remote || !text) return;
+    remote.clipboardPasteFrom(text);
     sendKey(KEYSYM.Control, true);
     sendKey(keysymOf('v'));
     sendKey(KEYSYM.Control, false);

@@ -7,7 +7,7 @@ import { measureBundle, type BundleSizes } from '../../bench/bundle-sizes.js';
 
 const BUDGETS = {
   /**
-   * remote-browser-kit/react with every chunk it loads at once: 23,001 B on 2026-11-22, after the
+   * remote-browser-kit/react with every chunk it loads at once: 22,958 B on 2026-11-22, after the
    * viewer's text input, view-only link and viewer count (20,542 B before).
    */
   reactEntry: 24_500,

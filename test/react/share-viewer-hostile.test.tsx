@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import { shareLinkHash, shareLinkId } from '../../src/engine/sessions/share-links.js';
+import { insertLinkedSession } from '../helpers/linked-session.js';
 import { resources } from '../../src/react/i18n.js';
 import { ShareViewer } from '../../src/react/ShareViewer.js';
 
@@ -30,20 +30,10 @@ let engine: Engine;
 let dir: string;
 let accountId: string;
 let subscriptionId: string;
-let secret: string;
-let counter = 0;
 
 /** A session row as a tampered store could hold it, and its share link. */
-async function hostileLink(status: string, browserName: string, callbackUrl: string | null): Promise<string> {
-  const id = `hostile${String(++counter).padStart(4, '0')}`.padEnd(32, '0');
-  await engine.store.insertSession({
-    id, account_id: accountId, subscription_id: subscriptionId, status, browser: 'chromium', browser_name: browserName, url: null,
-    language: 'en', layout: 'us', country: null, exit_city: null, egress: null, share_language: 'en', callback_url: callbackUrl,
-    link_hash: shareLinkHash(shareLinkId(secret, id)), view_link_hash: null, viewers: 0, counted: true, ever_ran: status === 'running', created_at: Date.now(),
-    running_at: null, ended_at: null, last_viewer_at: null, egress_bytes: 0, residential_bytes: 0, runtime_id: null, end_reason: null,
-    location_applied: null, location_reason: null, node_id: null,
-  });
-  return `${engine.url}/en/s?${shareLinkId(secret, id)}`;
+function hostileLink(status: string, browserName: string, callbackUrl: string | null): Promise<string> {
+  return insertLinkedSession(engine, { accountId, subscriptionId }, { status, browser_name: browserName, callback_url: callbackUrl });
 }
 
 /** Nothing in the rendered viewer is markup from the service, or an address that runs script. */
@@ -64,7 +54,6 @@ beforeAll(async () => {
   const created = await engine.accounts.create({ contact: 'hostile@example.com', plans: ['pro'] });
   accountId = created.account.id;
   subscriptionId = created.account.subscriptions[0]!.id;
-  secret = (await engine.store.setting('share_link_secret'))!;
 });
 
 afterAll(async () => {

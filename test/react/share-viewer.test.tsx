@@ -8,29 +8,19 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SHARE_LANGUAGES, type ShareLanguage } from '../../src/protocol/index.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import { shareLinkHash, shareLinkId } from '../../src/engine/sessions/share-links.js';
 import { ShareViewer } from '../../src/react/ShareViewer.js';
 import { resources } from '../../src/react/i18n.js';
+import { insertLinkedSession } from '../helpers/linked-session.js';
 import { axeViolations } from './axe.js';
 
 let engine: Engine;
 let dir: string;
 let accountId: string;
 let subscriptionId: string;
-let secret: string;
-let counter = 0;
 
 /** A session row in the given status, and its share link in `language`. */
-async function sessionLink(status: string, language: ShareLanguage, callbackUrl: string | null = null): Promise<string> {
-  const id = `${status}${String(++counter).padStart(4, '0')}`.padEnd(32, '0');
-  await engine.store.insertSession({
-    id, account_id: accountId, subscription_id: subscriptionId, status, browser: 'chromium', browser_name: 'Chromium', url: null,
-    language: 'en', layout: 'us', country: null, exit_city: null, egress: null, share_language: language, callback_url: callbackUrl,
-    link_hash: shareLinkHash(shareLinkId(secret, id)), view_link_hash: null, viewers: 0, counted: true, ever_ran: status === 'running', created_at: Date.now(),
-    running_at: null, ended_at: null, last_viewer_at: null, egress_bytes: 0, residential_bytes: 0, runtime_id: null, end_reason: null,
-    location_applied: null, location_reason: null, node_id: null,
-  });
-  return `${engine.url}/${language}/s?${shareLinkId(secret, id)}`;
+function sessionLink(status: string, language: ShareLanguage, callbackUrl: string | null = null): Promise<string> {
+  return insertLinkedSession(engine, { accountId, subscriptionId }, { status, share_language: language, callback_url: callbackUrl });
 }
 
 beforeAll(async () => {
@@ -39,7 +29,6 @@ beforeAll(async () => {
   const created = await engine.accounts.create({ contact: 'viewer@example.com', plans: ['pro'] });
   accountId = created.account.id;
   subscriptionId = created.account.subscriptions[0]!.id;
-  secret = (await engine.store.setting('share_link_secret'))!;
 });
 
 afterAll(async () => {

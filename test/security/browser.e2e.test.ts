@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import { shareLinkHash, shareLinkId } from '../../src/engine/sessions/share-links.js';
+import { insertLinkedSession } from '../helpers/linked-session.js';
 
 let engine: Engine;
 let dir: string;
@@ -21,20 +21,10 @@ let browser: Browser;
 /** Another site on loopback: a page there is a stranger to the engine. */
 let elsewhere: Server;
 let elsewhereOrigin: string;
-let counter = 0;
 
 /** A session row in `status` and its share link (no browser is needed for the page itself). */
-async function link(status: string): Promise<string> {
-  const secret = (await engine.store.setting('share_link_secret'))!;
-  const id = `csp${String(++counter).padStart(4, '0')}`.padEnd(32, '0');
-  await engine.store.insertSession({
-    id, account_id: accountId, subscription_id: subscriptionId, status, browser: 'chromium', browser_name: 'Chromium', url: null,
-    language: 'en', layout: 'us', country: null, exit_city: null, egress: null, share_language: 'en', callback_url: null,
-    link_hash: shareLinkHash(shareLinkId(secret, id)), view_link_hash: null, viewers: 0, counted: false, ever_ran: false, created_at: Date.now(),
-    running_at: null, ended_at: null, last_viewer_at: null, egress_bytes: 0, residential_bytes: 0, runtime_id: null, end_reason: null,
-    location_applied: null, location_reason: null, node_id: null,
-  });
-  return `${engine.url}/en/s?${shareLinkId(secret, id)}`;
+function link(status: string): Promise<string> {
+  return insertLinkedSession(engine, { accountId, subscriptionId }, { status, counted: false, ever_ran: false });
 }
 
 /** The account's sessions, read on the server: a refused create must have started none. */

@@ -22,9 +22,7 @@ export type ClientMessageKind =
 
 export interface ClientMessage {
   kind: ClientMessageKind;
-  /** The RFB message type (-1 for handshake bytes). */
-  type: number;
-  /** The whole message as the client sent it. */
+  /** The whole message as the client sent it (its first byte is the RFB message type, after the handshake). */
   bytes: Buffer;
 }
 
@@ -94,18 +92,18 @@ export class ClientMessageReader {
         const version = bytes.toString('latin1');
         if (!VERSIONS.has(version)) throw new RfbProtocolError(`unsupported RFB version ${JSON.stringify(version)}`);
         this.phase = version === 'RFB 003.003\n' ? 'init' : 'security';
-        return { kind: 'handshake', type: -1, bytes };
+        return { kind: 'handshake', bytes };
       }
       case 'security':
         if (bytes[0] !== SECURITY_NONE) throw new RfbProtocolError(`security type ${bytes[0]} is not offered`);
         this.phase = 'init';
-        return { kind: 'handshake', type: -1, bytes };
+        return { kind: 'handshake', bytes };
       case 'init':
         this.phase = 'messages';
         // ClientInit's flag: always shared, so no viewer can disconnect the others.
-        return { kind: 'handshake', type: -1, bytes: Buffer.from([1]) };
+        return { kind: 'handshake', bytes: Buffer.from([1]) };
       case 'messages':
-        return { kind: kindOf(bytes[0]!), type: bytes[0]!, bytes };
+        return { kind: kindOf(bytes[0]!), bytes };
     }
   }
 }

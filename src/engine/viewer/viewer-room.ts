@@ -74,11 +74,6 @@ export class ViewerRoom {
     return this.seats.size;
   }
 
-  /** The display size the room last set, or null before any viewer set one. */
-  get displaySize(): DesktopSize | null {
-    return this.applied;
-  }
-
   join(rights: ViewerRights, write: (bytes: Buffer) => void): Viewer {
     const seat: Seat = { rights, write, wanted: null, held: false };
     this.seats.add(seat);
