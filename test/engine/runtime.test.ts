@@ -83,14 +83,16 @@ describe('a Chromium session', () => {
   });
 
   it('shows its own interface in German (the new tab page) and keeps its time zone', async () => {
+    // The zone first, while the session's page is its only one (DevTools reads the first page).
+    expect(await session.control!.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('Europe/Berlin');
     const client = session.control!.client;
     const { targetId } = await client.send('Target.createTarget', { url: 'chrome://newtab' });
-    const title = async () => (await client.send('Target.getTargets')).targetInfos.find((t) => t.targetId === targetId)?.title ?? '';
+    const targets = async () => (await client.send('Target.getTargets')).targetInfos;
+    const title = async () => (await targets()).find((t) => t.targetId === targetId)?.title ?? '';
     expect(await waitFor(title, (value) => value === 'Neuer Tab')).toBe('Neuer Tab');
     await client.send('Target.closeTarget', { targetId });
-    // The closed tab may still be listed a moment: read the zone once the first page answers.
-    const zone = () => session.control!.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone').catch(() => '');
-    expect(await waitFor(zone, (value) => value === 'Europe/Berlin')).toBe('Europe/Berlin');
+    // Gone before the next test reads the first page again.
+    await waitFor(targets, (infos) => !infos.some((t) => t.targetId === targetId));
   });
 
   it('has the requested keyboard layout on its X display', async () => {
