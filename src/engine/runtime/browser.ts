@@ -1,9 +1,9 @@
 // Starting a real browser on a session's display: a fresh profile inside the session directory,
 // its interface language and time zone, its egress route, and every file it writes (crash handler
 // included) kept inside.
-import { lstat, readFile, writeFile } from 'node:fs/promises';
+import { lstat, readFile, realpath, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { BrowserImage } from './catalog.js';
 import type { SessionSandbox } from './confinement.js';
 import type { Display } from './display.js';
@@ -120,7 +120,8 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     `--window-size=${launch.width},${launch.height}`,
     '--start-maximized',
     firstUrl,
-  ], { env });
+    // Its own helpers (zygote, crash handler) live beside it; nothing else may start.
+  ], { env, mayRun: [dirname(await realpath(launch.image.executable!))] });
   const failed = (error: Error) => {
     signalProcess(process, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
@@ -237,7 +238,9 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   const executable = await prepareFirefox(launch.image, sandbox, launch.locale);
   const process = sandbox.spawn(launch.image.id, executable, [
     '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height), firstUrl,
-  ], { env });
+    // Only the launcher copy itself (content processes are copies of it): the system's Firefox,
+    // which has no policies of the session's, cannot start.
+  ], { env, mayRun: [executable] });
   // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
   await withTimeout(waitForWindow(sandbox, env, process, FIREFOX_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch((error: Error) => {
     signalProcess(process, 'SIGKILL');

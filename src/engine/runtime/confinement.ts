@@ -9,9 +9,10 @@ import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { chmod, chown, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSessionCgroup, findHierarchies, type ResourceLimits, type SessionCgroup } from './cgroups.js';
-import { SESSION_MARKER, signalProcess, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
+import { SESSION_MARKER, sessionMarker, signalProcess, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
 import type { StdioOptions } from 'node:child_process';
 import { connect as connectSocket } from 'node:net';
+import { guardedCommand, probeExecGuard } from './exec-guard.js';
 import { Duplex } from 'node:stream';
 
 export interface ConfinementSettings extends ResourceLimits {
@@ -45,6 +46,11 @@ const UID_CLAIMS = '/run/remote-browser-kit/uids';
 export interface SpawnInSession {
   env: NodeJS.ProcessEnv;
   stdio?: StdioOptions;
+  /**
+   * Programs (paths, or directories of them) this program may start, besides itself. Confined,
+   * nothing else can execute in its process tree (the exec guard); the default is nothing.
+   */
+  mayRun?: readonly string[];
 }
 
 /** A session's place to run processes, confined or not. */
@@ -101,6 +107,16 @@ const SOCAT = '/usr/bin/socat';
 const SETPRIV = '/usr/bin/setpriv';
 const NSENTER = '/usr/bin/nsenter';
 const SH = '/bin/sh';
+const MOUNT = '/usr/bin/mount';
+
+/** Every place in the sandbox a session's process can write: mounted noexec once made. */
+const WRITABLE_MOUNTS = [CONFINED_SESSION_DIR, '/tmp', '/dev'];
+
+/** `guardedCommand` as one argv. */
+function guardedArgv(command: string, args: readonly string[], mayRun: readonly string[] = []): string[] {
+  const [guard, guardArgs] = guardedCommand(command, args, mayRun);
+  return [guard, ...guardArgs];
+}
 
 const TOOLS: Array<[string, string, string]> = [
   ['bubblewrap', BWRAP, 'bubblewrap'],
@@ -124,6 +140,8 @@ export function probeConfinement(): ConfinementProbe {
   }
   const { hierarchies, reason } = findHierarchies();
   if (hierarchies.length === 0) missing.push(`memory and process caps: ${reason}`);
+  const guard = probeExecGuard();
+  if (!guard.available) missing.push(guard.reason!);
   return { available: missing.length === 0, missing };
 }
 
@@ -138,7 +156,7 @@ function sessionEnvironment(dir: string, hostDir: string): NodeJS.ProcessEnv {
     ...env,
     // The system's programs only, whatever the engine's own PATH holds.
     PATH: '/usr/local/bin:/usr/bin:/bin',
-    [SESSION_MARKER]: hostDir,
+    [SESSION_MARKER]: sessionMarker(hostDir),
     USER: 'session',
     LOGNAME: 'session',
     HOME: join(dir, 'home'),
@@ -316,8 +334,7 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       SH,
       ['-c', 'ulimit -c 0; n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"', 'sh', String(cgroup!.procsFiles.length), ...cgroup!.procsFiles, ...command],
     ];
-    const bwrap = [
-      BWRAP,
+    const bwrapOptions = [
       '--die-with-parent',
       '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try',
       '--hostname', 'remote-browser',
@@ -344,17 +361,27 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
         : []),
       '--chdir', dir,
       '--info-fd', '3',
-      '--',
+    ];
+    const sessionInit = [
       // As root inside the new namespaces (nothing of the host is writable here): give the session
-      // its directory, say so, then become the session uid for good and relay to the egress route.
+      // its directory; make every place it can write non-executable (nothing it writes or downloads
+      // can run, nor be mapped as code); say so; then become the session uid for good and relay to
+      // the egress route, under the exec guard like every process of the session.
       SH, '-c',
-      `set -e; cd ${dir}; mkdir -p ${SESSION_SUBDIRS.join(' ')}; chown -R ${uid}:${uid} ${dir} /tmp; chmod 1777 /tmp; echo ready; exec "$@"`,
+      `set -e; cd ${dir}; mkdir -p ${SESSION_SUBDIRS.join(' ')}; chown -R ${uid}:${uid} ${dir} /tmp; chmod 1777 /tmp; ` +
+        `for m in ${WRITABLE_MOUNTS.join(' ')}; do ${MOUNT} -o remount,bind,nosuid,nodev,noexec "$m"; done; echo ready; exec "$@"`,
       'sh',
       ...drop,
-      SOCAT, `TCP-LISTEN:${new URL(CONFINED_PROXY_URL).port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${CONFINED_EGRESS_DIR}/egress.sock`,
+      ...guardedArgv(SOCAT, [`TCP-LISTEN:${new URL(CONFINED_PROXY_URL).port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${CONFINED_EGRESS_DIR}/egress.sock`]),
     ];
-    const [command, args] = joinCgroup(bwrap);
-    holder = spawnSupervised('sandbox', command, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    // bubblewrap's arguments (the engine's paths among them) reach it through a pipe, not its
+    // command line: the init of the session's pid namespace is a copy of bubblewrap, and the
+    // session reads its /proc/1/cmdline.
+    const [command, args] = joinCgroup([BWRAP, '--args', '4', '--', ...sessionInit]);
+    holder = spawnSupervised('sandbox', command, args, { env, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
+    const argsPipe = holder.child.stdio[4] as NodeJS.WritableStream;
+    argsPipe.on('error', () => undefined);
+    argsPipe.end(bwrapOptions.map((arg) => `${arg}\0`).join(''));
     const started = holder;
     const namespacePid = await withTimeout(
       new Promise<number>((resolve, reject) => {
@@ -384,9 +411,9 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
     // Once the sandbox has ended, its namespace pid may be anyone's: nothing enters it any more.
     let ended = false;
     void started.exited.then(() => (ended = true));
-    const enter = (command: string, args: string[]) => {
+    const enter = (command: string, args: string[], mayRun: readonly string[] = []) => {
       if (ended) throw new Error("the session's sandbox has ended");
-      return joinCgroup([NSENTER, `--target=${namespacePid}`, '--mount', '--net', '--ipc', '--uts', '--pid', '--root', '--wd', '--', ...drop, command, ...args]);
+      return joinCgroup([NSENTER, `--target=${namespacePid}`, '--mount', '--net', '--ipc', '--uts', '--pid', '--root', '--wd', '--', ...drop, ...guardedArgv(command, args, mayRun)]);
     };
     const ownedCgroup = cgroup;
     const sandbox: SessionSandbox = {
@@ -401,7 +428,7 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       env,
       hostPath: (path) => `${root}${path}`,
       spawn(name, command, args, spawnOptions) {
-        const [wrapper, wrapped] = enter(command, args);
+        const [wrapper, wrapped] = enter(command, args, spawnOptions.mayRun);
         return spawnSupervised(name, wrapper, wrapped, { env: spawnOptions.env, ...(spawnOptions.stdio ? { stdio: spawnOptions.stdio } : {}) });
       },
       connect(target) {

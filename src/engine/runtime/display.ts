@@ -100,7 +100,8 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       // every Xvnc (about 50 MB of each display's memory).
       '-extension', 'GLX',
     ],
-    { env: sandbox.env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'] },
+    // Xvnc compiles keyboard maps with xkbcomp, through the shell (the X server's own Popen).
+    { env: sandbox.env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], mayRun: ['/bin/sh', '/usr/bin/xkbcomp'] },
   );
   const displayNumber = new Promise<number>((resolve, reject) => {
     let text = '';

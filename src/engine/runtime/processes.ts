@@ -2,9 +2,21 @@
 // with the session's marker so that stragglers (crash handlers that detach) can be found and ended.
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { basename, dirname } from 'node:path';
 
-/** Environment variable set on every process of a session; its value is the session directory. */
-export const SESSION_MARKER = 'RBK_SESSION_DIR';
+/** Environment variable set on every process of a session; its value is `sessionMarker(dir)`. */
+export const SESSION_MARKER = 'RBK_SESSION';
+
+/** A digest of the runtime root: the session can read its marker, and learns no path of the engine's. */
+function rootToken(root: string): string {
+  return createHash('sha256').update(root).digest('hex').slice(0, 16);
+}
+
+/** The marker's value for the session directory `dir`: its runtime root's digest and its own name. */
+export function sessionMarker(dir: string): string {
+  return `${rootToken(dirname(dir))}/${basename(dir)}`;
+}
 
 export interface SupervisedProcess {
   readonly name: string;
@@ -116,7 +128,7 @@ export async function listProcesses(): Promise<MarkedProcess[]> {
 
 function belongs(process: MarkedProcess, match: { root?: string; dir?: string }): boolean {
   if (process.marker === null) return false;
-  return match.dir ? process.marker === match.dir : match.root ? process.marker.startsWith(`${match.root}/`) : false;
+  return match.dir ? process.marker === sessionMarker(match.dir) : match.root ? process.marker.startsWith(`${rootToken(match.root)}/`) : false;
 }
 
 /**
