@@ -498,6 +498,9 @@ export function chromiumPolicies(downloadDir: string): Record<string, unknown> {
     DefaultBrowserSettingEnabled: false,
     MetricsReportingEnabled: false,
     TaskManagerEndProcessEnabled: false,
+    // A link to another program (mailto:, tel:, ...) is never remembered as always allowed; the
+    // exec guard refuses the opener itself (exec-guard.ts).
+    ExternalProtocolDialogShowAlwaysOpenCheckbox: false,
   };
 }
 

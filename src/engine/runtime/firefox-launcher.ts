@@ -64,6 +64,10 @@ export function firefoxPolicies(proxyUrl: string, downloadDir: string, languageP
         // other..."), nor links handed to one: the person has the browser, nothing more.
         'browser.download.forbid_open_with': locked(true),
         'network.protocol-handler.external-default': locked(false),
+        // Firefox's own defaults hand mailto: to another program without asking; the exec guard
+        // would stop the program, and this stops Firefox from offering one ("Choose other
+        // Application", whose file chooser could name any program on the system).
+        'network.protocol-handler.external.mailto': locked(false),
         'network.protocol-handler.warn-external-default': locked(true),
       },
     },

@@ -1,0 +1,167 @@
+// A session runs the browser and nothing else (issue 20): entered as the engine enters it (its uid,
+// namespaces and exec guard), no program but its own starts: no shell, compiler, opener, the
+// system's Firefox or a second Chromium, nor anything written into the session; the browsers keep
+// running. Also: nothing the session can read names the engine's paths, and it has a kernel
+// session keyring of its own. Real confined Chromium and Firefox ESR sessions.
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { SessionRuntime, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import { typeAddress, waitFor } from '../helpers/session.js';
+
+const PAGE = '<!doctype html><title>Plain page</title><body><p>plain</p>';
+
+/** Programs a browser, or a person through it, has reached for: each must fail to start. */
+const REACHED_FOR = [
+  '/bin/sh',
+  '/usr/bin/bash',
+  '/usr/bin/xdg-open',
+  '/usr/bin/x-www-browser',
+  '/usr/bin/gio',
+  '/usr/lib/firefox-esr/firefox-esr',
+  '/usr/bin/chromium',
+  '/usr/lib/chromium/chromium',
+  '/usr/bin/gcc',
+  '/usr/bin/python3',
+].filter((path) => existsSync(path));
+
+/**
+ * Run in the session as the engine runs its programs: writes a copy of `true` and a script into
+ * the downloads folder, marks them executable, then tries to execute every program named, and
+ * `true`'s copy through the dynamic loader (which maps it as code). Prints `path<TAB>outcome`.
+ */
+const PROBE = `
+use strict;
+sub copy { my ($from, $to) = @_; open(my $in, "<", $from) or die; binmode $in; local $/; my $bytes = <$in>; open(my $out, ">", $to) or die "$to: $!"; binmode $out; print $out $bytes; close $out; chmod 0755, $to; }
+copy("/bin/true", "/session/downloads/true");
+open(my $script, ">", "/session/downloads/run.sh") or die; print $script "#!/bin/sh\\necho ran\\n"; close $script; chmod 0755, "/session/downloads/run.sh";
+my ($loader) = glob("/lib64/ld-linux*.so*");
+for my $try ((map { [$_] } @ARGV, "/session/downloads/true", "/session/downloads/run.sh"), [$loader, "/session/downloads/true"]) {
+  my $pid = fork;
+  if ($pid == 0) { open(STDERR, ">", "/dev/null"); exec { $try->[0] } @$try, "--version"; print "@$try\\trefused: $!\\n"; exit 99 }
+  waitpid($pid, 0);
+  my $code = $? >> 8;
+  print "@$try\\tran (exit $code)\\n" if $code != 99;
+}
+`;
+
+let target: Server;
+let origin: string;
+let dataDir: string;
+let runtime: SessionRuntime;
+
+beforeAll(async () => {
+  target = createServer((request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  dataDir = await mkdtemp(join(tmpdir(), 'rbk-exec-guard-'));
+  ({ runtime } = await SessionRuntime.open({ root: join(dataDir, 'sessions'), egress: { allow: ['127.0.0.1/32'] } }));
+});
+
+afterAll(async () => {
+  await runtime?.close();
+  await new Promise((resolve) => target?.close(resolve));
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** What each program of REACHED_FOR (and the written ones) did when the session tried it. */
+async function tryPrograms(session: RuntimeSession): Promise<Map<string, string>> {
+  const output = await session.sandbox.run('perl', ['-e', PROBE, ...REACHED_FOR], session.sandbox.env, 10_000);
+  return new Map(output.trim().split('\n').map((line) => line.split('\t') as [string, string]));
+}
+
+/** The programs the session's live processes run (a browser starts more of its own over time). */
+async function sessionPrograms(session: RuntimeSession): Promise<string[]> {
+  const commands = (await findMarkedProcesses({ dir: session.dir })).filter((p) => !p.zombie).map((p) => p.command.split(' ')[0] ?? '');
+  return [...new Set(commands)].sort();
+}
+
+describe.each([
+  ['Chromium', 'chromium', /chromium/],
+  ['Firefox ESR', 'firefox-esr', /firefox/],
+])('a confined %s session', (_name, image, browser) => {
+  let session: RuntimeSession;
+
+  beforeAll(async () => {
+    session = await runtime.startSession({ browser: image, url: `${origin}/`, language: 'en', layout: 'us' });
+  }, 60_000);
+
+  afterAll(async () => {
+    if (session) await runtime.stopSession(session.id);
+  });
+
+  it('starts no program but its own: no shell, opener, compiler, other browser, nor anything written into it', async () => {
+    const before = await sessionPrograms(session);
+    const outcomes = await tryPrograms(session);
+    for (const program of [...REACHED_FOR, '/session/downloads/true', '/session/downloads/run.sh']) {
+      expect(outcomes.get(program), program).toMatch(/^refused: Permission denied/);
+    }
+    // The loader may start, but cannot map a program written into the session as code.
+    expect([...outcomes.entries()].filter(([, outcome]) => outcome.startsWith('ran (exit 0)'))).toEqual([]);
+    // Nothing was left running, and the browser still runs.
+    expect(await sessionPrograms(session)).toEqual(before);
+    expect(before.some((command) => browser.test(command))).toBe(true);
+  });
+
+  it('keeps showing pages after every refusal', async () => {
+    const { visits } = await visitsAfter(session, `${origin}/after-refusals`);
+    expect(visits).toBeGreaterThan(0);
+  });
+
+  it('reads nothing that names the engine\'s paths: not /proc/1/cmdline, nor its processes\' environment', async () => {
+    const cmdline = await session.sandbox.run('cat', ['/proc/1/cmdline'], session.sandbox.env);
+    expect(cmdline).toContain('bwrap');
+    expect(cmdline).not.toContain(dataDir);
+    const environ = await session.sandbox.run('cat', ['/proc/self/environ'], session.sandbox.env);
+    expect(environ).toContain('RBK_SESSION=');
+    expect(environ).not.toContain(dataDir);
+  });
+
+  it('has a kernel session keyring of its own, not the engine\'s', async () => {
+    const keys = await session.sandbox.run('cat', ['/proc/keys'], session.sandbox.env);
+    const sessionKeyring = keys.split('\n').find((line) => / keyring\s+_ses/.test(line));
+    expect(sessionKeyring, keys).toBeDefined();
+    // Fields: id, flags, usage, timeout, permissions, uid, gid, type, description.
+    expect(sessionKeyring!.trim().split(/\s+/)[5]).toBe(String(session.sandbox.uid));
+  });
+});
+
+/** Types `address` into the browser and counts the requests the page's server saw for it. */
+async function visitsAfter(session: RuntimeSession, address: string): Promise<{ visits: number }> {
+  let visits = 0;
+  const path = new URL(address).pathname;
+  const count = (request: { url?: string }) => {
+    if (request.url === path) visits++;
+  };
+  target.on('request', count);
+  try {
+    await typeAddress(session, address);
+    await waitFor(() => visits, (n) => n > 0, 15_000);
+  } finally {
+    target.off('request', count);
+  }
+  return { visits };
+}
+
+// Firefox is told not to hand links to other programs: a mailto: address typed into it starts
+// nothing and leaves the session on a page of its own.
+describe('a confined Firefox ESR session given a mailto: address', () => {
+  it('hands it to no program: the session\'s processes stay the same', async () => {
+    const session = await runtime.startSession({ browser: 'firefox-esr', url: `${origin}/`, language: 'en', layout: 'us' });
+    try {
+      const before = await sessionPrograms(session);
+      await typeAddress(session, 'mailto:a@example.com');
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(await sessionPrograms(session)).toEqual(before);
+      const { visits } = await visitsAfter(session, `${origin}/after-mailto`);
+      expect(visits).toBeGreaterThan(0);
+    } finally {
+      await runtime.stopSession(session.id);
+    }
+  }, 60_000);
+});
