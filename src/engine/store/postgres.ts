@@ -33,15 +33,29 @@ function numbered(sql: string): string {
   return text;
 }
 
-/** Queries on the pool (each on any free connection) or on one checked-out connection. */
+/**
+ * Queries on the pool (each on any free connection) or on one checked-out connection. A checked-out
+ * connection runs one query at a time: work in a transaction may ask for several at once
+ * (Promise.all), which pg only queues with a deprecation warning (an error from pg 9), so they
+ * wait their turn here.
+ */
 class PostgresConnection implements SqlConnection {
   readonly dialect = 'postgres' as const;
+  /** The last query asked of a checked-out connection; the next one starts after it settles. */
+  private tail: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly queryable: pg.Pool | pg.PoolClient) {}
 
+  private query(sql: string, params: readonly SqlValue[]): Promise<pg.QueryResult> {
+    if (this.queryable instanceof pg.Pool) return this.queryable.query(numbered(sql), params as SqlValue[]);
+    const client = this.queryable;
+    const result = this.tail.then(() => client.query(numbered(sql), params as SqlValue[]));
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+
   async all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
-    const result = await this.queryable.query(numbered(sql), params as SqlValue[]);
-    return result.rows as T[];
+    return (await this.query(sql, params)).rows as T[];
   }
 
   async get<T>(sql: string, params: readonly SqlValue[] = []): Promise<T | undefined> {
@@ -49,8 +63,7 @@ class PostgresConnection implements SqlConnection {
   }
 
   async run(sql: string, params: readonly SqlValue[] = []): Promise<number> {
-    const result = await this.queryable.query(numbered(sql), params as SqlValue[]);
-    return result.rowCount ?? 0;
+    return (await this.query(sql, params)).rowCount ?? 0;
   }
 }
 
