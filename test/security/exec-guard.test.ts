@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
-import { typeAddress, waitFor } from '../helpers/session.js';
+import { typeAddress, waitFor, x } from '../helpers/session.js';
 
 const PAGE = '<!doctype html><title>Plain page</title><body><p>plain</p>';
 
@@ -147,6 +147,30 @@ async function visitsAfter(session: RuntimeSession, address: string): Promise<{ 
   }
   return { visits };
 }
+
+// Chromium asks before it hands a link to another program ("Open xdg-open?"); a person who says
+// yes still starts nothing: the opener cannot run.
+describe('a confined Chromium session given links for other programs, each accepted', () => {
+  it('starts no program for any of them, and keeps showing pages', async () => {
+    const session = await runtime.startSession({ browser: 'chromium', url: `${origin}/`, language: 'en', layout: 'us' });
+    try {
+      const before = await sessionPrograms(session);
+      for (const address of ['mailto:a@example.com', 'tel:+15550100', 'webcal://example.com/cal.ics', 'magnet:?xt=urn:btih:0', 'ssh://example.com']) {
+        await typeAddress(session, address);
+        await new Promise((r) => setTimeout(r, 700));
+        // The dialog's "Open" button, as a person would press it.
+        await x(session, 'xdotool', ['key', 'Tab', 'Return']);
+        await new Promise((r) => setTimeout(r, 700));
+      }
+      const after = await waitFor(() => sessionPrograms(session), (programs) => programs.length > before.length, 2000);
+      expect(after).toEqual(before);
+      const { visits } = await visitsAfter(session, `${origin}/after-links`);
+      expect(visits).toBeGreaterThan(0);
+    } finally {
+      await runtime.stopSession(session.id);
+    }
+  }, 90_000);
+});
 
 // Firefox is told not to hand links to other programs: a mailto: address typed into it starts
 // nothing and leaves the session on a page of its own.
