@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { RequestError, Server, type PrepareRequestFunction } from 'proxy-chain';
-import { DEFAULT_EGRESS_CONNECTIONS, openEgressGate, type EgressConnectionLimits, type EgressGate, type EgressGateCounts } from './egress-gate.js';
+import { checkEgressConnectionLimits, DEFAULT_EGRESS_CONNECTIONS, openEgressGate, type EgressConnectionLimits, type EgressGate, type EgressGateCounts } from './egress-gate.js';
 import type { OpenFiles } from './open-files.js';
 import { categoryWords, egressRefusalText, type ShownRefusal } from './refusals.js';
 
@@ -555,7 +555,7 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
   const events = new EventEmitter<{ refused: [EgressRefusal] }>();
   const closedBytes = { sent: 0, received: 0 };
   const shownIn = { language: options.language ?? 'en' };
-  const limits = options.connections ?? DEFAULT_EGRESS_CONNECTIONS;
+  const limits = checkEgressConnectionLimits(options.connections ?? DEFAULT_EGRESS_CONNECTIONS);
   // Own pools: a kept-alive socket must never carry another session's traffic, and close() can end
   // them. Bounded like the gate, and an unused socket closes after a while: otherwise requests to
   // many hosts would leave the engine holding one idle socket per host without end.
