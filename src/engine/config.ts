@@ -5,7 +5,9 @@ import { z } from 'zod';
 import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
 import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
+import { DEFAULT_EGRESS_CONNECTIONS } from './runtime/egress-gate.js';
 import { DEFAULT_DISPLAY_LIMITS } from './viewer/viewer-room.js';
+import { DEFAULT_VIEWER_SEATS } from './viewer/viewer-seats.js';
 import { COUNTRY_TIME_ZONES, isTimeZone } from './runtime/time-zones.js';
 
 /** An IANA time zone name (decisions.md 43). */
@@ -61,7 +63,28 @@ export const engineConfigSchema = z
   .object({
     plans: z.array(planSchema).min(1).default(DEFAULT_PLANS),
     rateLimit: z.object({ requests: z.number().int().positive(), perSeconds: z.number().positive() }).default({ requests: 120, perSeconds: 60 }),
-    egress: z.object({ allow: z.array(z.string()) }).default({ allow: [] }),
+    egress: z
+      .object({
+        allow: z.array(z.string()).default([]),
+        /** What one session may make the engine hold through its egress route (decisions.md 48). */
+        connections: z
+          .object({
+            perSession: z.number().int().min(1).max(65_536).default(DEFAULT_EGRESS_CONNECTIONS.perSession),
+            firstBytesMs: z.number().int().min(100).max(600_000).default(DEFAULT_EGRESS_CONNECTIONS.firstBytesMs),
+          })
+          .default(DEFAULT_EGRESS_CONNECTIONS),
+      })
+      .default({ allow: [], connections: DEFAULT_EGRESS_CONNECTIONS }),
+    /** Seats for a session's viewers: the share link's and the view-only link's, and per client address (decisions.md 47). */
+    viewers: z
+      .object({
+        controlling: z.number().int().min(1).max(1000).default(DEFAULT_VIEWER_SEATS.controlling),
+        watching: z.number().int().min(0).max(1000).default(DEFAULT_VIEWER_SEATS.watching),
+        perAddress: z.number().int().min(1).max(100_000).default(DEFAULT_VIEWER_SEATS.perAddress),
+      })
+      .default(DEFAULT_VIEWER_SEATS),
+    /** Open files the engine keeps for its own work whatever sessions and viewers open; null: a tenth of its limit, at least 256 (decisions.md 48). */
+    openFiles: z.object({ reserve: z.number().int().min(0).nullable().default(null) }).default({ reserve: null }),
     shareBase: z.string().url().nullable().default(null),
     locations: z.array(locationSchema).default([]),
     residential: z

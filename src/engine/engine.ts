@@ -18,6 +18,7 @@ import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
 import { discardRest } from '../http/node-body.js';
 import { requestTargetUrl } from '../http/request-target.js';
+import { OpenFiles } from './runtime/open-files.js';
 import { SessionRuntime, type ReapReport } from './runtime/runtime.js';
 import { POSTGRES_PART, requireEngineParts } from './parts.js';
 import { SessionService } from './sessions/service.js';
@@ -121,6 +122,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     throw new Error('cluster.secret: a Postgres database makes this engine a node of a cluster; set the same secret (at least 32 characters) on every node (docs/deployment.md)');
   }
   const nodeId = nodeIdOf(dataDir, config);
+  let openFiles: OpenFiles;
+  try {
+    openFiles = new OpenFiles({ reserve: config.openFiles.reserve });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   const secret = await store.settingOrInsert('share_link_secret', randomBytes(32).toString('base64url'));
   const warm = config.warm.browsers > 0 || config.warm.displays > 0
     ? { displays: config.warm.displays, browsers: config.warm.browsers > 0 ? [{ browser: 'chromium', count: config.warm.browsers }] : [] }
@@ -134,6 +142,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const { runtime, reaped } = await SessionRuntime.open({
     root: join(dataDir, 'sessions'),
     egress: config.egress,
+    egressConnections: config.egress.connections,
+    openFiles,
     confinement: config.insecure.unconfined ? false : config.confinement,
     timeZone: config.timeZone,
     ...(warm ? { warm } : {}),
@@ -173,6 +183,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     limiter,
     clientAddress,
     displayLimits: config.display,
+    seats: config.viewers,
+    openFiles,
     ...(clustered ? { remoteDisplay: (row, rights) => link.remoteDisplay(row, rights) } : {}),
   });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });

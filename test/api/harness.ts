@@ -35,7 +35,9 @@ export interface PlanConfig {
 export interface EngineConfig {
   plans: PlanConfig[];
   rateLimit: { requests: number; perSeconds: number };
-  egress: { allow: string[] };
+  egress: { allow: string[]; connections?: { perSession?: number; firstBytesMs?: number } };
+  viewers?: { controlling?: number; watching?: number; perAddress?: number };
+  openFiles?: { reserve: number | null };
   shareBase: string | null;
   locations: unknown[];
   residential: { upstream: string | null; countries: string[] | null };
@@ -156,6 +158,8 @@ export interface StartOptions {
   /** Reuse a workspace (data directory and config), e.g. to restart on the same data. */
   workspace?: Workspace;
   env?: Record<string, string>;
+  /** The engine's open-files limit (prlimit), lower than this machine's to reach it in a bounded test. */
+  fileLimit?: number;
 }
 
 export interface EngineProcess {
@@ -187,9 +191,11 @@ function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
 
 export async function startEngine(options: StartOptions = {}): Promise<EngineProcess> {
   const workspace = options.workspace ?? (await makeWorkspace(options.config));
+  const serve = [process.execPath, ...CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', workspace.dataDir, '--config', workspace.configPath, '--json'];
+  const [command, ...args] = options.fileLimit === undefined ? serve : ['prlimit', `--nofile=${options.fileLimit}:${options.fileLimit}`, '--', ...serve];
   const child = spawn(
-    process.execPath,
-    [...CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', workspace.dataDir, '--config', workspace.configPath, '--json'],
+    command!,
+    args,
     { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   liveChildren.add(child);

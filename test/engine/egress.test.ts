@@ -1,6 +1,8 @@
 // Egress route tests: real proxy and target servers on loopback, DNS answers simulated through the
-// route's lookup seam, so nothing here needs (or touches) the public internet.
+// route's lookup seam, so nothing here needs (or touches) the public internet; and the gate's limits
+// on what one session can make the engine hold (connections, silence, the open-files reserve).
 import type dns from 'node:dns';
+import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +14,7 @@ import {
   type EgressRefusal,
   type EgressRoute,
 } from '../../src/engine/runtime/egress.js';
+import { OpenFiles } from '../../src/engine/runtime/open-files.js';
 
 const BODY = 'x'.repeat(10_000);
 const LOOPBACK_ONLY = { allow: ['127.0.0.0/8', '::1/128'] };
@@ -536,3 +539,105 @@ describe('egress route: refused traffic', () => {
     }
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// What one session can make the engine hold (decisions.md 48)
+
+/** Opens `count` connections to the route that send nothing; each notes when it was closed. */
+async function silentConnections(port: number, count: number): Promise<Array<{ socket: net.Socket; closedAt: number | null }>> {
+  const opened = await Promise.all(
+    Array.from({ length: count }, () =>
+      bounded(
+        new Promise<{ socket: net.Socket; closedAt: number | null }>((resolve) => {
+          const entry = { socket: net.connect(port, '127.0.0.1'), closedAt: null as number | null };
+          entry.socket.on('error', () => undefined);
+          entry.socket.once('close', () => (entry.closedAt = Date.now()));
+          entry.socket.once('connect', () => resolve(entry));
+          entry.socket.once('close', () => resolve(entry));
+        }),
+        'a connection to the route',
+      ),
+    ),
+  );
+  return opened;
+}
+
+describe('egress route: connections a session can make the engine hold', () => {
+  let target: Target;
+  const flood: net.Socket[] = [];
+  beforeAll(async () => {
+    target = await startTarget();
+  });
+  afterEach(() => {
+    for (const socket of flood.splice(0)) socket.destroy();
+  });
+  afterAll(async () => {
+    await target.close();
+  });
+
+  it('closes connections beyond the session’s cap at once and silent ones after their deadline, then serves again', async () => {
+    const guarded = await route({ sessionId: 'capped', policy: LOOPBACK_ONLY, connections: { perSession: 20, firstBytesMs: 600 } });
+    const started = Date.now();
+    const connections = await silentConnections(guarded.port, 100);
+    flood.push(...connections.map((entry) => entry.socket));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Beyond the cap: closed at once, well before the deadline for silence.
+    expect(connections.filter((entry) => entry.closedAt !== null && entry.closedAt - started < 600).length).toBe(80);
+    expect(guarded.connections()).toEqual({ open: 20, refused: 80, silent: 0 });
+    // At the cap, even a connection with a request in it is held out.
+    await expect(getThrough(guarded, `http://127.0.0.1:${target.port}/`)).rejects.toThrow();
+    // The silent ones: closed once their deadline passed.
+    await waitUntil(() => connections.every((entry) => entry.closedAt !== null), 3000);
+    expect(guarded.connections()).toEqual({ open: 0, refused: 81, silent: 20 });
+    const answer = await getThrough(guarded, `http://127.0.0.1:${target.port}/`);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toBe(BODY);
+  });
+
+  it('keeps a connection that speaks at once, past the deadline for silence', async () => {
+    const guarded = await route({ sessionId: 'speaking', policy: LOOPBACK_ONLY, connections: { perSession: 4, firstBytesMs: 300 } });
+    const { status, socket } = await openTunnel(guarded, `127.0.0.1:${target.port}`);
+    flood.push(socket);
+    expect(status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    // The tunnel, quiet since its CONNECT, still carries a request.
+    socket.write(`GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`);
+    const answer = await bounded(new Promise<string>((resolve) => {
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => (text += chunk));
+      socket.on('close', () => resolve(text));
+    }), 'the answer through a quiet tunnel');
+    expect(answer).toMatch(/^HTTP\/1\.1 200/);
+    expect(guarded.connections().silent).toBe(0);
+  });
+
+  it('refuses connections that would eat into the engine’s reserve of open files, and serves once files are free', async () => {
+    const inUse = readdirSync('/proc/self/fd').length;
+    // Room for about 20 more files above a reserve of 10: each connection here costs this process
+    // two (both of its ends) and the route counts two for it.
+    const openFiles = new OpenFiles({ limit: inUse + 30, reserve: 10 });
+    const guarded = await route({ sessionId: 'reserve', policy: LOOPBACK_ONLY, openFiles, connections: { perSession: 1000, firstBytesMs: 5000 } });
+    const connections = await silentConnections(guarded.port, 60);
+    flood.push(...connections.map((entry) => entry.socket));
+    await waitUntil(() => guarded.connections().open + guarded.connections().refused === 60, 3000);
+    expect(guarded.connections().refused).toBeGreaterThan(40);
+    expect(guarded.connections().open).toBeLessThan(20);
+    for (const socket of flood.splice(0)) socket.destroy();
+    await waitUntil(() => guarded.connections().open === 0, 3000);
+    expect(openFiles.inUse).toBe(0);
+    // Recounted a second later, the freed files are there to take again.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    expect((await getThrough(guarded, `http://127.0.0.1:${target.port}/`)).status).toBe(200);
+  });
+
+  it('refuses limits that are not limits, naming the setting', async () => {
+    await expect(route({ sessionId: 'bad', policy: LOOPBACK_ONLY, connections: { perSession: 0, firstBytesMs: 1000 } })).rejects.toThrow(/perSession/);
+    await expect(route({ sessionId: 'bad', policy: LOOPBACK_ONLY, connections: { perSession: 10, firstBytesMs: 5 } })).rejects.toThrow(/firstBytesMs/);
+  });
+});
+
+async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+}

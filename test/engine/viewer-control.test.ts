@@ -2,7 +2,8 @@
 // RFB client (no viewer library between): a view-only link's keys, pointer, clipboard and
 // desktop size never reach the remote page (read back through DevTools) while the same messages
 // on the share link do; the display follows the controlling viewer's size within the limits;
-// the share API counts viewers; a viewer that breaks the protocol is cut off alone.
+// the share API counts viewers; a viewer that breaks the protocol is cut off alone; view-only
+// watchers have seats of their own, so they never lock out the share link's holder.
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -160,6 +161,27 @@ describe('a view-only link', () => {
     watcher.close();
     controller.close();
   });
+});
+
+describe('seats', () => {
+  it("leaves the share link a seat however many watch: after eight view-only watchers its viewer connects and controls", async () => {
+    const views = async () => ((await (await fetch(`${engine.url}/share/${shareLinkId}`)).json()) as { viewers: number }).viewers;
+    expect(await waitFor(views, (count) => count === 0)).toBe(0);
+    const viewLinkId = ((await (await fetch(`${engine.url}/share/${shareLinkId}/view-only`, { method: 'POST' })).json()) as { linkId: string }).linkId;
+    const watchers = await Promise.all(Array.from({ length: 8 }, () => viewer(viewLinkId)));
+    // The view-only link's seats are taken: a ninth watcher is told so.
+    await expect(viewer(viewLinkId)).rejects.toThrow(/4002/);
+    // The share link's holder still gets in, and its keys reach the page.
+    const holder = await viewer(shareLinkId);
+    await holder.click(100, chromeHeight + 30);
+    await waitFor(seen, (events) => events.includes('pointerdown'));
+    await control.evaluate("window.seen = []; document.getElementById('field').value = ''");
+    await holder.key(XK.a);
+    expect(await waitFor(fieldValue, (value) => value === 'a')).toBe('a');
+    expect(await seen()).toContain('keydown:a');
+    // The watchers kept watching throughout.
+    for (const watcher of watchers) expect(await watcher.pixel(200, chromeHeight + 200)).toEqual([0x33, 0x66, 0x99]);
+  }, 60_000);
 });
 
 describe('the display', () => {

@@ -4,11 +4,12 @@ import dns from 'node:dns';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
-import { chmod, chown } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { RequestError, Server, type PrepareRequestFunction } from 'proxy-chain';
+import { checkEgressConnectionLimits, DEFAULT_EGRESS_CONNECTIONS, openEgressGate, type EgressConnectionLimits, type EgressGate, type EgressGateCounts } from './egress-gate.js';
+import type { OpenFiles } from './open-files.js';
 import { categoryWords, egressRefusalText, type ShownRefusal } from './refusals.js';
 
 /** Which addresses the remote browser may reach beyond the public internet. */
@@ -48,6 +49,10 @@ export interface EgressRouteOptions {
   lookup?: typeof dns.lookup;
   /** The language refusals are shown in (the session's `language`); default English. */
   language?: string;
+  /** How many connections the session may hold open, and how long one may stay silent (egress-gate.ts). */
+  connections?: EgressConnectionLimits;
+  /** The engine's open files: a connection is refused when taking it would eat into the reserve. */
+  openFiles?: OpenFiles;
 }
 
 /** A target the route would not connect to. */
@@ -68,6 +73,8 @@ export interface EgressRoute {
   readonly port: number;
   /** Bytes sent to and received from targets (or the upstream proxy), including open connections. */
   bytes(): { sent: number; received: number };
+  /** Connections open now, and how many the gate refused or closed for silence. */
+  connections(): EgressGateCounts;
   on(event: 'refused', listener: (refusal: EgressRefusal) => void): this;
   once(event: 'refused', listener: (refusal: EgressRefusal) => void): this;
   off(event: 'refused', listener: (refusal: EgressRefusal) => void): this;
@@ -486,12 +493,15 @@ class SessionEgressRoute implements EgressRoute {
     private readonly closedBytes: { sent: number; received: number },
     private readonly agents: { http: http.Agent; https: https.Agent },
     private readonly shownIn: { language: string },
-    /** The unix socket listener that hands connections to `server`, when not on a port. */
-    private readonly gate?: net.Server,
+    /** The listener that hands connections to `server` (its port, or a unix socket). */
+    private readonly gate: EgressGate,
   ) {
-    const address = server.server.address();
-    this.port = typeof address === 'object' && address ? address.port : 0;
+    this.port = gate.port;
     this.proxyUrl = this.port ? `http://127.0.0.1:${this.port}` : '';
+  }
+
+  connections(): EgressGateCounts {
+    return this.gate.counts();
   }
 
   setLanguage(language: string): void {
@@ -528,12 +538,8 @@ class SessionEgressRoute implements EgressRoute {
       this.agents.http.destroy();
       this.agents.https.destroy();
       // Destroying the browser's sockets makes proxy-chain end the target side of every tunnel.
-      if (this.gate) {
-        const gate = this.gate;
-        await Promise.all([new Promise((resolve) => gate.close(resolve)), this.server.close(true).catch(() => undefined)]);
-      } else {
-        await this.server.close(true);
-      }
+      // The proxy never listened itself (the gate hands it connections): its close reports that.
+      await Promise.all([this.gate.close(), this.server.close(true).catch(() => undefined)]);
     })();
     return this.#closing;
   }
@@ -549,8 +555,12 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
   const events = new EventEmitter<{ refused: [EgressRefusal] }>();
   const closedBytes = { sent: 0, received: 0 };
   const shownIn = { language: options.language ?? 'en' };
-  // Own pools: a kept-alive socket must never carry another session's traffic, and close() can end them.
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  const limits = checkEgressConnectionLimits(options.connections ?? DEFAULT_EGRESS_CONNECTIONS);
+  // Own pools: a kept-alive socket must never carry another session's traffic, and close() can end
+  // them. Bounded like the gate, and an unused socket closes after a while: otherwise requests to
+  // many hosts would leave the engine holding one idle socket per host without end.
+  const pooled = { keepAlive: true, maxTotalSockets: limits.perSession, maxFreeSockets: 32, timeout: 30_000 };
+  const agents = { http: new http.Agent(pooled), https: new https.Agent(pooled) };
 
   const prepareRequestFunction: PrepareRequestFunction = async ({ hostname, port }) => {
     const target = `${hostname}:${port}`;
@@ -586,30 +596,19 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
     closedBytes.sent += stats?.trgTxBytes ?? 0;
     closedBytes.received += stats?.trgRxBytes ?? 0;
   });
-  let gate: net.Server | undefined;
-  if (options.socketPath === undefined) {
-    await server.listen();
-  } else {
-    // The session's relay connects here. proxy-chain drops a connection that has no peer address,
-    // which a unix socket never has: the relay in the session's own loopback is the peer.
-    const socketPath = options.socketPath;
-    gate = net.createServer((socket) => {
-      Object.defineProperty(socket, 'remoteAddress', { value: '127.0.0.1' });
-      server.server.emit('connection', socket);
-    });
-    const listening = gate;
-    await new Promise<void>((resolve, reject) => {
-      listening.once('error', reject);
-      listening.listen(socketPath, () => {
-        listening.off('error', reject);
-        resolve();
-      });
-    });
-    listening.on('error', () => {});
-    await chmod(socketPath, 0o600);
-    if (options.socketOwner !== undefined) await chown(socketPath, options.socketOwner, options.socketOwner);
-  }
-  // An unheard 'error' on the listening server would end the whole engine, not just this session.
+  // The proxy listens through the gate, which keeps the session to its connection limits.
+  const gate = await openEgressGate({
+    ...(options.socketPath !== undefined ? { socketPath: options.socketPath } : {}),
+    ...(options.socketOwner !== undefined ? { socketOwner: options.socketOwner } : {}),
+    limits,
+    ...(options.openFiles ? { openFiles: options.openFiles } : {}),
+    admit: (socket) => server.server.emit('connection', socket),
+  }).catch(async (error: unknown) => {
+    agents.http.destroy();
+    agents.https.destroy();
+    throw error;
+  });
+  // An unheard 'error' on the proxy's server would end the whole engine, not just this session.
   server.server.on('error', () => {});
 
   return new SessionEgressRoute(options.sessionId, server, events, closedBytes, agents, shownIn, gate);

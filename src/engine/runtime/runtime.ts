@@ -22,6 +22,8 @@ import {
 import { BrowserControl, isNavigableUrl } from './control.js';
 import { removeDisplayFiles, startDisplay, type Display } from './display.js';
 import { startEgressRoute, type EgressPolicy, type EgressRoute } from './egress.js';
+import type { EgressConnectionLimits } from './egress-gate.js';
+import type { OpenFiles } from './open-files.js';
 import { forgetFirefoxBuilds } from './firefox-launcher.js';
 import { interfaceLocale } from './locales.js';
 import { isTimeZone } from './time-zones.js';
@@ -59,6 +61,10 @@ export interface RuntimeOptions {
   /** Directory that holds one sub-directory per session. */
   root: string;
   egress: EgressPolicy;
+  /** Connections each session may hold open to its egress route, and how long one may stay silent. */
+  egressConnections?: EgressConnectionLimits;
+  /** The engine's open files and their reserve, shared with the viewers (open-files.ts). */
+  openFiles?: OpenFiles;
   /** Installed browsers; discovered when omitted. */
   images?: BrowserImage[];
   warm?: WarmPoolOptions;
@@ -363,7 +369,14 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const id = randomBytes(6).toString('hex');
     const dir = join(this.root, id);
     await mkdir(dir, { recursive: true, mode: 0o700 });
-    const egressOptions = { sessionId: id, policy: this.options.egress, language, ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}) };
+    const egressOptions = {
+      sessionId: id,
+      policy: this.options.egress,
+      language,
+      ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
+      ...(this.options.egressConnections ? { connections: this.options.egressConnections } : {}),
+      ...(this.options.openFiles ? { openFiles: this.options.openFiles } : {}),
+    };
     let sandbox: SessionSandbox | undefined;
     let egress: EgressRoute | undefined;
     try {

@@ -15,11 +15,15 @@ import type { LimitSettings } from '../http/limits.js';
 import type { SessionRow } from '../store/store.js';
 import { bridgeToDisplay } from './rfb-bridge.js';
 import { DEFAULT_DISPLAY_LIMITS, ViewerRoom, type DisplayLimits, type ViewerRights } from './viewer-room.js';
+import { DEFAULT_VIEWER_SEATS, ViewerSeats, type SeatRefusal, type ViewerSeat, type ViewerSeatLimits } from './viewer-seats.js';
+import type { OpenFiles } from '../runtime/open-files.js';
 
 export interface ShareApiOptions {
   sessions: SessionService;
-  /** Viewer connections one link may have at once. */
-  maxViewersPerLink?: number;
+  /** Seats per session for the share link's viewers and the view-only link's, and per client address (config `viewers`). */
+  seats?: ViewerSeatLimits;
+  /** The engine's open files: a viewer is refused when it would eat into the reserve. */
+  openFiles?: OpenFiles;
   /** Look-ups of unknown link ids (guesses) per client address per minute; valid links never count. */
   lookupsPerMinute?: number;
   /** The client's address behind trusted proxies (http/client-address.ts). */
@@ -45,6 +49,8 @@ export const VIEWER_CLOSE = {
   full: { code: 4002, reason: 'too many viewers on this link' },
   displayGone: { code: 4003, reason: 'the session display closed' },
   protocol: { code: 4004, reason: 'the viewer sent something that is not RFB this display accepts' },
+  address: { code: 4005, reason: 'too many viewers from this address' },
+  busy: { code: 4006, reason: 'the service is busy; try again in a moment' },
 } as const;
 
 const SHARE_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(\/events|\/rfb|\/ping|\/view-only)?$/;
@@ -66,10 +72,12 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights): 
 
 export function createShareApi(options: ShareApiOptions) {
   const { sessions } = options;
-  const maxViewers = options.maxViewersPerLink ?? 8;
+  const seats = new ViewerSeats(options.seats ?? DEFAULT_VIEWER_SEATS, options.openFiles);
+  const refusals: Record<SeatRefusal, { code: number; reason: string }> = { full: VIEWER_CLOSE.full, address: VIEWER_CLOSE.address, busy: VIEWER_CLOSE.busy };
   const lookups = options.limiter({ points: options.lookupsPerMinute ?? 120, duration: 60, keyPrefix: 'share' });
   const sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
   const open = new Map<string, Set<WebSocket>>();
+  const seated = new WeakMap<WebSocket, ViewerSeat>();
   /** The viewers of each session this node runs: rights, control, display size. */
   const rooms = new Map<string, ViewerRoom>();
 
@@ -180,49 +188,57 @@ export function createShareApi(options: ShareApiOptions) {
     if ('limited' in found) return refuse(429, 'Too Many Requests'), true;
     if (!found.row) return refuse(404, 'Not Found'), true;
     const row = found.row;
+    const address = options.clientAddress(request);
     const active = row.status === 'running' || row.status === 'starting';
     if (active && row.node_id !== null && row.node_id !== sessions.nodeId && options.remoteDisplay) {
       // Another node runs it: this node carries the viewer's bytes to that node's display.
       const connect = await options.remoteDisplay(row, found.rights).catch(() => undefined);
       sockets.handleUpgrade(request, socket, head, (ws) => {
         if (!connect) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
-        const viewers = joinViewers(row.id, ws);
+        const viewers = joinViewers(row.id, ws, found.rights, address);
         if (!viewers) return;
         void bridgeToDisplay(ws, connect, { onDisplayClosed: VIEWER_CLOSE.displayGone }).finally(() => leaveViewers(row.id, ws, viewers));
       });
       return true;
     }
-    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, row.id, active, found.rights));
+    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, row.id, active, found.rights, address));
     return true;
   }
 
-  /** Counts a viewer socket of a session on this node; undefined (and the socket closed) when the link is full. */
-  function joinViewers(sessionId: string, ws: WebSocket): Set<WebSocket> | undefined {
-    const viewers = open.get(sessionId) ?? new Set<WebSocket>();
-    if (viewers.size >= maxViewers) {
-      ws.close(VIEWER_CLOSE.full.code, VIEWER_CLOSE.full.reason);
+  /**
+   * Seats a viewer socket of a session on this node (its link's seats, its address's share, the
+   * engine's open files); undefined, and the socket closed with the reason, when there is no seat.
+   */
+  function joinViewers(sessionId: string, ws: WebSocket, rights: ViewerRights, address: string | null): Set<WebSocket> | undefined {
+    const seat = seats.take(sessionId, rights, address);
+    if (typeof seat === 'string') {
+      ws.close(refusals[seat].code, refusals[seat].reason);
       return undefined;
     }
+    seated.set(ws, seat);
+    const viewers = open.get(sessionId) ?? new Set<WebSocket>();
     viewers.add(ws);
     open.set(sessionId, viewers);
     return viewers;
   }
 
   function leaveViewers(sessionId: string, ws: WebSocket, viewers: Set<WebSocket>): void {
+    seated.get(ws)?.leave();
+    seated.delete(ws);
     viewers.delete(ws);
-    if (viewers.size === 0) open.delete(sessionId);
+    if (viewers.size === 0 && open.get(sessionId) === viewers) open.delete(sessionId);
   }
 
   /**
    * Joins a viewer's WebSocket to the display of a session this node runs, through the session's
    * room: here the link's rights are enforced and the display's size follows the controller.
    */
-  function bridgeHere(ws: WebSocket, sessionId: string, active: boolean, rights: ViewerRights): void {
+  function bridgeHere(ws: WebSocket, sessionId: string, active: boolean, rights: ViewerRights, address: string | null): void {
     // A viewer may connect while the session starts (its waiting screen stays up meanwhile),
     // so the live session shows the moment it is running.
     const display = active ? sessions.displayOf(sessionId) : undefined;
     if (!display) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
-    const viewers = joinViewers(sessionId, ws);
+    const viewers = joinViewers(sessionId, ws, rights, address);
     if (!viewers) return;
     let room = rooms.get(sessionId);
     if (!room) rooms.set(sessionId, (room = new ViewerRoom(options.displayLimits ?? DEFAULT_DISPLAY_LIMITS)));
@@ -244,7 +260,8 @@ export function createShareApi(options: ShareApiOptions) {
    * it to the display of a session this node runs.
    */
   function upgradeFromNode(request: IncomingMessage, socket: Duplex, head: Buffer, sessionId: string, rights: ViewerRights): void {
-    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, sessionId, true, rights));
+    // The node the viewer reached counted its address; here the address would be that node's.
+    sockets.handleUpgrade(request, socket, head, (ws) => bridgeHere(ws, sessionId, true, rights, null));
   }
 
   return {
