@@ -19,20 +19,26 @@ import { existsSync } from 'node:fs';
 const PERL = '/usr/bin/perl';
 
 /**
- * Arguments: `<n> <allowed path>... <command> <args>...`. Resolves `command` through PATH as the
+ * keyctl's system call number where it differs by architecture (Landlock's are the same on all).
+ * Given to the guard by the engine, which knows its architecture: Perl's own Config module would
+ * cost 3 ms of every start. Elsewhere the guard gives no keyring of its own (docs/security.md).
+ */
+const KEYCTL: Partial<Record<NodeJS.Architecture, number>> = { x64: 250, arm64: 219, riscv64: 219, loong64: 219 };
+
+/**
+ * Arguments: `<keyctl's system call number> <n> <allowed path>... <command> <args>...`. Resolves `command` through PATH as the
  * session sees it, allows it, the allowed paths (a directory: everything under it) and the ELF
  * loaders, restricts itself, then becomes the command. Exits 126 (with a reason on stderr) when it
  * cannot confine: it never runs a program unguarded. Kept on one line per statement, no comments
  * inside: it travels as a command-line argument.
  */
 const GUARD_SCRIPT = [
-  'use strict; use Config;',
+  'use strict;',
   'sub fail { print STDERR "exec guard: $_[0]\\n"; exit 126 }',
-  'my $n = shift @ARGV; my @allow = splice(@ARGV, 0, $n); my $cmd = $ARGV[0];',
+  'my $keyctl = shift @ARGV; my $n = shift @ARGV; my @allow = splice(@ARGV, 0, $n); my $cmd = $ARGV[0];',
   'defined $cmd or fail("no command");',
   'my $path = $cmd;',
   'if ($cmd !~ m{/}) { ($path) = grep { -f $_ && -x _ } map { "$_/$cmd" } split(/:/, $ENV{PATH} // "/usr/bin:/bin"); defined $path or fail("$cmd: not found"); }',
-  'my $keyctl = $Config{archname} =~ /^x86_64/ ? 250 : $Config{archname} =~ /^aarch64/ ? 219 : 0;',
   '$keyctl and syscall($keyctl, 1, 0) < 0 and fail("no session keyring of its own: $!");',
   'my $abi = syscall(444, 0, 0, 1);',
   '$abi >= 1 or fail("Landlock is not available in this kernel: $!");',
@@ -56,7 +62,7 @@ const GUARD_SCRIPT = [
  * process restrict itself).
  */
 export function guardedCommand(command: string, args: readonly string[], mayRun: readonly string[] = []): [string, string[]] {
-  return [PERL, ['-e', GUARD_SCRIPT, '--', String(mayRun.length), ...mayRun, command, ...args]];
+  return [PERL, ['-e', GUARD_SCRIPT, '--', String(KEYCTL[process.arch] ?? 0), String(mayRun.length), ...mayRun, command, ...args]];
 }
 
 /** Whether this host can guard sessions' programs: Perl and Landlock; `reason` says what is missing. */
