@@ -26,20 +26,20 @@ const KEY_KEYSYMS: Record<string, number> = {
   F1: 0xffbe, F2: 0xffbf, F3: 0xffc0, F4: 0xffc1, F5: 0xffc2, F6: 0xffc3, F7: 0xffc4, F8: 0xffc5, F9: 0xffc6, F10: 0xffc7, F11: 0xffc8, F12: 0xffc9,
 };
 
-/** What the viewer reads of a keydown (the DOM `KeyboardEvent`'s fields; `altGraph` is its AltGraph modifier state). */
+/** What the viewer reads of a keydown: the part of a DOM `KeyboardEvent` it uses (a plain object in tests). */
 export interface KeyFacts {
   key: string;
   ctrlKey: boolean;
   metaKey: boolean;
   altKey: boolean;
-  altGraph: boolean;
   isComposing?: boolean;
   keyCode?: number;
+  getModifierState(key: 'AltGraph'): boolean;
 }
 
 /** True when a key event is a shortcut (Ctrl, Meta, or Alt without AltGr) rather than typing. */
 export function isShortcut(key: KeyFacts): boolean {
-  return key.ctrlKey || key.metaKey || (key.altKey && !key.altGraph);
+  return key.ctrlKey || key.metaKey || (key.altKey && !key.getModifierState('AltGraph'));
 }
 
 /** An IME composing, or a dead key waiting for its letter: the text comes with the input events. */

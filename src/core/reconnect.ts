@@ -1,6 +1,7 @@
 // The live screen's reconnect policy, apart from the transport it retries (as neko's reconnector):
 // a dropped connection is tried again with back-off, or every moment while the session is still
 // starting behind the waiting screen. The UI only reads its state (subscribe/getState).
+import { Subscribable } from './subscribable.js';
 import { retryDelay } from './viewer-state.js';
 
 /** What a transport does; it reports back with `connected()`, `dropped()` and `failed()`. */
@@ -22,21 +23,16 @@ export interface ReconnectSnapshot {
 /** While the session starts, the viewer connects behind the waiting screen and retries this often. */
 export const PRECONNECT_RETRY_MS = 300;
 
-export class ReconnectPolicy {
-  #snapshot: ReconnectSnapshot = { connection: 'connecting', reconnectAt: null };
-  readonly #listeners = new Set<() => void>();
+export class ReconnectPolicy extends Subscribable<ReconnectSnapshot> {
   #transport: ReconnectTransport | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
   /** Tries since the last connection. */
   #attempt = 0;
   #preconnecting = false;
 
-  getState = (): ReconnectSnapshot => this.#snapshot;
-
-  subscribe = (listener: () => void): (() => void) => {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  };
+  constructor() {
+    super({ connection: 'connecting', reconnectAt: null });
+  }
 
   /** Connects through `transport` (closing whatever was open before) and keeps it connected. */
   open(transport: ReconnectTransport): void {
@@ -56,7 +52,7 @@ export class ReconnectPolicy {
   /** The transport is connected. */
   connected(): void {
     this.#attempt = 0;
-    this.#update({ connection: 'connected', reconnectAt: null });
+    this.update({ connection: 'connected', reconnectAt: null });
   }
 
   /** The connection dropped or could not be made: try again after the policy's wait. */
@@ -66,12 +62,12 @@ export class ReconnectPolicy {
     const wait = this.#preconnecting ? PRECONNECT_RETRY_MS : retryDelay(this.#attempt);
     clearTimeout(this.#timer);
     this.#timer = setTimeout(() => this.#retry(), wait);
-    this.#update({ connection: 'reconnecting', reconnectAt: Date.now() + wait });
+    this.update({ connection: 'reconnecting', reconnectAt: Date.now() + wait });
   }
 
   /** The transport cannot work at all (its code did not load): shown as reconnecting, tried again only when shown. */
   failed(): void {
-    this.#update({ connection: 'reconnecting' });
+    this.update({ connection: 'reconnecting' });
   }
 
   /**
@@ -80,7 +76,7 @@ export class ReconnectPolicy {
    */
   setPreconnecting(preconnecting: boolean): void {
     this.#preconnecting = preconnecting;
-    if (!preconnecting && this.#snapshot.connection === 'reconnecting') this.#retry();
+    if (!preconnecting && this.getState().connection === 'reconnecting') this.#retry();
   }
 
   #retry(): void {
@@ -91,10 +87,5 @@ export class ReconnectPolicy {
     this.#attempt += 1;
     transport.disconnect();
     transport.connect();
-  }
-
-  #update(change: Partial<ReconnectSnapshot>): void {
-    this.#snapshot = { ...this.#snapshot, ...change };
-    for (const listener of this.#listeners) listener();
   }
 }

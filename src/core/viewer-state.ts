@@ -1,10 +1,10 @@
 // Follows a share link's viewer state: one read of the share API, then its server-sent events;
 // where events cannot go, a read every few seconds; while the API cannot be reached, reads with
 // back-off. Framework-free with a subscribe/getState shape (src/react/viewer/useViewerState.ts binds it).
-import type { ViewerState, ViewerStateName } from '../protocol/share.js';
-import { isViewerState } from '../protocol/share.js';
+import { isViewerState, type ViewerState, type ViewerStateName } from '../protocol/share.js';
 import { shareApiUrl } from '../protocol/share-api.js';
 import { readViewerState, type ShareApiTarget } from './share-api.js';
+import { Subscribable } from './subscribable.js';
 
 /** What a viewer shows: a viewer state's screen, or its own while it cannot read the share API. */
 export type ViewerScreen = ViewerStateName | 'loading' | 'unreachable';
@@ -26,17 +26,12 @@ export function retryDelay(attempt: number): number {
   return RETRY_BACKOFF_MS[Math.min(attempt, RETRY_BACKOFF_MS.length - 1)]!;
 }
 
-export class ViewerStateFollower {
-  #snapshot: ViewerStateSnapshot = { state: null, screen: 'loading', retryAt: null };
-  readonly #listeners = new Set<() => void>();
+export class ViewerStateFollower extends Subscribable<ViewerStateSnapshot> {
   #stopCurrent: (() => void) | null = null;
 
-  getState = (): ViewerStateSnapshot => this.#snapshot;
-
-  subscribe = (listener: () => void): (() => void) => {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
-  };
+  constructor() {
+    super({ state: null, screen: 'loading', retryAt: null });
+  }
 
   /**
    * Follows a link (stopping whatever it followed before); without a share base and a link id the
@@ -46,7 +41,7 @@ export class ViewerStateFollower {
     this.stop();
     const { shareBase, linkId } = target;
     if (!shareBase || !linkId) {
-      this.#update({ screen: 'gone' });
+      this.update({ screen: 'gone' });
       return;
     }
     const api: ShareApiTarget = { shareBase, linkId, fetch: target.fetch };
@@ -56,19 +51,19 @@ export class ViewerStateFollower {
     let attempt = 0;
     const apply = (value: ViewerState) => {
       attempt = 0;
-      this.#update({ state: value, screen: value.state, retryAt: null });
+      this.update({ state: value, screen: value.state, retryAt: null });
     };
     const retry = () => {
       if (stopped) return;
       const wait = retryDelay(attempt++);
-      this.#update({ retryAt: Date.now() + wait });
+      this.update({ retryAt: Date.now() + wait });
       timer = setTimeout(load, wait);
     };
     const load = async () => {
       try {
         const answer = await readViewerState(api);
         if (stopped) return;
-        if (answer === 'gone') return this.#update({ screen: 'gone' });
+        if (answer === 'gone') return this.update({ screen: 'gone' });
         apply(answer);
         if (answer.state === 'gone') return;
         if (typeof EventSource === 'undefined' || target.fetch) {
@@ -89,7 +84,7 @@ export class ViewerStateFollower {
         };
       } catch {
         if (stopped) return;
-        if (this.#snapshot.screen === 'loading') this.#update({ screen: 'unreachable' });
+        if (this.getState().screen === 'loading') this.update({ screen: 'unreachable' });
         retry();
       }
     };
@@ -105,10 +100,5 @@ export class ViewerStateFollower {
   stop(): void {
     this.#stopCurrent?.();
     this.#stopCurrent = null;
-  }
-
-  #update(change: Partial<ViewerStateSnapshot>): void {
-    this.#snapshot = { ...this.#snapshot, ...change };
-    for (const listener of this.#listeners) listener();
   }
 }

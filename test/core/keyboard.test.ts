@@ -3,7 +3,15 @@
 import { describe, expect, it } from 'vitest';
 import { createLeaveEscapeWatcher, inputDelivery, isComposing, isShortcut, KEYSYM, keysymForKeyDown, keysymOf, PASTE_STROKES, pressWith, textDelivery, type KeyFacts } from '../../src/core/keyboard.js';
 
-const key = (name: string, facts: Partial<KeyFacts> = {}): KeyFacts => ({ key: name, ctrlKey: false, metaKey: false, altKey: false, altGraph: false, ...facts });
+/** A keydown's facts; `altGraph` stands for the AltGraph modifier state. */
+const key = (name: string, { altGraph = false, ...facts }: Partial<Omit<KeyFacts, 'getModifierState'>> & { altGraph?: boolean } = {}): KeyFacts => ({
+  key: name,
+  ctrlKey: false,
+  metaKey: false,
+  altKey: false,
+  getModifierState: (modifier) => modifier === 'AltGraph' && altGraph,
+  ...facts,
+});
 
 describe('keysymOf', () => {
   it('gives Latin-1 characters their own code and the rest Unicode keysyms', () => {

@@ -51,8 +51,7 @@ export function useRemoteKeyboard({ remote, keyboardRef, onLeaveKeys }: { remote
 
   const inputProps = {
     onKeyDown: (event: KeyboardEvent<HTMLTextAreaElement>) => {
-      const native = event.nativeEvent;
-      const key: KeyFacts = { key: event.key, ctrlKey: native.ctrlKey, metaKey: native.metaKey, altKey: native.altKey, altGraph: native.getModifierState('AltGraph'), isComposing: native.isComposing, keyCode: native.keyCode };
+      const key: KeyFacts = event.nativeEvent;
       if (isComposing(key)) return;
       // Tab and every other key go to the remote browser; Esc twice in a row is the way out.
       if (leaveEscape(key, performance.now())) onLeaveKeys();
