@@ -3,8 +3,7 @@
 // here a light shape check keeps the schema library out of the browser bundle. It never holds
 // an API key: the route on the customer's server does.
 import type { CreateRequest, ImageListResponse, UserQuotaResponse } from '../protocol/index.js';
-import { IDEMPOTENCY_HEADER, PROXY_PATHS } from '../server/paths.js';
-import type { ProxyCreateResponse, ProxySession } from '../server/wire.js';
+import { IDEMPOTENCY_HEADER, PROXY_PATHS, type ProxyCreateResponse, type ProxySession } from '../protocol/proxy.js';
 import { fieldOf, RemoteBrowserClientError } from './error.js';
 
 export interface RemoteBrowserClientOptions {

@@ -3,4 +3,4 @@
 export { createRemoteBrowserClient, type RemoteBrowserClient, type RemoteBrowserClientOptions } from './client.js';
 export { RemoteBrowserClientError, fieldOf, type RemoteBrowserErrorCode } from './error.js';
 export { imagesQuery, remoteBrowserKeys, sessionPollDelay, sessionQuery, usageQuery } from './queries.js';
-export type { ProxyCreateResponse, ProxySession } from '../server/wire.js';
+export type { ProxyCreateResponse, ProxySession } from '../protocol/proxy.js';

@@ -2,7 +2,7 @@
 // factories: the framework-free half of the data layer; src/react only binds them.
 import type { Query } from '@tanstack/query-core';
 import { isSessionEnded, type SessionStatus } from '../protocol/statuses.js';
-import type { ProxySession } from '../server/wire.js';
+import type { ProxySession } from '../protocol/proxy.js';
 import type { RemoteBrowserClient } from './client.js';
 
 export const remoteBrowserKeys = {

@@ -6,4 +6,5 @@ export * from './v8.js';
 export * from './v7.js';
 export * from './v6.js';
 export * from './share.js';
+export * from './share-api.js';
 export * from './statuses.js';

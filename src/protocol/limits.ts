@@ -18,6 +18,12 @@ export const SESSION_LIST_MAX = 1_000;
 /** Random bits in a `vmId` and in a share link id: both work like passwords. */
 export const SESSION_ID_BITS = 128;
 export const SHARE_LINK_ID_BITS = 128;
+/**
+ * The narrowest a remote browser window goes: a viewer's area narrower than this gets a display
+ * this wide with the area's shape, shown scaled to fit.
+ */
+export const BROWSER_MIN_WIDTH = 500;
+
 /** A masked session id keeps this many characters visible at each end. */
 export const SESSION_ID_MASK_KEEP = 4;
 

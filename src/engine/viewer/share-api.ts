@@ -8,7 +8,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { retryAfterSeconds, SECURITY_HEADERS } from '../../http/headers.js';
 import { requestTargetUrl } from '../../http/request-target.js';
-import { viewerStateFor, type SessionStatus, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
+import { parseShareApiPath, viewerStateFor, type SessionStatus, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from '../http/limits.js';
@@ -52,8 +52,6 @@ export const VIEWER_CLOSE = {
   address: { code: 4005, reason: 'too many viewers from this address' },
   busy: { code: 4006, reason: 'the service is busy; try again in a moment' },
 } as const;
-
-const SHARE_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(\/events|\/rfb|\/ping|\/view-only)?$/;
 
 // The share API is read by the viewer embedded in any host page: no cookies, the link is the key.
 const CORS = { 'access-control-allow-origin': '*' };
@@ -115,18 +113,18 @@ export function createShareApi(options: ShareApiOptions) {
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
-    const match = SHARE_PATH.exec(url.pathname);
-    if (!match) return false;
-    const viewOnlyPath = match[2] === '/view-only';
+    const path = parseShareApiPath(url.pathname);
+    if (!path) return false;
+    const viewOnlyPath = path.route === 'view-only';
     if (request.method === 'OPTIONS') {
       response.writeHead(204, { ...SECURITY_HEADERS, ...CORS, 'access-control-allow-methods': viewOnlyPath ? 'POST' : 'GET', 'access-control-max-age': '600' }).end();
       return true;
     }
-    if (viewOnlyPath ? request.method !== 'POST' : request.method !== 'GET' || match[2] === '/rfb') {
+    if (viewOnlyPath ? request.method !== 'POST' : request.method !== 'GET' || path.route === 'rfb') {
       sendJson(response, { status: 'denied', message: viewOnlyPath ? 'use POST to make a view-only link' : 'use GET, or a WebSocket for /rfb' }, 405, CORS);
       return true;
     }
-    const found = await lookUp(request, match[1]!);
+    const found = await lookUp(request, path.linkId);
     if ('limited' in found) {
       sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, 429, { ...CORS, 'retry-after': String(found.limited) });
       return true;
@@ -137,7 +135,7 @@ export function createShareApi(options: ShareApiOptions) {
       return true;
     }
     const sessionId = found.row.id;
-    if (match[2] === '/ping') {
+    if (path.route === 'ping') {
       sendJson(response, { status: 'ok' }, 200, CORS);
       return true;
     }
@@ -151,7 +149,7 @@ export function createShareApi(options: ShareApiOptions) {
       sendJson(response, { status: 'ok', ...link }, 200, CORS);
       return true;
     }
-    if (match[2] !== '/events') {
+    if (path.route !== 'events') {
       sendJson(response, { status: 'ok', ...state }, 200, CORS);
       return true;
     }
@@ -161,7 +159,7 @@ export function createShareApi(options: ShareApiOptions) {
     send(state);
     const onChange = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
-      void sessions.sessionForLink(match[1]!).then(
+      void sessions.sessionForLink(path.linkId).then(
         (link) => send((link && viewerState(link.row, link.rights)) ?? { ...state, state: 'gone' }),
         () => undefined,
       );
@@ -179,12 +177,12 @@ export function createShareApi(options: ShareApiOptions) {
 
   async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<boolean> {
     const url = requestTargetUrl(request.url, 'http://engine');
-    const match = url && SHARE_PATH.exec(url.pathname);
-    if (!match || match[2] !== '/rfb') return false;
+    const path = url && parseShareApiPath(url.pathname);
+    if (!path || path.route !== 'rfb') return false;
     const refuse = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
     };
-    const found = await lookUp(request, match[1]!);
+    const found = await lookUp(request, path.linkId);
     if ('limited' in found) return refuse(429, 'Too Many Requests'), true;
     if (!found.row) return refuse(404, 'Not Found'), true;
     const row = found.row;

@@ -1,0 +1,192 @@
+// The live screen: the remote browser through noVNC, the viewer's own text input that carries
+// keys and text to it, the toolbar, and the panels it opens (paste, the view-only link, the remote
+// clipboard). Mounted behind the waiting screen too (`hidden`), so it is connected when the
+// session runs.
+import { useCallback, useId, useRef, useState } from 'react';
+import { useTranslation } from 'react-i18next';
+import { requestViewOnlyLink } from '../../core/share-api.js';
+import { useCountdown } from './useCountdown.js';
+import { useFullscreen } from './useFullscreen.js';
+import { useRemoteKeyboard } from './useRemoteKeyboard.js';
+import { useRemoteScreen } from './useRemoteScreen.js';
+import { useRoundTrip } from './useRoundTrip.js';
+import { ViewerToolbar } from './ViewerToolbar.js';
+
+export interface LiveScreenProps {
+  shareBase: string;
+  linkId: string;
+  browserName: string;
+  viewOnly: boolean;
+  viewers: number | null;
+  onLeave: () => void;
+  shareFetch?: typeof fetch;
+  /** Behind the waiting screen: connected, but nothing of it shows. */
+  hidden: boolean;
+}
+
+/** The view-only link as the toolbar asked for it. */
+type ViewLink = { url: string } | { failed: true } | null;
+
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave, shareFetch, hidden }: LiveScreenProps) {
+  const { t } = useTranslation('viewer');
+  const rootRef = useRef<HTMLDivElement>(null);
+  const screenRef = useRef<HTMLDivElement>(null);
+  const keyboardRef = useRef<HTMLTextAreaElement>(null);
+  const leaveKeysId = useId();
+  const [pasting, setPasting] = useState(false);
+  // Kept while the paste panel is closed: reopened, it shows what was typed.
+  const [pasteText, setPasteText] = useState('');
+  const [viewLink, setViewLink] = useState<ViewLink>(null);
+
+  const { connection, reconnectAt, remoteClipboard, remote } = useRemoteScreen({ shareBase, linkId, viewOnly, hidden, screenRef });
+  const reconnectIn = useCountdown(reconnectAt);
+  const rttMs = useRoundTrip(shareBase, linkId, shareFetch, !hidden);
+  const { fullscreen, toggleFullscreen } = useFullscreen(rootRef);
+  // Esc twice moves the keyboard focus out of the remote screen, to the toolbar.
+  const leaveKeyboard = useCallback(() => rootRef.current?.querySelector<HTMLElement>('.rbk-viewer__toolbar button')?.focus(), []);
+  const keyboard = useRemoteKeyboard({ remote, keyboardRef, onLeaveKeys: leaveKeyboard });
+
+  /** Asks the share API for the session's view-only link and shows it to copy. */
+  const shareViewOnly = () =>
+    requestViewOnlyLink({ shareBase, linkId, fetch: shareFetch }).then(
+      (url) => setViewLink({ url }),
+      () => setViewLink({ failed: true }),
+    );
+
+  return (
+    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-fullscreen={fullscreen || undefined} aria-hidden={hidden || undefined}>
+      {hidden ? null : (
+        <ViewerToolbar
+          connection={connection}
+          reconnectIn={reconnectIn}
+          rttMs={rttMs}
+          viewOnly={viewOnly}
+          viewers={viewers}
+          viewLinkShown={viewLink !== null}
+          onViewLink={() => (viewLink ? setViewLink(null) : void shareViewOnly())}
+          onKeyboard={() => keyboardRef.current?.focus()}
+          modifiers={keyboard.modifiers}
+          onModifier={keyboard.toggleModifier}
+          onPress={keyboard.press}
+          pasting={pasting}
+          onPaste={() => setPasting((p) => !p)}
+          fullscreen={fullscreen}
+          onFullscreen={toggleFullscreen}
+          onLeave={onLeave}
+        />
+      )}
+      {pasting && !hidden ? (
+        <PastePanel
+          text={pasteText}
+          onText={setPasteText}
+          onSend={() => {
+            keyboard.pasteIntoRemote(pasteText);
+            setPasteText('');
+            setPasting(false);
+          }}
+          onCancel={() => setPasting(false)}
+        />
+      ) : null}
+      {viewLink && !hidden ? <ViewLinkPanel viewLink={viewLink} /> : null}
+      {remoteClipboard && !hidden ? <RemoteClipboardPanel text={remoteClipboard} /> : null}
+      <div
+        ref={screenRef}
+        className="rbk-viewer__screen"
+        role="application"
+        aria-label={t('running.region', { browser: browserName })}
+        // A press on the remote screen puts the keyboard focus in the viewer's text input.
+        onPointerDown={() => {
+          if (!viewOnly) keyboardRef.current?.focus({ preventScroll: true });
+        }}
+      />
+      {!viewOnly && !hidden ? (
+        <span id={leaveKeysId} className="rbk-viewer__sr-only">
+          {t('running.leaveKeys')}
+        </span>
+      ) : null}
+      {!viewOnly && !hidden ? (
+        <textarea
+          ref={keyboardRef}
+          className="rbk-viewer__keyboard-input"
+          aria-label={t('running.typeHere')}
+          aria-describedby={leaveKeysId}
+          autoCapitalize="off"
+          autoComplete="off"
+          autoCorrect="off"
+          spellCheck={false}
+          rows={1}
+          {...keyboard.inputProps}
+        />
+      ) : null}
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paste panel: text typed or pasted here goes to the remote clipboard and is pasted there
+
+function PastePanel({ text, onText, onSend, onCancel }: { text: string; onText: (text: string) => void; onSend: () => void; onCancel: () => void }) {
+  const { t } = useTranslation('viewer');
+  return (
+    <form
+      className="rbk-viewer__paste"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onSend();
+      }}
+    >
+      <label className="rbk-viewer__paste-label">
+        {t('toolbar.pasteLabel')}
+        <textarea className="rbk-viewer__paste-text" value={text} onChange={(e) => onText(e.target.value)} rows={3} />
+      </label>
+      <button type="submit" className="rbk-button rbk-button--primary">
+        {t('toolbar.pasteSend')}
+      </button>
+      <button type="button" className="rbk-button" onClick={onCancel}>
+        {t('toolbar.cancel')}
+      </button>
+    </form>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// View-only link panel: the link to copy, or why there is none
+
+function ViewLinkPanel({ viewLink }: { viewLink: { url: string } | { failed: true } }) {
+  const { t } = useTranslation('viewer');
+  if ('failed' in viewLink) {
+    return (
+      <p className="rbk-viewer__view-link" role="alert">
+        {t('toolbar.viewOnlyFailed')}
+      </p>
+    );
+  }
+  return (
+    <div className="rbk-viewer__view-link" role="status">
+      <label className="rbk-viewer__view-link-label">
+        {t('toolbar.viewOnlyLink')}
+        <input className="rbk-viewer__view-link-url" readOnly value={viewLink.url} onFocus={(event) => event.currentTarget.select()} />
+      </label>
+      <button type="button" className="rbk-button" onClick={() => void navigator.clipboard?.writeText(viewLink.url).catch(() => undefined)}>
+        {t('toolbar.copy')}
+      </button>
+      <span className="rbk-viewer__view-link-note">{t('toolbar.viewOnlyReady')}</span>
+    </div>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Remote clipboard panel: what the remote browser copied, to copy here
+
+function RemoteClipboardPanel({ text }: { text: string }) {
+  const { t } = useTranslation('viewer');
+  return (
+    <div className="rbk-viewer__clipboard">
+      <span>{t('toolbar.clipboard')}:</span>
+      <output className="rbk-viewer__clipboard-text">{text.slice(0, 200)}</output>
+      <button type="button" className="rbk-button" onClick={() => void navigator.clipboard?.writeText(text).catch(() => undefined)}>
+        {t('toolbar.copy')}
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,91 @@
+// The live screen's toolbar: connection state and quality, what this link lets its holder do,
+// who watches, and the controls (view-only link, keyboard, sticky keys, paste, full screen, leave).
+// Sound and file controls join it here.
+import { useTranslation } from 'react-i18next';
+import type { ConnectionState } from '../../core/reconnect.js';
+import { connectionQuality } from '../../core/share-api.js';
+import { KEYSYM, type StickyModifier } from '../../core/keyboard.js';
+import type { StickyModifiers } from './useRemoteKeyboard.js';
+
+export interface ViewerToolbarProps {
+  connection: ConnectionState;
+  /** Seconds until the next try while reconnecting. */
+  reconnectIn: number;
+  /** Round-trip time to the share API; `null` while unknown. */
+  rttMs: number | null;
+  viewOnly: boolean;
+  /** Viewers connected now (every link together); `null` when the share API did not say. */
+  viewers: number | null;
+  /** Whether the view-only link (or its failure) shows. */
+  viewLinkShown: boolean;
+  onViewLink: () => void;
+  onKeyboard: () => void;
+  modifiers: StickyModifiers;
+  onModifier: (modifier: StickyModifier) => void;
+  /** Presses a key on the remote side (with the sticky modifiers). */
+  onPress: (keysym: number) => void;
+  pasting: boolean;
+  onPaste: () => void;
+  fullscreen: boolean;
+  onFullscreen: () => void;
+  onLeave: () => void;
+}
+
+export function ViewerToolbar(props: ViewerToolbarProps) {
+  const { t } = useTranslation('viewer');
+  const { connection, rttMs, viewOnly, viewers, modifiers, fullscreen } = props;
+  const quality = connectionQuality(rttMs);
+  const statusText = connection === 'connected' ? t('running.connected') : connection === 'connecting' ? t('running.connecting') : t('running.reconnecting', { seconds: props.reconnectIn });
+
+  return (
+    <div className="rbk-viewer__toolbar" role="toolbar" aria-label={t('toolbar.label')}>
+      {/* ---------------------------------------------------------------- Status */}
+      <span className="rbk-viewer__connection" role="status" aria-live="polite">
+        {statusText}
+      </span>
+      <span className="rbk-viewer__quality" data-quality={quality} title={t(`running.quality.${quality}`, { ms: rttMs ?? 0 })}>
+        <span className="rbk-viewer__quality-dot" aria-hidden="true" />
+        <span className="rbk-viewer__quality-text">{t(`running.quality.${quality}`, { ms: rttMs ?? 0 })}</span>
+      </span>
+      <span className="rbk-viewer__badge" data-control={!viewOnly || undefined}>
+        {viewOnly ? t('running.viewOnly') : t('running.canControl')}
+      </span>
+      {viewers !== null && viewers > 0 ? <span className="rbk-viewer__watching">{t('running.watching', { count: viewers })}</span> : null}
+      <span className="rbk-viewer__spacer" />
+      {/* ---------------------------------------------------------------- Controls (a link that controls) */}
+      {!viewOnly ? (
+        <>
+          <button type="button" className="rbk-button" aria-expanded={props.viewLinkShown} onClick={props.onViewLink}>
+            {t('toolbar.shareViewOnly')}
+          </button>
+          <button type="button" className="rbk-button" onClick={props.onKeyboard}>
+            {t('toolbar.keyboard')}
+          </button>
+          <span role="group" aria-label={t('toolbar.keys')} className="rbk-viewer__keys">
+            {(['Control', 'Alt'] as const).map((m) => (
+              <button key={m} type="button" className="rbk-button" aria-pressed={modifiers[m]} onClick={() => props.onModifier(m)}>
+                {t(m === 'Control' ? 'toolbar.ctrl' : 'toolbar.alt')}
+              </button>
+            ))}
+            <button type="button" className="rbk-button" onClick={() => props.onPress(KEYSYM.Escape)}>
+              {t('toolbar.esc')}
+            </button>
+            <button type="button" className="rbk-button" onClick={() => props.onPress(KEYSYM.Tab)}>
+              {t('toolbar.tab')}
+            </button>
+          </span>
+          <button type="button" className="rbk-button" aria-expanded={props.pasting} onClick={props.onPaste}>
+            {t('toolbar.paste')}
+          </button>
+        </>
+      ) : null}
+      {/* ---------------------------------------------------------------- Every viewer */}
+      <button type="button" className="rbk-button" aria-pressed={fullscreen} onClick={props.onFullscreen}>
+        {fullscreen ? t('toolbar.exitFullscreen') : t('toolbar.fullscreen')}
+      </button>
+      <button type="button" className="rbk-button" onClick={props.onLeave}>
+        {t('leave')}
+      </button>
+    </div>
+  );
+}

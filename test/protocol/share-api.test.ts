@@ -1,0 +1,35 @@
+// The share API's paths as the viewer writes them and the engine reads them.
+import { describe, expect, it } from 'vitest';
+import { BROWSER_MIN_WIDTH, parseShareApiPath, SHARE_API_ROUTES, shareApiPath, shareApiUrl } from '../../src/protocol/index.js';
+import { BROWSER_MIN_WIDTH as ENGINE_BROWSER_MIN_WIDTH } from '../../src/engine/viewer/viewer-room.js';
+
+describe('share API paths', () => {
+  it('reads back every route it writes', () => {
+    for (const route of SHARE_API_ROUTES) expect(parseShareApiPath(shareApiPath('Ab_9-x', route))).toEqual({ linkId: 'Ab_9-x', route });
+  });
+
+  it('writes the state at the link itself and the rest under it', () => {
+    expect(shareApiPath('abc')).toBe('/share/abc');
+    expect(shareApiPath('abc', 'view-only')).toBe('/share/abc/view-only');
+  });
+
+  it('gives RFB a WebSocket address and the rest the share base scheme', () => {
+    expect(shareApiUrl('https://view.example.com/x', 'abc', 'rfb')).toBe('wss://view.example.com/x/share/abc/rfb');
+    expect(shareApiUrl('http://localhost:8080', 'abc', 'rfb')).toBe('ws://localhost:8080/share/abc/rfb');
+    expect(shareApiUrl('https://view.example.com', 'abc', 'events')).toBe('https://view.example.com/share/abc/events');
+  });
+
+  it('reads nothing else', () => {
+    for (const path of ['/share/', '/share/abc/', '/share/abc/state', '/share/abc/other', '/share/a.b', `/share/${'a'.repeat(65)}`, '/x/share/abc', '/share/abc/rfb/x']) {
+      expect(parseShareApiPath(path), path).toBeNull();
+    }
+    expect(parseShareApiPath(`/share/${'a'.repeat(64)}`)).toEqual({ linkId: 'a'.repeat(64), route: 'state' });
+  });
+});
+
+describe('BROWSER_MIN_WIDTH', () => {
+  // Until the engine's viewer-room.ts imports it from the protocol, the two must agree.
+  it('is the one the engine sizes displays with', () => {
+    expect(BROWSER_MIN_WIDTH).toBe(ENGINE_BROWSER_MIN_WIDTH);
+  });
+});
