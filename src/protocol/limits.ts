@@ -19,8 +19,10 @@ export const SESSION_LIST_MAX = 1_000;
 export const SESSION_ID_BITS = 128;
 export const SHARE_LINK_ID_BITS = 128;
 /**
- * The narrowest a remote browser window goes: a viewer's area narrower than this gets a display
- * this wide with the area's shape, shown scaled to fit.
+ * The narrowest a remote browser window goes (Chromium's tab strip and toolbar stop at 500 px, and
+ * Firefox ESR's too): a viewer's area narrower than this (a phone in portrait) gets a display this
+ * wide with the area's shape, shown scaled to fit; the page still lays out for a phone. The engine
+ * sizes displays with it and the viewer asks for it.
  */
 export const BROWSER_MIN_WIDTH = 500;
 

@@ -1,7 +1,6 @@
 // The share API's paths as the viewer writes them and the engine reads them.
 import { describe, expect, it } from 'vitest';
-import { BROWSER_MIN_WIDTH, parseShareApiPath, SHARE_API_ROUTES, shareApiPath, shareApiUrl } from '../../src/protocol/index.js';
-import { BROWSER_MIN_WIDTH as ENGINE_BROWSER_MIN_WIDTH } from '../../src/engine/viewer/viewer-room.js';
+import { parseShareApiPath, SHARE_API_ROUTES, shareApiPath, shareApiUrl } from '../../src/protocol/index.js';
 
 describe('share API paths', () => {
   it('reads back every route it writes', () => {
@@ -24,12 +23,5 @@ describe('share API paths', () => {
       expect(parseShareApiPath(path), path).toBeNull();
     }
     expect(parseShareApiPath(`/share/${'a'.repeat(64)}`)).toEqual({ linkId: 'a'.repeat(64), route: 'state' });
-  });
-});
-
-describe('BROWSER_MIN_WIDTH', () => {
-  // Until the engine's viewer-room.ts imports it from the protocol, the two must agree.
-  it('is the one the engine sizes displays with', () => {
-    expect(BROWSER_MIN_WIDTH).toBe(ENGINE_BROWSER_MIN_WIDTH);
   });
 });

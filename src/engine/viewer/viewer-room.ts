@@ -2,6 +2,7 @@
 // who only watches (view-only link, enforced here message by message), which viewer controls now
 // (the latest to press a key or a button), and the display's size, which follows the controlling
 // viewer's area within the operator's limits, at most one change per RESIZE_INTERVAL_MS.
+import { BROWSER_MIN_WIDTH } from '../../protocol/limits.js';
 import { pressesButton, requestedSize, setDesktopSize, type ClientMessage, type DesktopSize } from './rfb-client-messages.js';
 
 /** What a link lets its holder do: `control` (the share link) or `view` (a view-only link). */
@@ -17,12 +18,6 @@ export interface DisplayLimits {
 
 export const DEFAULT_DISPLAY_LIMITS: DisplayLimits = { minWidth: 320, minHeight: 320, maxWidth: 2560, maxHeight: 1600 };
 
-/**
- * The narrowest the browsers' windows go (Chromium's tab strip and toolbar stop at 500 px, and
- * Firefox ESR's too). A narrower viewer (a phone in portrait) gets a display this wide with its
- * own aspect ratio, which it scales down to fit: the page still lays out for a phone.
- */
-export const BROWSER_MIN_WIDTH = 500;
 
 /** The display size for a viewer's area: at least BROWSER_MIN_WIDTH wide (same shape), within the limits. */
 export function displaySizeFor(area: DesktopSize, limits: DisplayLimits): DesktopSize {
