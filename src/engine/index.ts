@@ -7,12 +7,12 @@ import { requireEngineParts } from './parts.js';
 
 requireEngineParts('remote-browser-kit/engine');
 
-const [engine, config, runtime, catalog, egress, doctor] = await Promise.all([
+const [engine, config, runtime, catalog, addressPolicy, doctor] = await Promise.all([
   import('./engine.js'),
   import('./config.js'),
   import('./runtime/runtime.js'),
   import('./runtime/catalog.js'),
-  import('./runtime/egress.js'),
+  import('./runtime/address-policy.js'),
   import('./doctor.js'),
 ]);
 
@@ -26,6 +26,7 @@ export type SessionRuntime = import('./runtime/runtime.js').SessionRuntime;
 export type { RuntimeOptions, RuntimeSession, RuntimeEvent, SessionSpec, StartKind, WarmPoolOptions, ReapReport } from './runtime/runtime.js';
 export const { discoverImages, IMAGE_DEFINITIONS } = catalog;
 export type { BrowserImage, BrowserFamily } from './runtime/catalog.js';
-export const { classifyAddress, isAddressAllowed, parseAllowRanges } = egress;
-export type { EgressPolicy, EgressRoute } from './runtime/egress.js';
+export const { classifyAddress, isAddressAllowed, parseAllowRanges } = addressPolicy;
+export type { EgressPolicy } from './runtime/address-policy.js';
+export type { EgressRoute } from './runtime/egress.js';
 export const { runDoctor } = doctor;

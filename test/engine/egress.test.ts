@@ -6,14 +6,8 @@ import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  classifyAddress,
-  isAddressAllowed,
-  parseAllowRanges,
-  startEgressRoute,
-  type EgressRefusal,
-  type EgressRoute,
-} from '../../src/engine/runtime/egress.js';
+import { classifyAddress, isAddressAllowed, parseAllowRanges } from '../../src/engine/runtime/address-policy.js';
+import { startEgressRoute, type EgressRefusal, type EgressRoute } from '../../src/engine/runtime/egress.js';
 import { OpenFiles } from '../../src/engine/runtime/open-files.js';
 
 const BODY = 'x'.repeat(10_000);

@@ -2,9 +2,10 @@
 // interface languages each can show.
 import { execFile } from 'node:child_process';
 import { access, constants, realpath } from 'node:fs/promises';
-import { installedLocales } from './locales.js';
+import { installedLocales, type BrowserFamily } from './locales.js';
 
-export type BrowserFamily = 'chromium' | 'firefox';
+export type { BrowserFamily };
+
 
 export interface BrowserImage {
   /** The value callers send as `browser`. */

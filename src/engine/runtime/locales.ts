@@ -3,7 +3,9 @@
 // of the same language (decisions.md 42). A language an image cannot show at all is refused.
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { BrowserFamily } from './catalog.js';
+
+/** The kinds of browser the engine starts; each reads its interface languages from its own files. */
+export type BrowserFamily = 'chromium' | 'firefox';
 
 /** What a browser shows when nothing else is installed: its built-in English. */
 export const BUILT_IN_LOCALE = 'en-US';

@@ -2,7 +2,7 @@
 // replaces chrome:// and similar pages, and the egress route's answer to a forbidden address), in
 // the session's language: the seven share languages, English for every other (decisions.md 42).
 import { SHARE_LANGUAGES, type ShareLanguage } from '../../protocol/index.js';
-import type { AddressCategory } from './egress.js';
+import type { AddressCategory } from './address-policy.js';
 
 /** What a refusal of the egress route tells the person: never what a name resolves to. */
 export type ShownRefusal =

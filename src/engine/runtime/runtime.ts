@@ -21,7 +21,8 @@ import {
 } from './confinement.js';
 import { BrowserControl, isNavigableUrl } from './control.js';
 import { removeDisplayFiles, startDisplay, type Display } from './display.js';
-import { startEgressRoute, type EgressPolicy, type EgressRoute } from './egress.js';
+import type { EgressPolicy } from './address-policy.js';
+import { startEgressRoute, type EgressRoute } from './egress.js';
 import type { EgressConnectionLimits } from './egress-gate.js';
 import type { OpenFiles } from './open-files.js';
 import { forgetFirefoxBuilds } from './firefox-launcher.js';

@@ -2,7 +2,6 @@
 // (TZ for its browser), so a site reached through a German exit sees a German clock. The operator
 // gives a city's or a country's zone in the configuration; where one zone dominates a country,
 // its code alone is enough (this table, from the IANA time zone database's zone.tab).
-import type { ExitLocation } from '../config.js';
 
 /**
  * The zone of each ISO 3166 country (lower case, as location codes are) that has one zone, or one
@@ -86,11 +85,18 @@ export function isTimeZone(name: string): boolean {
 }
 
 /** A country's zone: its own in the configuration, else the table's; undefined when it has none. */
-export function countryTimeZone(location: Pick<ExitLocation, 'code' | 'timeZone'> | undefined, code: string): string | undefined {
+/** What the zone rules read of an exit location (config.ts's ExitLocation has these and more). */
+interface ZonedLocation {
+  code: string;
+  timeZone?: string | undefined;
+  cities: ReadonlyArray<{ timeZone?: string | undefined }>;
+}
+
+export function countryTimeZone(location: Pick<ZonedLocation, 'code' | 'timeZone'> | undefined, code: string): string | undefined {
   return location?.timeZone ?? COUNTRY_TIME_ZONES[code.toLowerCase()];
 }
 
 /** An exit city's zone: its own, else its country's (configuration, then table). */
-export function cityTimeZone(location: ExitLocation, city: ExitLocation['cities'][number]): string | undefined {
+export function cityTimeZone(location: ZonedLocation, city: ZonedLocation['cities'][number]): string | undefined {
   return city.timeZone ?? countryTimeZone(location, location.code);
 }
