@@ -3,7 +3,7 @@
 // the browser), keep the browser on http and https pages, and notice a crashed page. The guard is
 // not optional: a connection that drops is made again at once (a new relay into the session) and
 // the guard re-armed; when that fails, or the connection keeps being cut, the control says the
-// guard is lost, and the runtime ends the session (decisions.md 45).
+// guard is lost, and the runtime ends the session (decisions.md 49).
 import { EventEmitter } from 'node:events';
 import CDP from 'chrome-remote-interface';
 import { withTimeout } from './processes.js';

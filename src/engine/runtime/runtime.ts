@@ -107,7 +107,7 @@ export type RuntimeEvent =
   | { sessionId: string; kind: 'browser-exited'; message: string }
   | { sessionId: string; kind: 'display-exited'; message: string }
   | { sessionId: string; kind: 'page-crashed'; message: string }
-  /** Chromium family: the engine's DevTools guard could not be kept (decisions.md 45); the session must end. */
+  /** Chromium family: the engine's DevTools guard could not be kept (decisions.md 49); the session must end. */
   | { sessionId: string; kind: 'guard-lost'; message: string }
   | { sessionId: string; kind: 'refused'; message: string };
 
@@ -475,7 +475,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           if (this.closed) await this.stopSlot(slot);
           else this.warmBrowsers.push(slot);
           const waiting = slot;
-          // A warm browser that loses its guard while it waits is not kept (decisions.md 45).
+          // A warm browser that loses its guard while it waits is not kept (decisions.md 49).
           waiting.browser?.control?.once('guard-lost', () => {
             const at = this.warmBrowsers.indexOf(waiting);
             if (at === -1) return;

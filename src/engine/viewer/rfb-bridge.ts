@@ -25,7 +25,7 @@ export function bridgeToDisplay(socket: WebSocket, openDisplay: () => Duplex, op
     const reader = options.seat ? new ClientMessageReader() : undefined;
     // The room writes only the display sizes it applies on this viewer's connection: never one to
     // a viewer that no longer takes size changes (a later SetEncodings without -308 would make
-    // Xvnc abort, decisions.md 46).
+    // Xvnc abort, decisions.md 50).
     const viewer = options.seat?.room.join(options.seat.rights, (bytes) => {
       if (reader?.announced(PSEUDO_ENCODING.ExtendedDesktopSize)) display.write(bytes);
     });

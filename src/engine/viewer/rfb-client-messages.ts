@@ -6,7 +6,7 @@
 // guessed length could hide a key event inside a message that looks harmless. So is a message of
 // an extension the viewer did not announce in its SetEncodings: Xvnc answers such a message in a
 // form the viewer never asked for, and for SetDesktopSize without ExtendedDesktopSize it aborts,
-// ending the session for every viewer (decisions.md 46).
+// ending the session for every viewer (decisions.md 50).
 
 /** What a client message does, for the bridge's decision. */
 export type ClientMessageKind =
