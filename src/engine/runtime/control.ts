@@ -152,7 +152,12 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         if (this.closed) return;
         let client: CDP.Client | undefined;
         try {
-          client = await withTimeout(openConnection(this.devtoolsUrl), CONNECT_TIMEOUT_MS, 'the DevTools connection');
+          const opening = openConnection(this.devtoolsUrl);
+          client = await withTimeout(opening, CONNECT_TIMEOUT_MS, 'the DevTools connection').catch((error: unknown) => {
+            // One that comes up after the time is closed, not left open beside the guard's.
+            void opening.then((late) => late.close(), () => undefined);
+            throw error;
+          });
           await withTimeout(this.guard(client), CONNECT_TIMEOUT_MS, 'arming the DevTools guard');
           if (this.dropped.has(client)) throw new Error('the new connection dropped while the guard was armed');
           if (this.closed) return void (await client.close().catch(() => undefined));
