@@ -279,7 +279,7 @@ describe('the share API', () => {
     expect(await blunt.closed).toBe(4004);
 
     // One that announced it, asked while another controlled (its request held), then announced
-    // it no longer takes size changes, then took control: its held request is not sent.
+    // it no longer takes size changes, then took control: its held request is not applied.
     await good.click(5, 5);
     const turncoat = await viewer(shareLinkId);
     turncoat.setDesktopSize(720, 520);

@@ -23,9 +23,9 @@ export function bridgeToDisplay(socket: WebSocket, openDisplay: () => Duplex, op
     const display = openDisplay();
     let done = false;
     const reader = options.seat ? new ClientMessageReader() : undefined;
-    // The room writes only the display sizes it applies on this viewer's connection: never one to
-    // a viewer that no longer takes size changes (a later SetEncodings without -308 would make
-    // Xvnc abort, decisions.md 50).
+    // The room writes only the display sizes it applies on this viewer's connection, on its
+    // behalf: the rule of decisions.md 50 holds for those too, so none goes to a viewer whose
+    // latest SetEncodings no longer announces ExtendedDesktopSize.
     const viewer = options.seat?.room.join(options.seat.rights, (bytes) => {
       if (reader?.announced(PSEUDO_ENCODING.ExtendedDesktopSize)) display.write(bytes);
     });
