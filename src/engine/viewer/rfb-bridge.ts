@@ -24,8 +24,9 @@ export function bridgeToDisplay(socket: WebSocket, openDisplay: () => Duplex, op
     let done = false;
     const reader = options.seat ? new ClientMessageReader() : undefined;
     // The room writes only the display sizes it applies on this viewer's connection, on its
-    // behalf: the rule of decisions.md 50 holds for those too, so none goes to a viewer whose
-    // latest SetEncodings no longer announces ExtendedDesktopSize.
+    // behalf: none goes to a viewer whose latest SetEncodings no longer announces
+    // ExtendedDesktopSize (Xvnc aborts on it when the viewer announced no size change form at
+    // all, decisions.md 50).
     const viewer = options.seat?.room.join(options.seat.rights, (bytes) => {
       if (reader?.announced(PSEUDO_ENCODING.ExtendedDesktopSize)) display.write(bytes);
     });
