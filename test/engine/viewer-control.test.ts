@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
-import { connectRfb, type RfbClient } from '../helpers/rfb-client.js';
+import { connectRfb, setEncodings, type RfbClient } from '../helpers/rfb-client.js';
 import { waitFor, x } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
 
@@ -40,8 +40,8 @@ const api = v8Caller(() => engine.url, () => key);
 
 const sessionStatus = async () => (await api(`/vm/data?id=${vmId}`)).data?.[0]?.status as string | undefined;
 
-async function viewer(linkId: string): Promise<RfbClient> {
-  const client = await connectRfb(`${engine.url.replace(/^http/, 'ws')}/share/${linkId}/rfb`);
+async function viewer(linkId: string, encodings?: number[]): Promise<RfbClient> {
+  const client = await connectRfb(`${engine.url.replace(/^http/, 'ws')}/share/${linkId}/rfb`, 15_000, encodings ? { encodings } : {});
   clients.push(client);
   return client;
 }
@@ -267,6 +267,32 @@ describe('the share API', () => {
     expect(await bad.closed).toBe(4004);
     expect(await good.pixel(5, chromeHeight + 5)).toEqual([0x33, 0x66, 0x99]);
     expect(await sessionStatus()).toBe('running');
+    good.close();
+  });
+
+  it('cuts off a viewer that asks for a desktop size without announcing ExtendedDesktopSize; the display keeps running for the others', async () => {
+    // Found in issue 20: Xvnc aborted on such a request from a viewer that announced raw pixels
+    // only, ending the session for every viewer.
+    const good = await viewer(shareLinkId);
+    const sizeBefore = await windowSize();
+    const blunt = await viewer(shareLinkId, [0]);
+    blunt.setDesktopSize(700, 500);
+    expect(await blunt.closed).toBe(4004);
+
+    // One that announced it, asked while another controlled (its request held), then announced
+    // it no longer takes size changes, then took control: its held request is not applied
+    // (sent on its behalf, it made Xvnc abort just the same).
+    await good.click(5, 5);
+    const turncoat = await viewer(shareLinkId);
+    turncoat.setDesktopSize(720, 520);
+    await pause(300);
+    turncoat.send(setEncodings([0]));
+    await turncoat.click(5, 5);
+
+    await pause(1000);
+    expect(await sessionStatus()).toBe('running');
+    expect(await windowSize()).toBe(sizeBefore);
+    expect(await good.pixel(5, chromeHeight + 5)).toEqual([0x33, 0x66, 0x99]);
     good.close();
   });
 });

@@ -1,7 +1,7 @@
 // Property-based fuzzing of the viewer WebSocket (/share/<link_id>/rfb) of one real Chromium
 // session: a raw client sends what a broken or hostile viewer would (wrong RFB versions, a bad
-// security type, malformed and truncated RFB messages, huge ClientCutText lengths, unknown message
-// types, random bytes; in fragmented, text, oversize or invalid WebSocket frames), and WebSocket
+// security type, malformed and truncated RFB messages, huge ClientCutText lengths, extension
+// messages with and without their pseudo-encoding announced, unknown message types, random bytes; in fragmented, text, oversize or invalid WebSocket frames), and WebSocket
 // upgrades with junk headers arrive on junk links. The engine must stay up, the session `running`,
 // and a well-behaved viewer must still connect and see the same pixel as before. Fuzzed messages
 // carry no key or pointer events: those are what any viewer may legitimately send, and a random
@@ -25,8 +25,9 @@ let api: Api;
 let vmId = '';
 let linkId = '';
 let rfbUrl = '';
-/** A pixel of the page, read before the fuzzing, and where. */
+/** A pixel of the page, read before the fuzzing, and where; and the display's size then. */
 let probe: { x: number; y: number; rgb: [number, number, number] };
+let size: { width: number; height: number };
 
 beforeAll(async () => {
   ({ api } = await ctx.account([PLANS.basic]));
@@ -49,6 +50,7 @@ beforeAll(async () => {
     rgb = again;
   }
   probe = { x, y, rgb };
+  size = { width: viewer.width, height: viewer.height };
   viewer.close();
 }, 90_000);
 
@@ -83,7 +85,8 @@ const clientMessage: fc.Arbitrary<{ name: string; bytes: Buffer }> = fc.oneof(
     name: `SetPixelFormat bpp ${bpp}`,
     bytes: pack([[1, 0], [1, 0], [2, 0], [1, bpp], [1, depth], [1, big], [1, tc], [2, rm], [2, gm], [2, bm], [1, rs], [1, gs], [1, bs], [1, 0], [2, 0]]),
   })),
-  fc.tuple(u16, fc.array(fc.integer({ min: -0x80000000, max: 0x7fffffff }), { maxLength: 40 })).map(([count, encodings]) => ({
+  // Announcing, or not, the extensions whose messages follow (a SetDesktopSize without -308 made Xvnc abort).
+  fc.tuple(u16, fc.array(fc.oneof(fc.integer({ min: -0x80000000, max: 0x7fffffff }), fc.constantFrom(0, -223, -258, -308, -312, -313, 0xc0a1e5ce | 0)), { maxLength: 40 })).map(([count, encodings]) => ({
     name: `SetEncodings claiming ${count}, carrying ${encodings.length}`,
     bytes: Buffer.concat([pack([[1, 2], [1, 0], [2, count]]), ...encodings.map((e) => pack([[4, e]]))]),
   })),
@@ -99,6 +102,8 @@ const clientMessage: fc.Arbitrary<{ name: string; bytes: Buffer }> = fc.oneof(
   fc.tuple(u8, u16, u16, u16, u16).map(([on, x, y, w, h]) => ({ name: 'EnableContinuousUpdates', bytes: pack([[1, 150], [1, on], [2, x], [2, y], [2, w], [2, h]]) })),
   fc.tuple(u32, u8, bytes(300)).map(([flags, length, payload]) => ({ name: `ClientFence claiming ${length}`, bytes: Buffer.concat([pack([[1, 248], [1, 0], [2, 0], [4, flags], [1, length]]), payload]) })),
   fc.tuple(u16, u16, u8, bytes(64)).map(([w, h, screens, rest]) => ({ name: `SetDesktopSize ${w}x${h}`, bytes: Buffer.concat([pack([[1, 251], [1, 0], [2, w], [2, h], [1, screens], [1, 0]]), rest]) })),
+  // Well-formed, one screen: what the display would apply, announced or not.
+  fc.tuple(u16, u16).map(([w, h]) => ({ name: `SetDesktopSize ${w}x${h} of one screen`, bytes: pack([[1, 251], [1, 0], [2, w], [2, h], [1, 1], [1, 0], [4, 0], [2, 0], [2, 0], [2, w], [2, h], [4, 0]]) })),
   // Types nobody defined (4 and 5, keys and pointer, 250 xvp, 253 gii and 255 QEMU keys are input: left out).
   fc.tuple(fc.oneof(fc.integer({ min: 7, max: 149 }), fc.constantFrom(1, 151, 200, 247, 249, 252, 254)), bytes(64)).map(([type, rest]) => ({ name: `unknown type ${type}`, bytes: Buffer.concat([pack([[1, type]]), rest]) })),
 );
@@ -208,7 +213,11 @@ describe('the viewer WebSocket under malformed RFB', () => {
   it('still lets a well-behaved viewer in, and shows it the page as before', async () => {
     tally.add('well-behaved viewer connections');
     const viewer = await connectRfb(rfbUrl);
-    expect(await viewer.pixel(probe.x, probe.y)).toEqual(probe.rgb);
+    // Hostile viewers that announced ExtendedDesktopSize may have resized the display: the
+    // well-behaved one takes it back to the size the probe was read at.
+    viewer.setDesktopSize(size.width, size.height);
+    expect(await viewer.waitForSize(size.width, size.height)).toEqual(size);
+    expect(await viewer.waitForPixel(probe.x, probe.y, probe.rgb)).toEqual(probe.rgb);
     viewer.close();
     expect(await sessionStatus(api, vmId)).toBe('running');
   }, 30_000);

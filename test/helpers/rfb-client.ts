@@ -29,7 +29,10 @@ export interface RfbClient {
   close(): void;
 }
 
-export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbClient> {
+/** What a viewer announces in SetEncodings: raw pixels, both size-change forms, QEMU keys (as noVNC does). */
+export const DEFAULT_ENCODINGS = [0, -308, -223, -258];
+
+export async function connectRfb(url: string, timeoutMs = 15_000, options: { encodings?: number[] } = {}): Promise<RfbClient> {
   const socket = new WebSocket(url, { perMessageDeflate: false });
   let buffered = Buffer.alloc(0);
   let waiter: (() => void) | undefined;
@@ -98,14 +101,7 @@ export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbCl
 
   // 32 bits per pixel, little-endian true colour: blue, green, red, padding.
   const format = Buffer.from([0, 0, 0, 0, 32, 24, 0, 1, 0, 255, 0, 255, 0, 255, 16, 8, 0, 0, 0, 0]);
-  // Raw pixels, and the display's size changes (ExtendedDesktopSize, DesktopSize).
-  const encodings = Buffer.alloc(16);
-  encodings.writeUInt8(2, 0);
-  encodings.writeUInt16BE(3, 2);
-  encodings.writeInt32BE(0, 4); // raw
-  encodings.writeInt32BE(-308, 8); // ExtendedDesktopSize
-  encodings.writeInt32BE(-223, 12); // DesktopSize
-  socket.send(Buffer.concat([format, encodings]));
+  socket.send(Buffer.concat([format, setEncodings(options.encodings ?? DEFAULT_ENCODINGS)]));
   const size = { width, height };
 
   /** One full (non-incremental) update of a region: its raw pixels. */
@@ -132,6 +128,7 @@ export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbCl
       for (let index = 0; index < rects; index++) {
         const header = await read(12);
         const [rw, rh, encoding] = [header.readUInt16BE(4), header.readUInt16BE(6), header.readInt32BE(8)];
+        if (encoding === -258) continue; // the display takes QEMU key events (no payload)
         if (encoding === -308 || encoding === -223) {
           // The display's new size (x: why, y: status; an error status leaves it as it was).
           if (encoding === -308) await read(16 * (await read(4))[0]!);
@@ -238,4 +235,13 @@ export async function connectRfb(url: string, timeoutMs = 15_000): Promise<RfbCl
       socket.close();
     },
   };
+}
+
+/** A SetEncodings message announcing `encodings`, in order. */
+export function setEncodings(encodings: number[]): Buffer {
+  const message = Buffer.alloc(4 + 4 * encodings.length);
+  message.writeUInt8(2, 0);
+  message.writeUInt16BE(encodings.length, 2);
+  encodings.forEach((encoding, index) => message.writeInt32BE(encoding, 4 + 4 * index));
+  return message;
 }

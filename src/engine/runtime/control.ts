@@ -1,8 +1,12 @@
 // DevTools control of a Chromium-family session: start the first page and know when its
 // navigation has begun ("ready": the page may be slow, hang or fail, and the person still sees
-// the browser), keep the browser on http and https pages, and notice a crashed page.
+// the browser), keep the browser on http and https pages, and notice a crashed page. The guard is
+// not optional: a connection that drops is made again at once (a new relay into the session) and
+// the guard re-armed; when that fails, or the connection keeps being cut, the control says the
+// guard is lost, and the runtime ends the session (decisions.md 49).
 import { EventEmitter } from 'node:events';
 import CDP from 'chrome-remote-interface';
+import { withTimeout } from './processes.js';
 import { refusedPage } from './refusals.js';
 
 /** Schemes a page may show. Everything else (file:, chrome:, view-source:, devtools:, ...) is refused. */
@@ -11,6 +15,18 @@ const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;
 const NEW_TAB_PAGE = /^chrome(-search)?:\/\/(newtab|new-tab-page|new-tab-page-third-party)\b/i;
 /** The developer tools' own pages: a viewer never gets them. */
 const DEVTOOLS_FRONTEND = /^devtools:/i;
+
+/**
+ * Drops of the guard's connection taken within REARM_WINDOW_MS, each re-armed at once; one more
+ * ends the session. The relay is a local process: only something killing it drops the connection,
+ * and a session that does so again and again would otherwise get gaps without a guard.
+ */
+export const REARM_LIMIT = 3;
+export const REARM_WINDOW_MS = 60_000;
+/** Tries to make a dropped connection again, this far apart, each bounded by CONNECT_TIMEOUT_MS. */
+const CONNECT_ATTEMPTS = 3;
+const ATTEMPT_GAP_MS = 200;
+const CONNECT_TIMEOUT_MS = 5_000;
 
 export function isNavigableUrl(url: string): boolean {
   try {
@@ -24,31 +40,59 @@ export function isNavigableUrl(url: string): boolean {
 export interface ControlEvents {
   refused: [{ url: string }];
   'page-crashed': [{ targetId: string; status: string }];
-  disconnected: [];
+  /** The connection dropped and was made again: the guard is armed once more. */
+  rearmed: [];
+  /** The connection is gone for good: the browser would run unguarded, so its session must end. */
+  'guard-lost': [{ reason: string }];
+}
+
+/** A DevTools connection to the browser (a confined session's `ws+unix:` address is used as is). */
+function openConnection(devtoolsUrl: string): Promise<CDP.Client> {
+  return CDP({ target: { webSocketDebuggerUrl: devtoolsUrl } as never, local: true });
 }
 
 export class BrowserControl extends EventEmitter<ControlEvents> {
   private closed = false;
+  private current: CDP.Client;
+  /** Connections that have dropped: one that drops while it is being armed is not kept. */
+  private readonly dropped = new WeakSet<CDP.Client>();
+  private rearming = false;
+  /** When the connection dropped, within the last REARM_WINDOW_MS. */
+  private drops: number[] = [];
+  /** Why the guard is lost, once it is (the session must then end); null while it holds. */
+  lostReason: string | null = null;
+
   private constructor(
-    readonly client: CDP.Client,
+    private readonly devtoolsUrl: string,
     /** The session's language: the "not allowed" page is shown in it. */
     private readonly language: string,
+    client: CDP.Client,
   ) {
     super();
+    this.current = client;
+  }
+
+  /** The live DevTools connection (a new one after each re-arm). */
+  get client(): CDP.Client {
+    return this.current;
   }
 
   static async connect(devtoolsUrl: string, language = 'en'): Promise<BrowserControl> {
-    // Given as an object so that a `ws+unix:` address (a confined session's relay) is used as is.
-    const client = await CDP({ target: { webSocketDebuggerUrl: devtoolsUrl } as never, local: true });
-    const control = new BrowserControl(client, language);
-    await control.guard();
+    const client = await openConnection(devtoolsUrl);
+    const control = new BrowserControl(devtoolsUrl, language, client);
+    try {
+      await control.guard(client);
+    } catch (error) {
+      await control.close();
+      throw error;
+    }
     return control;
   }
 
-  private async guard(): Promise<void> {
-    const { client } = this;
+  private async guard(client: CDP.Client): Promise<void> {
     client.on('disconnect', () => {
-      if (!this.closed) this.emit('disconnected');
+      this.dropped.add(client);
+      if (client === this.current) this.onDropped();
     });
     client.on('event', (message) => {
       const params = message.params as Record<string, any>;
@@ -61,15 +105,18 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         case 'Target.targetInfoChanged':
         case 'Target.targetCreated': {
           const info = params.targetInfo as { targetId: string; type: string; url: string };
-          if (DEVTOOLS_FRONTEND.test(info.url)) {
-            // F12, Ctrl+Shift+I and the menu open developer tools as a target of their own: closed
-            // at once. (The policy that would forbid them also forbids the engine's own DevTools.)
+          const devtools = DEVTOOLS_FRONTEND.test(info.url);
+          if (devtools && info.type !== 'page') {
+            // F12, Ctrl+Shift+I and the menu open developer tools as a target of their own (type
+            // "other"): closed at once. (The policy that would forbid them also forbids the
+            // engine's own DevTools.)
             this.emit('refused', { url: info.url });
-            void this.client.send('Target.closeTarget', { targetId: info.targetId }).catch(() => undefined);
-          } else if (info.type === 'page' && info.url && !ALLOWED_PAGE.test(info.url) && !NEW_TAB_PAGE.test(info.url)) {
-            // chrome:// and view-source: never reach Fetch, so the page is sent away once it shows.
+            void client.send('Target.closeTarget', { targetId: info.targetId }).catch(() => undefined);
+          } else if (info.type === 'page' && info.url && (devtools || (!ALLOWED_PAGE.test(info.url) && !NEW_TAB_PAGE.test(info.url)))) {
+            // chrome://, view-source: and devtools:// typed into a tab never reach Fetch, so the page
+            // is sent away once it shows. Never closed: closing the only tab would end the browser.
             this.emit('refused', { url: info.url });
-            void this.navigateTarget(info.targetId, refusedPage(info.url, this.language)).catch(() => undefined);
+            void this.navigateTarget(client, info.targetId, refusedPage(info.url, this.language)).catch(() => undefined);
           }
           break;
         }
@@ -79,10 +126,60 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
       }
     });
     await Promise.all([
+      // Reports every target that exists now too: what opened while the guard was down is handled.
       client.send('Target.setDiscoverTargets', { discover: true }),
       // Set on the browser-level session, these patterns apply to every page, also later ones.
       client.send('Fetch.enable', { patterns: [{ urlPattern: 'file:*' }, { urlPattern: 'filesystem:*' }, { urlPattern: 'ftp:*' }] }),
     ]);
+  }
+
+  /** The connection dropped: made again at once, unless it keeps being cut. */
+  private onDropped(): void {
+    if (this.closed || this.rearming || this.lostReason !== null) return;
+    const now = Date.now();
+    this.drops = [...this.drops.filter((at) => now - at < REARM_WINDOW_MS), now];
+    if (this.drops.length > REARM_LIMIT) {
+      return this.lose(`the engine's DevTools connection to the browser was cut ${this.drops.length} times within ${REARM_WINDOW_MS / 1000} s; the session ends rather than run without its guard`);
+    }
+    void this.rearm();
+  }
+
+  private async rearm(): Promise<void> {
+    this.rearming = true;
+    let failure = 'no attempt';
+    try {
+      for (let attempt = 1; attempt <= CONNECT_ATTEMPTS; attempt++) {
+        if (this.closed) return;
+        let client: CDP.Client | undefined;
+        try {
+          const opening = openConnection(this.devtoolsUrl);
+          client = await withTimeout(opening, CONNECT_TIMEOUT_MS, 'the DevTools connection').catch((error: unknown) => {
+            // One that comes up after the time is closed, not left open beside the guard's.
+            void opening.then((late) => late.close(), () => undefined);
+            throw error;
+          });
+          await withTimeout(this.guard(client), CONNECT_TIMEOUT_MS, 'arming the DevTools guard');
+          if (this.dropped.has(client)) throw new Error('the new connection dropped while the guard was armed');
+          if (this.closed) return void (await client.close().catch(() => undefined));
+          this.current = client;
+          this.emit('rearmed');
+          return;
+        } catch (error) {
+          failure = (error as Error).message;
+          await client?.close().catch(() => undefined);
+          await new Promise((resolve) => setTimeout(resolve, ATTEMPT_GAP_MS));
+        }
+      }
+      if (!this.closed) this.lose(`the engine lost its DevTools connection to the browser and could not make it again (${failure}); the session ends rather than run without its guard`);
+    } finally {
+      this.rearming = false;
+    }
+  }
+
+  private lose(reason: string): void {
+    if (this.lostReason !== null) return;
+    this.lostReason = reason;
+    this.emit('guard-lost', { reason });
   }
 
   private async attach(targetId: string): Promise<string> {
@@ -103,10 +200,10 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     });
   }
 
-  private async navigateTarget(targetId: string, url: string): Promise<void> {
-    const sessionId = await this.attach(targetId);
-    await this.client.send('Page.navigate', { url }, sessionId);
-    await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+  private async navigateTarget(client: CDP.Client, targetId: string, url: string): Promise<void> {
+    const { sessionId } = await client.send('Target.attachToTarget', { targetId, flatten: true });
+    await client.send('Page.navigate', { url }, sessionId);
+    await client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
   }
 
   /** The first page target (Chromium opens one at start). */

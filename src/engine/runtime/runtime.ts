@@ -108,6 +108,8 @@ export type RuntimeEvent =
   | { sessionId: string; kind: 'browser-exited'; message: string }
   | { sessionId: string; kind: 'display-exited'; message: string }
   | { sessionId: string; kind: 'page-crashed'; message: string }
+  /** Chromium family: the engine's DevTools guard could not be kept (decisions.md 49); the session must end. */
+  | { sessionId: string; kind: 'guard-lost'; message: string }
   | { sessionId: string; kind: 'refused'; message: string };
 
 export interface ReapReport {
@@ -215,6 +217,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     if (!image) throw new Error(`unknown browser "${spec.browser}"`);
     if (!image.enabled) throw new Error(`${image.name} is not available on this host: ${image.reason}`);
     if (spec.url !== undefined && !isNavigableUrl(spec.url)) throw new Error('the first page must be an http or https address');
+    // The browser gets the address as parsed, never the caller's string (spaces, tabs, case).
+    const url = spec.url === undefined ? undefined : new URL(spec.url).href;
     const locale = interfaceLocale(spec.language, image.locales);
     if (!locale) throw new Error(`${image.name} cannot show its interface in "${spec.language}" on this host (it has ${image.locales.join(', ')})`);
     const timeZone = spec.timeZone ?? this.timeZone;
@@ -237,8 +241,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         slot = this.warmDisplays.shift();
         start = 'warm-display';
       }
-      // A warm slot whose sandbox ended while it waited is not handed out.
-      if (slot?.sandbox.ended()) {
+      // A warm slot whose sandbox ended, or whose browser lost its guard, while it waited is not handed out.
+      if (slot?.sandbox.ended() || slot?.browser?.control?.lostReason) {
         void this.discard(slot);
         slot = undefined;
         start = 'cold';
@@ -256,7 +260,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       }
       const current = slot;
       spec.onDisplay?.(current.display);
-      const firstUrl = spec.url ?? 'about:blank';
+      const firstUrl = url ?? 'about:blank';
       const ready = async () => {
         if (!current.browser) {
           const process = await launchBrowser({ image, sandbox: current.sandbox, display: current.display, width, height, language: spec.language, locale, timeZone, timeoutMs }, firstUrl);
@@ -265,12 +269,12 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           const connected = async () => {
             if (!process.devtoolsUrl) return;
             current.browser!.control = await BrowserControl.connect(process.devtoolsUrl, spec.language);
-            if (spec.url) await current.browser!.control.firstNavigationStarted();
+            if (url) await current.browser!.control.firstNavigationStarted();
           };
           await Promise.all([process.windowShown, connected()]);
-        } else if (current.browser.control && spec.url) {
+        } else if (current.browser.control && url) {
           // A warm browser waits on about:blank: it starts on the first page now.
-          await current.browser.control.navigate(spec.url);
+          await current.browser.control.navigate(url);
         }
       };
       await abortable(withTimeout(ready(), timeoutMs, `${image.name} starting on the first page`), spec.signal);
@@ -352,6 +356,9 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     void session.display.server.exited.then(({ code, signal }) => report('display-exited', `Xvnc exited (${signal ?? `code ${code}`})`));
     session.control?.on('page-crashed', ({ status }) => report('page-crashed', `a page crashed (${status})`));
     session.control?.on('refused', ({ url }) => report('refused', `refused ${url.slice(0, 200)}`));
+    session.control?.on('guard-lost', ({ reason }) => report('guard-lost', reason));
+    // Lost while the session was starting: said now that someone listens.
+    if (session.control?.lostReason) report('guard-lost', session.control.lostReason);
     session.egress.on('refused', ({ target, reason }) => report('refused', `refused ${target}: ${reason}`));
   }
 
@@ -468,6 +475,15 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           }
           if (this.closed) await this.stopSlot(slot);
           else this.warmBrowsers.push(slot);
+          const waiting = slot;
+          // A warm browser that loses its guard while it waits is not kept (decisions.md 49).
+          waiting.browser?.control?.once('guard-lost', () => {
+            const at = this.warmBrowsers.indexOf(waiting);
+            if (at === -1) return;
+            this.warmBrowsers.splice(at, 1);
+            void this.discard(waiting);
+            this.scheduleRefill();
+          });
         }
       }
     }).catch(() => {

@@ -242,6 +242,12 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       firstUrl = /^url_\d{1,20}$/.test(firstUrl) ? await this.store.shortUrl(firstUrl, this.now() - V6_SHORT_URL_TTL_HOURS * 3_600_000) : undefined;
       if (firstUrl === undefined) return { status: 'denied', message: 'url: unknown or expired short-URL id; make a new one with POST /api/v6/shortUrl or send the address itself' };
     }
+    // Kept, and handed to the browser, as the parsed address: never the caller's string (its
+    // spaces, tabs and case go; checked to be an http or https address before this).
+    if (firstUrl !== undefined) {
+      firstUrl = URL.canParse(firstUrl) ? new URL(firstUrl).href : undefined;
+      if (firstUrl === undefined) return { status: 'denied', message: 'url: must be an http or https address' };
+    }
 
     let pools = await this.pools(account);
     if (pools.length === 0) return { status: 'upgrade', message: 'the account has no plan; subscribe to a plan to start sessions' };

@@ -4,7 +4,7 @@
 // the display (viewer-room.ts); a node that only relays to the owner passes bytes as they are.
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import { ClientMessageReader, RfbProtocolError } from './rfb-client-messages.js';
+import { ClientMessageReader, PSEUDO_ENCODING, RfbProtocolError } from './rfb-client-messages.js';
 import type { ViewerRoom, ViewerRights } from './viewer-room.js';
 
 export interface BridgeOptions {
@@ -22,8 +22,14 @@ export function bridgeToDisplay(socket: WebSocket, openDisplay: () => Duplex, op
   return new Promise((resolve) => {
     const display = openDisplay();
     let done = false;
-    const viewer = options.seat?.room.join(options.seat.rights, (bytes) => display.write(bytes));
-    const reader = viewer ? new ClientMessageReader() : undefined;
+    const reader = options.seat ? new ClientMessageReader() : undefined;
+    // The room writes only the display sizes it applies on this viewer's connection, on its
+    // behalf: none goes to a viewer whose latest SetEncodings no longer announces
+    // ExtendedDesktopSize (Xvnc aborts on it when the viewer announced no size change form at
+    // all, decisions.md 50).
+    const viewer = options.seat?.room.join(options.seat.rights, (bytes) => {
+      if (reader?.announced(PSEUDO_ENCODING.ExtendedDesktopSize)) display.write(bytes);
+    });
     const finish = (code: number, reason: string) => {
       if (done) return;
       done = true;

@@ -3,7 +3,10 @@
 // display: watching needs only the handshake, pixel format, encodings, update requests and fences;
 // keys, pointer, clipboard and desktop size are control. A message this reader cannot size the
 // way Xvnc would is a protocol error: the bridge ends the connection rather than guess, since a
-// guessed length could hide a key event inside a message that looks harmless.
+// guessed length could hide a key event inside a message that looks harmless. So is a message of
+// an extension the viewer did not announce in its SetEncodings: Xvnc answers such a message in a
+// form the viewer never asked for, and for SetDesktopSize without ExtendedDesktopSize it aborts,
+// ending the session for every viewer (decisions.md 50).
 
 /** What a client message does, for the bridge's decision. */
 export type ClientMessageKind =
@@ -42,6 +45,18 @@ const MESSAGE = {
   QemuClientMessage: 255,
 } as const;
 
+/**
+ * The pseudo-encoding a viewer announces (SetEncodings) before it may send each extension's
+ * message: the RFB community specification's rule, since the server only answers them in that form.
+ */
+export const PSEUDO_ENCODING = {
+  ExtendedDesktopSize: -308,
+  Fence: -312,
+  ContinuousUpdates: -313,
+  QemuExtendedKeyEvent: -258,
+  ExtendedClipboard: 0xc0a1e5ce | 0,
+} as const;
+
 /** Longest clipboard text carried (Xvnc's own MaxCutText is 256 KiB; it skips longer ones). */
 const MAX_CUT_TEXT = 1024 * 1024;
 const VERSIONS = new Set(['RFB 003.003\n', 'RFB 003.007\n', 'RFB 003.008\n']);
@@ -58,6 +73,13 @@ type Phase = 'version' | 'security' | 'init' | 'messages';
 export class ClientMessageReader {
   private phase: Phase = 'version';
   private pending: Buffer = Buffer.alloc(0);
+  /** What the viewer's latest SetEncodings announced (each one replaces the last, as in Xvnc). */
+  private encodings = new Set<number>();
+
+  /** Whether the viewer's latest SetEncodings announced `encoding`. */
+  announced(encoding: number): boolean {
+    return this.encodings.has(encoding);
+  }
 
   push(chunk: Buffer): ClientMessage[] {
     this.pending = this.pending.length ? Buffer.concat([this.pending, chunk]) : chunk;
@@ -102,9 +124,36 @@ export class ClientMessageReader {
         this.phase = 'messages';
         // ClientInit's flag: always shared, so no viewer can disconnect the others.
         return { kind: 'handshake', bytes: Buffer.from([1]) };
-      case 'messages':
+      case 'messages': {
+        if (bytes[0] === MESSAGE.SetEncodings) {
+          this.encodings = new Set(Array.from({ length: bytes.readUInt16BE(2) }, (_, index) => bytes.readInt32BE(4 + 4 * index)));
+        }
+        const needs = extensionOf(bytes);
+        if (needs && !this.encodings.has(needs.encoding)) {
+          throw new RfbProtocolError(`${needs.message} without announcing pseudo-encoding ${needs.encoding} in SetEncodings`);
+        }
         return { kind: kindOf(bytes[0]!), bytes };
+      }
     }
+  }
+}
+
+/** The pseudo-encoding a whole client message needs announced first, or null for the core protocol's. */
+function extensionOf(bytes: Buffer): { message: string; encoding: number } | null {
+  switch (bytes[0]) {
+    case MESSAGE.SetDesktopSize:
+      return { message: 'SetDesktopSize', encoding: PSEUDO_ENCODING.ExtendedDesktopSize };
+    case MESSAGE.ClientFence:
+      return { message: 'ClientFence', encoding: PSEUDO_ENCODING.Fence };
+    case MESSAGE.EnableContinuousUpdates:
+      return { message: 'EnableContinuousUpdates', encoding: PSEUDO_ENCODING.ContinuousUpdates };
+    case MESSAGE.QemuClientMessage:
+      return { message: 'a QEMU extended key event', encoding: PSEUDO_ENCODING.QemuExtendedKeyEvent };
+    case MESSAGE.ClientCutText:
+      // A negative length is the extended clipboard's form.
+      return bytes.readInt32BE(4) < 0 ? { message: 'an extended clipboard message', encoding: PSEUDO_ENCODING.ExtendedClipboard } : null;
+    default:
+      return null;
   }
 }
 

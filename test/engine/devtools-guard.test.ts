@@ -1,0 +1,160 @@
+// The engine's DevTools guard of a real confined Chromium session, attacked from inside the
+// session (issue 20): its relay killed, once and then again and again, and devtools:// typed into
+// the only tab. The guard comes back at once, or the session ends saying why; it never runs
+// unguarded, and a refused page in the only tab never ends the browser. Pages and targets are read
+// through a DevTools connection of the test's own, keys are typed on the session's display.
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import CDP from 'chrome-remote-interface';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { REARM_LIMIT } from '../../src/engine/runtime/control.js';
+import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import { typeAddress, waitFor, x } from '../helpers/session.js';
+import { servePage, v8Caller } from '../helpers/site.js';
+
+const PAGE = '<!doctype html><title>Plain page</title><body style="background:#336699"><p>plain</p>';
+
+let engine: Engine;
+let dir: string;
+let site: Server;
+let origin: string;
+let key: string;
+let vmId: string;
+let session: RuntimeSession;
+/** The test's own DevTools connection: it sees the browser whatever the guard does. */
+let observer: CDP.Client;
+/** The relay that carries the observer's connection (never killed here). */
+let observerRelays: Set<number>;
+/** Developer tools targets seen to open, and those seen to go. */
+const devtoolsOpened = new Set<string>();
+const devtoolsClosed = new Set<string>();
+
+const api = v8Caller(() => engine.url, () => key);
+const sessionStatus = async () => (await api(`/vm/data?id=${vmId}`)).data?.[0]?.status as string | undefined;
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A session's relays to DevTools: `socat STDIO TCP:127.0.0.1:<port>`, one per connection. */
+async function devtoolsRelays(of = session): Promise<number[]> {
+  return (await findMarkedProcesses({ dir: of.dir }))
+    .filter((p) => !p.zombie && /^\S*socat STDIO TCP:127\.0\.0\.1:\d+$/.test(p.command))
+    .map((p) => p.pid);
+}
+
+/** The guard's relay, once there is exactly one besides the observer's (and other than `killed`). */
+async function guardRelay(of = session, killed?: number): Promise<number | undefined> {
+  const relays = await waitFor(async () => (await devtoolsRelays(of)).filter((pid) => !observerRelays.has(pid) && pid !== killed), (pids) => pids.length === 1);
+  return relays.length === 1 ? relays[0] : undefined;
+}
+
+/** Kills the guard's relay as a process of the session could; answers its pid. */
+async function killGuardRelay(of = session): Promise<number> {
+  const pid = await guardRelay(of);
+  expect(pid, 'the guard has one relay into the session').toBeDefined();
+  process.kill(pid!, 'SIGKILL');
+  return pid!;
+}
+
+/** Waits for the guard's new relay after `killed`: the connection was made again. */
+async function expectGuardBack(killed: number, of = session): Promise<void> {
+  expect(await guardRelay(of, killed), 'a new relay carries the guard').toBeDefined();
+  // Armed on it: the engine's control reads the browser again.
+  expect(await waitFor(() => of.control!.pages().then(() => true, () => false), (armed) => armed)).toBe(true);
+}
+
+/** Starts a Chromium session on `url` through the API; answers its id and its runtime session. */
+async function startSession(url: string): Promise<{ vmId: string; session: RuntimeSession }> {
+  const created = await api('/vm/create', { browser: 'chromium', url });
+  expect(created.status).toBe('ok');
+  const status = async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status as string | undefined;
+  expect(await waitFor(status, (value) => value === 'running', 30_000)).toBe('running');
+  return { vmId: created.vmId, session: engine.runtime.get((await engine.store.session(created.vmId))!.runtime_id!)! };
+}
+
+async function pages(): Promise<string[]> {
+  return (await observer.send('Target.getTargets')).targetInfos.filter((t) => t.type === 'page').map((t) => t.url);
+}
+
+/** The refusal page (a data: address) that names `url`. */
+const refusalOf = (url: string) => (page: string) => page.startsWith('data:') && decodeURIComponent(page).includes(url);
+
+beforeAll(async () => {
+  const served = await servePage(PAGE);
+  site = served.server;
+  origin = served.origin;
+  dir = await mkdtemp(join(tmpdir(), 'rbk-devtools-guard-'));
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] } } as never });
+  key = (await engine.accounts.create({ contact: 'guard@example.com', plans: ['pro'] })).apiKey.key;
+  ({ vmId, session } = await startSession(`${origin}/`));
+  expect(await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Plain page', 15_000)).toBe('Plain page');
+
+  const before = new Set(await devtoolsRelays());
+  observer = await CDP({ target: { webSocketDebuggerUrl: session.browser.devtoolsUrl } as never, local: true });
+  observerRelays = new Set(await waitFor(async () => (await devtoolsRelays()).filter((pid) => !before.has(pid)), (pids) => pids.length === 1));
+  expect(observerRelays.size).toBe(1);
+  observer.on('event', (message) => {
+    const info = (message.params as { targetInfo?: { targetId: string; url: string } }).targetInfo;
+    if (info?.url.startsWith('devtools://')) devtoolsOpened.add(info.targetId);
+    if (message.method === 'Target.targetDestroyed') devtoolsClosed.add((message.params as { targetId: string }).targetId);
+  });
+  await observer.send('Target.setDiscoverTargets', { discover: true });
+  await x(session, 'xdotool', ['search', '--onlyvisible', '--class', 'chromium', 'windowactivate', '--sync']).catch(() => '');
+}, 90_000);
+
+afterAll(async () => {
+  await observer?.close().catch(() => undefined);
+  await engine?.close();
+  site?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the DevTools guard', () => {
+  it('is back within seconds when its relay is killed: chrome://version opened meanwhile is sent away, F12 closed, the session running', async () => {
+    const killed = await killGuardRelay();
+    // Right away, before the guard could be back: what a person in the session would try.
+    await typeAddress(session, 'chrome://version');
+    expect(await waitFor(pages, (urls) => urls.some(refusalOf('chrome://version')), 10_000)).toEqual([expect.stringMatching(/^data:/)]);
+
+    await x(session, 'xdotool', ['key', 'F12']);
+    const opened = await waitFor(() => [...devtoolsOpened], (ids) => ids.length > 0, 5_000);
+    expect(opened.length, 'F12 opened developer tools').toBeGreaterThan(0);
+    expect(await waitFor(() => opened.filter((id) => !devtoolsClosed.has(id)), (open) => open.length === 0, 5_000)).toEqual([]);
+
+    // A new relay carries the guard; the engine's control reads the browser again.
+    await expectGuardBack(killed);
+    expect(await session.control!.pages()).toEqual([expect.stringMatching(/^data:/)]);
+    expect(await sessionStatus()).toBe('running');
+  }, 40_000);
+
+  it('replaces devtools:// typed into the only tab with the refusal page: the browser stays, the session runs', async () => {
+    expect(await pages()).toHaveLength(1);
+    await typeAddress(session, 'devtools://devtools/bundled/inspector.html');
+    expect(await waitFor(pages, (urls) => urls.some(refusalOf('devtools://devtools/bundled/inspector.html')), 10_000)).toEqual([
+      expect.stringMatching(/^data:/),
+    ]);
+    await pause(1500);
+    expect(session.browser.process.child.exitCode).toBeNull();
+    expect(await pages()).toHaveLength(1);
+    expect(await sessionStatus()).toBe('running');
+  }, 30_000);
+
+  it('ends the session, saying why, when its connection is cut again and again', async () => {
+    // A session of its own: no cut of the tests above counts.
+    const cut = await startSession(`${origin}/`);
+    const status = async () => (await api(`/vm/data?id=${cut.vmId}`)).data?.[0]?.status as string | undefined;
+    // Each cut within the minute is re-armed; the one after the limit ends the session.
+    for (let count = 1; count <= REARM_LIMIT; count++) {
+      await expectGuardBack(await killGuardRelay(cut.session), cut.session);
+      expect(await status()).toBe('running');
+    }
+    await killGuardRelay(cut.session);
+    expect(await waitFor(status, (value) => value === 'suspended', 10_000)).toBe('suspended');
+    expect((await engine.store.session(cut.vmId))!.end_reason).toMatch(/DevTools connection to the browser was cut \d+ times/);
+    // Ended, not left running unguarded: the browser is gone.
+    const { child } = cut.session.browser.process;
+    expect(await waitFor(() => child.exitCode !== null || child.signalCode !== null, (gone) => gone)).toBe(true);
+  }, 90_000);
+});
