@@ -4,22 +4,22 @@
 // writable place, no network but a relay to the session's egress route, its own process and IPC
 // space, and a cgroup that caps memory and processes. Unconfined (an operator's explicit opt-in),
 // the processes run as the engine, as they did before confinement existed.
-import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
-import { chmod, chown, mkdir, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSessionCgroup, findHierarchies, type ResourceLimits, type SessionCgroup } from './cgroups.js';
 import { SESSION_MARKER, sessionMarker, signalProcess, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
 import type { StdioOptions } from 'node:child_process';
 import { connect as connectSocket } from 'node:net';
 import { guardedCommand, probeExecGuard } from './exec-guard.js';
+import { claimUid, type UidRange } from './session-uids.js';
 import { Duplex } from 'node:stream';
 
 export interface ConfinementSettings extends ResourceLimits {
   /** Size of the session's writable directory (its profile, downloads and temporary files). */
   diskMb: number;
   /** Range of uids handed to sessions, one each; no account of the host should use them. */
-  uids: { first: number; count: number };
+  uids: UidRange;
 }
 
 export const DEFAULT_CONFINEMENT: ConfinementSettings = {
@@ -33,15 +33,13 @@ export const DEFAULT_CONFINEMENT: ConfinementSettings = {
 };
 
 /** Where the session's own directory is, as its processes see it when confined. */
-const CONFINED_SESSION_DIR = '/session';
+export const CONFINED_SESSION_DIR = '/session';
 /** The in-sandbox address of the relay to the egress route (the sandbox's own loopback). */
 const CONFINED_PROXY_URL = 'http://127.0.0.1:3128';
 /** Files the engine shares read-only with every session (browser policies, the Firefox launcher). */
 const CONFINED_SHARED_DIR = '/run/remote-browser-kit/shared';
 /** The session's egress socket directory inside the sandbox. */
 const CONFINED_EGRESS_DIR = '/run/remote-browser-kit/egress';
-/** Host directory of uid claims: one file per uid in use, so engines on one host never share one. */
-const UID_CLAIMS = '/run/remote-browser-kit/uids';
 
 export interface SpawnInSession {
   env: NodeJS.ProcessEnv;
@@ -213,71 +211,6 @@ export async function openHostSandbox(hostDir: string, egressProxyUrl: string): 
 }
 
 // Confined --------------------------------------------------------------------------------------
-
-/** Claims a uid no other live session on this host holds (a file per uid, created exclusively). */
-async function claimUid(range: ConfinementSettings['uids'], owner: string): Promise<{ uid: number; release: () => Promise<void> }> {
-  await mkdir(UID_CLAIMS, { recursive: true, mode: 0o700 });
-  const start = randomBytes(4).readUInt32BE() % range.count;
-  for (let i = 0; i < range.count; i++) {
-    const uid = range.first + ((start + i) % range.count);
-    const file = join(UID_CLAIMS, String(uid));
-    try {
-      const handle = await open(file, 'wx', 0o600);
-      await handle.writeFile(`${process.pid} ${owner}\n`);
-      await handle.close();
-      return { uid, release: () => rm(file, { force: true }) };
-    } catch (error) {
-      // Taken, or left by an engine that is gone: the next one. (Stale claims are released only
-      // when an engine starts, so two engines never race to take over the same one.)
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-  }
-  throw new Error(`no free session uid in ${range.first}..${range.first + range.count - 1}: raise confinement.uids.count`);
-}
-
-/** A claim is stale when the engine that made it is gone (its sessions were reaped with it). */
-async function staleClaim(file: string): Promise<boolean> {
-  const pid = /^(\d+) /.exec(await readFile(file, 'utf8').catch(() => ''))?.[1];
-  // A claim without an engine's pid (a write cut short) belongs to nobody.
-  if (!pid || Number(pid) <= 1) return true;
-  try {
-    process.kill(Number(pid), 0);
-    return false;
-  } catch {
-    return true;
-  }
-}
-
-/** The uids that processes of this host run as now. */
-async function uidsInUse(): Promise<Set<number>> {
-  const uids = new Set<number>();
-  const entries = await readdir('/proc').catch(() => [] as string[]);
-  await Promise.all(entries.filter((entry) => /^\d+$/.test(entry)).map(async (entry) => {
-    const status = await readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
-    const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    if (uid) uids.add(Number(uid));
-  }));
-  return uids;
-}
-
-/**
- * Releases the uid claims of engines that are gone and whose uid no process runs as any more
- * (run at start, after this engine reaped its own leftovers): a session another engine left
- * running keeps its uid until that engine's next start ends it.
- */
-export async function reapUidClaims(): Promise<void> {
-  let entries: string[] = [];
-  try {
-    entries = await readdir(UID_CLAIMS);
-  } catch {
-    return;
-  }
-  const inUse = await uidsInUse();
-  await Promise.all(entries.map(async (entry) => {
-    const file = join(UID_CLAIMS, entry);
-    if (!inUse.has(Number(entry)) && (await staleClaim(file))) await rm(file, { force: true });
-  }));
-}
 
 /** The host's top-level directories that are links into /usr (merged /usr) or directories. */
 function systemRoots(): string[] {
@@ -478,38 +411,3 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
     throw error;
   }
 }
-
-/** The Chromium policies every confined session runs with (docs/security.md). */
-export function chromiumPolicies(downloadDir: string): Record<string, unknown> {
-  return {
-    // Not DeveloperToolsAvailability: 2, which would also refuse the engine's own DevTools
-    // connection; the engine closes developer tools windows itself (control.ts).
-    DownloadDirectory: downloadDir,
-    PromptForDownloadLocation: false,
-    // WebRTC uses the proxy (TCP) only: no UDP that the egress route does not see.
-    WebRtcIPHandling: 'disable_non_proxied_udp',
-    WebRtcUdpPortRange: '',
-    URLBlocklist: ['file://*', 'view-source:*'],
-    BrowserSignin: 0,
-    SyncDisabled: true,
-    BrowserAddPersonEnabled: false,
-    BrowserGuestModeEnabled: false,
-    ExtensionInstallBlocklist: ['*'],
-    DefaultBrowserSettingEnabled: false,
-    MetricsReportingEnabled: false,
-    TaskManagerEndProcessEnabled: false,
-    // A link to another program (mailto:, tel:, ...) is never remembered as always allowed; the
-    // exec guard refuses the opener itself (exec-guard.ts).
-    ExternalProtocolDialogShowAlwaysOpenCheckbox: false,
-  };
-}
-
-/** Writes the files every confined session shares read-only: Chromium's policies. */
-export async function writeSharedFiles(sharedHostDir: string): Promise<{ chromiumPolicyDir: string }> {
-  const chromiumPolicyDir = join(sharedHostDir, 'chromium-policies');
-  await mkdir(chromiumPolicyDir, { recursive: true, mode: 0o755 });
-  await chmod(sharedHostDir, 0o755);
-  await writeFile(join(chromiumPolicyDir, 'remote-browser-kit.json'), JSON.stringify(chromiumPolicies(join(CONFINED_SESSION_DIR, 'downloads')), null, 2), { mode: 0o644 });
-  return { chromiumPolicyDir };
-}
-

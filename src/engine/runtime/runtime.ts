@@ -14,11 +14,11 @@ import {
   openConfinedSandbox,
   openHostSandbox,
   probeConfinement,
-  reapUidClaims,
-  writeSharedFiles,
   type ConfinementSettings,
   type SessionSandbox,
 } from './confinement.js';
+import { reapUidClaims } from './session-uids.js';
+import { writeSharedFiles } from './chromium-policies.js';
 import { BrowserControl, isNavigableUrl } from './control.js';
 import { removeDisplayFiles, startDisplay, type Display } from './display.js';
 import type { EgressPolicy } from './address-policy.js';

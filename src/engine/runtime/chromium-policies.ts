@@ -1,0 +1,41 @@
+// The Chromium policies every confined session runs with (docs/security.md), written once into
+// the directory the engine shares read-only with every session and mounted where Debian's
+// Chromium reads managed policies.
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CONFINED_SESSION_DIR } from './confinement.js';
+
+/** The Chromium policies every confined session runs with (docs/security.md). */
+export function chromiumPolicies(downloadDir: string): Record<string, unknown> {
+  return {
+    // Not DeveloperToolsAvailability: 2, which would also refuse the engine's own DevTools
+    // connection; the engine closes developer tools windows itself (control.ts).
+    DownloadDirectory: downloadDir,
+    PromptForDownloadLocation: false,
+    // WebRTC uses the proxy (TCP) only: no UDP that the egress route does not see.
+    WebRtcIPHandling: 'disable_non_proxied_udp',
+    WebRtcUdpPortRange: '',
+    URLBlocklist: ['file://*', 'view-source:*'],
+    BrowserSignin: 0,
+    SyncDisabled: true,
+    BrowserAddPersonEnabled: false,
+    BrowserGuestModeEnabled: false,
+    ExtensionInstallBlocklist: ['*'],
+    DefaultBrowserSettingEnabled: false,
+    MetricsReportingEnabled: false,
+    TaskManagerEndProcessEnabled: false,
+    // A link to another program (mailto:, tel:, ...) is never remembered as always allowed; the
+    // exec guard refuses the opener itself (exec-guard.ts).
+    ExternalProtocolDialogShowAlwaysOpenCheckbox: false,
+  };
+}
+
+/** Writes the files every confined session shares read-only: Chromium's policies. */
+export async function writeSharedFiles(sharedHostDir: string): Promise<{ chromiumPolicyDir: string }> {
+  const chromiumPolicyDir = join(sharedHostDir, 'chromium-policies');
+  await mkdir(chromiumPolicyDir, { recursive: true, mode: 0o755 });
+  await chmod(sharedHostDir, 0o755);
+  await writeFile(join(chromiumPolicyDir, 'remote-browser-kit.json'), JSON.stringify(chromiumPolicies(join(CONFINED_SESSION_DIR, 'downloads')), null, 2), { mode: 0o644 });
+  return { chromiumPolicyDir };
+}
+
