@@ -48,14 +48,18 @@ async function staleClaim(file: string): Promise<boolean> {
   }
 }
 
-/** The uids that processes of this host run as now. */
+/**
+ * The uids that live processes of this host run as now. A zombie (killed, not yet reaped by
+ * init) runs nothing: an engine restarted right after its sessions were killed would otherwise
+ * keep their claims until its next start.
+ */
 async function uidsInUse(): Promise<Set<number>> {
   const uids = new Set<number>();
   const entries = await readdir('/proc').catch(() => [] as string[]);
   await Promise.all(entries.filter((entry) => /^\d+$/.test(entry)).map(async (entry) => {
     const status = await readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
     const uid = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-    if (uid) uids.add(Number(uid));
+    if (uid && !/^State:\s+[ZX]/m.test(status)) uids.add(Number(uid));
   }));
   return uids;
 }
