@@ -6,7 +6,9 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { findHierarchies } from '../src/engine/runtime/cgroups.js';
+import { guardedCommand } from '../src/engine/runtime/exec-guard.js';
 import { DEFAULT_CONFINEMENT, openConfinedSandbox } from '../src/engine/runtime/confinement.js';
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { rootKey, SessionRuntime, type RuntimeSession } from '../src/engine/runtime/runtime.js';
@@ -122,6 +124,29 @@ async function sessionCgroups(root: string): Promise<number> {
   return count;
 }
 
+/**
+ * What the exec guard adds to every program a session starts: `true` run as an unprivileged uid
+ * with no_new_privs, straight and through the guard, interleaved, in one run (docs/security.md).
+ */
+function execGuardCost(): void {
+  const run = (command: string, args: string[]) => {
+    const started = performance.now();
+    const result = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--no-new-privs', '--', command, ...args]);
+    if (result.status !== 0) throw new Error(`${command} failed: ${result.stderr}`);
+    return performance.now() - started;
+  };
+  const straight: number[] = [];
+  const guarded: number[] = [];
+  for (let i = 0; i < samples * 5; i++) {
+    straight.push(run('/bin/true', []));
+    const [command, args] = guardedCommand('/bin/true', []);
+    guarded.push(run(command, args));
+  }
+  const extra = { samples: samples * 5, confinement: 'confined' };
+  reportFigure('runtime', 'program_start_ms_p50', percentile(straight, 50), 'ms', { ...extra, exec_guard: false });
+  reportFigure('runtime', 'program_start_ms_p50', percentile(guarded, 50), 'ms', { ...extra, exec_guard: true });
+}
+
 /** What the sandbox alone costs: uid, cgroup and namespaces made and ended, nothing started in them. */
 async function sandboxCost(root: string): Promise<void> {
   const times: number[] = [];
@@ -166,6 +191,7 @@ export async function runtimeBench(): Promise<void> {
     for (const mode of ['unconfined', 'confined'] as const) await measure(mode, join(root, mode), spec);
     await mkdir(join(root, 'sandbox', 'shared'), { recursive: true });
     await sandboxCost(root);
+    execGuardCost();
     await cpuCapCost(join(root, 'cpu-cap'), spec);
   } finally {
     server.close();
