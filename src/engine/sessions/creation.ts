@@ -3,7 +3,8 @@
 // (store.ts: atomically), so two requests never both take the last slot.
 import { createHash, randomBytes } from 'node:crypto';
 import { IDEMPOTENCY_TTL_HOURS, type CreateRequest, type SessionMeters, type ShareLanguage } from '../../protocol/index.js';
-import type { PoolState } from '../accounts/meters.js';
+import { sessionMeters } from '../accounts/meters.js';
+import type { AccountUsage } from '../accounts/usage.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import { choosePool, type Admitted } from './admission.js';
 import type { CreateOutcome, CreateTerms, Created } from './outcomes.js';
@@ -13,11 +14,10 @@ export interface CreationContext {
   store: Store;
   secret: string;
   shareBase: () => string;
-  now: number;
-  /** The account's pools read through a transaction's store. */
-  pools(tx: Store): Promise<PoolState[]>;
-  /** The account's session meters read through a transaction's store. */
-  quota(tx: Store): Promise<SessionMeters>;
+  /** The time of the create. */
+  at: number;
+  /** The account's pools and meters, read through the transaction's store. */
+  usage: Pick<AccountUsage, 'pools' | 'usage'>;
   /** The node the session runs on (placement.ts), or null when none has room. */
   place(tx: Store): Promise<string | null>;
 }
@@ -51,7 +51,7 @@ export async function createSession(
   terms: CreateTerms,
 ): Promise<{ outcome: CreateOutcome; session?: SessionRow }> {
   const { image, language, firstUrl, exit } = admitted;
-  const { now } = context;
+  const now = context.at;
   const layout = request.layout ?? account.layout ?? 'us';
   const shareLanguage = (request.shareLanguage ?? 'en') as ShareLanguage;
   const linkLanguage = request.shareLanguage ?? terms.linkLanguageByDefault;
@@ -74,7 +74,7 @@ export async function createSession(
       }
     }
     // Re-read inside the transaction: the pools' counts must not move between check and insert.
-    const pool = choosePool((await context.pools(tx)).filter((p) => candidates.includes(p.subscription.id)));
+    const pool = choosePool((await context.usage.pools(account, tx)).filter((p) => candidates.includes(p.subscription.id)));
     if ('reason' in pool) return { outcome: pool };
     // Placement, decided with the quota.
     const node = await context.place(tx);
@@ -116,7 +116,7 @@ export async function createSession(
     const stored: StoredAnswer = {
       status: 'ok',
       vmId: id,
-      quota: await context.quota(tx),
+      quota: sessionMeters((await context.usage.usage(account, tx)).meters),
       // Only terms that may start without the location say whether it was applied.
       ...(terms.exitUnavailable === 'default-connection' ? { location_applied: exit.applied, ...(exit.applied ? {} : { location_reason: 'unavailable' as const }) } : {}),
     };

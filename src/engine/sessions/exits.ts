@@ -20,7 +20,7 @@ export interface SessionExit {
 }
 
 /**
- * The exit city for a requested `country` (decisions.md 8): `auto` takes the first free city of
+ * The exit city for a requested `country` (decisions.md 15): `auto` takes the first free city of
  * any location; a country code its default city when free, else another free city of it; a city
  * code that city. A city is free when it has an upstream and room under its capacity (`loads`:
  * sessions using each city now). `unsupported` names no configured location; `unavailable` has

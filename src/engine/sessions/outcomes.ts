@@ -59,7 +59,7 @@ export interface CreateTerms {
    * (`v8`, `v7`) that records made before the terms existed carry.
    */
   idempotencyScope: string;
-  /** No free exit in the requested location: refuse (v8), or start on the default connection and say so (v7, decisions.md 33). */
+  /** No free exit in the requested location: refuse (v8), or start on the default connection and say so (v7, decisions.md 15). */
   exitUnavailable: 'refuse' | 'default-connection';
   /** The share link's language segment when the request names none: English, or none at all (v7, decisions.md 34). */
   linkLanguageByDefault: 'en' | null;

@@ -6,7 +6,6 @@
 import { EventEmitter } from 'node:events';
 import { SESSION_LIST_MAX, SESSION_LIST_WINDOW_DAYS, type CreateRequest, type Pool, type ShareLanguage, type UsageMeters } from '../../protocol/index.js';
 import type { Accounts } from '../accounts/accounts.js';
-import { sessionMeters } from '../accounts/meters.js';
 import { AccountUsage } from '../accounts/usage.js';
 import type { EngineConfig } from '../config.js';
 import type { Display } from '../runtime/display.js';
@@ -23,13 +22,11 @@ import { NodeRuns } from './runs.js';
 import { shareLinkHash, shareUrlFor, viewLinkId } from './share-links.js';
 import { every, sweep } from './sweeper.js';
 
-export type { NodeAnswer as Reply };
-export type { ClusterLink };
+export type { ClusterLink, NodeAnswer as Reply };
 
 const DAY_MS = 86_400_000;
 /** What a session id looks like (vm/create makes them): anything else is no session, without a look-up. */
 const SESSION_ID = /^[0-9a-f]{32}$/;
-const ACTIVE = ['starting', 'running'];
 
 export interface SessionServiceOptions {
   store: Store;
@@ -55,7 +52,6 @@ export interface SessionServiceEvents {
 export class SessionService extends EventEmitter<SessionServiceEvents> {
   private readonly store: Store;
   readonly nodeId: string;
-  private readonly runtime: NodeRuntime;
   private readonly now: () => number;
   private readonly runs: NodeRuns;
   private readonly accounts: AccountUsage;
@@ -70,11 +66,10 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.setMaxListeners(0);
     this.store = options.store;
     this.nodeId = options.nodeId;
-    this.runtime = options.runtime;
     this.now = options.now;
     this.accounts = new AccountUsage({ store: this.store, plan: (id) => options.accounts.plan(id), now: this.now });
-    this.runs = new NodeRuns({ store: this.store, runtime: this.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move) });
-    this.runtime.on('event', (event) => {
+    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move) });
+    this.options.runtime.on('event', (event) => {
       if (event.kind === 'refused') return;
       const sessionId = this.runs.sessionOfRuntime(event.sessionId);
       if (sessionId) this.track(this.suspend(sessionId, event.message));
@@ -174,15 +169,12 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** Creates a session under the calling interface's terms; its runtime starts in the background on the node it was placed on. */
   async create(account: AccountRow, request: CreateRequest, terms: CreateTerms): Promise<CreateOutcome> {
     const { config, cluster } = this.options;
-    const admitted = await admit({ image: (id) => this.runtime.image(id), config, store: this.store, pools: () => this.accounts.pools(account), now: this.now() }, account, request, terms);
+    const admitted = await admit({ image: (id) => this.options.runtime.image(id), config, store: this.store, pools: () => this.accounts.pools(account), now: this.now() }, account, request, terms);
     if ('reason' in admitted) return admitted;
     const { outcome, session } = await createSession({
-      store: this.store,
-      secret: this.options.secret,
-      shareBase: this.options.shareBase,
-      now: this.now(),
-      pools: (tx) => this.accounts.pools(account, tx),
-      quota: async (tx) => sessionMeters((await this.accounts.usage(account, tx)).meters),
+      ...this.options,
+      at: this.now(),
+      usage: this.accounts,
       place: (tx) => placeSession(tx, { browser: admitted.image.id, nodeId: this.nodeId, capacity: config.node.capacity, ...(cluster ? { alive: (node: NodeWithLoad) => cluster.alive(node) } : {}) }),
     }, account, request, admitted, terms);
     if (session) {
@@ -299,6 +291,6 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   /** Sessions this node runs or starts right now (for health). */
   async activeCount(): Promise<number> {
-    return (await this.store.sessionsWithStatus(ACTIVE, this.nodeId)).length;
+    return (await this.store.sessionsWithStatus(['starting', 'running'], this.nodeId)).length;
   }
 }
