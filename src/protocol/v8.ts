@@ -187,8 +187,7 @@ export const removeRequestSchema = z.object({
 });
 export type RemoveRequest = z.infer<typeof removeRequestSchema>;
 
-/** A failed check names its field as data too (`field`), for callers that show it on that field. */
-export type RequestCheck<T> = { ok: true; value: T } | { ok: false; message: string; field?: string };
+export type RequestCheck<T> = { ok: true; value: T } | { ok: false; message: string };
 
 /**
  * Checks a request against one of the request schemas. Unknown fields are dropped; on failure the
@@ -200,9 +199,7 @@ export function parseRequest<T>(schema: z.ZodType<T>, body: unknown): RequestChe
   }
   const result = schema.safeParse(body);
   if (result.success) return { ok: true, value: result.data };
-  const issue = result.error.issues[0];
-  const field = issue?.path[0];
-  return { ok: false, message: issue?.message ?? 'request body is invalid', ...(typeof field === 'string' ? { field } : {}) };
+  return { ok: false, message: result.error.issues[0]?.message ?? 'request body is invalid' };
 }
 
 export function parseCreateRequest(body: unknown): RequestCheck<CreateRequest> {
