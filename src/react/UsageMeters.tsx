@@ -4,6 +4,7 @@
 import { useId, type CSSProperties, type Ref } from 'react';
 import { useTranslation } from 'react-i18next';
 import { RemoteBrowserClientError } from '../core/error.js';
+import { nextCycleReset } from '../protocol/cycle.js';
 import type { Pool, UsageMeters as UsageMeterValues } from '../protocol/index.js';
 import { useUsage } from './hooks/useUsage.js';
 import { useRemoteBrowser } from './RemoteBrowserProvider.js';
@@ -49,26 +50,6 @@ function utcDay(day: string): Date {
 interface CycleDays {
   cycle_start: string;
   cycle_end?: string | undefined;
-}
-
-function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month + 1, 0)).getUTCDate();
-}
-
-/**
- * The next reset when the engine does not say (no `cycle_end`): one calendar month after the cycle
- * start, the day of month kept and clamped to that month's last day (decisions.md 13). The day kept
- * is the subscription's anchor, and a start on its month's last day may be an anchor on the 29th to
- * 31st clamped (anchored on 31 January, the cycle starting 28 February resets on 31 March): such a
- * start is taken as anchored on the month's end, so the date shown is never before the engine's
- * reset (for an anchor on the 28th to 30th it can be one to three days after it).
- */
-export function nextCycleReset(cycleStart: string): string {
-  const start = utcDay(cycleStart);
-  const year = start.getUTCFullYear();
-  const month = start.getUTCMonth();
-  const day = start.getUTCDate() === daysInMonth(year, month) ? 31 : start.getUTCDate();
-  return new Date(Date.UTC(year, month + 1, Math.min(day, daysInMonth(year, month + 1)))).toISOString().slice(0, 10);
 }
 
 /** When the cycle resets: the engine's `cycle_end` as it says it, else computed from the start. */

@@ -1,7 +1,7 @@
 // Billing cycles (decisions.md 13) and the checked-in OpenAPI document.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { currentCycle, parseDay } from '../../src/engine/accounts/cycle.js';
+import { currentCycle, parseDay } from '../../src/protocol/cycle.js';
 import { openApiDocument } from '../../src/engine/http/openapi.js';
 
 const at = (iso: string) => Date.parse(iso);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/engine/accounts/accounts.js';
-import { currentCycle, formatDay } from '../../src/engine/accounts/cycle.js';
+import { currentCycle, formatDay } from '../../src/protocol/cycle.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { SHARE_LANGUAGES, type Pool, type ShareLanguage, type UserQuotaResponse } from '../../src/protocol/index.js';
 import { createProxyRoute, type ProxyRoute } from '../../src/server/proxy-route.js';

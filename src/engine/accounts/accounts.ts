@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { isBrowserLanguage, isKeyboardLayout } from '../../protocol/index.js';
 import type { EngineConfig, Plan } from '../config.js';
 import type { AccountRow, ApiKeyRow, Store, SubscriptionRow } from '../store/store.js';
-import { formatDay, parseDay } from './cycle.js';
+import { formatDay, parseDay } from '../../protocol/cycle.js';
 
 const KEY_PREFIX = 'rbk_';
 

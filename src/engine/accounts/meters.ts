@@ -2,7 +2,7 @@
 import type { Pool, SessionMeters, UsageMeters } from '../../protocol/index.js';
 import type { Plan } from '../config.js';
 import type { Store, SubscriptionRow } from '../store/store.js';
-import { currentCycle, type Cycle } from './cycle.js';
+import { currentCycle, type Cycle } from '../../protocol/cycle.js';
 
 export interface PoolState {
   subscription: SubscriptionRow;

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, createWebSocketStream } from 'ws';
 import { readJsonBody } from '../../http/node-body.js';
+import { removalAnswer } from '../http/outcomes.js';
 import { sendJson } from '../http/respond.js';
 import type { ClusterLink, Reply, SessionService } from '../sessions/service.js';
 import type { NodeRow, NodeWithLoad, SessionRow, Store } from '../store/store.js';
@@ -237,7 +238,7 @@ export class NodeLink implements ClusterLink {
       sendJson(response, { status: 'denied', message: 'id: unknown session' });
       return true;
     }
-    sendJson(response, await this.sessions.remove(account, match[1]!));
+    sendJson(response, removalAnswer(await this.sessions.remove(account, match[1]!)));
     return true;
   }
 

@@ -16,12 +16,14 @@ import { hashSecret } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
 import type { AccountRow, Store } from '../store/store.js';
-import type { ApiVersion, SessionService } from '../sessions/service.js';
+import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from './limits.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 import { sendJson } from './respond.js';
+import { removalAnswer } from './outcomes.js';
 import { createV6Api, isV6Path } from './v6.js';
-import { v7CreateReply, v7CreateRequest, v7UserApi, v7UserQuota } from './v7.js';
+import { V7_TERMS, v7CreateAnswer, v7CreateRequest, v7SessionList, v7UserApi, v7UserQuota } from './v7.js';
+import { V8_TERMS, v8CreateAnswer, v8SessionList } from './v8.js';
 
 export interface ApiOptions {
   config: EngineConfig;
@@ -120,7 +122,7 @@ export function createApi(options: ApiOptions): Api {
     if (isV6Path(url.pathname)) return v6(request);
     const match = /^\/(v8|v7)\/(.+)$/.exec(url.pathname);
     if (!match) return null;
-    const version = match[1] as ApiVersion;
+    const version = match[1] as 'v8' | 'v7';
     const route = `${request.method} ${match[2]}`;
     switch (route) {
       case 'GET image':
@@ -134,12 +136,15 @@ export function createApi(options: ApiOptions): Api {
         if (!body.ok) return answer({ status: 'denied', message: body.message });
         const parsed = parseCreateRequest(body.value);
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        if (version === 'v8') return answer(await sessions.create(account, parsed.value, version));
-        return answer(v7CreateReply(await sessions.create(account, v7CreateRequest(parsed.value, config), version)));
+        if (version === 'v8') return answer(v8CreateAnswer(await sessions.create(account, parsed.value, V8_TERMS)));
+        return answer(v7CreateAnswer(await sessions.create(account, v7CreateRequest(parsed.value, config), V7_TERMS)));
       }
       case 'GET vm/data': {
         const id = url.searchParams.get('id');
-        return read(request, true, (account) => sessions.list(account, id === null || id === '' ? undefined : id, version));
+        return read(request, true, async (account) => {
+          const rows = await sessions.list(account, id === null || id === '' ? undefined : id);
+          return version === 'v7' ? v7SessionList(rows) : v8SessionList(rows);
+        });
       }
       case 'POST vm/remove': {
         const account = await programmatic(request);
@@ -148,7 +153,7 @@ export function createApi(options: ApiOptions): Api {
         if (!body.ok) return answer({ status: 'denied', message: body.message });
         const parsed = parseRemoveRequest(body.value);
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        return answer(await sessions.remove(account, parsed.value.id));
+        return answer(removalAnswer(await sessions.remove(account, parsed.value.id)));
       }
       case 'GET user/api':
       case 'GET user/quota':

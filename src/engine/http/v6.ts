@@ -26,10 +26,15 @@ import {
 import { hashSecret, type Accounts } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
+import type { CreateTerms } from '../sessions/outcomes.js';
 import type { SessionService } from '../sessions/service.js';
 import type { AccountRow, Store } from '../store/store.js';
 import type { LimitSettings } from './limits.js';
 import { isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
+import { refusalMessage } from './outcomes.js';
+
+/** v6 launches under v8's terms: its idempotency records, if it had any, would be v8's. */
+const V6_TERMS: CreateTerms = { idempotencyScope: 'v8', exitUnavailable: 'refuse', linkLanguageByDefault: 'en' };
 
 const TOKEN_PREFIX = 'v6t_';
 
@@ -161,18 +166,19 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     // One session per client: the one this key launched before ends first (its slot frees up).
     if (earlier) await sessions.remove(account, earlier);
     const primary = (query.language ?? '').split('-')[0]!;
-    const reply = await sessions.create(account, {
+    const outcome = await sessions.create(account, {
       browser: image.id,
       ...(query.url !== undefined ? { url: query.url } : {}),
       ...(query.language !== undefined ? { language: query.language } : {}),
       ...(query.layout !== undefined ? { layout: query.layout } : {}),
       ...(callbackUrl !== undefined ? { callbackUrl } : {}),
       ...(isShareLanguage(primary) ? { shareLanguage: primary } : {}),
-    }, 'v8');
-    if (reply.status === 'upgrade') return failure('quota-exceeded', reply.message, 200, await meters(account));
-    if (reply.status !== 'ok') return failure('srv-error', reply.message, reply.status === 'denied' ? 400 : 200);
-    await store.setV6TokenSession(tokenHash, String(reply.vmId));
-    const shareUrl = String(reply.shareUrl);
+    }, V6_TERMS);
+    // `detail` is the sentence v8 would give (decisions.md 29).
+    if (outcome.status === 'upgrade') return failure('quota-exceeded', refusalMessage(outcome, 'v8'), 200, await meters(account));
+    if (outcome.status !== 'ok') return failure('srv-error', refusalMessage(outcome, 'v8'), outcome.status === 'denied' ? 400 : 200);
+    await store.setV6TokenSession(tokenHash, outcome.sessionId);
+    const { shareUrl } = outcome.shareLink;
     return success({ shareUrl }, 302, { location: shareUrl });
   };
 

@@ -1,8 +1,11 @@
 // The v7 edge: v8's answers with the names that callers of the earlier v7 description read
-// (credits, concurrency, browser_*, api_enabled: decisions.md 32), and v7's two-letter ISO
-// country codes (decisions.md 33). The use cases stay the same for both versions.
+// (credits, concurrency, browser_*, api_enabled: decisions.md 32), v7's two-letter ISO country
+// codes (decisions.md 33), and the terms v7 creates sessions under: a location without a free
+// exit starts on the default connection and says so (decisions.md 15), a link without a language asked for has
+// none (decisions.md 34). The use cases stay the same for both versions.
 import type {
   CreateRequest,
+  SessionEntry,
   SessionMeters,
   UserApiResponse,
   UserQuotaResponse,
@@ -13,7 +16,11 @@ import type {
 } from '../../protocol/index.js';
 import { sessionMeters } from '../accounts/meters.js';
 import type { EngineConfig } from '../config.js';
-import type { Reply } from '../sessions/service.js';
+import type { CreateOutcome, CreateTerms } from '../sessions/outcomes.js';
+import type { SessionSummaryRow } from '../store/store.js';
+import { createdAnswer, failureAnswer, sessionEntry } from './outcomes.js';
+
+export const V7_TERMS: CreateTerms = { idempotencyScope: 'v7', exitUnavailable: 'default-connection', linkLanguageByDefault: null };
 
 /** Credits are the cycle's sessions, concurrency the running sessions; `null` stays "no cap". */
 function creditMeters(meters: SessionMeters): V7CreditMeters {
@@ -35,10 +42,26 @@ export function v7Quota(meters: SessionMeters): V7Quota {
   return { ...meters, ...creditMeters(meters) };
 }
 
-/** A create answer (first or repeated) with v7's quota object. */
-export function v7CreateReply(reply: Reply): Reply {
-  if (reply.status !== 'ok') return reply;
-  return { ...reply, quota: v7Quota(reply.quota as SessionMeters) };
+/** A create answer (first or repeated): v7's quota object, and whether the location was applied. */
+export function v7CreateAnswer(outcome: CreateOutcome): unknown {
+  if (outcome.status !== 'ok') return failureAnswer(outcome, 'v7');
+  return {
+    ...createdAnswer(outcome),
+    quota: v7Quota(outcome.quota),
+    location_applied: outcome.locationApplied,
+    ...(outcome.locationApplied ? {} : { location_reason: 'unavailable' }),
+  };
+}
+
+/** v7's list entries carry whether the session's location was applied, and why not. */
+export function v7SessionList(rows: readonly SessionSummaryRow[]): { status: 'ok'; data: Array<SessionEntry & Record<string, unknown>> } {
+  return {
+    status: 'ok',
+    data: rows.map((row) => ({
+      ...sessionEntry(row),
+      ...(row.location_applied === null ? {} : { location_applied: row.location_applied, ...(row.location_reason ? { location_reason: row.location_reason } : {}) }),
+    })),
+  };
 }
 
 export function v7UserQuota(answer: UserQuotaResponse): V7UserQuotaResponse {

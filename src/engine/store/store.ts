@@ -3,6 +3,7 @@
 // embedded SQLite file in the data directory, or Postgres shared by a cluster of nodes. Atomic
 // work (quota checks with the insert, idempotency, placement) runs in one transaction that no
 // other writer on any node interleaves with.
+import { nodeGoneMoves } from '../sessions/lifecycle.js';
 import type { Database, SqlConnection, SqlValue } from './database.js';
 
 export interface AccountRow {
@@ -439,23 +440,20 @@ export class Store {
   }
 
   /**
-   * Ends the sessions a node left behind (it was lost, or restarted): running ones become
-   * suspended, starting ones error, stopping ones deleted (decisions.md 1). Answers what moved.
+   * Ends the sessions a node left behind (it was lost, or restarted), as the lifecycle's table says
+   * (sessions/lifecycle.ts: running ones suspended, starting ones error, stopping ones deleted).
+   * Answers what moved.
    */
   async endSessionsOfNode(nodeId: string, now: number, reasons: { running: string; starting: string }): Promise<Array<{ id: string; status: string }>> {
-    const suspended = await this.all<{ id: string }>(
-      "UPDATE sessions SET status = 'suspended', ended_at = ?, end_reason = ? WHERE node_id = ? AND status = 'running' RETURNING id",
-      [now, reasons.running, nodeId],
-    );
-    const errored = await this.all<{ id: string }>(
-      "UPDATE sessions SET status = 'error', ended_at = ?, counted = ?, end_reason = ? WHERE node_id = ? AND status = 'starting' RETURNING id",
-      [now, false, reasons.starting, nodeId],
-    );
-    const deleted = await this.all<{ id: string }>("UPDATE sessions SET status = 'deleted' WHERE node_id = ? AND status = 'stopping' RETURNING id", [nodeId]);
-    return [
-      ...suspended.map(({ id }) => ({ id, status: 'suspended' })),
-      ...errored.map(({ id }) => ({ id, status: 'error' })),
-      ...deleted.map(({ id }) => ({ id, status: 'deleted' })),
-    ];
+    const moved: Array<{ id: string; status: string }> = [];
+    for (const { from, to, fields } of nodeGoneMoves(now, reasons)) {
+      const keys = Object.keys(fields);
+      const rows = await this.all<{ id: string }>(
+        `UPDATE sessions SET ${['status = ?', ...keys.map((k) => `${k} = ?`)].join(', ')} WHERE node_id = ? AND status = ? RETURNING id`,
+        [to, ...(Object.values(fields) as SqlValue[]), nodeId, from],
+      );
+      moved.push(...rows.map(({ id }) => ({ id, status: to })));
+    }
+    return moved;
   }
 }

@@ -1,0 +1,28 @@
+// What the session service needs of this node's runtime (runtime/runtime.ts): the images it can
+// start, start, stop, a running session's display and byte meters, and its events. The service
+// depends on this seam, not on the class, so placement, exits and the lifecycle are tested
+// without a browser (a fake runtime stands in), as Selenium Grid's Node stands behind an interface.
+import type { BrowserImage } from '../runtime/catalog.js';
+import type { Display } from '../runtime/display.js';
+import type { RuntimeEvent, SessionSpec } from '../runtime/runtime.js';
+
+export type { RuntimeEvent, SessionSpec };
+
+/** A session the runtime runs, as the service sees it. */
+export interface RunningSession {
+  readonly id: string;
+  readonly display: Display;
+  /** Bytes through the session's egress route so far (its meters). */
+  readonly egress: { bytes(): { sent: number; received: number } };
+}
+
+export interface NodeRuntime {
+  /** The image callers name as `browser`, enabled or not; undefined for a browser this node does not know. */
+  image(id: string): BrowserImage | undefined;
+  /** Resolves once the browser is ready, or rejects with why it could not start. */
+  startSession(spec: SessionSpec): Promise<RunningSession>;
+  stopSession(id: string): Promise<void>;
+  get(id: string): RunningSession | undefined;
+  /** Crashes, exits and refusals of the sessions it runs. */
+  on(event: 'event', listener: (event: RuntimeEvent) => void): unknown;
+}

@@ -1,0 +1,49 @@
+// Which node a new session runs on (decided inside the create transaction, with the quota): on
+// one machine this node, unless it drains or is full; in a cluster the least loaded node that is
+// alive, takes new sessions and can start the browser. Reads the store through two queries only,
+// so it is tested with plain rows.
+import type { NodeRow, NodeWithLoad } from '../store/store.js';
+
+/** What placement reads of the store (a transaction's). */
+export interface PlacementStore {
+  node(id: string): Promise<NodeRow | undefined>;
+  nodes(): Promise<NodeWithLoad[]>;
+}
+
+export interface PlacementRequest {
+  /** The image id the session starts. */
+  browser: string;
+  /** This node: the one there is on one machine. */
+  nodeId: string;
+  /** This node's own capacity setting (one machine); null = no limit. */
+  capacity: number | null;
+  /** In a cluster: whether a node counts as alive (its heartbeat is recent). Absent on one machine. */
+  alive?: (node: NodeWithLoad) => boolean;
+}
+
+/** The node a new session goes to, or null when none has room. */
+export async function placeSession(store: PlacementStore, request: PlacementRequest): Promise<string | null> {
+  const { alive, nodeId, capacity } = request;
+  if (!alive) {
+    // One machine: this node, unless it drains, up to its capacity.
+    if ((await store.node(nodeId))?.state === 'draining') return null;
+    if (capacity === null) return nodeId;
+    const here = (await store.nodes()).find((node) => node.id === nodeId);
+    return (here?.load ?? 0) < capacity ? nodeId : null;
+  }
+  return leastLoaded(await store.nodes(), request.browser, alive)?.id ?? null;
+}
+
+/** The cluster's choice: the most free room for its capacity, then the fewest sessions, then the id. */
+export function leastLoaded(nodes: readonly NodeWithLoad[], browser: string, alive: (node: NodeWithLoad) => boolean): NodeWithLoad | undefined {
+  const room = (node: NodeWithLoad) => (node.capacity === null ? 1 : (node.capacity - node.load) / Math.max(node.capacity, 1));
+  const candidates = nodes.filter(
+    (node) =>
+      node.state === 'active' &&
+      alive(node) &&
+      (node.capacity === null || node.load < node.capacity) &&
+      (JSON.parse(node.browsers) as string[]).includes(browser),
+  );
+  candidates.sort((a, b) => room(b) - room(a) || a.load - b.load || a.id.localeCompare(b.id));
+  return candidates[0];
+}

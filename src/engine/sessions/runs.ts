@@ -1,0 +1,152 @@
+// The sessions this node runs: their starts in the background (with the displays viewers may join
+// early), the runtime behind each running session, their byte meters, and their ends. Moves each
+// session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
+import type { Display } from '../runtime/display.js';
+import type { SessionRow, Store } from '../store/store.js';
+import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
+import type { MoveCause, SessionStatus } from './lifecycle.js';
+import type { NodeRuntime } from './node-runtime.js';
+
+/** Moves a session's status (the service's move: store, then followers); false when it was in none of `from`. */
+export type Move = (id: string, cause: MoveCause, from: SessionStatus[], to: SessionStatus, fields?: Partial<SessionRow>) => Promise<boolean>;
+
+export interface NodeRunsOptions {
+  store: Store;
+  runtime: NodeRuntime;
+  exits: ExitSettings;
+  now: () => number;
+  move: Move;
+}
+
+export class NodeRuns {
+  /** Session id -> runtime session id, for sessions whose runtime is up in this process. */
+  private readonly live = new Map<string, string>();
+  private readonly starting = new Set<Promise<void>>();
+  /** Starts in progress, so that removing a starting session can end its start at once. */
+  private readonly startAborts = new Map<string, AbortController>();
+  /** Displays of sessions still starting: a viewer may connect before the first page is ready. */
+  private readonly startingDisplays = new Map<string, Display>();
+
+  constructor(private readonly options: NodeRunsOptions) {}
+
+  /** Whether this node starts or runs the session now. */
+  has(sessionId: string): boolean {
+    return this.startAborts.has(sessionId) || this.live.has(sessionId);
+  }
+
+  /** The session a runtime session belongs to, if it runs here. */
+  sessionOfRuntime(runtimeId: string): string | undefined {
+    return [...this.live].find(([, id]) => id === runtimeId)?.[0];
+  }
+
+  /** The display of a session running or starting here, or undefined. */
+  displayOf(sessionId: string): Display | undefined {
+    const runtimeId = this.live.get(sessionId);
+    return runtimeId ? this.options.runtime.get(runtimeId)?.display : this.startingDisplays.get(sessionId);
+  }
+
+  /** The runtime id of a session running here. */
+  runtimeOf(sessionId: string): string | undefined {
+    return this.live.get(sessionId);
+  }
+
+  /** Starts a session's runtime in the background; its outcome moves the session on. */
+  start(row: SessionRow): void {
+    const { runtime, now, move } = this.options;
+    const upstreamProxyUrl = upstreamFor(this.options.exits, row);
+    const abort = new AbortController();
+    this.startAborts.set(row.id, abort);
+    const task = runtime
+      .startSession({
+        signal: abort.signal,
+        onDisplay: (display) => this.startingDisplays.set(row.id, display),
+        browser: row.browser,
+        language: row.language,
+        timeZone: timeZoneFor(this.options.exits, row),
+        layout: row.layout,
+        ...(row.url ? { url: row.url } : {}),
+        ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
+      })
+      .then(
+        async (started) => {
+          let moved: boolean;
+          try {
+            moved = await move(row.id, 'ready', ['starting'], 'running', { running_at: now(), ever_ran: true, runtime_id: started.id });
+          } catch {
+            // The store failed (locked, disk full, unreachable): the browser ends, the session stays
+            // `starting` in the store and is started again once the store answers (a heartbeat
+            // finds it), or ends as `error` at the next restart.
+            await runtime.stopSession(started.id).catch(() => undefined);
+            return;
+          }
+          if (moved) {
+            this.live.set(row.id, started.id);
+            return;
+          }
+          // Removed while it was starting: end it now.
+          await runtime.stopSession(started.id);
+          await move(row.id, 'stopped', ['stopping'], 'deleted', { ended_at: now() });
+        },
+        async (error: Error) => {
+          const reason = error.message.split('\n')[0]!.slice(0, 500);
+          if (abort.signal.aborted) {
+            // Removed while starting: a session the caller ended, not one that failed.
+            await move(row.id, 'stopped', ['stopping'], 'deleted');
+          } else if (!(await move(row.id, 'start-failed', ['starting'], 'error', { counted: false, end_reason: reason, ended_at: now() }))) {
+            await move(row.id, 'stopped', ['stopping'], 'deleted', { counted: false, end_reason: reason, ended_at: now() });
+          }
+        },
+      )
+      // A store that fails while the start's outcome is written leaves the row for recovery; the
+      // process goes on.
+      .catch(() => undefined)
+      .finally(() => {
+        this.starting.delete(task);
+        this.startAborts.delete(row.id);
+        this.startingDisplays.delete(row.id);
+      });
+    this.starting.add(task);
+  }
+
+  /** Ends a start in progress; false when none is (the session was placed here but not begun). */
+  abortStart(sessionId: string): boolean {
+    const start = this.startAborts.get(sessionId);
+    start?.abort();
+    return start !== undefined;
+  }
+
+  /** Stops a session's runtime after its meters are written; then moves it on to `then`. */
+  async end(id: string, then: 'deleted' | null): Promise<void> {
+    const row = await this.options.store.session(id);
+    const runtimeId = this.live.get(id) ?? row?.runtime_id;
+    this.live.delete(id);
+    if (row) await this.flushBytes(row, runtimeId);
+    if (runtimeId) await this.options.runtime.stopSession(runtimeId).catch(() => undefined);
+    if (then) await this.options.move(id, 'stopped', ['stopping'], then);
+  }
+
+  /** Writes the session's egress byte meters when they changed since the last write. */
+  async flushBytes(row: Pick<SessionRow, 'id' | 'egress' | 'egress_bytes'>, runtimeId: string | null | undefined, store: Store = this.options.store): Promise<void> {
+    const session = runtimeId ? this.options.runtime.get(runtimeId) : undefined;
+    if (!session) return;
+    const { sent, received } = session.egress.bytes();
+    if (sent + received === row.egress_bytes) return;
+    await store.updateSession(row.id, { egress_bytes: sent + received, ...(row.egress === 'residential' ? { residential_bytes: sent + received } : {}) });
+  }
+
+  /** Ends every start and runtime here without moving any session (the store already ended them). */
+  async abandonAll(): Promise<void> {
+    for (const abort of this.startAborts.values()) abort.abort();
+    const ending = [...this.live].map(async ([sessionId, runtimeId]) => {
+      this.live.delete(sessionId);
+      await this.options.runtime.stopSession(runtimeId).catch(() => undefined);
+    });
+    await Promise.allSettled([...ending, ...this.starting]);
+  }
+
+  /** Ends starts in progress (their displays and browsers with them) and waits for them. */
+  async close(): Promise<void> {
+    for (const abort of this.startAborts.values()) abort.abort();
+    await Promise.allSettled([...this.starting]);
+  }
+}

@@ -1,0 +1,63 @@
+// Placement (sessions/placement.ts): on one machine this node unless it drains or is full; in a
+// cluster the least loaded live, active node that can start the browser. Plain rows stand in for
+// the store; no engine, no browser.
+import { describe, expect, it } from 'vitest';
+import { leastLoaded, placeSession, type PlacementStore } from '../../src/engine/sessions/placement.js';
+import type { NodeWithLoad } from '../../src/engine/store/store.js';
+
+function node(id: string, load: number, capacity: number | null, extra: Partial<NodeWithLoad> = {}): NodeWithLoad {
+  return { id, internal_url: '', advertised_url: '', capacity, browsers: '["chromium","firefox-esr"]', state: 'active', started_at: 0, heartbeat_at: 0, load, ...extra };
+}
+
+function storeOf(nodes: NodeWithLoad[]): PlacementStore {
+  return { node: async (id) => nodes.find((n) => n.id === id), nodes: async () => nodes };
+}
+
+const always = () => true;
+
+describe('placement on one machine', () => {
+  it('places on this node without a capacity, whatever its load', async () => {
+    expect(await placeSession(storeOf([node('a', 500, null)]), { browser: 'chromium', nodeId: 'a', capacity: null })).toBe('a');
+  });
+
+  it('places on this node while it is under its capacity, and nowhere once it is full', async () => {
+    expect(await placeSession(storeOf([node('a', 1, 2)]), { browser: 'chromium', nodeId: 'a', capacity: 2 })).toBe('a');
+    expect(await placeSession(storeOf([node('a', 2, 2)]), { browser: 'chromium', nodeId: 'a', capacity: 2 })).toBeNull();
+  });
+
+  it('places nothing on a draining node', async () => {
+    expect(await placeSession(storeOf([node('a', 0, null, { state: 'draining' })]), { browser: 'chromium', nodeId: 'a', capacity: null })).toBeNull();
+  });
+
+  it('places on a node not registered yet (no row: no load)', async () => {
+    expect(await placeSession(storeOf([]), { browser: 'chromium', nodeId: 'a', capacity: 1 })).toBe('a');
+  });
+});
+
+describe('placement in a cluster', () => {
+  it('takes the node with the most free room for its capacity, then the fewest sessions, then the id', () => {
+    expect(leastLoaded([node('a', 3, 4), node('b', 2, 4), node('c', 4, 10)], 'chromium', always)?.id).toBe('c');
+    // Half free each: the fewer sessions win.
+    expect(leastLoaded([node('a', 3, 4), node('c', 5, 10), node('b', 2, 4)], 'chromium', always)?.id).toBe('b');
+    expect(leastLoaded([node('b', 1, null), node('a', 1, null)], 'chromium', always)?.id).toBe('a');
+    expect(leastLoaded([node('a', 3, null), node('b', 1, null)], 'chromium', always)?.id).toBe('b');
+  });
+
+  it('skips nodes that are full, draining, lost, silent, or cannot start the browser', async () => {
+    const nodes = [
+      node('full', 2, 2),
+      node('draining', 0, 5, { state: 'draining' }),
+      node('lost', 0, 5, { state: 'lost' }),
+      node('silent', 0, 5),
+      node('firefox-only', 0, 5, { browsers: '["firefox-esr"]' }),
+      node('ok', 4, 5),
+    ];
+    const alive = (n: NodeWithLoad) => n.id !== 'silent';
+    expect(await placeSession(storeOf(nodes), { browser: 'chromium', nodeId: 'full', capacity: 2, alive })).toBe('ok');
+    expect(await placeSession(storeOf(nodes.filter((n) => n.id !== 'ok')), { browser: 'chromium', nodeId: 'full', capacity: 2, alive })).toBeNull();
+  });
+
+  it('may place on another node than this one', async () => {
+    expect(await placeSession(storeOf([node('here', 3, 4), node('there', 0, 4)]), { browser: 'chromium', nodeId: 'here', capacity: 4, alive: always })).toBe('there');
+  });
+});
