@@ -10,11 +10,14 @@ import type { Display } from './display.js';
 import { prepareFirefox } from './firefox-launcher.js';
 import { gettextLanguage } from './locales.js';
 import { signalProcess, withTimeout, type SupervisedProcess } from './processes.js';
+import type { SessionSound } from './sound.js';
 
 export interface BrowserLaunch {
   image: BrowserImage;
   sandbox: SessionSandbox;
   display: Display;
+  /** The session's sound server (PULSE_SERVER); null or absent: the browser plays into nothing. */
+  sound?: SessionSound | null;
   width: number;
   height: number;
   /** The session's `language`: what pages are told (Accept-Language, navigator.language). */
@@ -33,7 +36,7 @@ export interface BrowserLaunch {
 function browserEnvironment(launch: BrowserLaunch): NodeJS.ProcessEnv {
   const env = launch.display.env;
   const plainC = !env.LANG || env.LANG === 'C' || env.LANG === 'POSIX';
-  return { ...env, ...(plainC ? { LANG: 'C.UTF-8' } : {}), LANGUAGE: gettextLanguage(launch.locale), TZ: launch.timeZone };
+  return { ...env, ...(plainC ? { LANG: 'C.UTF-8' } : {}), LANGUAGE: gettextLanguage(launch.locale), TZ: launch.timeZone, ...launch.sound?.clientEnv };
 }
 
 export interface BrowserProcess {
@@ -85,6 +88,11 @@ const CHROMIUM_FLAGS = [
   '--proxy-bypass-list=<-loopback>',
   // WebRTC sends nothing the egress route does not see (the policy says so too when confined).
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  // Sound plays without a gesture first (sound.ts): nothing is heard unless a viewer chooses to
+  // listen, and the viewer's own browser asks for that gesture; a throwaway profile has no media
+  // engagement, so Chromium's policy would otherwise silence every page that starts sound itself.
+  // (No --mute-audio: that is Playwright's default, never the engine's.)
+  '--autoplay-policy=no-user-gesture-required',
   '--remote-debugging-port=0',
   '--remote-debugging-address=127.0.0.1',
 ];
@@ -222,6 +230,9 @@ function firefoxPreferences(launch: BrowserLaunch): string {
     'extensions.update.enabled': false,
     'app.normandy.enabled': false,
     'browser.ping-centre.telemetry': false,
+    // Sound plays without a gesture first, as in Chromium (--autoplay-policy): listening is the viewer's choice.
+    'media.autoplay.default': 0,
+    'media.autoplay.block-webaudio': false,
   };
   return Object.entries(prefs)
     .map(([key, value]) => `user_pref(${JSON.stringify(key)}, ${JSON.stringify(value)});`)

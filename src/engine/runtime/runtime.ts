@@ -29,6 +29,7 @@ import { forgetFirefoxBuilds } from './firefox-launcher.js';
 import { interfaceLocale } from './locales.js';
 import { isTimeZone } from './time-zones.js';
 import { killMarkedProcesses, withTimeout } from './processes.js';
+import { startSessionSound, type SessionSound, type SoundSettings } from './sound.js';
 
 export interface SessionSpec {
   /** An image id from the catalog, e.g. `chromium`, `firefox-esr`. */
@@ -81,6 +82,8 @@ export interface RuntimeOptions {
    * operator's explicit `insecure.unconfined`.
    */
   confinement?: Partial<ConfinementSettings> | false;
+  /** Each session's sound server and encoder settings (sound.ts); `false` runs no sound process at all. */
+  sound?: Partial<SoundSettings> | false;
 }
 
 /** How a session came to be ready: from nothing, on a warm display, or in a warm browser. */
@@ -98,6 +101,8 @@ export interface RuntimeSession {
   /** Chromium family only. */
   readonly control: BrowserControl | null;
   readonly egress: EgressRoute;
+  /** What the browser plays, for listeners; null when sound is off or its server could not start. */
+  readonly sound: SessionSound | null;
   readonly start: StartKind;
   /** Milliseconds from the start request to ready: the browser's window on the display and its
    *  first navigation begun (the page itself may still be loading, or fail). */
@@ -110,6 +115,8 @@ export type RuntimeEvent =
   | { sessionId: string; kind: 'page-crashed'; message: string }
   /** Chromium family: the engine's DevTools guard could not be kept (decisions.md 49); the session must end. */
   | { sessionId: string; kind: 'guard-lost'; message: string }
+  /** Informational: the sound server is gone; the session goes on without sound. */
+  | { sessionId: string; kind: 'sound-lost'; message: string }
   | { sessionId: string; kind: 'refused'; message: string };
 
 export interface ReapReport {
@@ -123,6 +130,7 @@ interface Slot {
   sandbox: SessionSandbox;
   display: Display;
   egress: EgressRoute;
+  sound: SessionSound | null;
   browser?: { process: BrowserProcess; control: BrowserControl | null; image: BrowserImage; language: string; timeZone: string };
   /** Set by the first stop; later stops wait for it (a display number may be reused afterwards). */
   stopped?: Promise<void>;
@@ -263,7 +271,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       const firstUrl = url ?? 'about:blank';
       const ready = async () => {
         if (!current.browser) {
-          const process = await launchBrowser({ image, sandbox: current.sandbox, display: current.display, width, height, language: spec.language, locale, timeZone, timeoutMs }, firstUrl);
+          const process = await launchBrowser({ image, sandbox: current.sandbox, display: current.display, sound: current.sound, width, height, language: spec.language, locale, timeZone, timeoutMs }, firstUrl);
           current.browser = { process, image, language: spec.language, timeZone, control: null };
           await this.record(current);
           const connected = async () => {
@@ -288,6 +296,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         browser: browser.process,
         control: browser.control,
         egress: current.egress,
+        sound: current.sound,
         start,
         readyMs: performance.now() - started,
       };
@@ -360,6 +369,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     // Lost while the session was starting: said now that someone listens.
     if (session.control?.lostReason) report('guard-lost', session.control.lostReason);
     session.egress.on('refused', ({ target, reason }) => report('refused', `refused ${target}: ${reason}`));
+    session.sound?.once('lost', (reason) => report('sound-lost', reason));
   }
 
   private startSlot(width: number, height: number, layout: string, language: string, upstreamProxyUrl?: string): Promise<Slot> {
@@ -406,7 +416,9 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         sandbox = await openHostSandbox(dir, egress.proxyUrl);
       }
       const display = await startDisplay({ sandbox, width, height, layout, startTimeoutMs: this.options.startTimeoutMs });
-      const slot: Slot = { id, dir, sandbox, display, egress };
+      // Sound part (sound.ts): after the display, before the browser, which is given its server.
+      const sound = await startSessionSound(sandbox, this.options.sound);
+      const slot: Slot = { id, dir, sandbox, display, egress, sound };
       await this.record(slot);
       return slot;
     } catch (error) {
@@ -426,6 +438,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   private async endSlot(slot: Slot): Promise<void> {
     this.liveSlots.delete(slot);
     await slot.browser?.control?.close();
+    await slot.sound?.stop();
     // Confined, this ends every process of the session at once (its pid namespace goes).
     await slot.sandbox.stop();
     await Promise.all([slot.browser?.process.stop(), slot.display.stop(), slot.egress.close()]);
@@ -465,7 +478,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           const slot = await this.startSlot(this.geometry.width, this.geometry.height, 'us', language);
           const timeoutMs = this.options.startTimeoutMs ?? 20_000;
           try {
-            const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, ...this.geometry, language, locale, timeZone, timeoutMs }, 'about:blank');
+            const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...this.geometry, language, locale, timeZone, timeoutMs }, 'about:blank');
             slot.browser = { process, image, language, timeZone, control: null };
             [slot.browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl!, language), process.windowShown]);
             await this.record(slot);

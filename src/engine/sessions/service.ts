@@ -70,7 +70,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.accounts = new AccountUsage({ store: this.store, plan: (id) => options.accounts.plan(id), now: this.now });
     this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move) });
     this.options.runtime.on('event', (event) => {
-      if (event.kind === 'refused') return;
+      // Refusals and a lost sound server are told, not ended on: the browser and its picture go on.
+      if (event.kind === 'refused' || event.kind === 'sound-lost') return;
       const sessionId = this.runs.sessionOfRuntime(event.sessionId);
       if (sessionId) this.track(this.suspend(sessionId, event.message));
     });
