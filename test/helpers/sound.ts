@@ -1,0 +1,93 @@
+// Test helper for session sound: hearing what a listener received, on the host. The Opus packets
+// are put back into an Ogg Opus stream (RFC 7845), decoded by ffmpeg to 48 kHz mono samples, and
+// the loudest frequency found (Goertzel's algorithm over a grid: a small DFT).
+import { spawn } from 'node:child_process';
+
+/** Ogg's CRC-32: polynomial 0x04c11db7, not reflected, starting at 0. */
+const CRC_TABLE = Array.from({ length: 256 }, (_, i) => {
+  let r = i << 24;
+  for (let j = 0; j < 8; j++) r = r & 0x80000000 ? (r << 1) ^ 0x04c11db7 : r << 1;
+  return r >>> 0;
+});
+
+function crc(bytes: Buffer): number {
+  let c = 0;
+  for (const byte of bytes) c = ((c << 8) ^ CRC_TABLE[((c >>> 24) & 0xff) ^ byte]!) >>> 0;
+  return c;
+}
+
+function page(packet: Buffer, sequence: number, granule: bigint, flags: number): Buffer {
+  const lacing = [...Array<number>(Math.floor(packet.length / 255)).fill(255), packet.length % 255];
+  const header = Buffer.alloc(27);
+  header.write('OggS', 0);
+  header[5] = flags;
+  header.writeBigInt64LE(granule, 6);
+  header.writeUInt32LE(0x5eed, 14);
+  header.writeUInt32LE(sequence, 18);
+  header[26] = lacing.length;
+  const whole = Buffer.concat([header, Buffer.from(lacing), packet]);
+  whole.writeUInt32LE(crc(whole), 22);
+  return whole;
+}
+
+/** An Ogg Opus stream (48 kHz stereo, 20 ms a packet) holding `packets`. */
+export function oggOpus(packets: Buffer[]): Buffer {
+  const head = Buffer.alloc(19);
+  head.write('OpusHead', 0);
+  head[8] = 1;
+  head[9] = 2;
+  head.writeUInt16LE(312, 10);
+  head.writeUInt32LE(48000, 12);
+  const vendor = Buffer.from('test');
+  const tags = Buffer.concat([Buffer.from('OpusTags'), Buffer.from([vendor.length, 0, 0, 0]), vendor, Buffer.alloc(4)]);
+  const pages = [page(head, 0, 0n, 0x02), page(tags, 1, 0n, 0)];
+  packets.forEach((packet, i) => pages.push(page(packet, i + 2, BigInt((i + 1) * 960), i === packets.length - 1 ? 0x04 : 0)));
+  return Buffer.concat(pages);
+}
+
+/** Decodes Opus packets to 48 kHz mono samples with ffmpeg on the host. */
+export function decodeOpus(packets: Buffer[]): Promise<Int16Array> {
+  return new Promise((resolve, reject) => {
+    const ffmpeg = spawn('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-f', 'ogg', '-i', 'pipe:0', '-ac', '1', '-ar', '48000', '-f', 's16le', 'pipe:1']);
+    const out: Buffer[] = [];
+    let err = '';
+    ffmpeg.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    ffmpeg.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+    ffmpeg.on('error', reject);
+    ffmpeg.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`ffmpeg could not decode the packets: ${err}`));
+      const bytes = Buffer.concat(out);
+      resolve(new Int16Array(bytes.buffer, bytes.byteOffset, Math.floor(bytes.length / 2)));
+    });
+    ffmpeg.stdin.end(oggOpus(packets));
+  });
+}
+
+/** The frequency (Hz, on a 5 Hz grid from 100 to 4000) with the most power in `samples` at 48 kHz. */
+export function loudestFrequency(samples: Int16Array): number {
+  let best = 0;
+  let bestPower = -1;
+  for (let f = 100; f <= 4000; f += 5) {
+    const coefficient = 2 * Math.cos((2 * Math.PI * f) / 48000);
+    let s1 = 0;
+    let s2 = 0;
+    for (const x of samples) {
+      const s0 = x + coefficient * s1 - s2;
+      s2 = s1;
+      s1 = s0;
+    }
+    const power = s1 * s1 + s2 * s2 - coefficient * s1 * s2;
+    if (power > bestPower) {
+      bestPower = power;
+      best = f;
+    }
+  }
+  return best;
+}
+
+/** The root mean square of `samples`: silence is near 0, a tone at half scale about 11,000. */
+export function loudness(samples: Int16Array): number {
+  let sum = 0;
+  for (const x of samples) sum += x * x;
+  return Math.sqrt(sum / Math.max(1, samples.length));
+}
