@@ -42,6 +42,10 @@ export const SYSTEM_PACKAGES = [
   // Session confinement (docs/security.md): namespaces, and the in-sandbox relay to the egress route.
   ['bubblewrap', '/usr/bin/bwrap'],
   ['socat', '/usr/bin/socat'],
+  // Session sound (docs/architecture.md): a PulseAudio per session, and ffmpeg's Opus encoder
+  // that runs while someone listens.
+  ['pulseaudio', '/usr/bin/pulseaudio'],
+  ['ffmpeg', '/usr/bin/ffmpeg'],
   // The browsers' own interface in the session's language (decisions.md 42): Chromium's locale
   // packs, and a Firefox ESR language pack for each language Debian translates it into that the
   // engine offers (src/protocol/languages.ts), marked by the pack itself.

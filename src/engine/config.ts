@@ -6,6 +6,7 @@ import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
 import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
 import { DEFAULT_EGRESS_CONNECTIONS } from './runtime/egress-gate.js';
+import { DEFAULT_SOUND } from './runtime/sound.js';
 import { DEFAULT_DISPLAY_LIMITS } from './viewer/viewer-room.js';
 import { DEFAULT_VIEWER_SEATS } from './viewer/viewer-seats.js';
 import { COUNTRY_TIME_ZONES, isTimeZone } from './runtime/time-zones.js';
@@ -115,6 +116,13 @@ export const engineConfigSchema = z
           .default(DEFAULT_CONFINEMENT.uids),
       })
       .default(DEFAULT_CONFINEMENT),
+    /**
+     * Each session's sound (decisions.md 53): a sound server inside the session and an Opus encoder
+     * while someone listens, at `bitrateKbps`; false runs no sound process at all.
+     */
+    sound: z
+      .union([z.literal(false), z.object({ bitrateKbps: z.number().int().min(6).max(510).default(DEFAULT_SOUND.bitrateKbps) })])
+      .default(DEFAULT_SOUND),
     /** The deprecated v6 interface: the day its answers' Sunset header names (decisions.md 35). */
     v6: z
       .object({ sunset: z.iso.date('must be a date of the form YYYY-MM-DD').default(DEFAULT_V6_SUNSET) })

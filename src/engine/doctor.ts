@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { discoverImages, type BrowserImage } from './runtime/catalog.js';
 import { probeConfinement } from './runtime/confinement.js';
 import { BUILT_IN_LOCALE } from './runtime/locales.js';
+import { probeSound } from './runtime/sound.js';
 
 export interface DoctorCheck {
   name: string;
@@ -43,6 +44,13 @@ export async function runDoctor(): Promise<DoctorReport> {
     name: 'session confinement (own uid, namespaces, memory and process caps)',
     ok: confinement.available,
     detail: confinement.available ? 'available' : `missing: ${confinement.missing.join('; ')}`,
+  });
+  // Sessions run without sound when these are missing (never refused): the check says so.
+  const sound = probeSound();
+  checks.push({
+    name: 'session sound (PulseAudio, Opus encoder)',
+    ok: sound.available,
+    detail: sound.available ? 'available (turned off by `"sound": false`)' : `missing, sessions run without sound: ${sound.missing.join('; ')}`,
   });
   const images = await discoverImages();
   const anyBrowser = images.some((image) => image.enabled);

@@ -146,6 +146,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     openFiles,
     confinement: config.insecure.unconfined ? false : config.confinement,
     timeZone: config.timeZone,
+    sound: config.sound,
     ...(warm ? { warm } : {}),
   });
 
