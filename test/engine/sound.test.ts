@@ -2,6 +2,7 @@
 // sessions whose pages play a tone through WebAudio, the session's own PulseAudio, the encoder
 // started by a listener, the sound channel's WebSocket on loopback, and the packets decoded on the
 // host to find the tone's pitch.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -110,8 +111,16 @@ describe('a confined Chromium session playing a tone', () => {
     expect(status(server!, 'NoNewPrivs')).toBe('1');
     // The same cgroups (caps) as the browser.
     expect(readFileSync(`/proc/${server}/cgroup`, 'utf8')).toBe(readFileSync(`/proc/${session.browser.process.pid}/cgroup`, 'utf8'));
-    // Its socket is inside the session only: the host's file system has no such path.
-    expect(session.sound!.socketPath.startsWith('/session/')).toBe(true);
+    // Its socket is inside the session only: another local user reaches nothing there.
+    expect(session.sound!.socketPath).toBe('/session/.sound/native');
+    const outsider = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'pactl', '-s', `unix:/proc/${server}/root/session/.sound/native`, 'info'], { encoding: 'utf8', timeout: 5000, env: { PATH: process.env.PATH } });
+    expect(outsider.status).not.toBe(0);
+    // Inside, the server answers, and no client can load a module into it (a pipe sink writing files, a network protocol).
+    const env = { ...session.sandbox.env, ...session.sound!.clientEnv };
+    expect(await session.sandbox.run('pactl', ['list', 'short', 'sinks'], env)).toMatch(/^\d+\s+out\s/m);
+    // (A second null sink loads without --disallow-module-loading; the native protocol words the refusal as a failed initialization.)
+    await expect(session.sandbox.run('pactl', ['load-module', 'module-null-sink', 'sink_name=second'], env)).rejects.toThrow(/Module initialization failed/);
+    expect(await session.sandbox.run('pactl', ['list', 'short', 'sinks'], env)).not.toMatch(/second/);
     // The tone plays, and nothing encodes it.
     await new Promise((r) => setTimeout(r, 500));
     expect(await running(session, '/usr/bin/ffmpeg')).toEqual([]);
