@@ -24,6 +24,8 @@ import type { SessionRuntime } from '../runtime/runtime.js';
 import { cityTimeZone, countryTimeZone } from '../runtime/time-zones.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
 import type { ViewerRights } from '../viewer/viewer-room.js';
+import type { Presence } from '../channels/presence.js';
+import { sessionOwner } from '../cluster/owner.js';
 import { shareLinkFor, shareLinkHash, shareLinkId, shareUrlFor, viewLinkId } from './share-links.js';
 
 export type ApiVersion = 'v8' | 'v7';
@@ -61,8 +63,6 @@ export interface ClusterLink {
   announce(id: string, status: string): void;
   /** Tells the node a session was placed on to start it. */
   placed(nodeId: string, sessionId: string): void;
-  /** Tells every node that a session's viewer count changed. */
-  announceViewers(id: string): void;
   /** Has the node that runs a session remove it. */
   removeOn(nodeId: string, accountId: string, sessionId: string): Promise<Reply>;
 }
@@ -72,6 +72,8 @@ export interface SessionServiceOptions {
   /** This node's id: the sessions it runs carry it. */
   nodeId: string;
   cluster?: ClusterLink;
+  /** Who is attached to each session (channels/presence.ts): an attended session is not idle. */
+  presence: Presence;
   accounts: Accounts;
   config: EngineConfig;
   runtime: SessionRuntime;
@@ -84,8 +86,6 @@ export interface SessionServiceOptions {
 export interface SessionServiceEvents {
   /** A session's status moved (share links follow this). */
   status: [{ id: string; status: string }];
-  /** The number of viewers connected to a session changed (the share API's followers show it). */
-  viewers: [{ id: string }];
 }
 
 export class SessionService extends EventEmitter<SessionServiceEvents> {
@@ -103,9 +103,6 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   private readonly startingDisplays = new Map<string, Display>();
   private sweeper: NodeJS.Timeout | undefined;
 
-  /** Open viewer connections per session: a watched session is not idle. */
-  private readonly viewers = new Map<string, number>();
-
   constructor(private readonly options: SessionServiceOptions) {
     super();
     this.setMaxListeners(0);
@@ -113,8 +110,9 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.nodeId = options.nodeId;
     this.runtime = options.runtime;
     this.now = options.now;
+    // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
     this.runtime.on('event', (event) => {
-      if (event.kind === 'refused') return;
+      if (!event.ends) return;
       const sessionId = [...this.live].find(([, runtimeId]) => runtimeId === event.sessionId)?.[0];
       if (sessionId) this.track(this.suspend(sessionId, event.message));
     });
@@ -165,38 +163,6 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   displayOf(sessionId: string): Display | undefined {
     const runtimeId = this.live.get(sessionId);
     return runtimeId ? this.runtime.get(runtimeId)?.display : this.startingDisplays.get(sessionId);
-  }
-
-  viewerJoined(sessionId: string): void {
-    const count = (this.viewers.get(sessionId) ?? 0) + 1;
-    this.viewers.set(sessionId, count);
-    this.viewersChanged(sessionId, count);
-  }
-
-  viewerLeft(sessionId: string): void {
-    const left = (this.viewers.get(sessionId) ?? 1) - 1;
-    if (left <= 0) this.viewers.delete(sessionId);
-    else this.viewers.set(sessionId, left);
-    this.viewersChanged(sessionId, Math.max(0, left));
-  }
-
-  /** Stores the count, then tells the share API's followers here and on every node. */
-  private viewersChanged(sessionId: string, count: number): void {
-    this.track(
-      this.store.updateSession(sessionId, { last_viewer_at: this.now(), viewers: count }).then(() => {
-        this.emit('viewers', { id: sessionId });
-        this.options.cluster?.announceViewers(sessionId);
-      }),
-    );
-  }
-
-  /** Another node's viewers of a session changed (cluster/node-link.ts calls this). */
-  viewersChangedElsewhere(id: string): void {
-    this.emit('viewers', { id });
-  }
-
-  viewerCount(sessionId: string): number {
-    return this.viewers.get(sessionId) ?? 0;
   }
 
   // Accounts' view ------------------------------------------------------------------------------
@@ -548,10 +514,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const row = SESSION_ID.test(id) ? await this.store.session(id) : undefined;
     if (!row || row.account_id !== account.id) return { status: 'denied', message: 'id: unknown session' };
     // A browser that runs (or starts) on another node is ended by that node.
-    const owner = row.node_id ?? this.nodeId;
-    if ((row.status === 'starting' || row.status === 'running') && owner !== this.nodeId && this.options.cluster) {
-      return this.options.cluster.removeOn(owner, account.id, id);
-    }
+    const owner = sessionOwner(row, this.nodeId);
+    if (owner.at === 'node' && this.options.cluster) return this.options.cluster.removeOn(owner.nodeId, account.id, id);
     const now = this.now();
     switch (row.status) {
       case 'starting':
@@ -641,7 +605,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const ending: Array<[string, string]> = [];
     for (const row of await tx.sessionsWithStatus(['running'], this.nodeId)) {
       await this.flushBytes(row, this.live.get(row.id), tx);
-      if (this.viewerCount(row.id) > 0) {
+      if (this.options.presence.attended(row.id)) {
         await tx.updateSession(row.id, { last_viewer_at: now });
         row.last_viewer_at = now;
       }
