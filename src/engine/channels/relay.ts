@@ -3,7 +3,7 @@
 // caller and the end (what may reach the session, message by message); a node that only forwards
 // to the owner relays bytes as they are, since the owner applies the policy.
 import type { Duplex } from 'node:stream';
-import type { WebSocket } from 'ws';
+import { createWebSocketStream, type WebSocket } from 'ws';
 import type { CloseReason } from './channel.js';
 
 /** Thrown by a policy for input it refuses: the connection ends with the channel's `refused` close. */
@@ -79,4 +79,15 @@ export function relay(socket: WebSocket, openEnd: () => Duplex, options: RelayOp
     socket.on('close', () => finish({ code: 1000, reason: 'viewer left' }));
     socket.on('error', () => finish({ code: 1011, reason: 'viewer connection failed' }));
   });
+}
+
+/**
+ * A WebSocket to another node as a channel's end (the forwarding node's side). ws's own stream only
+ * ends its readable half when the socket closes; the relay waits for 'close', so it is destroyed:
+ * a connection the owner closes closes the caller's too.
+ */
+export function webSocketEnd(socket: WebSocket): Duplex {
+  const stream = createWebSocketStream(socket);
+  socket.once('close', () => stream.destroy());
+  return stream;
 }

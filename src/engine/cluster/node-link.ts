@@ -6,12 +6,13 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocket, createWebSocketStream } from 'ws';
+import { WebSocket } from 'ws';
 import { readJsonBody } from '../../http/node-body.js';
 import { sendJson } from '../http/respond.js';
 import type { ClusterLink, Reply, SessionService } from '../sessions/service.js';
 import type { NodeRow, NodeWithLoad, Store } from '../store/store.js';
 import type { ChannelCredential } from '../channels/channel.js';
+import { webSocketEnd } from '../channels/relay.js';
 import type { Presence } from '../channels/presence.js';
 
 /**
@@ -223,7 +224,7 @@ export class NodeLink implements ClusterLink {
         perMessageDeflate: false,
         handshakeTimeout: CALL_TIMEOUT_MS,
       });
-      return createWebSocketStream(socket);
+      return webSocketEnd(socket);
     };
   }
 
