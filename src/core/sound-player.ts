@@ -1,12 +1,16 @@
 // Plays the remote browser's sound: the share API's sound channel (a format message, then one Opus
 // packet per binary WebSocket message) decoded with WebCodecs' AudioDecoder and played through an
 // AudioContext, on the jitter buffer of sound-schedule.ts, with mute and volume on a GainNode. It
-// reconnects like the picture (reconnect.ts). No React, and nothing touches the DOM until start():
-// the viewer loads this file with import() only for a session that has sound.
-import { parseSoundFormat, shareApiUrl, type SoundFormat } from '../protocol/share-api.js';
-import { ReconnectPolicy, type ReconnectTransport } from './reconnect.js';
+// reconnects with the picture's reconnect policy (reconnect.ts), which its caller hands it. No
+// React, and nothing touches the DOM until start().
+//
+// The viewer loads this file with import() only for a session that has sound, so it imports no
+// code the viewer's entry has (only types): a shared module would make the bundler split a third
+// file off the entry. Hence the policy passed in, and subscribe/getState kept here rather than
+// inherited from subscribable.ts.
+import type { ReconnectPolicy, ReconnectTransport } from './reconnect.js';
+import { parseSoundFormat, type SoundFormat } from '../protocol/sound.js';
 import { SoundSchedule } from './sound-schedule.js';
-import { Subscribable } from './subscribable.js';
 
 /**
  * `yes`: this browser can play the session's sound. `no-webcodecs`: it has no AudioDecoder for
@@ -27,8 +31,10 @@ export interface SoundState {
 }
 
 export interface SoundPlayerOptions {
-  shareBase: string;
-  linkId: string;
+  /** The sound channel's WebSocket address: `shareApiUrl(shareBase, linkId, 'sound')`. */
+  url: string;
+  /** Retries the connection with the picture's back-off: a `new ReconnectPolicy()` of its own. */
+  reconnect: ReconnectPolicy;
   muted?: boolean;
   volume?: number;
 }
@@ -47,9 +53,11 @@ function hasWebCodecsAudio(): boolean {
 
 const clampVolume = (volume: number) => (Number.isFinite(volume) ? Math.min(1, Math.max(0, volume)) : 1);
 
-export class SoundPlayer extends Subscribable<SoundState> {
+export class SoundPlayer {
   readonly #url: string;
-  readonly #policy = new ReconnectPolicy();
+  readonly #policy: ReconnectPolicy;
+  #state: SoundState;
+  readonly #listeners = new Set<() => void>();
   #context: AudioContext | null = null;
   #gain: GainNode | null = null;
   #started = false;
@@ -59,8 +67,24 @@ export class SoundPlayer extends Subscribable<SoundState> {
   #graceOver = false;
 
   constructor(options: SoundPlayerOptions) {
-    super({ available: hasWebCodecsAudio() ? 'yes' : 'no-webcodecs', blocked: false, muted: options.muted ?? false, volume: clampVolume(options.volume ?? 1), playing: false });
-    this.#url = shareApiUrl(options.shareBase, options.linkId, 'sound');
+    this.#state = { available: hasWebCodecsAudio() ? 'yes' : 'no-webcodecs', blocked: false, muted: options.muted ?? false, volume: clampVolume(options.volume ?? 1), playing: false };
+    this.#url = options.url;
+    this.#policy = options.reconnect;
+  }
+
+  /** The state now; a new object on each change (the subscribe/getState shape of subscribable.ts). */
+  getState = (): SoundState => this.#state;
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  };
+
+  private update(change: Partial<SoundState>): void {
+    const next = { ...this.#state, ...change };
+    if ((Object.keys(next) as (keyof SoundState)[]).every((key) => next[key] === this.#state[key])) return;
+    this.#state = next;
+    for (const listener of this.#listeners) listener();
   }
 
   /** Checks that this browser decodes Opus, then connects and keeps connected until stop(). */

@@ -2,7 +2,9 @@
 // for a session that has sound, started once the live screen shows, stopped when it goes; mute and
 // volume kept in the tab (sound-preference.ts). Any press or key in the viewer also lets blocked sound play.
 import { useCallback, useEffect, useState, useSyncExternalStore, type RefObject } from 'react';
+import { ReconnectPolicy } from '../../core/reconnect.js';
 import type { SoundPlayer, SoundState } from '../../core/sound-player.js';
+import { shareApiUrl } from '../../protocol/share-api.js';
 import { readSoundPreference, writeSoundPreference } from './sound-preference.js';
 
 export interface RemoteSound extends SoundState {
@@ -27,7 +29,7 @@ export function useRemoteSound({ shareBase, linkId, sound, hidden, rootRef }: { 
     void import('../../core/sound-player.js').then(
       ({ SoundPlayer }) => {
         if (cancelled) return;
-        const made = new SoundPlayer({ shareBase, linkId, ...readSoundPreference() });
+        const made = new SoundPlayer({ url: shareApiUrl(shareBase, linkId, 'sound'), reconnect: new ReconnectPolicy(), ...readSoundPreference() });
         created = made;
         let last = made.getState();
         made.subscribe(() => {
