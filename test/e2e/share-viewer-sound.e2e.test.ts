@@ -81,7 +81,8 @@ beforeAll(async () => {
     }
     const file = path === '/en/s' ? 'index.html' : normalize(path).replace(/^(\.\.[/\\])+/, '');
     try {
-      response.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(await readFile(join(SITE, file)));
+      const body = await readFile(join(SITE, file));
+      response.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(body);
     } catch {
       response.writeHead(404).end();
     }
@@ -157,7 +158,7 @@ describe('the viewer plays the session\'s sound', () => {
       expect(Math.abs(heard.peakHz - 440)).toBeLessThan(12);
 
       await mute.click();
-      await expect(mute).toHaveAttribute('aria-pressed', 'true');
+      await expect.poll(() => mute.getAttribute('aria-pressed')).toBe('true');
       await expect.poll(async () => (await listen(page)).level, { timeout: 2000 }).toBeLessThan(1e-4);
 
       await mute.click();
