@@ -192,8 +192,11 @@ export class SoundPlayer {
 
       socket.onmessage = (event: MessageEvent<string | ArrayBuffer>) => {
         if (closed) return;
-        if (typeof event.data === 'string') {
-          format = parseSoundFormat(event.data);
+        // The format comes first: as text from the node that runs the session, as bytes when
+        // another node of a cluster carried the stream (its relay forwards every message as bytes).
+        const header = typeof event.data === 'string' ? event.data : !format ? new TextDecoder().decode(event.data) : undefined;
+        if (header !== undefined) {
+          format = parseSoundFormat(header);
           if (!format) return drop();
           decoder = new AudioDecoder({ output: (frame) => this.#playFrame(frame, context, gain, schedule), error: drop });
           decoder.configure({ codec: 'opus', sampleRate: format.sampleRate, numberOfChannels: format.channels });
