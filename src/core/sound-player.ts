@@ -205,7 +205,7 @@ export class SoundPlayer {
           this.#showContextState();
           return;
         }
-        if (!format || !decoder || decoder.state !== 'configured') return;
+        if (typeof event.data === 'string' || !format || !decoder || decoder.state !== 'configured') return;
         // Not heard now (held back, or the decoder behind): decoding it would only delay what comes next.
         if (context.state !== 'running' || decoder.decodeQueueSize > MAX_DECODE_QUEUE) {
           schedule.reset();
