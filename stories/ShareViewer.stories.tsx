@@ -18,18 +18,20 @@ interface ViewerStoryProps {
   control: boolean;
   /** How many people the share API says are watching. */
   viewers: number;
+  /** Whether the share API says the session has sound. */
+  sound: boolean;
   onLeave: (leaveUrl: string) => void;
 }
 
 /** The viewer for a share link on this page's origin, answered by the share API stand-in. */
-function ViewerStory({ language, scenario, viewOnly, control, viewers, onLeave }: ViewerStoryProps) {
-  const shareFetch = useMemo(() => shareApiFetch(scenario, 'Chromium', { control, viewers }), [scenario, control, viewers]);
+function ViewerStory({ language, scenario, viewOnly, control, viewers, sound, onLeave }: ViewerStoryProps) {
+  const shareFetch = useMemo(() => shareApiFetch(scenario, 'Chromium', { control, viewers, sound }), [scenario, control, viewers, sound]);
   // The live screen's VNC connection goes to this origin, where nothing answers it: it shows
   // its reconnecting state, with the toolbar.
   const shareUrl = `${window.location.origin}/share-stand-in/${language}/s?${SHARE_LINK_ID}`;
   return (
     <div style={{ height: 420, border: '1px solid #d0d7de' }}>
-      <ShareViewer key={`${scenario}-${language}-${control}`} shareUrl={shareUrl} fetch={shareFetch} viewOnly={viewOnly} onLeave={onLeave} />
+      <ShareViewer key={`${scenario}-${language}-${control}-${sound}`} shareUrl={shareUrl} fetch={shareFetch} viewOnly={viewOnly} onLeave={onLeave} />
     </div>
   );
 }
@@ -37,7 +39,7 @@ function ViewerStory({ language, scenario, viewOnly, control, viewers, onLeave }
 const meta = {
   title: 'Components/ShareViewer',
   component: ViewerStory,
-  args: { language: 'en', scenario: 'waiting', viewOnly: false, control: true, viewers: 1, onLeave: fn() },
+  args: { language: 'en', scenario: 'waiting', viewOnly: false, control: true, viewers: 1, sound: false, onLeave: fn() },
   argTypes: {
     language: { control: 'select', options: [...SHARE_LANGUAGES] },
     scenario: { control: 'select', options: ['waiting', 'running', 'ended', 'gone', 'unreachable'] },
@@ -94,6 +96,21 @@ export const ViewOnlyLink: Story = {
     const t = text(args.language);
     await expect(await canvas.findByText(t.running.viewOnly)).toBeVisible();
     await expect(canvas.queryByRole('button', { name: t.toolbar.shareViewOnly })).toBeNull();
+  },
+};
+
+/**
+ * A session with sound: the toolbar's sound control, as this browser allows it (mute and volume;
+ * "Tap to hear" where autoplay is blocked; a line where there is no WebCodecs audio). Nothing
+ * answers the sound socket here: each state alone is in ShareViewer/Sound.
+ */
+export const RunningWithSound: Story = {
+  args: { scenario: 'running', sound: true },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const t = resources[args.language].viewer.sound;
+    const control = await canvas.findByText((_, element) => [t.tapToHear, t.mute, t.unavailable].includes(element?.textContent ?? '') && element?.children.length === 0);
+    await expect(control).toBeVisible();
   },
 };
 

@@ -99,9 +99,9 @@ export const VIEW_ONLY_LINK_ID = 'c3Rvcnlib29rLXZpZXctb25seQ';
 
 /**
  * A fetch that answers the share API (state, ping, view-only link) for a link in `scenario`;
- * `link` says what the link lets its holder do, `viewers` how many watch.
+ * `link` says what the link lets its holder do, `viewers` how many watch, `sound` whether the session has sound.
  */
-export function shareApiFetch(scenario: ShareScenario, browserName = 'Chromium', link: { control: boolean; viewers: number } = { control: true, viewers: 1 }): typeof fetch {
+export function shareApiFetch(scenario: ShareScenario, browserName = 'Chromium', link: { control: boolean; viewers: number; sound?: boolean } = { control: true, viewers: 1 }): typeof fetch {
   return async (input) => {
     const url = new URL(String(input instanceof Request ? input.url : input));
     if (scenario === 'unreachable') throw new TypeError('Failed to fetch');

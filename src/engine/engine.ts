@@ -22,6 +22,11 @@ import { OpenFiles } from './runtime/open-files.js';
 import { SessionRuntime, type ReapReport } from './runtime/runtime.js';
 import { POSTGRES_PART, requireEngineParts } from './parts.js';
 import { SessionService } from './sessions/service.js';
+import type { ChannelCredential } from './channels/channel.js';
+import { Presence } from './channels/presence.js';
+import { ChannelRegistry } from './channels/registry.js';
+import { rfbChannel } from './channels/rfb.js';
+import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
 import { createViewerSite } from './viewer/site.js';
 import { SqliteDatabase } from './store/sqlite.js';
@@ -163,8 +168,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     now: Date.now,
     watchOthers: clustered,
   });
+  // Who is attached to each session (viewers today), for the viewer count and the idle sweep.
+  const presence = new Presence({
+    record: (id, fields) => store.updateSession(id, fields),
+    now,
+    ...(clustered ? { announce: (id: string) => link.announceViewers(id) } : {}),
+  });
   const sessions = new SessionService({
     store,
+    presence,
     accounts,
     config,
     runtime,
@@ -179,15 +191,20 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const clientAddress = clientAddressResolver(config.trustedProxies);
   const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress });
 
-  const shareApi = createShareApi({
-    sessions,
-    limiter,
-    clientAddress,
-    displayLimits: config.display,
-    seats: config.viewers,
-    openFiles,
-    ...(clustered ? { remoteDisplay: (row, rights) => link.remoteDisplay(row, rights) } : {}),
+  // Every stream of a session is a channel (docs/architecture.md "Channels"); RFB is the first.
+  const channels = new ChannelRegistry().register(rfbChannel({ seats: config.viewers, openFiles, displayLimits: config.display }));
+  const router = new ChannelRouter({
+    registry: channels,
+    nodeId,
+    presence,
+    statusChanges: sessions,
+    endsOf: (id) => {
+      const display = sessions.displayOf(id);
+      return display && { display };
+    },
+    ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential) => link.openChannel(owner, id, channel, credential) } : {}),
   });
+  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
@@ -221,7 +238,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     if (!requestUrl) return void socket.end(noEndpoint);
     if (clustered) {
       const carried = link.verifyUpgrade(request, requestUrl);
-      if (carried) return shareApi.upgradeFromNode(request, socket, head, carried.sessionId, carried.rights);
+      if (carried) return router.openForwarded(request, socket, head, carried);
     }
     shareApi.upgrade(request, socket, head).then(
       (handled) => handled || socket.end(noEndpoint),
@@ -239,7 +256,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${address.port}`;
   identity.internalUrl = config.node.internalUrl ?? url;
   identity.advertisedUrl = config.shareBase ?? url;
-  await link.start(sessions);
+  await link.start(sessions, presence);
   sessions.startSweeping();
   return {
     url,
@@ -265,9 +282,11 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         server.closeAllConnections();
       });
       await link.close();
-      shareApi.close();
+      router.close();
       await sessions.close();
       await runtime.close();
+      // Attachment counts written as the last connections closed reach the store before it closes.
+      await presence.settled();
       await store.close();
     },
   };

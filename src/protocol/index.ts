@@ -7,4 +7,5 @@ export * from './v7.js';
 export * from './v6.js';
 export * from './share.js';
 export * from './share-api.js';
+export * from './sound.js';
 export * from './statuses.js';

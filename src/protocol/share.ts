@@ -72,6 +72,8 @@ export interface ViewerState {
   control?: boolean;
   /** Viewers connected to the session now (every link together). */
   viewers?: number;
+  /** Whether the session has sound (the share API's `sound` route); absent means false (an engine before sound). */
+  sound?: boolean;
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

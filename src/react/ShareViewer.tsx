@@ -2,8 +2,8 @@
 // <ShareViewer>: what whoever holds a share link sees: a waiting screen in the link's language,
 // then the remote browser itself through noVNC (mouse, wheel, touch, clipboard; keys and any text
 // a person can type, IME and dead keys included, through the viewer's own text input), sized to
-// the viewer's area, then an ended or gone screen with a way to leave. A view-only link (or the
-// viewOnly prop) watches. Sized by its container; no global styles.
+// the viewer's area, with its sound, then an ended or gone screen with a way to leave. A view-only
+// link (or the viewOnly prop) watches. Sized by its container; no global styles.
 import { useCallback, useEffect, useMemo, useRef, useState, type CSSProperties } from 'react';
 import { I18nextProvider, useTranslation } from 'react-i18next';
 import type { ViewerScreen } from '../core/viewer-state.js';
@@ -126,6 +126,8 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
             // A view-only link watches whatever the prop says (the engine passes only watching from it).
             viewOnly={viewOnly || state?.control === false}
             viewers={typeof state?.viewers === 'number' ? state.viewers : null}
+            // An engine from before sound says nothing: no sound.
+            sound={state?.sound === true}
             onLeave={leave}
             hidden={screen === 'waiting'}
             {...(shareFetch ? { shareFetch } : {})}

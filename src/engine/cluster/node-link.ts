@@ -1,21 +1,28 @@
 // This engine as a node of a cluster (docs/deployment.md): it registers itself in the shared
 // database and heart-beats; it notices nodes that fell silent and ends their sessions; it hears
 // the other nodes' status changes and placements (Postgres LISTEN/NOTIFY); and it reaches the node
-// that runs a session over an authenticated node-to-node channel (HTTP and WebSocket, each request
-// signed with the cluster secret) to remove it or to carry a viewer to its display.
+// that runs a session over an authenticated node-to-node link (HTTP and WebSocket, each request
+// signed with the cluster secret) to remove it or to open one of its channels (a viewer's RFB).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocket, createWebSocketStream } from 'ws';
+import { WebSocket } from 'ws';
 import { readJsonBody } from '../../http/node-body.js';
 import { removalAnswer } from '../http/outcomes.js';
 import { sendJson } from '../http/respond.js';
 import type { ClusterLink, Reply, SessionService } from '../sessions/service.js';
-import type { NodeRow, NodeWithLoad, SessionRow, Store } from '../store/store.js';
-import type { ViewerRights } from '../viewer/viewer-room.js';
+import type { NodeRow, NodeWithLoad, Store } from '../store/store.js';
+import type { ChannelCredential } from '../channels/channel.js';
+import { webSocketEnd } from '../channels/relay.js';
+import type { Presence } from '../channels/presence.js';
 
-/** Where node-to-node calls go; nothing there answers without the cluster secret. */
-export const NODE_PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/(remove|rfb|rfb-view)$/;
+/**
+ * Where node-to-node calls go; nothing there answers without the cluster secret. One path for
+ * removing a session, one for opening any of its channels: `channels/<name>/<credential>`
+ * (channels/router.ts). `rfb` and `rfb-view` are what nodes of the previous version send for RFB;
+ * they are still taken, so a cluster can be upgraded one node at a time.
+ */
+export const NODE_PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/(remove|rfb|rfb-view|channels\/([a-z][a-z0-9-]{0,30})\/(share-link|view-link|api-key))$/;
 const AUTH_HEADER = 'x-rbk-node-auth';
 /** How far a signed call's time may be from the receiver's clock. */
 const SIGNATURE_WINDOW_MS = 30_000;
@@ -61,6 +68,7 @@ export function verifyCall(secret: string, header: string | undefined, method: s
 
 export class NodeLink implements ClusterLink {
   private sessions: SessionService | undefined;
+  private presence: Presence | undefined;
   private timer: NodeJS.Timeout | undefined;
   private beating = false;
   private closed = false;
@@ -76,8 +84,9 @@ export class NodeLink implements ClusterLink {
   }
 
   /** Registers the node, hears the others, and heart-beats until close(). */
-  async start(sessions: SessionService): Promise<void> {
+  async start(sessions: SessionService, presence: Presence): Promise<void> {
     this.sessions = sessions;
+    this.presence = presence;
     const database = this.store.database;
     await database.listen(STATUS_CHANNEL, (payload) => this.heardStatus(payload));
     await database.listen(PLACED_CHANNEL, (payload) => this.heardPlaced(payload));
@@ -167,7 +176,7 @@ export class NodeLink implements ClusterLink {
   private heardStatus(payload: string): void {
     const message = parseMessage(payload);
     if (!message || message.node === this.nodeId) return;
-    if (message.viewers) this.sessions?.viewersChangedElsewhere(message.id);
+    if (message.viewers) this.presence?.changedElsewhere(message.id);
     else this.sessions?.movedElsewhere(message.id, message.status ?? '');
   }
 
@@ -202,12 +211,12 @@ export class NodeLink implements ClusterLink {
     }
   }
 
-  /** A connection to the display of a session another node runs (the viewer's bytes go through it). */
-  async remoteDisplay(row: SessionRow, rights: ViewerRights): Promise<() => Duplex> {
-    const base = await this.internalUrlOf(row.node_id!);
+  /** Opens a channel of a session another node runs (channels/router.ts): the caller's bytes go through it. */
+  async openChannel(nodeId: string, sessionId: string, channel: string, credential: ChannelCredential): Promise<() => Duplex> {
+    const base = await this.internalUrlOf(nodeId);
     if (!base) throw new Error('the node that runs this session is gone');
-    // The owner enforces the link's rights; the signed path tells it which they are.
-    const path = `/internal/v1/sessions/${row.id}/${rights === 'view' ? 'rfb-view' : 'rfb'}`;
+    // The owner enforces what the credential allows; the signed path tells it which it was.
+    const path = `/internal/v1/sessions/${sessionId}/channels/${channel}/${credential}`;
     const url = new URL(path, base);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     return () => {
@@ -216,7 +225,7 @@ export class NodeLink implements ClusterLink {
         perMessageDeflate: false,
         handshakeTimeout: CALL_TIMEOUT_MS,
       });
-      return createWebSocketStream(socket);
+      return webSocketEnd(socket);
     };
   }
 
@@ -242,12 +251,13 @@ export class NodeLink implements ClusterLink {
     return true;
   }
 
-  /** Verifies a node-to-node WebSocket upgrade: the session id to carry a viewer to and the link's rights, or null. */
-  verifyUpgrade(request: IncomingMessage, url: URL): { sessionId: string; rights: ViewerRights } | null {
+  /** Verifies a node-to-node WebSocket upgrade: the session, channel and credential to open, or null. */
+  verifyUpgrade(request: IncomingMessage, url: URL): { sessionId: string; channel: string; credential: ChannelCredential } | null {
     const match = NODE_PATH.exec(url.pathname);
-    if (!match || (match[2] !== 'rfb' && match[2] !== 'rfb-view')) return null;
+    if (!match || match[2] === 'remove') return null;
     if (!verifyCall(this.options.secret, header(request), 'GET', url.pathname, '', this.options.now())) return null;
-    return { sessionId: match[1]!, rights: match[2] === 'rfb-view' ? 'view' : 'control' };
+    if (match[2] === 'rfb' || match[2] === 'rfb-view') return { sessionId: match[1]!, channel: 'rfb', credential: match[2] === 'rfb' ? 'share-link' : 'view-link' };
+    return { sessionId: match[1]!, channel: match[3]!, credential: match[4] as ChannelCredential };
   }
 
   async close(): Promise<void> {

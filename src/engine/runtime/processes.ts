@@ -175,3 +175,32 @@ export async function withTimeout<T>(promise: Promise<T>, ms: number, what: stri
     clearTimeout(timer);
   }
 }
+
+/**
+ * Rejects as soon as `signal` aborts; what the promise still produces afterwards is handed to
+ * `discard` (a display that came up too late is stopped, not leaked).
+ */
+export function abortable<T>(promise: Promise<T>, signal: AbortSignal | undefined, discard?: (late: T) => Promise<void>): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    void promise.then((late) => discard?.(late), () => undefined);
+    return Promise.reject(new Error('the start was cancelled'));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      void promise.then((late) => discard?.(late), () => undefined);
+      reject(new Error('the start was cancelled'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}

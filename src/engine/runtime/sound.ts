@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import type { SessionSandbox } from './confinement.js';
 import { OggOpusReader } from './ogg-opus.js';
 import { signalProcess, withTimeout, type SupervisedProcess } from './processes.js';
+import type { SoundFormat } from '../../protocol/sound.js';
 
 export interface SoundSettings {
   /** The Opus encoder's target bit rate (kbit/s); 64 carries speech and music well at 48 kHz stereo. */
@@ -18,9 +19,8 @@ export interface SoundSettings {
 
 export const DEFAULT_SOUND: SoundSettings = { bitrateKbps: 64 };
 
-/** What every listener is told first (the sound channel's wire contract), then one packet per message. */
-export const SOUND_FORMAT = { codec: 'opus', sampleRate: 48000, channels: 2, frameMs: 20 } as const;
-export type SoundFormat = typeof SOUND_FORMAT;
+/** What every listener is told first (the sound channel's wire contract, src/protocol/sound.ts), then one packet per message. */
+export const SOUND_FORMAT: Readonly<SoundFormat> = { codec: 'opus', sampleRate: 48000, channels: 2, frameMs: 20 };
 
 const PULSEAUDIO = '/usr/bin/pulseaudio';
 const FFMPEG = '/usr/bin/ffmpeg';
@@ -42,7 +42,7 @@ export function probeSound(): { available: boolean; missing: string[] } {
 
 /** One listener's packets, from the moment it listens until it closes or the sound ends. */
 export class SoundStream extends EventEmitter<{ packet: [Buffer]; end: [string] }> {
-  readonly format: SoundFormat = SOUND_FORMAT;
+  readonly format: Readonly<SoundFormat> = SOUND_FORMAT;
   private ended = false;
 
   constructor(private readonly leave: (stream: SoundStream) => void) {
@@ -125,10 +125,15 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
     return stream;
   }
 
-  /** Ends every listener and the sound server (the session's stop ends them all anyway). */
-  async stop(): Promise<void> {
+  /** The session is ending: every listener is told, the encoder stops, no one new may listen. */
+  close(): void {
     this.stopped = true;
     this.endAll('the session has ended');
+  }
+
+  /** Ends the listeners and the sound server (the session's sandbox ends every process anyway). */
+  async stop(): Promise<void> {
+    this.close();
     signalProcess(this.server, 'SIGKILL');
     await this.server.exited;
   }

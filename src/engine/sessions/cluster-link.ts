@@ -12,8 +12,6 @@ export interface ClusterLink {
   announce(id: string, status: string): void;
   /** Tells the node a session was placed on to start it. */
   placed(nodeId: string, sessionId: string): void;
-  /** Tells every node that a session's viewer count changed. */
-  announceViewers(id: string): void;
   /** Has the node that runs a session remove it. */
   removeOn(nodeId: string, accountId: string, sessionId: string): Promise<NodeAnswer>;
 }

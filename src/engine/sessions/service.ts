@@ -1,7 +1,7 @@
 // Sessions as the service sees them: create (admission.ts, then creation.ts's quota and
 // idempotency transaction with placement.ts's node, then the runtime starts in the background:
 // runs.ts), list, remove, meters, the lifecycle (lifecycle.ts, decisions.md 1-6), limits over
-// time (sweeper.ts), recovery after a restart, and viewer presence. Answers domain outcomes
+// time (sweeper.ts), recovery after a restart (presence lives in channels/presence.ts). Answers domain outcomes
 // (outcomes.ts); each API version words them at its edge (http/).
 import { EventEmitter } from 'node:events';
 import { SESSION_LIST_MAX, SESSION_LIST_WINDOW_DAYS, type CreateRequest, type Pool, type ShareLanguage, type UsageMeters } from '../../protocol/index.js';
@@ -16,6 +16,8 @@ import { createSession } from './creation.js';
 import { movableFrom, type MoveCause, type SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
 import type { ClusterLink } from './cluster-link.js';
+import type { Presence } from '../channels/presence.js';
+import { sessionOwner } from '../cluster/owner.js';
 import type { CreateOutcome, CreateTerms, NodeAnswer, RemoveOutcome } from './outcomes.js';
 import { placeSession } from './placement.js';
 import { NodeRuns } from './runs.js';
@@ -33,6 +35,8 @@ export interface SessionServiceOptions {
   /** This node's id: the sessions it runs carry it. */
   nodeId: string;
   cluster?: ClusterLink;
+  /** Who is attached to each session (channels/presence.ts): an attended session is not idle. */
+  presence: Presence;
   accounts: Accounts;
   config: EngineConfig;
   runtime: NodeRuntime;
@@ -45,8 +49,6 @@ export interface SessionServiceOptions {
 export interface SessionServiceEvents {
   /** A session's status moved (share links follow this). */
   status: [{ id: string; status: string }];
-  /** The number of viewers connected to a session changed (the share API's followers show it). */
-  viewers: [{ id: string }];
 }
 
 export class SessionService extends EventEmitter<SessionServiceEvents> {
@@ -58,8 +60,6 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   private readonly ending = new Set<Promise<unknown>>();
   private stopSweeping: (() => void) | undefined;
 
-  /** Open viewer connections per session: a watched session is not idle. */
-  private readonly viewers = new Map<string, number>();
 
   constructor(private readonly options: SessionServiceOptions) {
     super();
@@ -70,8 +70,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.accounts = new AccountUsage({ store: this.store, plan: (id) => options.accounts.plan(id), now: this.now });
     this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move) });
     this.options.runtime.on('event', (event) => {
-      // Refusals and a lost sound server are told, not ended on: the browser and its picture go on.
-      if (event.kind === 'refused' || event.kind === 'sound-lost') return;
+      // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
+      if (!event.ends) return;
       const sessionId = this.runs.sessionOfRuntime(event.sessionId);
       if (sessionId) this.track(this.suspend(sessionId, event.message));
     });
@@ -121,38 +121,6 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** The display of a session of this engine that is running or starting (viewers join it), or undefined. */
   displayOf(sessionId: string): Display | undefined {
     return this.runs.displayOf(sessionId);
-  }
-
-  viewerJoined(sessionId: string): void {
-    const count = (this.viewers.get(sessionId) ?? 0) + 1;
-    this.viewers.set(sessionId, count);
-    this.viewersChanged(sessionId, count);
-  }
-
-  viewerLeft(sessionId: string): void {
-    const left = (this.viewers.get(sessionId) ?? 1) - 1;
-    if (left <= 0) this.viewers.delete(sessionId);
-    else this.viewers.set(sessionId, left);
-    this.viewersChanged(sessionId, Math.max(0, left));
-  }
-
-  /** Stores the count, then tells the share API's followers here and on every node. */
-  private viewersChanged(sessionId: string, count: number): void {
-    this.track(
-      this.store.updateSession(sessionId, { last_viewer_at: this.now(), viewers: count }).then(() => {
-        this.emit('viewers', { id: sessionId });
-        this.options.cluster?.announceViewers(sessionId);
-      }),
-    );
-  }
-
-  /** Another node's viewers of a session changed (cluster/node-link.ts calls this). */
-  viewersChangedElsewhere(id: string): void {
-    this.emit('viewers', { id });
-  }
-
-  viewerCount(sessionId: string): number {
-    return this.viewers.get(sessionId) ?? 0;
   }
 
   // Accounts' view (accounts/usage.ts) -----------------------------------------------------------
@@ -205,9 +173,9 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const row = SESSION_ID.test(id) ? await this.store.session(id) : undefined;
     if (!row || row.account_id !== account.id) return { status: 'denied', field: 'id', reason: 'unknown-session' };
     // A browser that runs (or starts) on another node is ended by that node.
-    const owner = row.node_id ?? this.nodeId;
-    if ((row.status === 'starting' || row.status === 'running') && owner !== this.nodeId && this.options.cluster) {
-      const answer = await this.options.cluster.removeOn(owner, account.id, id);
+    const owner = sessionOwner(row, this.nodeId);
+    if (owner.at === 'node' && this.options.cluster) {
+      const answer = await this.options.cluster.removeOn(owner.nodeId, account.id, id);
       return answer.status === 'ok' ? { status: 'ok' } : { status: answer.status, reason: 'relayed', message: answer.message };
     }
     const now = this.now();
@@ -267,7 +235,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       nodeId: this.nodeId,
       now: this.now,
       plan: (id) => this.options.accounts.plan(id),
-      watched: (id) => this.viewerCount(id) > 0,
+      watched: (id) => this.options.presence.attended(id),
       flushBytes: (row, tx) => this.runs.flushBytes(row, this.runs.runtimeOf(row.id), tx),
     });
     for (const [id, reason] of ending) this.track(this.suspend(id, reason));

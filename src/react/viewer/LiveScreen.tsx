@@ -1,6 +1,6 @@
 // The live screen: the remote browser through noVNC, the viewer's own text input that carries
-// keys and text to it, the toolbar, and the panels it opens (paste, the view-only link, the remote
-// clipboard). Mounted behind the waiting screen too (`hidden`), so it is connected when the
+// keys and text to it, the session's sound, the toolbar, and the panels it opens (paste, the
+// view-only link, the remote clipboard). Mounted behind the waiting screen too (`hidden`), so it is connected when the
 // session runs.
 import { useCallback, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
@@ -9,6 +9,7 @@ import { useCountdown } from './useCountdown.js';
 import { useFullscreen } from './useFullscreen.js';
 import { useRemoteKeyboard } from './useRemoteKeyboard.js';
 import { useRemoteScreen } from './useRemoteScreen.js';
+import { useRemoteSound } from './useRemoteSound.js';
 import { useRoundTrip } from './useRoundTrip.js';
 import { ViewerToolbar } from './ViewerToolbar.js';
 
@@ -18,6 +19,8 @@ export interface LiveScreenProps {
   browserName: string;
   viewOnly: boolean;
   viewers: number | null;
+  /** Whether the session has sound (the share API says). */
+  sound: boolean;
   onLeave: () => void;
   shareFetch?: typeof fetch;
   /** Behind the waiting screen: connected, but nothing of it shows. */
@@ -27,7 +30,7 @@ export interface LiveScreenProps {
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, onLeave, shareFetch, hidden }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, sound, onLeave, shareFetch, hidden }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -40,6 +43,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
 
   const { connection, reconnectAt, remoteClipboard, remote } = useRemoteScreen({ shareBase, linkId, viewOnly, hidden, screenRef });
   const reconnectIn = useCountdown(reconnectAt);
+  const remoteSound = useRemoteSound({ shareBase, linkId, sound, hidden, rootRef });
   const rttMs = useRoundTrip(shareBase, linkId, shareFetch, !hidden);
   const { fullscreen, toggleFullscreen } = useFullscreen(rootRef);
   // Esc twice moves the keyboard focus out of the remote screen, to the toolbar.
@@ -70,6 +74,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
           onPress={keyboard.press}
           pasting={pasting}
           onPaste={() => setPasting((p) => !p)}
+          sound={remoteSound}
           fullscreen={fullscreen}
           onFullscreen={toggleFullscreen}
           onLeave={onLeave}

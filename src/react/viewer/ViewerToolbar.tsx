@@ -1,11 +1,13 @@
 // The live screen's toolbar: connection state and quality, what this link lets its holder do,
-// who watches, and the controls (view-only link, keyboard, sticky keys, paste, full screen, leave).
-// Sound and file controls join it here.
+// who watches, and the controls (view-only link, keyboard, sticky keys, paste, sound, full screen,
+// leave). File controls join it here.
 import { useTranslation } from 'react-i18next';
 import type { ConnectionState } from '../../core/reconnect.js';
 import { connectionQuality } from '../../core/share-api.js';
 import { KEYSYM, type StickyModifier } from '../../core/keyboard.js';
+import { SoundControl } from './SoundControl.js';
 import type { StickyModifiers } from './useRemoteKeyboard.js';
+import type { RemoteSound } from './useRemoteSound.js';
 
 export interface ViewerToolbarProps {
   connection: ConnectionState;
@@ -26,6 +28,8 @@ export interface ViewerToolbarProps {
   onPress: (keysym: number) => void;
   pasting: boolean;
   onPaste: () => void;
+  /** The session's sound and the listener's mute and volume. */
+  sound: RemoteSound;
   fullscreen: boolean;
   onFullscreen: () => void;
   onLeave: () => void;
@@ -80,6 +84,7 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
         </>
       ) : null}
       {/* ---------------------------------------------------------------- Every viewer */}
+      <SoundControl sound={props.sound} />
       <button type="button" className="rbk-button" aria-pressed={fullscreen} onClick={props.onFullscreen}>
         {fullscreen ? t('toolbar.exitFullscreen') : t('toolbar.fullscreen')}
       </button>

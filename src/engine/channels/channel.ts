@@ -1,0 +1,75 @@
+// A channel: one kind of stream between someone outside and a session (RFB to its display today;
+// sound, files and automation next). A channel says who may open it, how the node that runs the
+// session opens its end inside the session (always through a relay started as the session's uid:
+// the engine never opens a session's path as root), what a connection costs (a seat), what
+// presence counts it as, and the per-message policy it applies on the owning node. Everything
+// else (finding the owner, forwarding, closing when the session ends) is the router's, once.
+import type { Duplex } from 'node:stream';
+import type { WebSocket } from 'ws';
+import type { Display } from '../runtime/display.js';
+import type { AttachmentKind } from './presence.js';
+
+/** What a caller opens a channel with: the share link (control), a view-only link, or an API key. */
+export type ChannelCredential = 'share-link' | 'view-link' | 'api-key';
+
+export const CHANNEL_CREDENTIALS: readonly ChannelCredential[] = ['share-link', 'view-link', 'api-key'];
+
+/** What a connection may do: `control` (share link, API key) or `view` (a view-only link only watches). */
+export type ChannelRights = 'control' | 'view';
+
+export function rightsOf(credential: ChannelCredential): ChannelRights {
+  return credential === 'view-link' ? 'view' : 'control';
+}
+
+/** A WebSocket close code and its reason, as a viewer shows it (docs/viewer.md). */
+export interface CloseReason {
+  code: number;
+  reason: string;
+}
+
+/** Why a connection got no seat: its channel's seats for the session are taken, its address holds its share, or the engine is at its open-files reserve. */
+export type SeatRefusal = 'full' | 'address' | 'busy';
+
+export interface ChannelSeat {
+  /** Gives the seat back (once; later calls do nothing). */
+  leave(): void;
+}
+
+/**
+ * What a session has on the node that runs it to open channel ends in. A starting session has its
+ * display before its browser: viewers may connect early. (Sound adds its server here.)
+ */
+export interface SessionEnds {
+  display: Display;
+}
+
+/** One connection being carried on the node that runs the session. */
+export interface ChannelConnection {
+  socket: WebSocket;
+  sessionId: string;
+  rights: ChannelRights;
+  /** Opens a new stream to the channel's end inside the session. */
+  openEnd: () => Duplex;
+}
+
+export interface Channel {
+  /** Its name: the share API's route and the node link's path segment (lowercase, digits, dashes). */
+  readonly name: string;
+  /** The credentials that open it; any other is refused before the WebSocket is accepted. */
+  readonly opensWith: readonly ChannelCredential[];
+  /** What presence counts a connection as. */
+  readonly attachment: AttachmentKind;
+  /** How a connection is closed when the session's end of the channel goes away, and when the policy refuses a message. */
+  readonly closes: { endClosed: CloseReason; refused: CloseReason };
+  /** The opener of the channel's end in a session this node runs, or undefined when the session has none (yet). */
+  openEnd(session: SessionEnds): (() => Duplex) | undefined;
+  /**
+   * A seat for a connection to `sessionId`, on the node the caller reached (`address`: the
+   * client's) and again on the owner (`address` null: counted where it arrived); or why none.
+   */
+  seat(sessionId: string, rights: ChannelRights, address: string | null): ChannelSeat | SeatRefusal;
+  /** Carries one connection on the owning node with the channel's per-message policy; resolves when it ends. */
+  carry(connection: ChannelConnection): Promise<void>;
+  /** The engine closes: per-session state (RFB's rooms) goes. */
+  close(): void;
+}

@@ -1,0 +1,96 @@
+// Who is attached to each session on this node, by kind: viewers (RFB) today; sound listeners and
+// automation programs are kinds of their own. One count answers both questions asked of it: how
+// many viewers the share page shows, and whether the session is attended (the idle sweep ends a
+// session nobody is attached to). Each change is written to the store (the viewer count and when
+// the session was last attended) and told to followers here and, through the cluster, elsewhere.
+import { EventEmitter } from 'node:events';
+
+/** What an attachment is: a viewer of the display, a listener of its sound, a program on its DevTools. */
+export type AttachmentKind = 'viewer' | 'listener' | 'program';
+
+export const ATTACHMENT_KINDS: readonly AttachmentKind[] = ['viewer', 'listener', 'program'];
+
+export interface PresenceOptions {
+  /** Writes a session's viewer count and the time it was last attended (the store's sessions row). */
+  record(sessionId: string, fields: { last_viewer_at: number; viewers: number }): Promise<unknown>;
+  now: () => number;
+  /** Tells the other nodes of a cluster that a session's attachments changed; absent on one machine. */
+  announce?: (sessionId: string) => void;
+}
+
+export interface Attachment {
+  readonly kind: AttachmentKind;
+  /** Ends the attachment (once; later calls do nothing). */
+  leave(): void;
+}
+
+export class Presence extends EventEmitter<{ changed: [{ id: string }] }> {
+  private readonly counts = new Map<string, Map<AttachmentKind, number>>();
+  private readonly writes = new Set<Promise<void>>();
+
+  constructor(private readonly options: PresenceOptions) {
+    super();
+    this.setMaxListeners(0);
+  }
+
+  /** Counts one attachment of `kind` to a session this node runs, until its `leave()`. */
+  attach(sessionId: string, kind: AttachmentKind): Attachment {
+    if (!ATTACHMENT_KINDS.includes(kind)) throw new Error(`unknown attachment kind "${String(kind)}"; expected one of ${ATTACHMENT_KINDS.join(', ')}`);
+    const session = this.counts.get(sessionId) ?? new Map<AttachmentKind, number>();
+    session.set(kind, (session.get(kind) ?? 0) + 1);
+    this.counts.set(sessionId, session);
+    this.changed(sessionId);
+    let left = false;
+    return {
+      kind,
+      leave: () => {
+        if (left) return;
+        left = true;
+        const remaining = (session.get(kind) ?? 1) - 1;
+        if (remaining > 0) session.set(kind, remaining);
+        else session.delete(kind);
+        if (session.size === 0 && this.counts.get(sessionId) === session) this.counts.delete(sessionId);
+        this.changed(sessionId);
+      },
+    };
+  }
+
+  /** Attachments to a session on this node: of one kind, or of every kind. */
+  count(sessionId: string, kind?: AttachmentKind): number {
+    const session = this.counts.get(sessionId);
+    if (!session) return 0;
+    if (kind) return session.get(kind) ?? 0;
+    let total = 0;
+    for (const n of session.values()) total += n;
+    return total;
+  }
+
+  /** Whether anything is attached to the session here: an attended session is never idle. */
+  attended(sessionId: string): boolean {
+    return this.counts.has(sessionId);
+  }
+
+  /** Another node's attachments to a session changed (cluster/node-link.ts calls this). */
+  changedElsewhere(sessionId: string): void {
+    this.emit('changed', { id: sessionId });
+  }
+
+  /** Resolves once every write begun so far has ended (the store may close after). */
+  async settled(): Promise<void> {
+    while (this.writes.size > 0) await Promise.allSettled([...this.writes]);
+  }
+
+  /** Stores the viewer count, then tells followers here and on every node. */
+  private changed(sessionId: string): void {
+    const write = this.options
+      .record(sessionId, { last_viewer_at: this.options.now(), viewers: this.count(sessionId, 'viewer') })
+      .then(() => {
+        this.emit('changed', { id: sessionId });
+        this.options.announce?.(sessionId);
+      })
+      // A failed write leaves the count in memory right; the sweep writes the time again.
+      .catch(() => undefined)
+      .finally(() => this.writes.delete(write));
+    this.writes.add(write);
+  }
+}

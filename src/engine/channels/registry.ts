@@ -1,0 +1,44 @@
+// The channels this engine offers, by name. Registering is the one step that adds a channel
+// (sound, files, automation): the router, the node link and presence then serve it as they serve
+// RFB. A bad registration is refused with what is wrong, and the registry is left as it was.
+import { CHANNEL_CREDENTIALS, type Channel } from './channel.js';
+import { ATTACHMENT_KINDS } from './presence.js';
+
+/** A channel name: what the share API's route and the node link's path carry. */
+export const CHANNEL_NAME = /^[a-z][a-z0-9-]{0,30}$/;
+
+export class ChannelRegistry {
+  private readonly channels = new Map<string, Channel>();
+
+  register(channel: Channel): this {
+    if (typeof channel.name !== 'string' || !CHANNEL_NAME.test(channel.name)) {
+      throw new Error(`channel name ${JSON.stringify(channel.name)}: use 1 to 31 lowercase letters, digits or dashes, starting with a letter`);
+    }
+    if (this.channels.has(channel.name)) throw new Error(`channel "${channel.name}" is registered already; each channel has one registration`);
+    if (channel.opensWith.length === 0) throw new Error(`channel "${channel.name}": name at least one credential that opens it (${CHANNEL_CREDENTIALS.join(', ')})`);
+    const unknown = channel.opensWith.find((credential) => !CHANNEL_CREDENTIALS.includes(credential));
+    if (unknown !== undefined) throw new Error(`channel "${channel.name}": unknown credential "${String(unknown)}"; expected ${CHANNEL_CREDENTIALS.join(', ')}`);
+    if (!ATTACHMENT_KINDS.includes(channel.attachment)) {
+      throw new Error(`channel "${channel.name}": unknown attachment kind "${String(channel.attachment)}"; expected ${ATTACHMENT_KINDS.join(', ')}`);
+    }
+    this.channels.set(channel.name, channel);
+    return this;
+  }
+
+  get(name: string): Channel | undefined {
+    return this.channels.get(name);
+  }
+
+  has(name: string): boolean {
+    return this.channels.has(name);
+  }
+
+  names(): string[] {
+    return [...this.channels.keys()];
+  }
+
+  /** Closes every channel's per-session state (the engine is closing). */
+  close(): void {
+    for (const channel of this.channels.values()) channel.close();
+  }
+}

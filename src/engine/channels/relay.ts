@@ -1,0 +1,93 @@
+// Carries a connection's bytes between a WebSocket and a channel's end with back-pressure both
+// ways. On the node that runs the session a channel's per-message policy stands between the
+// caller and the end (what may reach the session, message by message); a node that only forwards
+// to the owner relays bytes as they are, since the owner applies the policy.
+import type { Duplex } from 'node:stream';
+import { createWebSocketStream, type WebSocket } from 'ws';
+import type { CloseReason } from './channel.js';
+
+/** Thrown by a policy for input it refuses: the connection ends with the channel's `refused` close. */
+export class PolicyRefusal extends Error {}
+
+/** A channel's policy for one connection's messages toward the session. */
+export interface MessagePolicy {
+  /** Reads a chunk from the caller and passes on, in order, what may reach the session; throws PolicyRefusal to end the connection. */
+  admit(chunk: Buffer, pass: (bytes: Buffer) => void): void;
+  /** The connection ended. */
+  leave(): void;
+}
+
+export interface RelayOptions {
+  /** Close sent to the caller when the end goes away. */
+  onEndClosed?: CloseReason;
+  /**
+   * Makes the connection's policy once its end is open; `write` writes to that end on the
+   * connection's behalf (RFB's room applies a display size on the controller's own connection).
+   */
+  policy?: (write: (bytes: Buffer) => void) => MessagePolicy;
+  /** Close sent to the caller when its policy refuses a message. */
+  onRefused?: CloseReason;
+}
+
+/** Joins an open WebSocket to a new stream of the end (`openEnd`); resolves when either side has closed. */
+export function relay(socket: WebSocket, openEnd: () => Duplex, options: RelayOptions = {}): Promise<void> {
+  return new Promise((resolve) => {
+    const end = openEnd();
+    let done = false;
+    const policy = options.policy?.((bytes) => end.write(bytes));
+    const finish = (close: CloseReason) => {
+      if (done) return;
+      done = true;
+      policy?.leave();
+      end.destroy();
+      if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(close.code, close.reason);
+      resolve();
+    };
+    end.on('data', (chunk) => {
+      socket.send(chunk, { binary: true });
+      // The caller reads slower than the end writes: pause the end until the WebSocket drains.
+      if (socket.bufferedAmount > 4 * 1024 * 1024) {
+        end.pause();
+        const resume = setInterval(() => {
+          if (socket.bufferedAmount < 1024 * 1024 || socket.readyState !== socket.OPEN) {
+            clearInterval(resume);
+            end.resume();
+          }
+        }, 5);
+      }
+    });
+    socket.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+      if (done) return;
+      const chunk = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      let writable = true;
+      if (!policy) {
+        writable = end.write(chunk);
+      } else {
+        try {
+          policy.admit(chunk, (bytes) => (writable = end.write(bytes)));
+        } catch (error) {
+          if (!(error instanceof PolicyRefusal)) throw error;
+          return finish(options.onRefused ?? { code: 1008, reason: 'refused by the channel policy' });
+        }
+      }
+      if (!writable) socket.pause();
+    });
+    end.on('drain', () => socket.resume());
+    const closed = options.onEndClosed ?? { code: 1011, reason: 'the session display closed' };
+    end.on('close', () => finish(closed));
+    end.on('error', () => finish(closed));
+    socket.on('close', () => finish({ code: 1000, reason: 'viewer left' }));
+    socket.on('error', () => finish({ code: 1011, reason: 'viewer connection failed' }));
+  });
+}
+
+/**
+ * A WebSocket to another node as a channel's end (the forwarding node's side). ws's own stream only
+ * ends its readable half when the socket closes; the relay waits for 'close', so it is destroyed:
+ * a connection the owner closes closes the caller's too.
+ */
+export function webSocketEnd(socket: WebSocket): Duplex {
+  const stream = createWebSocketStream(socket);
+  socket.once('close', () => stream.destroy());
+  return stream;
+}

@@ -1,0 +1,148 @@
+// The one way into a session's channels. Given a session and a credential already checked (a
+// share link by the share API; an API key by the HTTP API, for automation), it finds the node
+// that owns the session (cluster/owner.ts): there, it opens the channel's end inside the session,
+// counts the attachment (presence.ts) and carries the connection with the channel's policy;
+// anywhere else, it forwards the connection over the one signed node-to-node path, whatever the
+// channel. It closes every connection of a session that ends.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { sessionOwner } from '../cluster/owner.js';
+import type { SessionRow } from '../store/store.js';
+import { rightsOf, type Channel, type ChannelCredential, type ChannelRights, type ChannelSeat, type SeatRefusal, type SessionEnds } from './channel.js';
+import { VIEWER_CLOSE } from './close-codes.js';
+import type { Presence } from './presence.js';
+import type { ChannelRegistry } from './registry.js';
+import { relay } from './relay.js';
+
+/** A connection to open: which channel of which session, with what, from where. */
+export interface ChannelTarget {
+  channel: string;
+  /** The session as the store has it (its status and node). */
+  row: Pick<SessionRow, 'id' | 'status' | 'node_id'>;
+  credential: ChannelCredential;
+  /** The client's address (behind trusted proxies); null when another node carries it (counted there). */
+  address: string | null;
+}
+
+/** Opens a channel of a session at the node that runs it (cluster/node-link.ts). */
+export type ChannelForwarder = (nodeId: string, sessionId: string, channel: string, credential: ChannelCredential) => Promise<() => Duplex>;
+
+export interface ChannelRouterOptions {
+  registry: ChannelRegistry;
+  /** This node's id. */
+  nodeId: string;
+  presence: Presence;
+  /** What a session this node runs (or starts) has to open channel ends in; undefined for any other. */
+  endsOf(sessionId: string): SessionEnds | undefined;
+  /** Status changes of sessions (the session service): an ended session's connections close. */
+  statusChanges: { on(event: 'status', listener: (change: { id: string; status: string }) => void): unknown };
+  /** Forwards to the owning node; absent on one machine. */
+  forward?: ChannelForwarder;
+}
+
+const SEAT_REFUSALS: Record<SeatRefusal, { code: number; reason: string }> = { full: VIEWER_CLOSE.full, address: VIEWER_CLOSE.address, busy: VIEWER_CLOSE.busy };
+
+export class ChannelRouter {
+  private readonly sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
+  /** Open connections per session, to close when the session ends. */
+  private readonly connections = new Map<string, Set<WebSocket>>();
+
+  constructor(private readonly options: ChannelRouterOptions) {
+    // When a session ends, every connection is told why and closed.
+    options.statusChanges.on('status', ({ id, status }) => {
+      if (status === 'running' || status === 'starting') return;
+      for (const socket of this.connections.get(id) ?? []) socket.close(VIEWER_CLOSE.ended.code, VIEWER_CLOSE.ended.reason);
+    });
+  }
+
+  /** Whether a channel of this name is offered. */
+  has(channel: string): boolean {
+    return this.options.registry.has(channel);
+  }
+
+  /**
+   * Takes a WebSocket upgrade for a channel of a session whose credential the caller checked:
+   * carried here when this node owns the session, forwarded to the owner otherwise.
+   */
+  async open(request: IncomingMessage, socket: Duplex, head: Buffer, target: ChannelTarget): Promise<void> {
+    const channel = this.options.registry.get(target.channel);
+    if (!channel) return refuse(socket, 404, 'Not Found');
+    if (!channel.opensWith.includes(target.credential)) return refuse(socket, 403, 'Forbidden');
+    const { row, credential, address } = target;
+    const rights = rightsOf(credential);
+    const owner = sessionOwner(row, this.options.nodeId);
+    const { forward } = this.options;
+    if (owner.at === 'node' && forward) {
+      // Another node runs it: this node carries the bytes to that node, which applies the policy.
+      const connect = await forward(owner.nodeId, row.id, channel.name, credential).catch(() => undefined);
+      this.sockets.handleUpgrade(request, socket, head, (ws) => {
+        if (!connect) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+        const leave = this.seat(channel, row.id, ws, rights, address);
+        if (!leave) return;
+        void relay(ws, connect, { onEndClosed: channel.closes.endClosed }).finally(leave);
+      });
+      return;
+    }
+    this.sockets.handleUpgrade(request, socket, head, (ws) => this.carryHere(ws, channel, row.id, owner.at !== 'none', rights, address));
+  }
+
+  /**
+   * Takes a connection that another node forwards (node-to-node, its signature already checked):
+   * carried to the session this node runs.
+   */
+  openForwarded(request: IncomingMessage, socket: Duplex, head: Buffer, target: { sessionId: string; channel: string; credential: ChannelCredential }): void {
+    const channel = this.options.registry.get(target.channel);
+    if (!channel) return refuse(socket, 404, 'Not Found');
+    if (!channel.opensWith.includes(target.credential)) return refuse(socket, 403, 'Forbidden');
+    // The node the caller reached counted its address; here the address would be that node's.
+    this.sockets.handleUpgrade(request, socket, head, (ws) => this.carryHere(ws, channel, target.sessionId, true, rightsOf(target.credential), null));
+  }
+
+  /** Opens the channel's end in a session this node runs and carries the connection with the channel's policy. */
+  private carryHere(ws: WebSocket, channel: Channel, sessionId: string, active: boolean, rights: ChannelRights, address: string | null): void {
+    // A viewer may connect while the session starts (its waiting screen stays up meanwhile), so
+    // the live session shows the moment it is running.
+    const ends = active ? this.options.endsOf(sessionId) : undefined;
+    const openEnd = ends && channel.openEnd(ends);
+    if (!openEnd) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+    const leave = this.seat(channel, sessionId, ws, rights, address);
+    if (!leave) return;
+    const attachment = this.options.presence.attach(sessionId, channel.attachment);
+    void channel.carry({ socket: ws, sessionId, rights, openEnd }).finally(() => {
+      leave();
+      attachment.leave();
+    });
+  }
+
+  /**
+   * Seats a connection (its channel's seats, its address's share, the engine's open files) and
+   * keeps it to close when the session ends; undefined, and the socket closed with the reason,
+   * when there is no seat. Answers how to give the seat back.
+   */
+  private seat(channel: Channel, sessionId: string, ws: WebSocket, rights: ChannelRights, address: string | null): (() => void) | undefined {
+    const seat: ChannelSeat | SeatRefusal = channel.seat(sessionId, rights, address);
+    if (typeof seat === 'string') {
+      ws.close(SEAT_REFUSALS[seat].code, SEAT_REFUSALS[seat].reason);
+      return undefined;
+    }
+    const held = this.connections.get(sessionId) ?? new Set<WebSocket>();
+    held.add(ws);
+    this.connections.set(sessionId, held);
+    return () => {
+      seat.leave();
+      held.delete(ws);
+      if (held.size === 0 && this.connections.get(sessionId) === held) this.connections.delete(sessionId);
+    };
+  }
+
+  close(): void {
+    this.options.registry.close();
+    for (const client of this.sockets.clients) client.terminate();
+    this.sockets.close();
+  }
+}
+
+function refuse(socket: Duplex, status: number, text: string): void {
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+}

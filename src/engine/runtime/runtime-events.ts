@@ -1,0 +1,69 @@
+// What a running session reports to the service, in two kinds: events that end the session (its
+// browser or display exited, a page crashed, the DevTools guard was lost) and notices that do not
+// (a navigation or a connection was refused, the sound server was lost; later: a download finished). A new kind is classified
+// in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
+import type { BrowserProcess } from './browser.js';
+import type { BrowserControl } from './control.js';
+import type { Display } from './display.js';
+import type { EgressRoute } from './egress.js';
+import type { SessionSound } from './sound.js';
+
+/** Whether each kind of runtime event ends the session it is about. */
+export const ENDS_SESSION = {
+  'browser-exited': true,
+  'display-exited': true,
+  'page-crashed': true,
+  /** Chromium family: the engine's DevTools guard could not be kept (decisions.md 49). */
+  'guard-lost': true,
+  /** A navigation or a connection the guard refused: the session goes on. */
+  refused: false,
+  /** The session's sound server is gone: listeners are told, the browser and its picture go on (decisions.md 53). */
+  'sound-lost': false,
+} as const;
+
+export type RuntimeEventKind = keyof typeof ENDS_SESSION;
+
+/** An event that ends the session: the service suspends it with `message` as the reason. */
+export type SessionEndingEvent = {
+  [K in RuntimeEventKind]: (typeof ENDS_SESSION)[K] extends true ? { sessionId: string; kind: K; ends: true; message: string } : never;
+}[RuntimeEventKind];
+
+/** A notice: told to whoever listens, never the end of the session. */
+export type RuntimeNotice = {
+  [K in RuntimeEventKind]: (typeof ENDS_SESSION)[K] extends false ? { sessionId: string; kind: K; ends: false; message: string } : never;
+}[RuntimeEventKind];
+
+export type RuntimeEvent = SessionEndingEvent | RuntimeNotice;
+
+/** An event of `kind`, with whether it ends the session set from ENDS_SESSION. */
+export function runtimeEvent(sessionId: string, kind: RuntimeEventKind, message: string): RuntimeEvent {
+  return { sessionId, kind, ends: ENDS_SESSION[kind], message } as RuntimeEvent;
+}
+
+/** The parts of a running session whose events are reported. */
+export interface WatchedSession {
+  id: string;
+  browserName: string;
+  browser: BrowserProcess;
+  display: Display;
+  control: BrowserControl | null;
+  egress: EgressRoute;
+  sound: SessionSound | null;
+}
+
+/**
+ * Reports every event of a running session's parts through `report` (which words the reason and
+ * drops events of a session being stopped).
+ */
+export function watchSession(session: WatchedSession, report: (kind: RuntimeEventKind, message: string) => void): void {
+  void session.browser.process.exited.then(({ code, signal }) => report('browser-exited', `${session.browserName} exited (${signal ?? `code ${code}`})`));
+  void session.display.server.exited.then(({ code, signal }) => report('display-exited', `Xvnc exited (${signal ?? `code ${code}`})`));
+  session.control?.on('page-crashed', ({ status }) => report('page-crashed', `a page crashed (${status})`));
+  session.control?.on('refused', ({ url }) => report('refused', `refused ${url.slice(0, 200)}`));
+  session.control?.on('guard-lost', ({ reason }) => report('guard-lost', reason));
+  // Lost while the session was starting: said now that someone listens.
+  if (session.control?.lostReason) report('guard-lost', session.control.lostReason);
+  session.egress.on('refused', ({ target, reason }) => report('refused', `refused ${target}: ${reason}`));
+  if (session.sound?.lostReason) report('sound-lost', session.sound.lostReason);
+  else session.sound?.once('lost', (reason) => report('sound-lost', reason));
+}

@@ -1,0 +1,149 @@
+// One session's parts on this host, started in order and stopped as a unit: its sandbox and egress
+// route (which starts first depends on confinement: a confined route listens for the sandbox's uid,
+// a host sandbox needs the route's address), then its display; the browser joins later (a warm
+// display waits without one). A slot is a session before it has a session id of the service's.
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { EgressPolicy } from './address-policy.js';
+import { openConfinedSandbox, openHostSandbox, type ConfinementSettings, type SessionSandbox } from './confinement.js';
+import { startDisplay, type Display } from './display.js';
+import { startEgressRoute, type EgressRoute } from './egress.js';
+import type { EgressConnectionLimits } from './egress-gate.js';
+import type { OpenFiles } from './open-files.js';
+import { killMarkedProcesses } from './processes.js';
+import { rootKey, writeRuntimeRecord } from './reap.js';
+import { browserPart, displayPart, egressPart, sandboxPart, SessionParts, soundPart, type BrowserPart } from './session-parts.js';
+import { startSessionSound, type SessionSound, type SoundSettings } from './sound.js';
+
+/** What every slot of one runtime is started with. */
+export interface SlotSettings {
+  root: string;
+  /** Files shared read-only with every confined session. */
+  sharedDir: string;
+  /** Null: unconfined (an operator's explicit opt-in). */
+  confinement: ConfinementSettings | null;
+  chromiumPolicyDir?: string;
+  egress: EgressPolicy;
+  egressConnections?: EgressConnectionLimits;
+  openFiles?: OpenFiles;
+  startTimeoutMs: number;
+  /** Each session's sound settings; `false` runs no sound process at all (sound.ts). */
+  sound?: Partial<SoundSettings> | false;
+  /** Called as a slot begins to stop (the runtime forgets it). */
+  onStop?: (slot: SessionSlot) => void;
+}
+
+/** What one slot's display is started with. */
+export interface SlotShape {
+  width: number;
+  height: number;
+  layout: string;
+  language: string;
+  upstreamProxyUrl?: string;
+}
+
+export class SessionSlot {
+  readonly parts = new SessionParts();
+  /** Set by the first stop; later stops wait for it (a display number may be reused afterwards). */
+  private stopped: Promise<void> | undefined;
+
+  private constructor(
+    readonly id: string,
+    readonly dir: string,
+    private readonly settings: SlotSettings,
+  ) {}
+
+  get sandbox(): SessionSandbox {
+    return this.parts.require('sandbox');
+  }
+
+  get egress(): EgressRoute {
+    return this.parts.require('egress');
+  }
+
+  get display(): Display {
+    return this.parts.require('display');
+  }
+
+  /** Null when sound is off, or its server could not start: the session runs without sound. */
+  get sound(): SessionSound | null {
+    return this.parts.get('sound') ?? null;
+  }
+
+  get browser(): BrowserPart | undefined {
+    return this.parts.get('browser');
+  }
+
+  /** Starts a slot's sandbox, egress route and display; stops what started if one fails. */
+  static async open(settings: SlotSettings, shape: SlotShape): Promise<SessionSlot> {
+    const id = randomBytes(6).toString('hex');
+    const dir = join(settings.root, id);
+    const slot = new SessionSlot(id, dir, settings);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const egressOptions = {
+      sessionId: slot.id,
+      policy: settings.egress,
+      language: shape.language,
+      ...(shape.upstreamProxyUrl ? { upstreamProxyUrl: shape.upstreamProxyUrl } : {}),
+      ...(settings.egressConnections ? { connections: settings.egressConnections } : {}),
+      ...(settings.openFiles ? { openFiles: settings.openFiles } : {}),
+    };
+    const { parts } = slot;
+    try {
+      if (settings.confinement) {
+        const egressDir = join(dir, 'egress');
+        const sandbox = parts.add(sandboxPart(await openConfinedSandbox({
+          settings: settings.confinement,
+          hostDir: dir,
+          sharedHostDir: settings.sharedDir,
+          cgroupName: `${rootKey(settings.root)}-${slot.id}`,
+          egressHostDir: egressDir,
+          ...(settings.chromiumPolicyDir ? { chromiumPolicyDir: settings.chromiumPolicyDir } : {}),
+          timeoutMs: settings.startTimeoutMs,
+        })));
+        // The route listens on a socket only the session uid reaches; the sandbox relays to it.
+        parts.add(egressPart(await startEgressRoute({ ...egressOptions, socketPath: join(egressDir, 'egress.sock'), socketOwner: sandbox.uid! })));
+      } else {
+        const egress = parts.add(egressPart(await startEgressRoute(egressOptions)));
+        parts.add(sandboxPart(await openHostSandbox(dir, egress.proxyUrl)));
+      }
+      parts.add(displayPart(await startDisplay({ sandbox: slot.sandbox, width: shape.width, height: shape.height, layout: shape.layout, startTimeoutMs: settings.startTimeoutMs })));
+      // Sound after the display, before the browser (which is given its server); never fails the slot.
+      const sound = await startSessionSound(slot.sandbox, settings.sound, settings.startTimeoutMs);
+      if (sound) parts.add(soundPart(sound));
+      await slot.record();
+      return slot;
+    } catch (error) {
+      await parts.stop();
+      await killMarkedProcesses({ dir });
+      await rm(dir, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /** Adds the browser once its process runs (its DevTools control follows), and records it. */
+  async addBrowser(browser: BrowserPart): Promise<BrowserPart> {
+    const value = this.parts.add(browserPart(browser));
+    await this.record();
+    return value;
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= this.end();
+    return this.stopped;
+  }
+
+  private async end(): Promise<void> {
+    this.settings.onStop?.(this);
+    await this.parts.stop();
+    // Crash handlers and other detached helpers carry the session marker; end them too.
+    await killMarkedProcesses({ dir: this.dir });
+    await rm(this.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  }
+
+  /** Written so that a later run can find this session's display and processes after a crash. */
+  private async record(): Promise<void> {
+    await writeRuntimeRecord(this.dir, { id: this.id, confined: this.sandbox.confined, displayNumber: this.display.number, pids: this.parts.pids() });
+  }
+}
