@@ -113,6 +113,7 @@ describe('a confined Chromium session playing a tone', () => {
     expect(readFileSync(`/proc/${server}/cgroup`, 'utf8')).toBe(readFileSync(`/proc/${session.browser.process.pid}/cgroup`, 'utf8'));
     // Its socket is inside the session only: another local user reaches nothing there.
     expect(session.sound!.socketPath).toBe('/session/.sound/native');
+    expect((await session.sandbox.run('stat', ['-c', '%a %u', '/session/.sound'], session.sandbox.env)).trim()).toBe(`700 ${session.sandbox.uid}`);
     const outsider = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '--', 'pactl', '-s', `unix:/proc/${server}/root/session/.sound/native`, 'info'], { encoding: 'utf8', timeout: 5000, env: { PATH: process.env.PATH } });
     expect(outsider.status).not.toBe(0);
     // Inside, the server answers, and no client can load a module into it (a pipe sink writing files, a network protocol).
@@ -231,7 +232,7 @@ describe('a confined Firefox ESR session playing a tone', () => {
 });
 
 describe('sound turned off', () => {
-  it('runs no sound process at all', async () => {
+  it('runs no sound process at all, and tells a listener there is none', async () => {
     const { runtime: silent } = await SessionRuntime.open({ root: join(dataDir, 'silent'), egress: { allow: ['127.0.0.1/32'] }, confinement: { memoryMb: 1024, diskMb: 96 }, sound: false });
     try {
       const session = await silent.startSession({ browser: 'chromium', url: `${origin}/tone?f=440`, language: 'en', layout: 'us' });
@@ -239,6 +240,16 @@ describe('sound turned off', () => {
       await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (title) => String(title).startsWith('Tone'));
       expect(await running(session, '/usr/bin/pulseaudio')).toEqual([]);
       expect(await running(session, '/usr/bin/ffmpeg')).toEqual([]);
+      // A listener on the sound channel is told at once that there is none.
+      const server = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+      server.on('connection', (socket) => serveSoundListener(socket, session.sound));
+      await new Promise((resolve) => server.once('listening', resolve));
+      const client = new WebSocket(`ws://127.0.0.1:${(server.address() as AddressInfo).port}`);
+      const messages: unknown[] = [];
+      client.on('message', (data) => messages.push(data));
+      const [code, reason] = await new Promise<[number, string]>((resolve) => client.once('close', (c, r) => resolve([c, r.toString()])));
+      server.close();
+      expect([code, reason, messages]).toEqual([1011, 'this session has no sound', []]);
     } finally {
       await silent.close();
     }
