@@ -26,6 +26,8 @@ import type { ChannelCredential } from './channels/channel.js';
 import { Presence } from './channels/presence.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { rfbChannel } from './channels/rfb.js';
+import { soundChannel } from './channels/sound.js';
+import { probeSound } from './runtime/sound.js';
 import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
 import { createViewerSite } from './viewer/site.js';
@@ -192,7 +194,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress });
 
   // Every stream of a session is a channel (docs/architecture.md "Channels"); RFB is the first.
-  const channels = new ChannelRegistry().register(rfbChannel({ seats: config.viewers, openFiles, displayLimits: config.display }));
+  const channels = new ChannelRegistry()
+    .register(rfbChannel({ seats: config.viewers, openFiles, displayLimits: config.display }))
+    .register(soundChannel({ openFiles }));
   const router = new ChannelRouter({
     registry: channels,
     nodeId,
@@ -200,11 +204,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     statusChanges: sessions,
     endsOf: (id) => {
       const display = sessions.displayOf(id);
-      return display && { display };
+      return display && { display, sound: sessions.soundOf(id) ?? null };
     },
     ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential) => link.openChannel(owner, id, channel, credential) } : {}),
   });
-  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress });
+  // Sound is offered where it is configured and its programs are installed (decisions.md 53).
+  const sound = config.sound !== false && probeSound().available;
+  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {

@@ -7,6 +7,7 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Display } from '../runtime/display.js';
+import type { SessionSound } from '../runtime/sound.js';
 import type { AttachmentKind } from './presence.js';
 
 /** What a caller opens a channel with: the share link (control), a view-only link, or an API key. */
@@ -37,10 +38,12 @@ export interface ChannelSeat {
 
 /**
  * What a session has on the node that runs it to open channel ends in. A starting session has its
- * display before its browser: viewers may connect early. (Sound adds its server here.)
+ * display before its browser: viewers may connect early; its sound comes with its browser.
  */
 export interface SessionEnds {
   display: Display;
+  /** The session's sound server; null when sound is off or its server could not start or was lost. */
+  sound?: SessionSound | null;
 }
 
 /** One connection being carried on the node that runs the session. */
@@ -50,6 +53,8 @@ export interface ChannelConnection {
   rights: ChannelRights;
   /** Opens a new stream to the channel's end inside the session. */
   openEnd: () => Duplex;
+  /** What the session has here (a channel that carries messages from a part, as sound does, reads it). */
+  ends: SessionEnds;
 }
 
 export interface Channel {

@@ -109,7 +109,7 @@ export class ChannelRouter {
     const leave = this.seat(channel, sessionId, ws, rights, address);
     if (!leave) return;
     const attachment = this.options.presence.attach(sessionId, channel.attachment);
-    void channel.carry({ socket: ws, sessionId, rights, openEnd }).finally(() => {
+    void channel.carry({ socket: ws, sessionId, rights, openEnd, ends: ends! }).finally(() => {
       leave();
       attachment.leave();
     });

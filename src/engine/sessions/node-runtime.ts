@@ -1,10 +1,11 @@
 // What the session service needs of this node's runtime (runtime/runtime.ts): the images it can
-// start, start, stop, a running session's display and byte meters, and its events. The service
+// start, start, stop, a running session's display, sound and byte meters, and its events. The service
 // depends on this seam, not on the class, so placement, exits and the lifecycle are tested
 // without a browser (a fake runtime stands in), as Selenium Grid's Node stands behind an interface.
 import type { BrowserImage } from '../runtime/catalog.js';
 import type { Display } from '../runtime/display.js';
 import type { RuntimeEvent, SessionSpec } from '../runtime/runtime.js';
+import type { SessionSound } from '../runtime/sound.js';
 
 export type { RuntimeEvent, SessionSpec };
 
@@ -12,6 +13,8 @@ export type { RuntimeEvent, SessionSpec };
 export interface RunningSession {
   readonly id: string;
   readonly display: Display;
+  /** What the browser plays, for listeners; null without sound. */
+  readonly sound: SessionSound | null;
   /** Bytes through the session's egress route so far (its meters). */
   readonly egress: { bytes(): { sent: number; received: number } };
 }

@@ -2,6 +2,7 @@
 // early), the runtime behind each running session, their byte meters, and their ends. Moves each
 // session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
 import type { Display } from '../runtime/display.js';
+import type { SessionSound } from '../runtime/sound.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
@@ -43,6 +44,12 @@ export class NodeRuns {
   displayOf(sessionId: string): Display | undefined {
     const runtimeId = this.live.get(sessionId);
     return runtimeId ? this.options.runtime.get(runtimeId)?.display : this.startingDisplays.get(sessionId);
+  }
+
+  /** The sound of a session running here (null without sound; undefined while it starts or elsewhere). */
+  soundOf(sessionId: string): SessionSound | null | undefined {
+    const runtimeId = this.live.get(sessionId);
+    return runtimeId ? this.options.runtime.get(runtimeId)?.sound : undefined;
   }
 
   /** The runtime id of a session running here. */

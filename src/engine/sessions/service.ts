@@ -9,6 +9,7 @@ import type { Accounts } from '../accounts/accounts.js';
 import { AccountUsage } from '../accounts/usage.js';
 import type { EngineConfig } from '../config.js';
 import type { Display } from '../runtime/display.js';
+import type { SessionSound } from '../runtime/sound.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
 import type { ViewerRights } from '../viewer/viewer-room.js';
 import { admit } from './admission.js';
@@ -121,6 +122,11 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** The display of a session of this engine that is running or starting (viewers join it), or undefined. */
   displayOf(sessionId: string): Display | undefined {
     return this.runs.displayOf(sessionId);
+  }
+
+  /** The sound of a session running here: null without sound, undefined while it starts. */
+  soundOf(sessionId: string): SessionSound | null | undefined {
+    return this.runs.soundOf(sessionId);
   }
 
   // Accounts' view (accounts/usage.ts) -----------------------------------------------------------

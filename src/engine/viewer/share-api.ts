@@ -24,6 +24,8 @@ export interface ShareApiOptions {
   presence: Presence;
   /** Opens a link's channels (channels/router.ts): here or at the node that runs the session. */
   router: ChannelRouter;
+  /** Whether sessions here have sound (configuration `sound`, and its programs installed): the state says so. */
+  sound?: boolean;
   /** Look-ups of unknown link ids (guesses) per client address per minute; valid links never count. */
   lookupsPerMinute?: number;
   /** The client's address behind trusted proxies (http/client-address.ts). */
@@ -41,7 +43,7 @@ export { VIEWER_CLOSE };
 // The share API is read by the viewer embedded in any host page: no cookies, the link is the key.
 const CORS = { 'access-control-allow-origin': '*' };
 
-export function viewerState(row: SessionRow | undefined, rights: ViewerRights): ViewerState | null {
+export function viewerState(row: SessionRow | undefined, rights: ViewerRights, sound = false): ViewerState | null {
   if (!row) return null;
   return {
     state: viewerStateFor(row.status as SessionStatus),
@@ -50,6 +52,7 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights): 
     leaveUrl: row.callback_url,
     control: rights === 'control',
     viewers: row.status === 'running' || row.status === 'starting' ? row.viewers : 0,
+    ...(sound ? { sound: true } : {}),
   };
 }
 
@@ -93,7 +96,7 @@ export function createShareApi(options: ShareApiOptions) {
       return true;
     }
     if (viewOnlyPath ? request.method !== 'POST' : request.method !== 'GET' || router.has(path.route)) {
-      sendJson(response, { status: 'denied', message: viewOnlyPath ? 'use POST to make a view-only link' : 'use GET, or a WebSocket for /rfb' }, 405, CORS);
+      sendJson(response, { status: 'denied', message: viewOnlyPath ? 'use POST to make a view-only link' : router.has(path.route) ? `use a WebSocket for /${path.route}` : 'use GET' }, 405, CORS);
       return true;
     }
     const found = await lookUp(request, path.linkId);
@@ -101,7 +104,7 @@ export function createShareApi(options: ShareApiOptions) {
       sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, 429, { ...CORS, 'retry-after': String(found.limited) });
       return true;
     }
-    const state = viewerState(found.row, found.rights);
+    const state = viewerState(found.row, found.rights, options.sound);
     if (!state || !found.row) {
       sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
       return true;
@@ -132,7 +135,7 @@ export function createShareApi(options: ShareApiOptions) {
     const onChange = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
       void sessions.sessionForLink(path.linkId).then(
-        (link) => send((link && viewerState(link.row, link.rights)) ?? { ...state, state: 'gone' }),
+        (link) => send((link && viewerState(link.row, link.rights, options.sound)) ?? { ...state, state: 'gone' }),
         () => undefined,
       );
     };

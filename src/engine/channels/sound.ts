@@ -1,0 +1,64 @@
+// The sound channel: a listener hears what the session's browser plays. Opened with the share link
+// or a view-only link alike (listening changes nothing in the session); counted as a listener by
+// presence (an attended session is not idle). Its end is the session's sound server on the node
+// that runs it: the first listener starts the session's Opus encoder, the last one leaving stops
+// it (runtime/sound.ts); each packet goes out as one WebSocket message (viewer/sound-listener.ts).
+// Across a cluster the owner's messages cross the node link one by one, and the forwarding node
+// hands each on as one message (the format then arrives as bytes; the viewer reads both).
+import type { OpenFiles } from '../runtime/open-files.js';
+import { serveSoundListener } from '../viewer/sound-listener.js';
+import type { Channel, ChannelSeat, SeatRefusal } from './channel.js';
+import { VIEWER_CLOSE } from './close-codes.js';
+
+export interface SoundChannelOptions {
+  /** Listeners per session on this node (each holds a WebSocket and, on the owner, a share of the encoder's output). */
+  listenersPerSession?: number;
+  /** The engine's open files: a listener is refused when it would eat into the reserve. */
+  openFiles?: OpenFiles;
+}
+
+export const DEFAULT_LISTENERS_PER_SESSION = 16;
+
+export function soundChannel(options: SoundChannelOptions = {}): Channel {
+  const limit = options.listenersPerSession ?? DEFAULT_LISTENERS_PER_SESSION;
+  const listeners = new Map<string, number>();
+  const seat = (sessionId: string): ChannelSeat | SeatRefusal => {
+    const held = listeners.get(sessionId) ?? 0;
+    if (held >= limit) return 'full';
+    // A listener holds one socket (its WebSocket); the encoder's pipe is the session's, once.
+    if (options.openFiles && !options.openFiles.take(1, 'viewer')) return 'busy';
+    listeners.set(sessionId, held + 1);
+    let left = false;
+    return {
+      leave() {
+        if (left) return;
+        left = true;
+        options.openFiles?.give(1);
+        const now = (listeners.get(sessionId) ?? 1) - 1;
+        if (now <= 0) listeners.delete(sessionId);
+        else listeners.set(sessionId, now);
+      },
+    };
+  };
+  return {
+    name: 'sound',
+    opensWith: ['share-link', 'view-link'],
+    attachment: 'listener',
+    closes: { endClosed: VIEWER_CLOSE.displayGone, refused: VIEWER_CLOSE.protocol },
+    // Sound is carried as messages from the session's sound server itself (carry, below), never
+    // as a byte stream into the session: the opener only says the session is here.
+    openEnd: () => () => {
+      throw new Error('the sound channel carries messages from the session\'s sound server, not a byte stream');
+    },
+    seat: (sessionId) => seat(sessionId),
+    carry({ socket, ends }) {
+      return new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        serveSoundListener(socket, ends.sound ?? null);
+      });
+    },
+    close() {
+      listeners.clear();
+    },
+  };
+}

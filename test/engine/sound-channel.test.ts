@@ -1,0 +1,114 @@
+// The sound channel through the share API (issue 22): a real engine and a confined Chromium whose
+// page plays a tone; listeners on the share link and on a view-only link hear it (the Opus packets
+// they receive decode to the tone), the share state says the session has sound, presence counts
+// them, and the last listener leaving stops the session's encoder.
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { waitFor } from '../helpers/session.js';
+import { servePage, v8Caller } from '../helpers/site.js';
+import { decodeOpus, loudestFrequency } from '../helpers/sound.js';
+
+const TONE_PAGE = `<!doctype html><title>Tone</title><script>
+addEventListener('load', function () {
+  var context = new AudioContext({ sampleRate: 48000 });
+  var gain = context.createGain();
+  gain.gain.value = 0.5;
+  var tone = context.createOscillator();
+  tone.frequency.value = 440;
+  tone.connect(gain).connect(context.destination);
+  tone.start();
+});
+</script><body>tone</body>`;
+
+let engine: Engine;
+let dir: string;
+let site: Server;
+let key: string;
+let vmId: string;
+let shareLinkId: string;
+
+const api = v8Caller(() => engine.url, () => key);
+
+/** Listens on a link's sound channel for `ms`; answers the first message (the format) and the packets. */
+function listen(linkId: string, ms: number): Promise<{ format: string; packets: Buffer[] }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(`${engine.url.replace(/^http/, 'ws')}/share/${linkId}/sound`);
+    let format = '';
+    const packets: Buffer[] = [];
+    socket.on('message', (data: Buffer, binary: boolean) => {
+      if (!binary && !format) format = data.toString();
+      else packets.push(Buffer.from(data));
+    });
+    socket.on('error', reject);
+    socket.on('open', () => setTimeout(() => socket.close(), ms));
+    socket.on('close', () => resolve({ format, packets }));
+  });
+}
+
+/** The session's encoder processes (ffmpeg), as the host sees them. */
+async function encoders(): Promise<number> {
+  const row = (await engine.store.session(vmId))!;
+  const session = engine.runtime.get(row.runtime_id!)!;
+  return (await findMarkedProcesses({ dir: session.dir })).filter((p) => !p.zombie && /ffmpeg/.test(p.command.split(' ')[0] ?? '')).length;
+}
+
+beforeAll(async () => {
+  const served = await servePage(TONE_PAGE);
+  site = served.server;
+  dir = await mkdtemp(join(tmpdir(), 'rbk-sound-channel-'));
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] } } as never });
+  key = (await engine.accounts.create({ contact: 'sound@example.com', plans: ['pro'] })).apiKey.key;
+  const created = await api('/vm/create', { browser: 'chromium', url: `${served.origin}/` });
+  expect(created.status).toBe('ok');
+  vmId = created.vmId;
+  shareLinkId = new URL(created.shareUrl).search.slice(1);
+  expect(await waitFor(async () => (await api(`/vm/data?id=${vmId}`)).data?.[0]?.status, (status) => status === 'running', 30_000)).toBe('running');
+}, 90_000);
+
+afterAll(async () => {
+  await engine?.close();
+  await new Promise((resolve) => site?.close(resolve));
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the sound channel on a share link', () => {
+  it('the share state says the session has sound', async () => {
+    const state = await (await fetch(`${engine.url}/share/${shareLinkId}`)).json();
+    expect(state).toMatchObject({ status: 'ok', state: 'running', sound: true });
+  });
+
+  it('is heard on the share link: the format first, then Opus packets that decode to the page\'s 440 Hz tone', async () => {
+    expect(await encoders()).toBe(0);
+    const heard = await listen(shareLinkId, 2500);
+    expect(JSON.parse(heard.format)).toEqual({ codec: 'opus', sampleRate: 48000, channels: 2, frameMs: 20 });
+    // At least half a second of sound (the encoder starts with this listener).
+    expect(heard.packets.length).toBeGreaterThan(25);
+    expect(Math.abs(loudestFrequency(await decodeOpus(heard.packets)) - 440)).toBeLessThan(15);
+    // The last listener left: the encoder stops.
+    expect(await waitFor(encoders, (n) => n === 0, 5000)).toBe(0);
+  }, 30_000);
+
+  it('is heard on a view-only link too, and counts as someone attending the session', async () => {
+    const made = await fetch(`${engine.url}/share/${shareLinkId}/view-only`, { method: 'POST' });
+    const viewLink = ((await made.json()) as { linkId: string }).linkId;
+    const before = (await engine.store.session(vmId))!.last_viewer_at ?? 0;
+    const listening = listen(viewLink, 2500);
+    // Attending is written as the session's last sight of someone (what the idle sweep reads).
+    const seen = await waitFor(async () => (await engine.store.session(vmId))!.last_viewer_at ?? 0, (at) => at > before, 5000);
+    expect(seen).toBeGreaterThan(before);
+    const heard = await listening;
+    expect(Math.abs(loudestFrequency(await decodeOpus(heard.packets)) - 440)).toBeLessThan(15);
+  }, 30_000);
+
+  it('answers a plain GET of the sound route with a pointer to the WebSocket, not the state', async () => {
+    const answer = await fetch(`${engine.url}/share/${shareLinkId}/sound`);
+    expect(answer.status).toBe(405);
+    expect(((await answer.json()) as { message: string }).message).toMatch(/WebSocket for \/sound/);
+  });
+});
