@@ -27,6 +27,8 @@ import {
 import { startNginx, type TestNginx } from '../helpers/nginx.js';
 import { testDatabase } from '../helpers/postgres.js';
 import { connectRfb } from '../helpers/rfb-client.js';
+import { decodeOpus, loudestFrequency } from '../helpers/sound.js';
+import WebSocket from 'ws';
 
 const NODE_IDS = ['node-a', 'node-b', 'node-c'] as const;
 const YELLOW: [number, number, number] = [255, 215, 0];
@@ -41,11 +43,12 @@ const workspaces = new Map<string, Workspace>();
 const nodes = new Map<string, EngineProcess>();
 const apis = () => [...nodes.values()].filter((n) => n.alive()).map((n) => n.url);
 
-/** A page that is yellow, and blue once clicked: what a viewer sees and does. */
+/** A page that is yellow, and blue once clicked: what a viewer sees and does; it plays a 440 Hz tone: what a listener hears. */
 function startColorPage(): Promise<Server> {
   const server = createServer((_, response) => {
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(
-      `<!doctype html><title>color</title><body style="margin:0;height:100vh;background:rgb(${YELLOW})" onclick="document.body.style.background='rgb(${BLUE})'"></body>`,
+      `<!doctype html><title>color</title><body style="margin:0;height:100vh;background:rgb(${YELLOW})" onclick="document.body.style.background='rgb(${BLUE})'">` +
+        '<script>var c = new AudioContext({ sampleRate: 48000 }), g = c.createGain(), o = c.createOscillator(); g.gain.value = 0.5; o.frequency.value = 440; o.connect(g).connect(c.destination); o.start();</script></body>',
     );
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
@@ -103,6 +106,18 @@ afterAll(async () => {
   await new Promise((resolve) => pages?.close(resolve));
 }, 60_000);
 
+/** Listens on a sound channel address for `ms`; answers every message as it came. */
+function listenFor(address: string, ms: number): Promise<{ messages: Buffer[] }> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(address);
+    const messages: Buffer[] = [];
+    socket.on('message', (data: Buffer) => messages.push(Buffer.from(data)));
+    socket.on('error', reject);
+    socket.on('open', () => setTimeout(() => socket.close(), ms));
+    socket.on('close', () => resolve({ messages }));
+  });
+}
+
 describe('three nodes on one Postgres behind nginx', () => {
   let account: { key: string; id: string };
   let balanced: Api;
@@ -158,6 +173,19 @@ describe('three nodes on one Postgres behind nginx', () => {
     expect(await watcher.waitForPixel(640, 600, BLUE)).toEqual(BLUE);
     viewer.close();
     watcher.close();
+  }, 60_000);
+
+  it('a share link is heard whichever node serves it: the sound channel crosses the node link, one message per packet', async () => {
+    const vmId = running[0]!;
+    const owner = await nodeOf(vmId);
+    const other = NODE_IDS.find((id) => id !== owner)!;
+    for (const base of [nodes.get(other)!.url, nginx.url]) {
+      const heard = await listenFor(`${base.replace('http', 'ws')}/share/${links.get(vmId)!}/sound`, 2500);
+      // The format first (as bytes when another node carried it), then packets that decode to the page's tone.
+      expect(JSON.parse(heard.messages[0]!.toString())).toMatchObject({ codec: 'opus', sampleRate: 48000 });
+      expect(heard.messages.length).toBeGreaterThan(25);
+      expect(Math.abs(loudestFrequency(await decodeOpus(heard.messages.slice(1))) - 440)).toBeLessThan(15);
+    }
   }, 60_000);
 
   it('remove through a node that does not run the session stops the browser on the node that does; viewers on a third node hear it', async () => {
