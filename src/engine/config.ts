@@ -24,6 +24,8 @@ export const planSchema = z.object({
   programmatic_access: z.boolean(),
   max_session_minutes: z.number().positive(),
   idle_timeout_minutes: z.number().positive(),
+  /** Whether viewers of the plan's sessions may hear them (decisions.md 53); on unless a plan says false. */
+  sound: z.boolean().default(true),
 });
 export type Plan = z.infer<typeof planSchema>;
 
@@ -50,11 +52,11 @@ export type ExitLocation = z.infer<typeof locationSchema>;
 export type ExitCity = z.infer<typeof citySchema>;
 
 export const DEFAULT_PLANS: Plan[] = [
-  { id: 'free', name: 'Free', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 120, idle_timeout_minutes: 15 },
-  { id: 'pro', name: 'Pro', running_session_limit: 5, cycle_session_limit: 1000, residential_cycle_mb_limit: 1024, location_access: true, programmatic_access: true, max_session_minutes: 480, idle_timeout_minutes: 30 },
-  { id: 'team', name: 'Team', running_session_limit: 20, cycle_session_limit: 10000, residential_cycle_mb_limit: 10240, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60 },
-  { id: 'unlimited', name: 'Unlimited', running_session_limit: 50, cycle_session_limit: null, residential_cycle_mb_limit: 102400, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60 },
-  { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15 },
+  { id: 'free', name: 'Free', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 120, idle_timeout_minutes: 15, sound: true },
+  { id: 'pro', name: 'Pro', running_session_limit: 5, cycle_session_limit: 1000, residential_cycle_mb_limit: 1024, location_access: true, programmatic_access: true, max_session_minutes: 480, idle_timeout_minutes: 30, sound: true },
+  { id: 'team', name: 'Team', running_session_limit: 20, cycle_session_limit: 10000, residential_cycle_mb_limit: 10240, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true },
+  { id: 'unlimited', name: 'Unlimited', running_session_limit: 50, cycle_session_limit: null, residential_cycle_mb_limit: 102400, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true },
+  { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15, sound: true },
 ];
 
 /** The day v6's Sunset header names unless the operator chooses another: a year after its deprecation. */

@@ -8,8 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { insertLinkedSession } from '../helpers/linked-session.js';
 import { waitFor } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
 import { decodeOpus, loudestFrequency } from '../helpers/sound.js';
@@ -62,7 +64,9 @@ beforeAll(async () => {
   const served = await servePage(TONE_PAGE);
   site = served.server;
   dir = await mkdtemp(join(tmpdir(), 'rbk-sound-channel-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] } } as never });
+  // A plan that turns sound off, beside the defaults.
+  const plans = [...DEFAULT_PLANS, { ...DEFAULT_PLANS.find((plan) => plan.id === 'pro')!, id: 'quiet', name: 'Quiet', sound: false }];
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, plans } as never });
   key = (await engine.accounts.create({ contact: 'sound@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api('/vm/create', { browser: 'chromium', url: `${served.origin}/` });
   expect(created.status).toBe('ok');
@@ -110,5 +114,21 @@ describe('the sound channel on a share link', () => {
     const answer = await fetch(`${engine.url}/share/${shareLinkId}/sound`);
     expect(answer.status).toBe(405);
     expect(((await answer.json()) as { message: string }).message).toMatch(/WebSocket for \/sound/);
+  });
+
+  it('is not offered for a session whose plan turns sound off: the state says nothing of sound, and a listener is refused', async () => {
+    const quiet = await engine.accounts.create({ contact: 'quiet@example.com', plans: ['quiet'] });
+    const link = await insertLinkedSession(engine, { accountId: quiet.account.id, subscriptionId: quiet.account.subscriptions[0]!.id }, { status: 'running' });
+    const linkId = new URL(link).search.slice(1);
+    const state = await (await fetch(`${engine.url}/share/${linkId}`)).json();
+    expect(state).toMatchObject({ status: 'ok', state: 'running' });
+    expect(state).not.toHaveProperty('sound');
+    const refused = await new Promise<number>((resolve) => {
+      const socket = new WebSocket(`${engine.url.replace(/^http/, 'ws')}/share/${linkId}/sound`);
+      socket.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+      socket.on('open', () => resolve(101));
+      socket.on('error', () => undefined);
+    });
+    expect(refused).toBe(403);
   });
 });

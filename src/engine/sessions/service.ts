@@ -124,6 +124,13 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return this.runs.displayOf(sessionId);
   }
 
+  /** Whether the plan a session takes its slot from lets its viewers hear it (a plan's `sound`). */
+  async planHasSound(row: SessionRow): Promise<boolean> {
+    const subscription = (await this.store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
+    const plan = subscription && this.options.accounts.plan(subscription.plan_id);
+    return plan?.sound !== false;
+  }
+
   /** The sound of a session running here: null without sound, undefined while it starts. */
   soundOf(sessionId: string): SessionSound | null | undefined {
     return this.runs.soundOf(sessionId);

@@ -58,6 +58,8 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, s
 
 export function createShareApi(options: ShareApiOptions) {
   const { sessions, presence, router } = options;
+  /** Whether a session's viewers may hear it: sound offered here, and by the session's plan. */
+  const hears = async (row: SessionRow | undefined) => Boolean(options.sound && row && (await sessions.planHasSound(row)));
   const lookups = options.limiter({ points: options.lookupsPerMinute ?? 120, duration: 60, keyPrefix: 'share' });
 
   /**
@@ -104,7 +106,7 @@ export function createShareApi(options: ShareApiOptions) {
       sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, 429, { ...CORS, 'retry-after': String(found.limited) });
       return true;
     }
-    const state = viewerState(found.row, found.rights, options.sound);
+    const state = viewerState(found.row, found.rights, await hears(found.row));
     if (!state || !found.row) {
       sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
       return true;
@@ -132,10 +134,12 @@ export function createShareApi(options: ShareApiOptions) {
     response.writeHead(200, { ...SECURITY_HEADERS, ...CORS, 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
     const send = (value: ViewerState) => response.write(`event: state\ndata: ${JSON.stringify(value)}\n\n`);
     send(state);
+    // The plan does not change while the link lives.
+    const sound = state.sound === true;
     const onChange = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
       void sessions.sessionForLink(path.linkId).then(
-        (link) => send((link && viewerState(link.row, link.rights, options.sound)) ?? { ...state, state: 'gone' }),
+        (link) => send((link && viewerState(link.row, link.rights, sound)) ?? { ...state, state: 'gone' }),
         () => undefined,
       );
     };
@@ -161,6 +165,7 @@ export function createShareApi(options: ShareApiOptions) {
     const found = await lookUp(request, path.linkId);
     if ('limited' in found) return refuse(429, 'Too Many Requests'), true;
     if (!found.row) return refuse(404, 'Not Found'), true;
+    if (path.route === 'sound' && !(await hears(found.row))) return refuse(403, 'Forbidden'), true;
     await router.open(request, socket, head, {
       channel: path.route,
       row: found.row,
