@@ -27,8 +27,7 @@ import {
 import { startNginx, type TestNginx } from '../helpers/nginx.js';
 import { testDatabase } from '../helpers/postgres.js';
 import { connectRfb } from '../helpers/rfb-client.js';
-import { decodeOpus, loudestFrequency } from '../helpers/sound.js';
-import WebSocket from 'ws';
+import { decodeOpus, listenTo, loudestFrequency } from '../helpers/sound.js';
 
 const NODE_IDS = ['node-a', 'node-b', 'node-c'] as const;
 const YELLOW: [number, number, number] = [255, 215, 0];
@@ -106,18 +105,6 @@ afterAll(async () => {
   await new Promise((resolve) => pages?.close(resolve));
 }, 60_000);
 
-/** Listens on a sound channel address for `ms`; answers every message as it came. */
-function listenFor(address: string, ms: number): Promise<{ messages: Buffer[] }> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(address);
-    const messages: Buffer[] = [];
-    socket.on('message', (data: Buffer) => messages.push(Buffer.from(data)));
-    socket.on('error', reject);
-    socket.on('open', () => setTimeout(() => socket.close(), ms));
-    socket.on('close', () => resolve({ messages }));
-  });
-}
-
 describe('three nodes on one Postgres behind nginx', () => {
   let account: { key: string; id: string };
   let balanced: Api;
@@ -180,11 +167,11 @@ describe('three nodes on one Postgres behind nginx', () => {
     const owner = await nodeOf(vmId);
     const other = NODE_IDS.find((id) => id !== owner)!;
     for (const base of [nodes.get(other)!.url, nginx.url]) {
-      const heard = await listenFor(`${base.replace('http', 'ws')}/share/${links.get(vmId)!}/sound`, 2500);
+      const [format, ...packets] = await listenTo(`${base.replace('http', 'ws')}/share/${links.get(vmId)!}/sound`, 2500);
       // The format first (as bytes when another node carried it), then packets that decode to the page's tone.
-      expect(JSON.parse(heard.messages[0]!.toString())).toMatchObject({ codec: 'opus', sampleRate: 48000 });
-      expect(heard.messages.length).toBeGreaterThan(25);
-      expect(Math.abs(loudestFrequency(await decodeOpus(heard.messages.slice(1))) - 440)).toBeLessThan(15);
+      expect(JSON.parse(format!.toString())).toMatchObject({ codec: 'opus', sampleRate: 48000 });
+      expect(packets.length).toBeGreaterThan(25);
+      expect(Math.abs(loudestFrequency(await decodeOpus(packets)) - 440)).toBeLessThan(15);
     }
   }, 60_000);
 

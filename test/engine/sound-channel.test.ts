@@ -14,7 +14,7 @@ import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { insertLinkedSession } from '../helpers/linked-session.js';
 import { waitFor } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
-import { decodeOpus, loudestFrequency } from '../helpers/sound.js';
+import { decodeOpus, listenTo, loudestFrequency } from '../helpers/sound.js';
 
 const TONE_PAGE = `<!doctype html><title>Tone</title><script>
 addEventListener('load', function () {
@@ -38,19 +38,9 @@ let shareLinkId: string;
 const api = v8Caller(() => engine.url, () => key);
 
 /** Listens on a link's sound channel for `ms`; answers the first message (the format) and the packets. */
-function listen(linkId: string, ms: number): Promise<{ format: string; packets: Buffer[] }> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(`${engine.url.replace(/^http/, 'ws')}/share/${linkId}/sound`);
-    let format = '';
-    const packets: Buffer[] = [];
-    socket.on('message', (data: Buffer, binary: boolean) => {
-      if (!binary && !format) format = data.toString();
-      else packets.push(Buffer.from(data));
-    });
-    socket.on('error', reject);
-    socket.on('open', () => setTimeout(() => socket.close(), ms));
-    socket.on('close', () => resolve({ format, packets }));
-  });
+async function listen(linkId: string, ms: number): Promise<{ format: string; packets: Buffer[] }> {
+  const [format, ...packets] = await listenTo(`${engine.url.replace(/^http/, 'ws')}/share/${linkId}/sound`, ms);
+  return { format: format?.toString() ?? '', packets };
 }
 
 /** The session's encoder processes (ffmpeg), as the host sees them. */

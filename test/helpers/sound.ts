@@ -2,6 +2,7 @@
 // are put back into an Ogg Opus stream (RFC 7845), decoded by ffmpeg to 48 kHz mono samples, and
 // the loudest frequency found (Goertzel's algorithm over a grid: a small DFT).
 import { spawn } from 'node:child_process';
+import WebSocket from 'ws';
 
 /** Ogg's CRC-32: polynomial 0x04c11db7, not reflected, starting at 0. */
 const CRC_TABLE = Array.from({ length: 256 }, (_, i) => {
@@ -90,4 +91,16 @@ export function loudness(samples: Int16Array): number {
   let sum = 0;
   for (const x of samples) sum += x * x;
   return Math.sqrt(sum / Math.max(1, samples.length));
+}
+
+/** Listens on a sound channel's WebSocket address for `ms`; answers every message as it came (the format first). */
+export function listenTo(address: string, ms: number): Promise<Buffer[]> {
+  return new Promise((resolve, reject) => {
+    const socket = new WebSocket(address);
+    const messages: Buffer[] = [];
+    socket.on('message', (data: Buffer) => messages.push(Buffer.from(data)));
+    socket.on('error', reject);
+    socket.on('open', () => setTimeout(() => socket.close(), ms));
+    socket.on('close', () => resolve(messages));
+  });
 }
