@@ -1,0 +1,150 @@
+// End to end, what a person hears (issue 22): a real engine, a confined Chromium session whose page
+// plays a 440 Hz WebAudio tone, and the engine's own viewer site opened at the share link in Debian
+// Chromium (playwright-core) on http://127.0.0.1, a secure context, so WebCodecs exists. An
+// AnalyserNode tapped on what the viewer sends to its speakers hears 440 Hz; Mute in the toolbar
+// silences it; a viewer on the view-only link hears it too; when the remote page changes its tone to
+// 1 kHz, both viewers hear 1 kHz. Loopback only.
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { BrowserControl } from '../../src/engine/runtime/control.js';
+import { waitFor } from '../helpers/session.js';
+import { servePage, v8Caller } from '../helpers/site.js';
+
+/** The remote page: a 440 Hz tone from load on; `tone` is its oscillator, for the test to retune. */
+const TONE_PAGE = `<!doctype html><title>Tone</title><script>
+addEventListener('load', function () {
+  var context = new AudioContext({ sampleRate: 48000 });
+  var gain = context.createGain();
+  gain.gain.value = 0.5;
+  var tone = context.createOscillator();
+  tone.frequency.value = 440;
+  tone.connect(gain).connect(context.destination);
+  tone.start();
+  window.tone = tone;
+});
+</script><body style="background:#fff">tone</body>`;
+
+/** Taps every node the page connects to its speakers with an AnalyserNode: what the listener hears. */
+const TAP = `(() => {
+  const connect = AudioNode.prototype.connect;
+  window.__taps = [];
+  AudioNode.prototype.connect = function (target, ...rest) {
+    if (target instanceof AudioDestinationNode) {
+      const analyser = this.context.createAnalyser();
+      analyser.fftSize = 8192;
+      analyser.smoothingTimeConstant = 0;
+      connect.call(this, analyser);
+      window.__taps.push(analyser);
+    }
+    return connect.call(this, target, ...rest);
+  };
+})();`;
+
+let engine: Engine;
+let dir: string;
+let site: Server;
+let origin: string;
+let key: string;
+let browser: Browser;
+
+const api = v8Caller(() => engine.url, () => key);
+
+/** The loudest frequency the viewer plays now, and its loudest sample (0 is silence). */
+function listen(page: Page): Promise<{ peakHz: number; level: number }> {
+  return page.evaluate(() => {
+    const analyser = (window as unknown as { __taps: AnalyserNode[] }).__taps.at(-1);
+    if (!analyser) return { peakHz: 0, level: 0 };
+    const spectrum = new Float32Array(analyser.frequencyBinCount);
+    analyser.getFloatFrequencyData(spectrum);
+    let peak = 0;
+    for (let bin = 1; bin < spectrum.length; bin++) if (spectrum[bin]! > spectrum[peak]!) peak = bin;
+    const wave = new Float32Array(analyser.fftSize);
+    analyser.getFloatTimeDomainData(wave);
+    return { peakHz: (peak * analyser.context.sampleRate) / analyser.fftSize, level: Math.max(...wave.map(Math.abs)) };
+  });
+}
+
+/** Polls until the viewer plays a tone at `hz` (one analyser bin is 48000 / 8192 ≈ 5.9 Hz wide); answers the last thing heard. */
+async function hears(page: Page, hz: number, timeoutMs = 10_000): Promise<{ peakHz: number; level: number }> {
+  return waitFor(() => listen(page), (heard) => heard.level > 0.05 && Math.abs(heard.peakHz - hz) < 12, timeoutMs);
+}
+
+/** Opens a link in the viewer site, its audio tapped; resolves once the toolbar's sound plays. */
+async function openViewer(url: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
+  await page.addInitScript(TAP);
+  await page.goto(url);
+  await page.getByRole('button', { name: 'Mute', exact: true }).waitFor({ timeout: 30_000 });
+  await expect.poll(() => page.locator('.rbk-viewer__sound').getAttribute('data-sound'), { timeout: 15_000 }).toBe('playing');
+  return page;
+}
+
+beforeAll(async () => {
+  ({ server: site, origin } = await servePage(TONE_PAGE));
+  dir = await mkdtemp(join(tmpdir(), 'rbk-sound-live-'));
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
+  key = (await engine.accounts.create({ contact: 'hear@example.com', plans: ['pro'] })).apiKey.key;
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    // Playwright mutes Chromium by default; the viewer's sound must reach its audio graph unmuted,
+    // and start without a click (a person's first click is covered by "Tap to hear").
+    ignoreDefaultArgs: ['--mute-audio'],
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required'],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await engine?.close();
+  site?.closeAllConnections();
+  site?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('a share link\'s viewer hears the remote browser', () => {
+  it('plays the remote page\'s 440 Hz tone, falls silent on Mute, reaches a view-only viewer, and follows the page to 1 kHz', async () => {
+    const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/`, shareLanguage: 'en' });
+    expect(created.status).toBe('ok');
+    expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (status) => status === 'running', 30_000)).toBe('running');
+    const row = (await engine.store.session(created.vmId))!;
+    const control: BrowserControl = engine.runtime.get(row.runtime_id!)!.control!;
+    // The remote page is playing (the engine's Chromium lets pages play sound without a gesture).
+    expect(await waitFor(() => control.evaluate('window.tone ? tone.context.state : "loading"'), (state) => state === 'running', 10_000)).toBe('running');
+
+    const viewer = await openViewer(created.shareUrl);
+    let watcher: Page | undefined;
+    try {
+      expect(Math.abs((await hears(viewer, 440)).peakHz - 440)).toBeLessThan(12);
+
+      // Mute in the toolbar: nothing reaches the speakers; pressed again, the tone is back.
+      const mute = viewer.getByRole('button', { name: 'Mute', exact: true });
+      await mute.click();
+      await expect.poll(() => mute.getAttribute('aria-pressed')).toBe('true');
+      await expect.poll(async () => (await listen(viewer)).level, { timeout: 3000 }).toBeLessThan(1e-4);
+      await mute.click();
+      await expect.poll(() => mute.getAttribute('aria-pressed')).toBe('false');
+      expect(Math.abs((await hears(viewer, 440, 5000)).peakHz - 440)).toBeLessThan(12);
+
+      // Whoever holds the view-only link hears the session too.
+      const made = await fetch(`${engine.url}/share/${new URL(created.shareUrl).search.slice(1)}/view-only`, { method: 'POST' });
+      const viewOnly = (await made.json()) as { shareUrl: string };
+      watcher = await openViewer(viewOnly.shareUrl);
+      await expect.poll(() => watcher!.getByText('View only').first().isVisible().catch(() => false), { timeout: 5000 }).toBe(true);
+      expect(Math.abs((await hears(watcher, 440)).peakHz - 440)).toBeLessThan(12);
+
+      // The remote page changes its tone: both viewers hear the new one.
+      await control.evaluate('tone.frequency.value = 1000');
+      expect(Math.abs((await hears(viewer, 1000)).peakHz - 1000)).toBeLessThan(12);
+      expect(Math.abs((await hears(watcher, 1000)).peakHz - 1000)).toBeLessThan(12);
+    } finally {
+      await watcher?.close();
+      await viewer.close();
+      await api('/vm/remove', { id: created.vmId });
+    }
+  }, 120_000);
+});
