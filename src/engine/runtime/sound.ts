@@ -90,7 +90,10 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
     private readonly settings: SoundSettings,
   ) {
     super();
-    this.clientEnv = { PULSE_SERVER: `unix:${socketPath}` };
+    // A 20 ms playback buffer for the browser's stream (libpulse reads PULSE_LATENCY_MSEC): its
+    // own default held about 52 ms before the encoder could see a sound; 20 ms measured 36 ms
+    // (`npm run bench -- viewer`, audio_latency_to_engine 86 -> 75 ms).
+    this.clientEnv = { PULSE_SERVER: `unix:${socketPath}`, PULSE_LATENCY_MSEC: '20' };
     void server.exited.then(({ code, signal }) => {
       if (this.stopped) return;
       this.lostReason = `the sound server exited (${signal ?? `code ${code}`}); the session goes on without sound`;
