@@ -172,7 +172,7 @@ describe('the automation address', () => {
     const { browserWSEndpoint } = await endpoint();
     const forged = browserWSEndpoint.replace(vmId, 'a'.repeat(32));
     expect(await upgradeStatus(forged)).toBe(401);
-    expect(await upgradeStatus(browserWSEndpoint.replace(/\.\d+\./, `.${Date.now() + 3_600_000}.`))).toBe(401);
+    expect(await upgradeStatus(browserWSEndpoint.replace(/(\/automation\/\w+)\.\d+\./, `$1.${Date.now() + 3_600_000}.`))).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, TOKEN_SECONDS * 1000 + 200));
     expect(await upgradeStatus(browserWSEndpoint)).toBe(401);
   }, 30_000);
