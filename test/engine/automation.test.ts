@@ -11,6 +11,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { createServiceClient } from '../../src/server/service-client.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { waitFor } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
@@ -89,6 +90,9 @@ describe('GET /v8/vm/automation', () => {
     const expires = Date.parse(answer.expires);
     expect(expires - Date.now()).toBeGreaterThan(0);
     expect(expires - Date.now()).toBeLessThanOrEqual(TOKEN_SECONDS * 1000);
+    // The customer's server asks through the service client.
+    const viaClient = await createServiceClient({ baseUrl: engine.url, apiKey: key }).automation(vmId);
+    expect(viaClient.browserWSEndpoint).toContain(`/automation/${vmId}.`);
     const v7 = await (await fetch(`${engine.url}/v7/vm/automation?id=${vmId}`, { headers: { authorization: `Bearer ${key}` } })).json();
     expect(v7.status).toBe('ok');
   });
