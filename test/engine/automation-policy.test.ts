@@ -67,3 +67,19 @@ describe('automation tokens', () => {
     expect(checkAutomationToken(secret, 'x', 0)).toEqual({ ok: false, reason: 'malformed' });
   });
 });
+
+describe('the automation address of a Firefox ESR session', () => {
+  it('is denied, saying why', async () => {
+    const { createAutomation } = await import('../../src/engine/http/automation.js');
+    const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR' };
+    const automation = createAutomation({
+      session: async () => row as never,
+      image: () => ({ family: 'firefox' }) as never,
+      secret: 's'.repeat(43), tokenSeconds: 600, now: () => 0, base: () => 'http://x', router: {} as never, clientAddress: () => '',
+    });
+    expect(await automation.address({ id: 'acc' } as never, row.id, 'v8')).toEqual({
+      status: 'denied',
+      message: 'id: Firefox ESR sessions cannot be driven by a program on this service: only Chromium sessions offer DevTools to programs (WebDriver BiDi for Firefox ESR is not offered inside the session\'s confinement)',
+    });
+  });
+});
