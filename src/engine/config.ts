@@ -125,6 +125,16 @@ export const engineConfigSchema = z
     sound: z
       .union([z.literal(false), z.object({ bitrateKbps: z.number().int().min(6).max(510).default(DEFAULT_SOUND.bitrateKbps) })])
       .default(DEFAULT_SOUND),
+    /**
+     * Programs driving sessions over DevTools (decisions.md 54): how long an automation address's
+     * token is good for, and how many programs may drive one session at once.
+     */
+    automation: z
+      .object({
+        tokenSeconds: z.number().int().min(1).max(86_400).default(600),
+        programsPerSession: z.number().int().min(1).max(64).default(4),
+      })
+      .default({ tokenSeconds: 600, programsPerSession: 4 }),
     /** The deprecated v6 interface: the day its answers' Sunset header names (decisions.md 35). */
     v6: z
       .object({ sunset: z.iso.date('must be a date of the form YYYY-MM-DD').default(DEFAULT_V6_SUNSET) })

@@ -27,6 +27,8 @@ import { Presence } from './channels/presence.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { rfbChannel } from './channels/rfb.js';
 import { soundChannel } from './channels/sound.js';
+import { automationChannel } from './channels/automation.js';
+import { createAutomation } from './http/automation.js';
 import { probeSound } from './runtime/sound.js';
 import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
@@ -191,12 +193,18 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const recovered = await sessions.recover();
   const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
-  const api = createApi({ config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress });
+  // Programs drive sessions through the automation channel (decisions.md 54); created with the router below.
+  let automation: ReturnType<typeof createAutomation> | undefined;
+  const api = createApi({
+    config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress,
+    automation: (account, id, version) => automation!.address(account, id, version),
+  });
 
   // Every stream of a session is a channel (docs/architecture.md "Channels"); RFB is the first.
   const channels = new ChannelRegistry()
     .register(rfbChannel({ seats: config.viewers, openFiles, displayLimits: config.display }))
-    .register(soundChannel({ openFiles }));
+    .register(soundChannel({ openFiles }))
+    .register(automationChannel({ openFiles, programsPerSession: config.automation.programsPerSession }));
   const router = new ChannelRouter({
     registry: channels,
     nodeId,
@@ -204,12 +212,23 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     statusChanges: sessions,
     endsOf: (id) => {
       const display = sessions.displayOf(id);
-      return display && { display, sound: sessions.soundOf(id) ?? null };
+      return display && { display, sound: sessions.soundOf(id) ?? null, devtools: sessions.devtoolsOf(id) ?? null };
     },
     ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential) => link.openChannel(owner, id, channel, credential) } : {}),
   });
   // Sound is offered where it is configured and its programs are installed (decisions.md 53).
   const sound = config.sound !== false && probeSound().available;
+  // The automation secret, like the share-link secret, is the store's: every node checks every node's tokens.
+  automation = createAutomation({
+    session: (id) => store.session(id),
+    image: (id) => runtime.images.find((image) => image.id === id),
+    secret: await store.settingOrInsert('automation_secret', randomBytes(32).toString('base64url')),
+    tokenSeconds: config.automation.tokenSeconds,
+    now,
+    base: () => config.shareBase ?? url,
+    router,
+    clientAddress,
+  });
   const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
@@ -247,7 +266,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
       if (carried) return router.openForwarded(request, socket, head, carried);
     }
     shareApi.upgrade(request, socket, head).then(
-      (handled) => handled || socket.end(noEndpoint),
+      async (handled) => handled || (await automation!.upgrade(request, socket, head)) || socket.end(noEndpoint),
       () => socket.destroy(),
     );
   });

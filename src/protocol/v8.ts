@@ -226,6 +226,16 @@ export type CreateResponse = z.infer<typeof createResponseSchema>;
 export const removeResponseSchema = z.object({ status: z.literal('ok') });
 export type RemoveResponse = z.infer<typeof removeResponseSchema>;
 
+/** GET /v8/vm/automation?id=: a running Chromium session's DevTools address for a program (decisions.md 54). */
+export const automationResponseSchema = z.object({
+  status: z.literal('ok'),
+  /** `ws(s)://<service>/automation/<token>`: for Playwright's connectOverCDP and Puppeteer's connect; never the API key. */
+  browserWSEndpoint: z.string(),
+  /** When the address stops opening new connections (ISO 8601); connections already open go on. */
+  expires: z.string(),
+});
+export type AutomationResponse = z.infer<typeof automationResponseSchema>;
+
 // ---------------------------------------------------------------------------------------------
 // Share API
 

@@ -12,7 +12,7 @@ export type {
   RouteLimiter,
 } from './proxy-route.js';
 export { API_KEY_VARIABLE, createServiceClient, engineService } from './service-client.js';
-export type { CallOptions, EngineServiceOptions, InProcessEngine, RemoteBrowserService, ServiceClientOptions, ServiceFetch } from './service-client.js';
+export type { CallOptions, EngineServiceOptions, InProcessEngine, RemoteBrowserService, ServiceClient, ServiceClientOptions, ServiceFetch } from './service-client.js';
 export { isRemoteBrowserError, RemoteBrowserError } from './errors.js';
 export type { RemoteBrowserErrorCode, RemoteBrowserErrorOptions } from './errors.js';
 export { SECRET_MIN_CHARS } from './session-handles.js';

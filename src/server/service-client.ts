@@ -13,6 +13,8 @@ import {
   type CreateResponse,
   type ImageListResponse,
   type RemoveResponse,
+  automationResponseSchema,
+  type AutomationResponse,
   type SessionEntry,
   type UserApiResponse,
   type UserQuotaResponse,
@@ -40,6 +42,15 @@ export interface RemoteBrowserService {
   userApi(options?: CallOptions): Promise<UserApiResponse>;
   /** GET /v8/user/quota: meters and pools. */
   userQuota(options?: CallOptions): Promise<UserQuotaResponse>;
+}
+
+/**
+ * The service as the customer's own server calls it: the proxy route's calls, and the DevTools
+ * address for a program (never handed to a browser: the proxy route does not offer it).
+ */
+export interface ServiceClient extends RemoteBrowserService {
+  /** GET /v8/vm/automation?id=: a short-lived DevTools address of a running Chromium session, for a program on this server. */
+  automation(vmId: string, options?: CallOptions): Promise<AutomationResponse>;
 }
 
 export type ServiceFetch = (url: string, init: RequestInit) => Promise<Response>;
@@ -136,7 +147,7 @@ interface Call<T> {
   signal: AbortSignal | undefined;
 }
 
-export function createServiceClient(options: ServiceClientOptions): RemoteBrowserService {
+export function createServiceClient(options: ServiceClientOptions): ServiceClient {
   let base: URL;
   try {
     base = new URL(options.baseUrl);
@@ -233,6 +244,7 @@ export function createServiceClient(options: ServiceClientOptions): RemoteBrowse
     list: async (options) => (await get('vm/data', 'the session list', vmDataResponseSchema, options)).data,
     remove: (vmId, options) =>
       request({ method: 'POST', path: 'vm/remove', what: 'remove', schema: removeResponseSchema, body: { id: vmId }, authenticated: true, repeatable: true, signal: options?.signal }),
+    automation: (vmId, options) => get(`vm/automation?id=${encodeURIComponent(vmId)}`, 'the automation address', automationResponseSchema, options),
     userApi: (options) => get('user/api', 'user/api', userApiResponseSchema, options),
     userQuota: (options) => get('user/quota', 'user/quota', userQuotaResponseSchema, options),
   };
@@ -253,7 +265,7 @@ export interface EngineServiceOptions {
  * The service interface over an engine in this process: the same client, checks and errors as
  * over HTTP, but each call is handed to the engine's handler directly, with no socket.
  */
-export function engineService(engine: InProcessEngine, options: EngineServiceOptions | string = {}): RemoteBrowserService {
+export function engineService(engine: InProcessEngine, options: EngineServiceOptions | string = {}): ServiceClient {
   const settings = typeof options === 'string' ? { apiKey: options } : options;
   return createServiceClient({
     ...settings,

@@ -8,6 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
+import type { SessionFolders } from '../automation/policy.js';
 import type { AttachmentKind } from './presence.js';
 
 /** What a caller opens a channel with: the share link (control), a view-only link, or an API key. */
@@ -44,6 +45,16 @@ export interface SessionEnds {
   display: Display;
   /** The session's sound server; null when sound is off or its server could not start or was lost. */
   sound?: SessionSound | null;
+  /** The browser's DevTools end (Chromium family, once running); null or absent otherwise. */
+  devtools?: SessionDevTools | null;
+}
+
+/** How the browser end of a running session is reached over DevTools (the automation channel). */
+export interface SessionDevTools {
+  /** The browser-level DevTools address (runtime/browser.ts): `ws+unix:` through a relay inside a confined session. */
+  url: string;
+  /** The session's folders as its browser sees them. */
+  folders: SessionFolders;
 }
 
 /** One connection being carried on the node that runs the session. */

@@ -38,6 +38,8 @@ export interface ApiOptions {
   limiter: (settings: LimitSettings) => RateLimiterAbstract;
   /** The client's address behind trusted proxies (client-address.ts). */
   clientAddress: (request: IncomingMessage) => string;
+  /** A running session's DevTools address for programs (automation.ts); absent: the endpoint says it is not offered. */
+  automation?: (account: AccountRow, id: string | null, version: 'v8' | 'v7') => Promise<unknown>;
 }
 
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
@@ -154,6 +156,13 @@ export function createApi(options: ApiOptions): Api {
         const parsed = parseRemoveRequest(body.value);
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
         return answer(removalAnswer(await sessions.remove(account, parsed.value.id)));
+      }
+      // Programs driving a session (decisions.md 54): a short-lived DevTools address, never the key.
+      case 'GET vm/automation': {
+        const id = url.searchParams.get('id');
+        const { automation } = options;
+        return read(request, true, async (account) =>
+          automation ? automation(account, id, version) : { status: 'denied', message: 'programs cannot drive sessions on this service' });
       }
       case 'GET user/api':
       case 'GET user/quota':

@@ -8,6 +8,7 @@ import {
   imageListResponseSchema,
   removeRequestSchema,
   removeResponseSchema,
+  automationResponseSchema,
   userApiResponseSchema,
   userQuotaResponseSchema,
   vmDataResponseSchema,
@@ -46,6 +47,15 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       },
       '/v8/vm/remove': {
         post: { summary: 'End a session', security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(removeRequestSchema) } } }, responses: answer(removeResponseSchema, 'ended') },
+      },
+      '/v8/vm/automation': {
+        get: {
+          summary: 'A DevTools address for a program to drive a running Chromium session (Playwright connectOverCDP, Puppeteer connect)',
+          description: 'The address carries a short-lived token for this one session (default 10 minutes; never the API key). Refused (denied) for an unknown or another account\'s session, a session that is not running, and Firefox ESR sessions; upgrade when the plan has no programmatic access. Every DevTools command passes the service\'s allow-list (docs/security.md, "Automation").',
+          security: secured,
+          parameters: [{ name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' }],
+          responses: answer(automationResponseSchema, 'the DevTools address and when it expires'),
+        },
       },
       '/v8/user/api': { get: { summary: 'Account, access and usage meters', security: secured, responses: answer(userApiResponseSchema, 'account and meters') } },
       '/v8/user/quota': { get: { summary: 'Usage meters', security: secured, responses: answer(userQuotaResponseSchema, 'meters') } },

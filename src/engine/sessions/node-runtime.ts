@@ -15,6 +15,10 @@ export interface RunningSession {
   readonly display: Display;
   /** What the browser plays, for listeners; null without sound. */
   readonly sound: SessionSound | null;
+  /** The browser's DevTools address (Chromium family; null for Firefox), for programs (the automation channel). */
+  readonly browser?: { readonly devtoolsUrl: string | null };
+  /** The session's directory as its browser sees it (its downloads folder is in it). */
+  readonly sandbox?: { readonly dir: string };
   /** Bytes through the session's egress route so far (its meters). */
   readonly egress: { bytes(): { sent: number; received: number } };
 }

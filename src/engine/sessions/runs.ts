@@ -52,6 +52,15 @@ export class NodeRuns {
     return runtimeId ? this.options.runtime.get(runtimeId)?.sound : undefined;
   }
 
+  /** The DevTools end of a Chromium-family session running here (the automation channel); undefined otherwise. */
+  devtoolsOf(sessionId: string): { url: string; folders: { downloads: string; uploads: string } } | undefined {
+    const runtimeId = this.live.get(sessionId);
+    const session = runtimeId ? this.options.runtime.get(runtimeId) : undefined;
+    const url = session?.browser?.devtoolsUrl;
+    if (!session?.sandbox || !url) return undefined;
+    return { url, folders: { downloads: `${session.sandbox.dir}/downloads`, uploads: `${session.sandbox.dir}/uploads` } };
+  }
+
   /** The runtime id of a session running here. */
   runtimeOf(sessionId: string): string | undefined {
     return this.live.get(sessionId);

@@ -136,6 +136,11 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return this.runs.soundOf(sessionId);
   }
 
+  /** The DevTools end of a Chromium-family session running here (programs drive it), or undefined. */
+  devtoolsOf(sessionId: string): { url: string; folders: { downloads: string; uploads: string } } | undefined {
+    return this.runs.devtoolsOf(sessionId);
+  }
+
   // Accounts' view (accounts/usage.ts) -----------------------------------------------------------
 
   hasProgrammaticAccess(account: AccountRow & { plan_ids?: string[] }): Promise<boolean> {

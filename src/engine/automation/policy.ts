@@ -1,0 +1,168 @@
+// What a program may send a session's browser over DevTools (docs/security.md, "Automation").
+// Applied on the node that runs the session to every command, whatever session of the connection
+// it is for: an allow-list of the domains and methods a page-level client (Playwright's
+// connectOverCDP, Puppeteer's connect) uses, and refusals, as DevTools errors the client reads,
+// for what would reach outside the session: browser-process control, a context with its own
+// proxy, files outside the session's folders, a second protocol channel past this filter, and
+// addresses the engine's guard refuses to a person too.
+import { posix } from 'node:path';
+
+/** A command as DevTools clients send it (flat sessions: `sessionId` names the attached target). */
+export interface DevToolsCommand {
+  id: number;
+  method: string;
+  params?: Record<string, unknown>;
+  sessionId?: string;
+}
+
+/** Where a session may read and write files, as its browser sees them. */
+export interface SessionFolders {
+  downloads: string;
+  uploads: string;
+}
+
+export type CommandVerdict =
+  /** Goes to the browser as sent, or with `params` changed (a download folder re-pointed). */
+  | { pass: true; command: DevToolsCommand }
+  | { pass: false; why: string };
+
+/** Domains a page-level client uses whole: they act on pages, frames and workers of the session only. */
+const ALLOWED_DOMAINS = new Set([
+  'Accessibility', 'Animation', 'Audits', 'Autofill', 'BackgroundService', 'CSS', 'CacheStorage', 'Console', 'DOM',
+  'DOMDebugger', 'DOMSnapshot', 'DOMStorage', 'Debugger', 'DeviceAccess', 'Emulation', 'EventBreakpoints', 'FedCm',
+  'Fetch', 'HeapProfiler', 'IO', 'IndexedDB', 'Input', 'Inspector', 'LayerTree', 'Log', 'Media', 'Network', 'Overlay',
+  'Page', 'Performance', 'PerformanceTimeline', 'Preload', 'Profiler', 'Runtime', 'Schema', 'Security',
+  'ServiceWorker', 'Storage', 'Tracing', 'WebAudio', 'WebAuthn',
+]);
+
+/** Methods of the browser-wide domains that a client needs and that stay inside the session. */
+const ALLOWED_METHODS = new Set([
+  'Browser.getVersion', 'Browser.getWindowForTarget', 'Browser.getWindowBounds', 'Browser.setWindowBounds',
+  'Browser.grantPermissions', 'Browser.resetPermissions', 'Browser.setPermission', 'Browser.cancelDownload',
+  'Browser.setDownloadBehavior', 'Browser.getHistograms', 'Browser.getHistogram',
+  'Target.getTargets', 'Target.getTargetInfo', 'Target.setDiscoverTargets', 'Target.setAutoAttach', 'Target.autoAttachRelated',
+  'Target.attachToTarget', 'Target.attachToBrowserTarget', 'Target.detachFromTarget', 'Target.activateTarget',
+  'Target.closeTarget', 'Target.createTarget', 'Target.createBrowserContext', 'Target.disposeBrowserContext',
+  'Target.getBrowserContexts',
+]);
+
+/** Refusals with their reason, by method or by domain (`Domain.*`): what a client reads. */
+const REFUSED: Record<string, string> = {
+  'Browser.close': 'the session ends through the service (POST /v8/vm/remove), not by closing its browser',
+  'Browser.crash': 'the session\'s browser is the service\'s to stop',
+  'Browser.crashGpuProcess': 'the session\'s browser is the service\'s to stop',
+  'Browser.executeBrowserCommand': 'browser commands act on the browser process, outside the session\'s pages',
+  'Browser.getBrowserCommandLine': 'the browser\'s command line is the service\'s',
+  'SystemInfo.*': 'the host\'s hardware and processes are not the session\'s',
+  'Tethering.*': 'the session\'s browser opens no ports toward the service\'s host',
+  'Target.sendMessageToTarget': 'it would carry commands past this filter; attach with flatten: true instead',
+  'Target.exposeDevToolsProtocol': 'it would give a page the browser\'s whole protocol, past this filter',
+  'Target.setRemoteLocations': 'the session\'s browser looks for no other DevTools targets',
+  'Target.openDevTools': 'the developer tools are not part of a session (as for a person)',
+  'Page.crash': 'the session\'s pages are the service\'s to stop',
+  'Extensions.*': 'extensions would run outside the session\'s guards',
+  'PWA.*': 'installing web apps reaches outside the session\'s browser',
+  'Cast.*': 'the session casts to no device',
+  'BluetoothEmulation.*': 'not part of a session',
+  'Memory.*': 'it acts on the browser\'s processes, not on a page',
+  'HeadlessExperimental.*': 'the session\'s browser is not headless',
+  'Storage.setStorageBucketTracking': 'not part of a session',
+};
+
+/** Addresses a program may open: what the engine's guard lets a person open (runtime/control.ts). */
+const ALLOWED_PAGE = /^(https?:|about:blank$|data:|blob:)/i;
+const NEW_TAB_PAGE = /^chrome(-search)?:\/\/(newtab|new-tab-page|new-tab-page-third-party)\/?$/i;
+
+/** Playwright's connectOverCDP names a fresh folder of the client's own machine for downloads; it means nothing in the session. */
+const PLAYWRIGHT_ARTIFACTS = /\/playwright-artifacts-[A-Za-z0-9]{6}$/;
+
+function refusedReason(method: string): string | undefined {
+  return REFUSED[method] ?? REFUSED[`${method.split('.')[0]}.*`];
+}
+
+function isInside(path: string, folder: string): boolean {
+  if (!path.startsWith('/')) return false;
+  const normal = posix.normalize(path);
+  return normal === folder || normal.startsWith(`${folder}/`);
+}
+
+function openable(url: unknown): boolean {
+  return typeof url === 'string' && (url === '' || ALLOWED_PAGE.test(url) || NEW_TAB_PAGE.test(url));
+}
+
+/** The verdict on one command: passed (perhaps re-pointed), or refused with why. */
+export function judgeCommand(command: DevToolsCommand, folders: SessionFolders): CommandVerdict {
+  const { method } = command;
+  const params = command.params ?? {};
+  const refused = refusedReason(method);
+  if (refused) return { pass: false, why: refused };
+  const domain = method.split('.')[0]!;
+  if (!ALLOWED_DOMAINS.has(domain) && !ALLOWED_METHODS.has(method)) {
+    return { pass: false, why: 'it is not on the list of methods a program may use (docs/security.md, "Automation")' };
+  }
+  switch (method) {
+    case 'Target.createBrowserContext':
+      if (params.proxyServer !== undefined || params.proxyBypassList !== undefined) {
+        return { pass: false, why: 'every request of a session leaves through the session\'s own egress route; a context cannot have a proxy of its own' };
+      }
+      break;
+    case 'Target.attachToTarget':
+      if (params.flatten !== true) return { pass: false, why: 'only flat sessions (flatten: true) are carried, so that every command passes this filter' };
+      break;
+    case 'Target.setAutoAttach':
+      if (params.flatten !== true) return { pass: false, why: 'only flat sessions (flatten: true) are carried, so that every command passes this filter' };
+      break;
+    case 'Target.createTarget':
+    case 'Page.navigate':
+      if (!openable(params.url)) return { pass: false, why: `${String(params.url).slice(0, 60)} is not an address a session opens: only http and https pages (as for a person)` };
+      break;
+    case 'Fetch.continueRequest':
+      if (params.url !== undefined && !(typeof params.url === 'string' && /^https?:/i.test(params.url))) {
+        return { pass: false, why: 'a request can only be sent on to an http or https address' };
+      }
+      break;
+    case 'Network.loadNetworkResource':
+      if (!(typeof params.url === 'string' && /^https?:/i.test(params.url))) return { pass: false, why: 'only http and https resources are loaded' };
+      break;
+    case 'Browser.setDownloadBehavior':
+    case 'Page.setDownloadBehavior': {
+      const path = params.downloadPath;
+      if (path === undefined || isInside(String(path), folders.downloads)) break;
+      // Playwright's own temporary folder (its default, never the program's choice): the session's downloads folder instead.
+      if (typeof path === 'string' && PLAYWRIGHT_ARTIFACTS.test(path)) return { pass: true, command: { ...command, params: { ...params, downloadPath: folders.downloads } } };
+      return { pass: false, why: `downloads stay in the session's folder ${folders.downloads}` };
+    }
+    case 'DOM.setFileInputFiles': {
+      const files = Array.isArray(params.files) ? params.files : [];
+      const outside = files.find((file) => !(typeof file === 'string' && (isInside(file, folders.downloads) || isInside(file, folders.uploads))));
+      if (outside !== undefined) return { pass: false, why: `files are chosen from the session's folders ${folders.downloads} and ${folders.uploads} only, not ${String(outside).slice(0, 80)}` };
+      break;
+    }
+  }
+  return { pass: true, command };
+}
+
+/** The DevTools error a client reads for a refused command (its id and session, so the client routes it to the caller). */
+export function refusal(command: Pick<DevToolsCommand, 'id' | 'method' | 'sessionId'>, why: string): string {
+  return JSON.stringify({
+    id: command.id,
+    error: { code: -32000, message: `${command.method} is not allowed in remote-browser-kit sessions: ${why}` },
+    ...(command.sessionId === undefined ? {} : { sessionId: command.sessionId }),
+  });
+}
+
+/** Reads a client's message as a command; undefined when it is not one (the connection is then closed). */
+export function parseCommand(text: string): DevToolsCommand | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { id, method, params, sessionId } = value as Record<string, unknown>;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || typeof method !== 'string' || !/^[A-Za-z]+\.[A-Za-z]+$/.test(method)) return undefined;
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) return undefined;
+  if (sessionId !== undefined && typeof sessionId !== 'string') return undefined;
+  return value as DevToolsCommand;
+}

@@ -1,0 +1,110 @@
+// The automation channel: a program drives the session's browser over DevTools (Playwright's
+// connectOverCDP, Puppeteer's connect) while people watch. Opened with an API key (the HTTP API
+// hands out a short-lived token for it: automation/tokens.ts); counted as a program by presence,
+// so an attached program keeps the session from going idle. Its end is a new browser-level
+// DevTools connection made for each program through a relay inside the session (the address the
+// runtime keeps: `ws+unix:` to the engine's own socket when confined, never a host TCP port).
+// Every command passes the policy (automation/policy.ts) on the node that runs the session; a
+// refused one is answered with a DevTools error and goes no further.
+import { WebSocket } from 'ws';
+import { judgeCommand, parseCommand, refusal } from '../automation/policy.js';
+import type { OpenFiles } from '../runtime/open-files.js';
+import type { Channel, ChannelSeat, CloseReason, SeatRefusal, SessionDevTools } from './channel.js';
+import { VIEWER_CLOSE } from './close-codes.js';
+
+export interface AutomationChannelOptions {
+  /** Programs per session on this node (each holds a DevTools connection into the session). */
+  programsPerSession?: number;
+  openFiles?: OpenFiles;
+}
+
+export const DEFAULT_PROGRAMS_PER_SESSION = 4;
+
+export const AUTOMATION_CLOSE = {
+  browserGone: { code: 4003, reason: 'the session\'s browser closed its DevTools connection' },
+  notDevTools: { code: 4004, reason: 'the program sent something that is not a DevTools command' },
+} as const satisfies Record<string, CloseReason>;
+
+/** Messages a program may send before the browser end is open (they wait, in order). */
+const WAITING_LIMIT = 256;
+
+export function automationChannel(options: AutomationChannelOptions = {}): Channel {
+  const limit = options.programsPerSession ?? DEFAULT_PROGRAMS_PER_SESSION;
+  const programs = new Map<string, number>();
+  const seat = (sessionId: string): ChannelSeat | SeatRefusal => {
+    const held = programs.get(sessionId) ?? 0;
+    if (held >= limit) return 'full';
+    // The program's WebSocket and its DevTools connection into the session.
+    if (options.openFiles && !options.openFiles.take(2, 'viewer')) return 'busy';
+    programs.set(sessionId, held + 1);
+    let left = false;
+    return {
+      leave() {
+        if (left) return;
+        left = true;
+        options.openFiles?.give(2);
+        const now = (programs.get(sessionId) ?? 1) - 1;
+        if (now <= 0) programs.delete(sessionId);
+        else programs.set(sessionId, now);
+      },
+    };
+  };
+  return {
+    name: 'automation',
+    opensWith: ['api-key'],
+    attachment: 'program',
+    closes: { endClosed: AUTOMATION_CLOSE.browserGone, refused: AUTOMATION_CLOSE.notDevTools },
+    // DevTools is carried as messages (carry, below); the opener only says the session has a DevTools end here.
+    openEnd: (session) => (session.devtools ? () => {
+      throw new Error('the automation channel carries DevTools messages, not a byte stream');
+    } : undefined),
+    seat: (sessionId) => seat(sessionId),
+    carry: ({ socket, ends }) => carryProgram(socket, ends.devtools!),
+    close() {
+      programs.clear();
+    },
+  };
+}
+
+/** Joins a program's WebSocket to a new DevTools connection into the session, through the policy. */
+function carryProgram(program: WebSocket, devtools: SessionDevTools): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const browser = new WebSocket(devtools.url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+    const waiting: string[] = [];
+    let done = false;
+    const finish = (close: CloseReason) => {
+      if (done) return;
+      done = true;
+      browser.terminate();
+      if (program.readyState === WebSocket.OPEN || program.readyState === WebSocket.CONNECTING) program.close(close.code, close.reason);
+      resolve();
+    };
+    const toBrowser = (text: string) => {
+      if (browser.readyState === WebSocket.OPEN) browser.send(text);
+      else if (waiting.length < WAITING_LIMIT) waiting.push(text);
+      else finish(VIEWER_CLOSE.busy);
+    };
+    program.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+      if (done) return;
+      const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer)).toString('utf8');
+      const command = parseCommand(text);
+      if (!command) return finish(AUTOMATION_CLOSE.notDevTools);
+      const verdict = judgeCommand(command, devtools.folders);
+      if (!verdict.pass) return void program.send(refusal(command, verdict.why));
+      toBrowser(verdict.command === command ? text : JSON.stringify(verdict.command));
+    });
+    browser.on('open', () => {
+      for (const text of waiting.splice(0)) browser.send(text);
+    });
+    // What the browser says goes to the program as text, as DevTools clients expect.
+    browser.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
+      if (program.readyState !== WebSocket.OPEN) return;
+      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+      program.send(isBinary ? bytes : bytes.toString('utf8'));
+    });
+    browser.on('close', () => finish(AUTOMATION_CLOSE.browserGone));
+    browser.on('error', () => finish(AUTOMATION_CLOSE.browserGone));
+    program.on('close', () => finish({ code: 1000, reason: 'the program left' }));
+    program.on('error', () => finish({ code: 1011, reason: 'the program\'s connection failed' }));
+  });
+}

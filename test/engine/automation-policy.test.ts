@@ -1,0 +1,85 @@
+// The automation policy and tokens without a browser: what a program's DevTools commands become
+// (passed, re-pointed or refused with a reason), and which tokens open which session.
+import { describe, expect, it } from 'vitest';
+import { judgeCommand, parseCommand, refusal } from '../../src/engine/automation/policy.js';
+import { automationToken, checkAutomationToken } from '../../src/engine/automation/tokens.js';
+
+const folders = { downloads: '/session/downloads', uploads: '/session/uploads' };
+const judge = (method: string, params?: Record<string, unknown>) => judgeCommand({ id: 1, method, ...(params ? { params } : {}) }, folders);
+
+describe('the automation policy', () => {
+  it('passes what a page-level client sends', () => {
+    for (const method of ['Page.enable', 'Runtime.evaluate', 'Input.dispatchMouseEvent', 'Target.getBrowserContexts', 'Browser.getVersion', 'Storage.getCookies']) {
+      expect(judge(method).pass).toBe(true);
+    }
+    expect(judge('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: true, flatten: true }).pass).toBe(true);
+    expect(judge('Page.navigate', { url: 'https://example.com/' }).pass).toBe(true);
+    expect(judge('Target.createTarget', { url: 'about:blank' }).pass).toBe(true);
+    expect(judge('DOM.setFileInputFiles', { files: ['/session/uploads/a.pdf', '/session/downloads/b.png'] }).pass).toBe(true);
+  });
+
+  it('re-points Playwright\'s own temporary download folder into the session, and refuses any other outside path', () => {
+    const verdict = judge('Browser.setDownloadBehavior', { behavior: 'allowAndName', downloadPath: '/tmp/playwright-artifacts-AbC123', eventsEnabled: true });
+    expect(verdict).toEqual({ pass: true, command: { id: 1, method: 'Browser.setDownloadBehavior', params: { behavior: 'allowAndName', downloadPath: '/session/downloads', eventsEnabled: true } } });
+    expect(judge('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: '/home/user' }).pass).toBe(false);
+    expect(judge('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: '/session/downloads/../x' }).pass).toBe(false);
+    expect(judge('Page.setDownloadBehavior', { behavior: 'allow', downloadPath: 'relative' }).pass).toBe(false);
+  });
+
+  it('refuses what reaches outside the session, naming why', () => {
+    const refused: Array<[string, Record<string, unknown>?]> = [
+      ['Browser.close'], ['Browser.crash'], ['Browser.crashGpuProcess'], ['SystemInfo.getInfo'], ['Tethering.bind', { port: 1 }],
+      ['Target.createBrowserContext', { proxyServer: 'socks5://x' }], ['Target.sendMessageToTarget'], ['Target.exposeDevToolsProtocol'],
+      ['Target.attachToTarget', { targetId: 't' }], ['Target.setAutoAttach', { autoAttach: true, flatten: false }],
+      ['DOM.setFileInputFiles', { files: ['/etc/shadow'] }], ['Page.navigate', { url: 'file:///etc/passwd' }],
+      ['Page.navigate', { url: 'chrome://settings' }], ['Target.createTarget', { url: 'view-source:https://a' }],
+      ['Fetch.continueRequest', { requestId: 'r', url: 'file:///etc/passwd' }], ['Network.loadNetworkResource', { url: 'file:///etc' }],
+      ['Unknown.method'], ['Memory.simulatePressureNotification'],
+    ];
+    for (const [method, params] of refused) expect(judge(method, params), method).toMatchObject({ pass: false, why: expect.any(String) });
+    expect(judge('Page.navigate', { url: 'chrome://newtab/' }).pass).toBe(true);
+  });
+
+  it('words a refusal as a DevTools error on the caller\'s session', () => {
+    expect(JSON.parse(refusal({ id: 7, method: 'Browser.close', sessionId: 'S' }, 'why'))).toEqual({
+      id: 7, sessionId: 'S', error: { code: -32000, message: 'Browser.close is not allowed in remote-browser-kit sessions: why' },
+    });
+  });
+
+  it('reads only well-formed commands', () => {
+    expect(parseCommand('{"id":1,"method":"Page.enable"}')).toEqual({ id: 1, method: 'Page.enable' });
+    for (const text of ['nope', '[]', '{"id":"1","method":"Page.enable"}', '{"id":1,"method":"x"}', '{"id":1,"method":"A.b","params":[]}', '{"id":1,"method":"A.b","sessionId":3}']) {
+      expect(parseCommand(text), text).toBeUndefined();
+    }
+  });
+});
+
+describe('automation tokens', () => {
+  const secret = 's'.repeat(43);
+  const id = 'ab'.repeat(16);
+  it('open their own session until they expire, and nothing else', () => {
+    const token = automationToken(secret, id, 10_000);
+    expect(checkAutomationToken(secret, token, 9_999)).toEqual({ ok: true, sessionId: id, expires: 10_000 });
+    expect(checkAutomationToken(secret, token, 10_000)).toEqual({ ok: false, reason: 'expired' });
+    expect(checkAutomationToken(secret, token.replace(id, 'cd'.repeat(16)), 0)).toEqual({ ok: false, reason: 'forged' });
+    expect(checkAutomationToken(secret, token.replace('.10000.', '.99999.'), 0)).toEqual({ ok: false, reason: 'forged' });
+    expect(checkAutomationToken('other'.repeat(9), token, 0)).toEqual({ ok: false, reason: 'forged' });
+    expect(checkAutomationToken(secret, 'x', 0)).toEqual({ ok: false, reason: 'malformed' });
+  });
+});
+
+describe('the automation address of a Firefox ESR session', () => {
+  it('is denied, saying why', async () => {
+    const { createAutomation } = await import('../../src/engine/http/automation.js');
+    const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR' };
+    const automation = createAutomation({
+      session: async () => row as never,
+      image: () => ({ family: 'firefox' }) as never,
+      secret: 's'.repeat(43), tokenSeconds: 600, now: () => 0, base: () => 'http://x', router: {} as never, clientAddress: () => '',
+    });
+    expect(await automation.address({ id: 'acc' } as never, row.id, 'v8')).toEqual({
+      status: 'denied',
+      message: 'id: Firefox ESR sessions cannot be driven by a program on this service: only Chromium sessions offer DevTools to programs (WebDriver BiDi for Firefox ESR is not offered inside the session\'s confinement)',
+    });
+  });
+});

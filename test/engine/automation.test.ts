@@ -1,0 +1,193 @@
+// Programs driving a real engine's confined Chromium session over DevTools (issue 24): the
+// address the API answers, Playwright's connectOverCDP completing a small flow while the session
+// keeps running, every refused method answered with a DevTools error the program reads, addresses
+// a person may not open refused to a program too, and the address refused when forged for another
+// session, once expired, and once the session ended (whose open connection then closes).
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { createServiceClient } from '../../src/server/service-client.js';
+import type { BrowserControl } from '../../src/engine/runtime/control.js';
+import { waitFor } from '../helpers/session.js';
+import { servePage, v8Caller } from '../helpers/site.js';
+
+const PAGE = `<!doctype html><title>Order</title><body>
+<form id="order" onsubmit="event.preventDefault(); document.getElementById('result').textContent = 'Thanks, ' + this.name.value">
+<input name="name" id="name"><button id="send">Send</button></form><p id="result"></p></body>`;
+
+const TOKEN_SECONDS = 3;
+
+let engine: Engine;
+let dir: string;
+let site: Server;
+let origin: string;
+let key: string;
+let vmId: string;
+let control: BrowserControl;
+const browsers: Browser[] = [];
+
+const api = v8Caller(() => engine.url, () => key);
+const sessionStatus = async () => (await api(`/vm/data?id=${vmId}`)).data?.[0]?.status as string | undefined;
+const endpoint = async (id = vmId) => (await api(`/vm/automation?id=${id}`)) as { status: string; browserWSEndpoint: string; expires: string; message?: string };
+
+/** The HTTP status a WebSocket upgrade to `address` is refused with, or 101 when it opens. */
+function upgradeStatus(address: string): Promise<number> {
+  return new Promise((resolve) => {
+    const socket = new WebSocket(address);
+    socket.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+    socket.on('open', () => {
+      socket.close();
+      resolve(101);
+    });
+    socket.on('error', () => resolve(0));
+  });
+}
+
+async function connect(): Promise<Browser> {
+  const answer = await endpoint();
+  expect(answer.status).toBe('ok');
+  const browser = await chromium.connectOverCDP(answer.browserWSEndpoint, { timeout: 20_000 });
+  browsers.push(browser);
+  return browser;
+}
+
+beforeAll(async () => {
+  const served = await servePage(PAGE);
+  site = served.server;
+  origin = served.origin;
+  dir = await mkdtemp(join(tmpdir(), 'rbk-automation-'));
+  engine = await createEngine({
+    dataDir: dir,
+    port: 0,
+    config: { egress: { allow: ['127.0.0.1/32'] }, automation: { tokenSeconds: TOKEN_SECONDS } } as never,
+  });
+  key = (await engine.accounts.create({ contact: 'program@example.com', plans: ['pro'] })).apiKey.key;
+  const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });
+  expect(created.status).toBe('ok');
+  vmId = created.vmId;
+  expect(await waitFor(sessionStatus, (status) => status === 'running', 30_000)).toBe('running');
+  control = engine.runtime.get((await engine.store.session(vmId))!.runtime_id!)!.control!;
+}, 90_000);
+
+afterAll(async () => {
+  for (const browser of browsers) await browser.close().catch(() => undefined);
+  await engine?.close();
+  site?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('GET /v8/vm/automation', () => {
+  it('answers a DevTools address for the running session, with a short-lived token and never the key', async () => {
+    const answer = await endpoint();
+    expect(answer.status).toBe('ok');
+    expect(answer.browserWSEndpoint).toMatch(new RegExp(`^${engine.url.replace(/^http/, 'ws')}/automation/${vmId}\\.\\d+\\.[A-Za-z0-9_-]{43}$`));
+    expect(answer.browserWSEndpoint).not.toContain(key);
+    const expires = Date.parse(answer.expires);
+    expect(expires - Date.now()).toBeGreaterThan(0);
+    expect(expires - Date.now()).toBeLessThanOrEqual(TOKEN_SECONDS * 1000);
+    // The customer's server asks through the service client.
+    const viaClient = await createServiceClient({ baseUrl: engine.url, apiKey: key }).automation(vmId);
+    expect(viaClient.browserWSEndpoint).toContain(`/automation/${vmId}.`);
+    const v7 = await (await fetch(`${engine.url}/v7/vm/automation?id=${vmId}`, { headers: { authorization: `Bearer ${key}` } })).json();
+    expect(v7.status).toBe('ok');
+  });
+
+  it('refuses a missing or unknown id, another account\'s session, and a plan without programmatic access', async () => {
+    expect(await endpoint('')).toMatchObject({ status: 'denied', message: expect.stringContaining('id: send the session') });
+    expect(await endpoint('f'.repeat(32))).toEqual({ status: 'denied', message: 'id: unknown session' });
+    const other = (await engine.accounts.create({ contact: 'other@example.com', plans: ['pro'] })).apiKey.key;
+    const asOther = await (await fetch(`${engine.url}/v8/vm/automation?id=${vmId}`, { headers: { authorization: `Bearer ${other}` } })).json();
+    expect(asOther).toEqual({ status: 'denied', message: 'id: unknown session' });
+    const watcher = (await engine.accounts.create({ contact: 'viewer@example.com', plans: ['viewer'] })).apiKey.key;
+    const noApi = await (await fetch(`${engine.url}/v8/vm/automation?id=${vmId}`, { headers: { authorization: `Bearer ${watcher}` } })).json();
+    expect(noApi.status).toBe('upgrade');
+  });
+});
+
+describe('a program on the session', () => {
+  it('fills a form, clicks, reads the result and takes a screenshot, while the session keeps running', async () => {
+    const browser = await connect();
+    const page = browser.contexts()[0]!.pages().find((p) => p.url().startsWith(origin))!;
+    expect(page).toBeDefined();
+    await page.fill('#name', 'Ada');
+    await page.click('#send');
+    await expect.poll(() => page.textContent('#result')).toBe('Thanks, Ada');
+    // The person's view is the same browser: what the program did is in the page the guard sees.
+    expect(await control.evaluate("document.getElementById('result').textContent")).toBe('Thanks, Ada');
+    const png = await page.screenshot();
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    expect(await sessionStatus()).toBe('running');
+  }, 60_000);
+
+  it('is refused, with a DevTools error naming the method, whatever reaches outside the session', async () => {
+    const browser = browsers[0] ?? (await connect());
+    const cdp = await browser.newBrowserCDPSession();
+    const page = browser.contexts()[0]!.pages()[0]!;
+    const pageCdp = await page.context().newCDPSession(page);
+    const refused = async (session: typeof cdp, method: string, params: Record<string, unknown> = {}) => {
+      await expect((session.send as (m: string, p: unknown) => Promise<unknown>)(method, params)).rejects.toThrow(`${method} is not allowed in remote-browser-kit sessions`);
+    };
+    await refused(cdp, 'Browser.close');
+    await refused(cdp, 'Browser.crash');
+    await refused(cdp, 'Browser.crashGpuProcess');
+    await refused(cdp, 'SystemInfo.getInfo');
+    await refused(cdp, 'SystemInfo.getProcessInfo');
+    await refused(cdp, 'Tethering.bind', { port: 9222 });
+    await refused(cdp, 'Target.createBrowserContext', { proxyServer: 'http://10.0.0.1:3128' });
+    await refused(cdp, 'Target.createBrowserContext', { proxyBypassList: '<-loopback>' });
+    await refused(cdp, 'Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: '/etc' });
+    await refused(pageCdp, 'Page.setDownloadBehavior', { behavior: 'allow', downloadPath: '/session/downloads/../../tmp' });
+    await refused(cdp, 'Target.exposeDevToolsProtocol', { targetId: 'x' });
+    await refused(cdp, 'Target.sendMessageToTarget', { message: '{}', sessionId: 'x' });
+    await refused(cdp, 'Target.attachToTarget', { targetId: 'x', flatten: false });
+    await refused(pageCdp, 'DOM.setFileInputFiles', { files: ['/etc/passwd'], backendNodeId: 1 });
+    await refused(cdp, 'Extensions.loadUnpacked', { path: '/tmp' });
+    // Allowed in the session's folders; and a refusal changes nothing: the connection goes on.
+    await expect(cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: '/session/downloads' })).resolves.toBeDefined();
+    expect((await cdp.send('Browser.getVersion')).product).toMatch(/Chrome/);
+    // The error comes back on the page's own session, so the page's client reads it too.
+    expect(await page.evaluate('1 + 1')).toBe(2);
+  }, 60_000);
+
+  it('cannot open what a person cannot: local files, browser pages, private addresses', async () => {
+    const browser = browsers[0] ?? (await connect());
+    const page = await browser.contexts()[0]!.newPage();
+    await expect(page.goto('file:///etc/passwd')).rejects.toThrow(/not allowed in remote-browser-kit sessions/);
+    await expect(page.goto('chrome://settings')).rejects.toThrow(/not allowed in remote-browser-kit sessions/);
+    // The egress route refuses a private address as it does for a person: the program never reads what is there.
+    const reached = await page.goto('http://10.255.255.1/', { timeout: 20_000 }).then((response) => response?.status() ?? 0, () => 0);
+    expect(reached === 0 || reached >= 400).toBe(true);
+    // A page that sends itself to a file is stopped by the engine's guard, as for a person.
+    await page.goto(`${origin}/`);
+    await page.evaluate("location.href = 'file:///etc/passwd'").catch(() => undefined);
+    await page.waitForTimeout(1000);
+    expect(await page.content()).not.toContain('root:');
+    await page.close();
+  }, 60_000);
+});
+
+describe('the automation address', () => {
+  it('is refused for another session, and once it expires', async () => {
+    const { browserWSEndpoint } = await endpoint();
+    const forged = browserWSEndpoint.replace(vmId, 'a'.repeat(32));
+    expect(await upgradeStatus(forged)).toBe(401);
+    expect(await upgradeStatus(browserWSEndpoint.replace(/(\/automation\/\w+)\.\d+\./, `$1.${Date.now() + 3_600_000}.`))).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, TOKEN_SECONDS * 1000 + 200));
+    expect(await upgradeStatus(browserWSEndpoint)).toBe(401);
+  }, 30_000);
+
+  it('is refused once the session ended, and the open connection is closed then', async () => {
+    const browser = await connect();
+    const { browserWSEndpoint } = await endpoint();
+    const disconnected = new Promise<void>((resolve) => browser.on('disconnected', () => resolve()));
+    expect((await api('/vm/remove', { id: vmId })).status).toBe('ok');
+    await disconnected;
+    expect(await upgradeStatus(browserWSEndpoint)).toBe(410);
+    expect(await endpoint()).toMatchObject({ status: 'denied', message: expect.stringMatching(/^id: the session is \w+; a program can drive only a running session$/) });
+  }, 60_000);
+});
