@@ -33,10 +33,10 @@ afterAll(async () => {
 });
 
 /** The engine's share API, its state answer saying `sound` (left as the engine says when undefined). */
-function shareApiSaying(sound: boolean | undefined): typeof fetch {
+function shareApiSaying(sound: boolean): typeof fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
-    if (sound === undefined || !response.ok || !/^\/share\/[^/]+$/.test(new URL(String(input)).pathname)) return response;
+    if (!response.ok || !/^\/share\/[^/]+$/.test(new URL(String(input)).pathname)) return response;
     return Response.json({ ...((await response.json()) as object), sound });
   };
 }
@@ -130,7 +130,7 @@ async function runningSession(language: ShareLanguage = 'en'): Promise<string> {
 describe('the sound control', () => {
   it('shows nothing at all for a session without sound, and opens no sound connection', async () => {
     standInWebCodecs();
-    render(<ShareViewer shareUrl={await runningSession()} fetch={shareApiSaying(undefined)} />);
+    render(<ShareViewer shareUrl={await runningSession()} fetch={shareApiSaying(false)} />);
     await screen.findByRole('toolbar', { name: en.toolbar.label });
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(screen.queryByRole('group', { name: en.sound.label })).toBeNull();
