@@ -32,7 +32,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** The engine's share API, its state answer saying `sound` (left as the engine says when undefined). */
+/** The engine's share API, its state answer saying `sound` as the test needs. */
 function shareApiSaying(sound: boolean): typeof fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
