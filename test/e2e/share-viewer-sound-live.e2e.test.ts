@@ -14,36 +14,10 @@ import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { waitFor } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
+import { heardNow, SPEAKER_TAP } from '../helpers/hearing.js';
+import { TONE_PAGE } from '../helpers/sound.js';
 
-/** The remote page: a 440 Hz tone from load on; `tone` is its oscillator, for the test to retune. */
-const TONE_PAGE = `<!doctype html><title>Tone</title><script>
-addEventListener('load', function () {
-  var context = new AudioContext({ sampleRate: 48000 });
-  var gain = context.createGain();
-  gain.gain.value = 0.5;
-  var tone = context.createOscillator();
-  tone.frequency.value = 440;
-  tone.connect(gain).connect(context.destination);
-  tone.start();
-  window.tone = tone;
-});
-</script><body style="background:#fff">tone</body>`;
 
-/** Taps every node the page connects to its speakers with an AnalyserNode: what the listener hears. */
-const TAP = `(() => {
-  const connect = AudioNode.prototype.connect;
-  window.__taps = [];
-  AudioNode.prototype.connect = function (target, ...rest) {
-    if (target instanceof AudioDestinationNode) {
-      const analyser = this.context.createAnalyser();
-      analyser.fftSize = 8192;
-      analyser.smoothingTimeConstant = 0;
-      connect.call(this, analyser);
-      window.__taps.push(analyser);
-    }
-    return connect.call(this, target, ...rest);
-  };
-})();`;
 
 let engine: Engine;
 let dir: string;
@@ -54,30 +28,16 @@ let browser: Browser;
 
 const api = v8Caller(() => engine.url, () => key);
 
-/** The loudest frequency the viewer plays now, and its loudest sample (0 is silence). */
-function listen(page: Page): Promise<{ peakHz: number; level: number }> {
-  return page.evaluate(() => {
-    const analyser = (window as unknown as { __taps: AnalyserNode[] }).__taps.at(-1);
-    if (!analyser) return { peakHz: 0, level: 0 };
-    const spectrum = new Float32Array(analyser.frequencyBinCount);
-    analyser.getFloatFrequencyData(spectrum);
-    let peak = 0;
-    for (let bin = 1; bin < spectrum.length; bin++) if (spectrum[bin]! > spectrum[peak]!) peak = bin;
-    const wave = new Float32Array(analyser.fftSize);
-    analyser.getFloatTimeDomainData(wave);
-    return { peakHz: (peak * analyser.context.sampleRate) / analyser.fftSize, level: Math.max(...wave.map(Math.abs)) };
-  });
-}
 
 /** Polls until the viewer plays a tone at `hz` (one analyser bin is 48000 / 8192 ≈ 5.9 Hz wide); answers the last thing heard. */
 async function hears(page: Page, hz: number, timeoutMs = 10_000): Promise<{ peakHz: number; level: number }> {
-  return waitFor(() => listen(page), (heard) => heard.level > 0.05 && Math.abs(heard.peakHz - hz) < 12, timeoutMs);
+  return waitFor(() => heardNow(page), (heard) => heard.level > 0.05 && Math.abs(heard.peakHz - hz) < 12, timeoutMs);
 }
 
 /** Opens a link in the viewer site, its audio tapped; resolves once the toolbar's sound plays. */
 async function openViewer(url: string): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1100, height: 720 } });
-  await page.addInitScript(TAP);
+  await page.addInitScript(SPEAKER_TAP);
   await page.goto(url);
   await page.getByRole('button', { name: 'Mute', exact: true }).waitFor({ timeout: 30_000 });
   await expect.poll(() => page.locator('.rbk-viewer__sound').getAttribute('data-sound'), { timeout: 15_000 }).toBe('playing');
@@ -125,7 +85,7 @@ describe('a share link\'s viewer hears the remote browser', () => {
       const mute = viewer.getByRole('button', { name: 'Mute', exact: true });
       await mute.click();
       await expect.poll(() => mute.getAttribute('aria-pressed')).toBe('true');
-      await expect.poll(async () => (await listen(viewer)).level, { timeout: 3000 }).toBeLessThan(1e-4);
+      await expect.poll(async () => (await heardNow(viewer)).level, { timeout: 3000 }).toBeLessThan(1e-4);
       await mute.click();
       await expect.poll(() => mute.getAttribute('aria-pressed')).toBe('false');
       expect(Math.abs((await hears(viewer, 440, 5000)).peakHz - 440)).toBeLessThan(12);

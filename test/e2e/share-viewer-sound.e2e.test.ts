@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { heardNow, SPEAKER_TAP } from '../helpers/hearing.js';
 
 const SITE = fileURLToPath(new URL('../../dist/viewer-site', import.meta.url));
 const LINK_ID = 'c291bmQtZTJlLWxpbmstaWQ';
@@ -112,58 +113,30 @@ afterAll(async () => {
   server?.close();
 });
 
-/** Taps every node the page connects to its speakers with an AnalyserNode: what the listener hears. */
-const TAP = `(() => {
-  const connect = AudioNode.prototype.connect;
-  window.__taps = [];
-  AudioNode.prototype.connect = function (target, ...rest) {
-    if (target instanceof AudioDestinationNode) {
-      const analyser = this.context.createAnalyser();
-      analyser.fftSize = 8192;
-      analyser.smoothingTimeConstant = 0;
-      connect.call(this, analyser);
-      window.__taps.push(analyser);
-    }
-    return connect.call(this, target, ...rest);
-  };
-})();`;
 
-/** The loudest frequency heard now, and the loudest sample (0 is silence). */
-function listen(page: Page): Promise<{ peakHz: number; level: number }> {
-  return page.evaluate(() => {
-    const analyser = (window as unknown as { __taps: AnalyserNode[] }).__taps.at(-1)!;
-    const spectrum = new Float32Array(analyser.frequencyBinCount);
-    analyser.getFloatFrequencyData(spectrum);
-    let peak = 0;
-    for (let bin = 1; bin < spectrum.length; bin++) if (spectrum[bin]! > spectrum[peak]!) peak = bin;
-    const wave = new Float32Array(analyser.fftSize);
-    analyser.getFloatTimeDomainData(wave);
-    return { peakHz: (peak * analyser.context.sampleRate) / analyser.fftSize, level: Math.max(...wave.map(Math.abs)) };
-  });
-}
 
 describe('the viewer plays the session\'s sound', () => {
   it('plays the remote browser\'s 440 Hz tone, and Mute silences it', async () => {
     const page = await browser.newPage();
     try {
-      await page.addInitScript(TAP);
+      await page.addInitScript(SPEAKER_TAP);
       await page.goto(`${origin}/en/s?${LINK_ID}`);
       const mute = page.getByRole('button', { name: 'Mute', exact: true });
       await mute.waitFor({ timeout: 20_000 });
       await expect.poll(() => page.locator('.rbk-viewer__sound').getAttribute('data-sound'), { timeout: 10_000 }).toBe('playing');
 
-      await expect.poll(async () => (await listen(page)).level, { timeout: 10_000 }).toBeGreaterThan(0.05);
-      const heard = await listen(page);
+      await expect.poll(async () => (await heardNow(page)).level, { timeout: 10_000 }).toBeGreaterThan(0.05);
+      const heard = await heardNow(page);
       // One bin is 48000 / 8192 ≈ 5.9 Hz wide.
       expect(Math.abs(heard.peakHz - 440)).toBeLessThan(12);
 
       await mute.click();
       await expect.poll(() => mute.getAttribute('aria-pressed')).toBe('true');
-      await expect.poll(async () => (await listen(page)).level, { timeout: 2000 }).toBeLessThan(1e-4);
+      await expect.poll(async () => (await heardNow(page)).level, { timeout: 2000 }).toBeLessThan(1e-4);
 
       await mute.click();
-      await expect.poll(async () => (await listen(page)).level, { timeout: 2000 }).toBeGreaterThan(0.05);
-      expect(Math.abs((await listen(page)).peakHz - 440)).toBeLessThan(12);
+      await expect.poll(async () => (await heardNow(page)).level, { timeout: 2000 }).toBeGreaterThan(0.05);
+      expect(Math.abs((await heardNow(page)).peakHz - 440)).toBeLessThan(12);
     } finally {
       await page.close();
     }

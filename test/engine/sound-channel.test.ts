@@ -14,19 +14,8 @@ import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { insertLinkedSession } from '../helpers/linked-session.js';
 import { waitFor } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
-import { decodeOpus, listenTo, loudestFrequency } from '../helpers/sound.js';
+import { decodeOpus, listenTo, loudestFrequency, TONE_PAGE } from '../helpers/sound.js';
 
-const TONE_PAGE = `<!doctype html><title>Tone</title><script>
-addEventListener('load', function () {
-  var context = new AudioContext({ sampleRate: 48000 });
-  var gain = context.createGain();
-  gain.gain.value = 0.5;
-  var tone = context.createOscillator();
-  tone.frequency.value = 440;
-  tone.connect(gain).connect(context.destination);
-  tone.start();
-});
-</script><body>tone</body>`;
 
 let engine: Engine;
 let dir: string;

@@ -1,6 +1,7 @@
 // Test helper for session sound: hearing what a listener received, on the host. The Opus packets
 // are put back into an Ogg Opus stream (RFC 7845), decoded by ffmpeg to 48 kHz mono samples, and
-// the loudest frequency found (Goertzel's algorithm over a grid: a small DFT).
+// the loudest frequency found (Goertzel's algorithm over a grid: a small DFT). Also: a listener
+// on a sound channel's address, and the remote page that plays the tone.
 import { spawn } from 'node:child_process';
 import WebSocket from 'ws';
 
@@ -104,3 +105,17 @@ export function listenTo(address: string, ms: number): Promise<Buffer[]> {
     socket.on('close', () => resolve(messages));
   });
 }
+
+/** The remote page: a 440 Hz tone from load on; `tone` is its oscillator, for the test to retune. */
+export const TONE_PAGE = `<!doctype html><title>Tone</title><script>
+addEventListener('load', function () {
+  var context = new AudioContext({ sampleRate: 48000 });
+  var gain = context.createGain();
+  gain.gain.value = 0.5;
+  var tone = context.createOscillator();
+  tone.frequency.value = 440;
+  tone.connect(gain).connect(context.destination);
+  tone.start();
+  window.tone = tone;
+});
+</script><body style="background:#fff">tone</body>`;

@@ -9,8 +9,9 @@
 import { WebSocket } from 'ws';
 import { judgeCommand, parseCommand, refusal } from '../automation/policy.js';
 import type { OpenFiles } from '../runtime/open-files.js';
-import type { Channel, ChannelSeat, CloseReason, SeatRefusal, SessionDevTools } from './channel.js';
+import type { Channel, CloseReason, SessionDevTools } from './channel.js';
 import { VIEWER_CLOSE } from './close-codes.js';
+import { SessionSeats } from './session-seats.js';
 
 export interface AutomationChannelOptions {
   /** Programs per session on this node (each holds a DevTools connection into the session). */
@@ -30,25 +31,8 @@ const WAITING_LIMIT = 256;
 
 export function automationChannel(options: AutomationChannelOptions = {}): Channel {
   const limit = options.programsPerSession ?? DEFAULT_PROGRAMS_PER_SESSION;
-  const programs = new Map<string, number>();
-  const seat = (sessionId: string): ChannelSeat | SeatRefusal => {
-    const held = programs.get(sessionId) ?? 0;
-    if (held >= limit) return 'full';
-    // The program's WebSocket and its DevTools connection into the session.
-    if (options.openFiles && !options.openFiles.take(2, 'viewer')) return 'busy';
-    programs.set(sessionId, held + 1);
-    let left = false;
-    return {
-      leave() {
-        if (left) return;
-        left = true;
-        options.openFiles?.give(2);
-        const now = (programs.get(sessionId) ?? 1) - 1;
-        if (now <= 0) programs.delete(sessionId);
-        else programs.set(sessionId, now);
-      },
-    };
-  };
+  // The program's WebSocket and its DevTools connection into the session: two files a seat.
+  const seats = new SessionSeats(limit, 2, options.openFiles);
   return {
     name: 'automation',
     opensWith: ['api-key'],
@@ -58,10 +42,10 @@ export function automationChannel(options: AutomationChannelOptions = {}): Chann
     openEnd: (session) => (session.devtools ? () => {
       throw new Error('the automation channel carries DevTools messages, not a byte stream');
     } : undefined),
-    seat: (sessionId) => seat(sessionId),
+    seat: (sessionId) => seats.take(sessionId),
     carry: ({ socket, ends }) => carryProgram(socket, ends.devtools!),
     close() {
-      programs.clear();
+      seats.clear();
     },
   };
 }

@@ -7,8 +7,9 @@
 // hands each on as one message (the format then arrives as bytes; the viewer reads both).
 import type { OpenFiles } from '../runtime/open-files.js';
 import { serveSoundListener } from '../viewer/sound-listener.js';
-import type { Channel, ChannelSeat, SeatRefusal } from './channel.js';
+import type { Channel } from './channel.js';
 import { VIEWER_CLOSE } from './close-codes.js';
+import { SessionSeats } from './session-seats.js';
 
 export interface SoundChannelOptions {
   /** Listeners per session on this node (each holds a WebSocket and, on the owner, a share of the encoder's output). */
@@ -21,25 +22,8 @@ export const DEFAULT_LISTENERS_PER_SESSION = 16;
 
 export function soundChannel(options: SoundChannelOptions = {}): Channel {
   const limit = options.listenersPerSession ?? DEFAULT_LISTENERS_PER_SESSION;
-  const listeners = new Map<string, number>();
-  const seat = (sessionId: string): ChannelSeat | SeatRefusal => {
-    const held = listeners.get(sessionId) ?? 0;
-    if (held >= limit) return 'full';
-    // A listener holds one socket (its WebSocket); the encoder's pipe is the session's, once.
-    if (options.openFiles && !options.openFiles.take(1, 'viewer')) return 'busy';
-    listeners.set(sessionId, held + 1);
-    let left = false;
-    return {
-      leave() {
-        if (left) return;
-        left = true;
-        options.openFiles?.give(1);
-        const now = (listeners.get(sessionId) ?? 1) - 1;
-        if (now <= 0) listeners.delete(sessionId);
-        else listeners.set(sessionId, now);
-      },
-    };
-  };
+  // A listener holds one socket (its WebSocket); the encoder's pipe is the session's, once.
+  const seats = new SessionSeats(limit, 1, options.openFiles);
   return {
     name: 'sound',
     opensWith: ['share-link', 'view-link'],
@@ -50,7 +34,7 @@ export function soundChannel(options: SoundChannelOptions = {}): Channel {
     openEnd: () => () => {
       throw new Error('the sound channel carries messages from the session\'s sound server, not a byte stream');
     },
-    seat: (sessionId) => seat(sessionId),
+    seat: (sessionId) => seats.take(sessionId),
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
@@ -58,7 +42,7 @@ export function soundChannel(options: SoundChannelOptions = {}): Channel {
       });
     },
     close() {
-      listeners.clear();
+      seats.clear();
     },
   };
 }
