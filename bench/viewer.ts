@@ -17,6 +17,8 @@ import { SoundStream } from '../src/engine/runtime/sound.js';
 import { percentile, report } from './stats.js';
 
 const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 5);
+/** `RBK_BENCH_VIEWER=sound` measures the sound alone (the picture's figures take most of the run). */
+const soundOnly = process.env.RBK_BENCH_VIEWER === 'sound';
 /** A window width's colour (an RGB triple), the same in the '/resize' page and in the watcher. */
 const RESIZE_COLOUR = '(w) => { const h = Math.imul(w, 2654435761) >>> 0; return [h >>> 24, (h >>> 16) & 255, (h >>> 8) & 255]; }';
 /** The display size the engine gives a viewer's area (src/engine/viewer/viewer-room.ts displaySizeFor, default limits). */
@@ -59,11 +61,13 @@ const HEARING_TAP = `(() => {
     if (armed && !armed.outputAt && this.buffer && this.buffer.getChannelData(0).some((v) => Math.abs(v) > 0.05)) {
       const stamp = this.context.getOutputTimestamp();
       armed.outputAt = performance.timeOrigin + stamp.performanceTime + ((when ?? 0) - stamp.contextTime) * 1000;
+      armed.decodedAt = performance.timeOrigin + performance.now();
+      armed.leadMs = ((when ?? 0) - this.context.currentTime) * 1000;
     }
     return start.call(this, when, ...rest);
   };
   window.__armTone = () => new Promise((resolve) => {
-    armed = { outputAt: 0 };
+    armed = { outputAt: 0, decodedAt: 0, leadMs: 0 };
     const wave = new Float32Array(512);
     const armedAt = performance.now();
     const poll = () => {
@@ -72,11 +76,11 @@ const HEARING_TAP = `(() => {
         analyser.getFloatTimeDomainData(wave);
         if (wave.some((v) => Math.abs(v) > 0.05)) {
           const heardAt = performance.timeOrigin + performance.now();
-          const wait = () => armed.outputAt || performance.now() - armedAt > 10000 ? resolve({ heardAt, outputAt: armed.outputAt }) : setTimeout(wait, 5);
+          const wait = () => armed.outputAt || performance.now() - armedAt > 10000 ? resolve({ heardAt, outputAt: armed.outputAt, decodedAt: armed.decodedAt, leadMs: armed.leadMs }) : setTimeout(wait, 5);
           return wait();
         }
       }
-      if (performance.now() - armedAt > 10000) return resolve({ heardAt: 0, outputAt: 0 });
+      if (performance.now() - armedAt > 10000) return resolve({ heardAt: 0, outputAt: 0, decodedAt: 0, leadMs: 0 });
       setTimeout(poll, 1);
     };
     poll();
@@ -255,7 +259,7 @@ export async function viewerBench(): Promise<void> {
    * page (its gain turned up through DevTools, the time taken in the remote page) to the tone
    * heard at the viewer (HEARING_TAP), `samples * 2` times, 1.5 s of silence between; then the
    * sound channel's bytes over 5 s each: the page playing, the page silent, the viewer muted
-   * (still listening), and nobody listening (counted in the engine, at each listener's packets).
+   * (not listening: Mute closes the sound connection), and nobody listening (counted in the engine, at each listener's packets).
    */
   async function soundFigures(): Promise<void> {
     hearing = await chromium.launch({
@@ -292,17 +296,22 @@ export async function viewerBench(): Promise<void> {
       const heard: number[] = [];
       const output: number[] = [];
       const atEngine: number[] = [];
+      /** To the viewer's player scheduling the first loud frame (decoded), and how far ahead of its clock it scheduled it. */
+      const decoded: number[] = [];
+      const leads: number[] = [];
       for (let i = 0; i < samples * 2; i++) {
         await tone.page.evaluate('window.__heard = window.__armTone(), undefined');
         [waitingForLoud, loudAt] = [true, 0];
         const startedAt = Number(await remote.evaluate('level.gain.value = 0.5, performance.timeOrigin + performance.now()'));
-        const sample = (await tone.page.evaluate('window.__heard')) as { heardAt: number; outputAt: number };
+        const sample = (await tone.page.evaluate('window.__heard')) as { heardAt: number; outputAt: number; decodedAt: number; leadMs: number };
         await remote.evaluate('level.gain.value = 0');
         if (!sample.heardAt) console.log(JSON.stringify({ bench: 'viewer', warning: 'a tone was not heard at the viewer within 10 s (sample left out)' }));
         else {
           heard.push(sample.heardAt - startedAt);
           if (sample.outputAt) output.push(sample.outputAt - startedAt);
           if (loudAt) atEngine.push(loudAt - startedAt);
+          if (sample.decodedAt) decoded.push(sample.decodedAt - startedAt);
+          if (sample.decodedAt) leads.push(sample.leadMs);
         }
         await tone.page.waitForTimeout(1500);
       }
@@ -314,7 +323,7 @@ export async function viewerBench(): Promise<void> {
       report('viewer', 'audio_latency_ms_p95', percentile(heard, 95), 'ms', toneFigures);
       report('viewer', 'audio_latency_to_output_ms_p50', percentile(output, 50), 'ms', { samples: output.length, measured: "remote page turns the tone up -> the viewer's first loud frame at its speakers, by the viewer's AudioContext.getOutputTimestamp()" });
       report('viewer', 'audio_latency_to_engine_ms_p50', percentile(atEngine, 50), 'ms', { samples: atEngine.length, measured: "remote page turns the tone up -> the engine hands the first packet of the tone to the listener (the remote browser's output, PulseAudio, the encoder)" });
-      console.log(JSON.stringify({ bench: 'viewer', detail: 'audio_latency_samples', heard: heard.map(Math.round), output: output.map(Math.round), atEngine: atEngine.map(Math.round), remoteOutputLatencyMs: Math.round(remoteOutputMs * 10) / 10, viewerOutputLatencyMs: Math.round(viewerOutputMs * 10) / 10 }));
+      console.log(JSON.stringify({ bench: 'viewer', detail: 'audio_latency_samples', heard: heard.map(Math.round), output: output.map(Math.round), atEngine: atEngine.map(Math.round), decoded: decoded.map(Math.round), playerLeadMs: leads.map(Math.round), remoteOutputLatencyMs: Math.round(remoteOutputMs * 10) / 10, viewerOutputLatencyMs: Math.round(viewerOutputMs * 10) / 10 }));
 
       const window = async (): Promise<{ viewer: number; engine: number }> => {
         await tone.page.waitForTimeout(1000);
@@ -328,7 +337,7 @@ export async function viewerBench(): Promise<void> {
       const mute = tone.page.getByRole('button', { name: 'Mute', exact: true });
       await mute.click();
       const muted = await window();
-      report('viewer', 'audio_bytes_per_s', muted.viewer, 'B/s', { page: '440 Hz tone playing, viewer muted (still listening)', listeners: 1, engineSide: muted.engine });
+      report('viewer', 'audio_bytes_per_s', muted.viewer, 'B/s', { page: '440 Hz tone playing, viewer muted (not listening)', listeners: 1, engineSide: muted.engine });
       await mute.click();
       await remote.evaluate('level.gain.value = 0');
       const silent = await window();
@@ -351,6 +360,7 @@ export async function viewerBench(): Promise<void> {
   }
 
   try {
+    if (soundOnly) return await soundFigures();
     const firstFrames: number[] = [];
     for (let i = 0; i < samples; i++) {
       const viewer = await watch('/static');

@@ -26,7 +26,7 @@ export interface SoundState {
   muted: boolean;
   /** 0 to 1, as the listener set it (the gain follows it squared, closer to how loudness is heard). */
   volume: number;
-  /** Connected, and the AudioContext runs: sound is heard as the remote browser makes it. */
+  /** Connected, and the AudioContext runs: sound is heard as the remote browser makes it (never while muted: muted, it does not listen). */
   playing: boolean;
 }
 
@@ -114,7 +114,20 @@ export class SoundPlayer {
       this.#showContextState();
     }, AUTOPLAY_GRACE_MS);
 
-    this.#policy.open(this.#transport(context, gain));
+    this.#listen();
+  }
+
+  /**
+   * Connects while the listener wants to hear, and closes the connection while muted: a muted
+   * viewer costs no bandwidth, and the engine encodes nothing for it (the last listener gone, its
+   * encoder stops). Unmuted, it connects again, and hears the remote page a moment later.
+   */
+  #listen(): void {
+    const context = this.#context;
+    const gain = this.#gain;
+    if (!context || !gain || this.#stopped) return;
+    if (this.getState().muted) this.#policy.close();
+    else this.#policy.open(this.#transport(context, gain));
   }
 
   /** Closes the connection and the AudioContext for good. */
@@ -133,8 +146,10 @@ export class SoundPlayer {
   }
 
   setMuted(muted: boolean): void {
+    if (muted === this.getState().muted) return;
     this.update({ muted });
     this.#applyGain();
+    this.#listen();
   }
 
   setVolume(volume: number): void {

@@ -7,22 +7,42 @@
 // plays by, so scheduling on it never drifts from what is heard. What can drift is the engine's
 // clock against it (a sender 0.1 % fast brings 3.6 s more sound an hour than is played): the
 // buffered lead is watched over a window and a frame is dropped, or silence put in, to bring it back.
+//
+// The lead adapts to the network, as WebRTC's jitter buffer does: it starts small (25 ms: on a
+// steady link the ear hears the remote page sooner), grows by 15 ms each time the buffer runs dry
+// (up to 100 ms; not in the first 2 s of a connection, while the viewer's page itself starts), and
+// comes back down by 5 ms after each minute without running dry.
 
 export interface SoundScheduleOptions {
   /** Sample rate of the decoded frames. */
   sampleRate: number;
-  /** The lead the schedule starts with and comes back to: sound buffered ahead of the clock. */
+  /** The lead the schedule starts with and comes back to on a steady link: sound buffered ahead of the clock. */
   targetLeadSeconds?: number;
-  /** Never more buffered than this: a frame that would go past it (a burst after a stall) is dropped. */
-  maxLeadSeconds?: number;
+  /** Never more buffered than the lead aimed at plus this: a frame that would go past it (a burst after a stall) is dropped. */
+  headroomSeconds?: number;
   /** The smallest lead seen over this long decides whether to drop a frame or put in silence. */
   windowSeconds?: number;
 }
 
-/** 40 ms ahead: with the 20 ms frame and the network, under 100 ms from the remote browser to the ear. */
-export const SOUND_TARGET_LEAD_SECONDS = 0.04;
-export const SOUND_MAX_LEAD_SECONDS = 0.08;
+/** 25 ms ahead on a steady link: with the 10 ms frame, under 100 ms from the remote browser to the ear (docs/benchmarks.md). */
+export const SOUND_TARGET_LEAD_SECONDS = 0.025;
+/** How far the lead grows on a link that keeps running the buffer dry. */
+export const SOUND_MAX_TARGET_LEAD_SECONDS = 0.1;
+export const SOUND_HEADROOM_SECONDS = 0.04;
+/** The most ever buffered while the lead aimed at is the starting one. */
+export const SOUND_MAX_LEAD_SECONDS = SOUND_TARGET_LEAD_SECONDS + SOUND_HEADROOM_SECONDS;
 export const SOUND_WINDOW_SECONDS = 2;
+/** Each time the buffer runs dry, the lead aimed at grows by this much. */
+const LEAD_STEP_UP_SECONDS = 0.015;
+/** After this long without running dry, it comes back down by LEAD_STEP_DOWN_SECONDS. */
+const CALM_SECONDS = 60;
+const LEAD_STEP_DOWN_SECONDS = 0.005;
+/**
+ * Running dry this soon after the first frame (a new connection) says nothing about the link: it
+ * is the viewer's page starting (its first picture decoded on the same thread), so the lead aimed
+ * at stays.
+ */
+const SETTLING_SECONDS = 2;
 /** A frame is not started closer to the clock than this: the audio thread needs it a little ahead. */
 const START_MARGIN_SECONDS = 0.005;
 
@@ -44,9 +64,15 @@ export interface SoundScheduleCounts {
 
 export class SoundSchedule {
   readonly #rate: number;
-  readonly #target: number;
-  readonly #max: number;
+  readonly #baseTarget: number;
+  readonly #headroom: number;
   readonly #window: number;
+  /** The lead aimed at now: the base one, or more after the buffer ran dry. */
+  #target: number;
+  /** When the buffer last ran dry, or the lead aimed at last came down. */
+  #calmSince = 0;
+  /** When the first frame after a reset arrived. */
+  #startedAt = 0;
   /** Where sample 0 of the schedule plays; `null` before the first frame. */
   #anchor: number | null = null;
   /** Samples scheduled since the anchor: an integer, so the schedule adds up exactly for hours. */
@@ -57,9 +83,15 @@ export class SoundSchedule {
 
   constructor(options: SoundScheduleOptions) {
     this.#rate = options.sampleRate;
-    this.#target = options.targetLeadSeconds ?? SOUND_TARGET_LEAD_SECONDS;
-    this.#max = options.maxLeadSeconds ?? SOUND_MAX_LEAD_SECONDS;
+    this.#baseTarget = options.targetLeadSeconds ?? SOUND_TARGET_LEAD_SECONDS;
+    this.#target = this.#baseTarget;
+    this.#headroom = options.headroomSeconds ?? SOUND_HEADROOM_SECONDS;
     this.#window = options.windowSeconds ?? SOUND_WINDOW_SECONDS;
+  }
+
+  /** The lead aimed at now (seconds): it grows when the buffer runs dry and comes back on a steady link. */
+  get targetLead(): number {
+    return this.#target;
   }
 
   /** Where the next frame would start. */
@@ -77,7 +109,10 @@ export class SoundSchedule {
     return { ...this.#counts };
   }
 
-  /** Forgets the schedule (a new connection): the next frame starts it again at the target lead. */
+  /**
+   * Forgets the schedule (a new connection, or sound held back): the next frame starts it again
+   * at the lead aimed at, which is kept: it is what this link needed.
+   */
   reset(): void {
     this.#anchor = null;
     this.#samples = 0;
@@ -90,7 +125,13 @@ export class SoundSchedule {
     const next = this.nextStart;
     if (next === null || next < now + START_MARGIN_SECONDS) {
       // Dry (or the first frame): start again one target lead ahead; the gap is heard as silence.
-      if (next !== null) this.#counts.starved += 1;
+      // Having run dry, aim at more: the link is jumpier than the lead was.
+      if (next === null) this.#startedAt = now;
+      else {
+        this.#counts.starved += 1;
+        if (now - this.#startedAt >= SETTLING_SECONDS) this.#target = Math.min(SOUND_MAX_TARGET_LEAD_SECONDS, this.#target + LEAD_STEP_UP_SECONDS);
+      }
+      this.#calmSince = now;
       this.#anchor = now + this.#target;
       this.#samples = 0;
       this.#windowStart = now;
@@ -98,11 +139,16 @@ export class SoundSchedule {
       return this.#play(frameSamples, next !== null);
     }
     const lead = next - now;
-    if (lead + frameSeconds > this.#max + 1e-9) {
+    if (lead + frameSeconds > this.#target + this.#headroom + 1e-9) {
       this.#counts.dropped += 1;
       return { play: false };
     }
     this.#windowMinLead = Math.min(this.#windowMinLead, lead);
+    if (now - this.#calmSince >= CALM_SECONDS && this.#target > this.#baseTarget) {
+      // A steady link for a while: aim a little lower again (the extra lead drains as frames are dropped below).
+      this.#target = Math.max(this.#baseTarget, this.#target - LEAD_STEP_DOWN_SECONDS);
+      this.#calmSince = now;
+    }
     if (now - this.#windowStart >= this.#window) {
       const minLead = this.#windowMinLead;
       this.#windowStart = now;

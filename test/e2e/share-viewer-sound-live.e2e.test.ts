@@ -81,11 +81,16 @@ describe('a share link\'s viewer hears the remote browser', () => {
     try {
       expect(Math.abs((await hears(viewer, 440)).peakHz - 440)).toBeLessThan(12);
 
-      // Mute in the toolbar: nothing reaches the speakers; pressed again, the tone is back.
+      // Mute in the toolbar: nothing reaches the speakers, and the viewer stops listening (the
+      // engine sends it nothing and encodes nothing); pressed again, the tone is back.
+      const sound = engine.sessions.soundOf(created.vmId)!;
+      expect(sound.listening).toBe(1);
       const mute = viewer.getByRole('button', { name: 'Mute', exact: true });
       await mute.click();
       await expect.poll(() => mute.getAttribute('aria-pressed')).toBe('true');
       await expect.poll(async () => (await heardNow(viewer)).level, { timeout: 3000 }).toBeLessThan(1e-4);
+      await expect.poll(() => sound.listening, { timeout: 3000 }).toBe(0);
+      expect(sound.encoderProcess).toBeNull();
       await mute.click();
       await expect.poll(() => mute.getAttribute('aria-pressed')).toBe('false');
       expect(Math.abs((await hears(viewer, 440, 5000)).peakHz - 440)).toBeLessThan(12);

@@ -69,7 +69,7 @@ describe('the sound channel on a share link', () => {
   it('is heard on the share link: the format first, then Opus packets that decode to the page\'s 440 Hz tone', async () => {
     expect(await encoders()).toBe(0);
     const heard = await listen(shareLinkId, 2500);
-    expect(JSON.parse(heard.format)).toEqual({ codec: 'opus', sampleRate: 48000, channels: 2, frameMs: 20 });
+    expect(JSON.parse(heard.format)).toEqual({ codec: 'opus', sampleRate: 48000, channels: 2, frameMs: 10 });
     // At least half a second of sound (the encoder starts with this listener).
     expect(heard.packets.length).toBeGreaterThan(25);
     expect(Math.abs(loudestFrequency(await decodeOpus(heard.packets)) - 440)).toBeLessThan(15);

@@ -138,9 +138,9 @@ describe('a confined Chromium session playing a tone', () => {
     client.on('message', (data, binary) => (binary ? packets.push(data as Buffer) : texts.push(data.toString())));
     await new Promise((resolve) => client.once('open', resolve));
     try {
-      // 20 ms a packet, about 50 a second once the encoder runs (it takes about a second to start).
+      // 10 ms a packet, about 100 a second once the encoder runs (it takes about a second to start).
       await waitFor(() => packets.length, (count) => count >= 60, 10_000);
-      expect(texts).toEqual(['{"codec":"opus","sampleRate":48000,"channels":2,"frameMs":20}']);
+      expect(texts).toEqual(['{"codec":"opus","sampleRate":48000,"channels":2,"frameMs":10}']);
       expect(await running(session, '/usr/bin/ffmpeg')).toHaveLength(1);
       const first = await pitch(packets);
       expect(first.loudness).toBeGreaterThan(3000);

@@ -32,8 +32,8 @@ function page(packet: Buffer, sequence: number, granule: bigint, flags: number):
   return whole;
 }
 
-/** An Ogg Opus stream (48 kHz stereo, 20 ms a packet) holding `packets`. */
-export function oggOpus(packets: Buffer[]): Buffer {
+/** An Ogg Opus stream (48 kHz stereo, `frameSamples` a packet: the engine's 10 ms) holding `packets`. */
+export function oggOpus(packets: Buffer[], frameSamples = 480): Buffer {
   const head = Buffer.alloc(19);
   head.write('OpusHead', 0);
   head[8] = 1;
@@ -43,7 +43,7 @@ export function oggOpus(packets: Buffer[]): Buffer {
   const vendor = Buffer.from('test');
   const tags = Buffer.concat([Buffer.from('OpusTags'), Buffer.from([vendor.length, 0, 0, 0]), vendor, Buffer.alloc(4)]);
   const pages = [page(head, 0, 0n, 0x02), page(tags, 1, 0n, 0)];
-  packets.forEach((packet, i) => pages.push(page(packet, i + 2, BigInt((i + 1) * 960), i === packets.length - 1 ? 0x04 : 0)));
+  packets.forEach((packet, i) => pages.push(page(packet, i + 2, BigInt((i + 1) * frameSamples), i === packets.length - 1 ? 0x04 : 0)));
   return Buffer.concat(pages);
 }
 

@@ -1,7 +1,8 @@
 // <ShareViewer>'s sound control against the real engine's share API (its state told `sound` by a
 // fetch on top, until the engine says it itself): nothing for a session without sound, the line
 // for a browser without WebCodecs (jsdom has none), "Tap to hear" while autoplay is blocked, and
-// mute kept across a reconnect and a reload. WebCodecs, Web Audio and the sound socket are stand-ins.
+// a muted viewer not listening at all, mute kept across a reload, a dropped connection made
+// again. WebCodecs, Web Audio and the sound socket are stand-ins.
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -95,7 +96,7 @@ class StandInSocket {
     soundSockets.push(this);
   }
   /** The engine's first message. */
-  sendFormat() { this.onmessage?.({ data: '{"codec":"opus","sampleRate":48000,"channels":2,"frameMs":20}' }); }
+  sendFormat() { this.onmessage?.({ data: '{"codec":"opus","sampleRate":48000,"channels":2,"frameMs":10}' }); }
   /** The engine goes away (a restart, a network change). */
   drop() { this.onclose?.(); }
   close() { this.closed = true; }
@@ -175,29 +176,46 @@ describe('the sound control', () => {
     expect(await axeViolations(container)).toEqual([]);
   });
 
-  it('stays muted across a reconnect and a reload, kept under the viewer\'s own key only', async () => {
+  it('connects again after the engine drops the sound, with the back-off of the picture', async () => {
+    standInWebCodecs();
+    autoplay = true;
+    render(<ShareViewer shareUrl={await runningSession()} fetch={shareApiSaying(true)} />);
+    await waitFor(() => expect(soundSockets).toHaveLength(1));
+    act(() => soundSockets[0]!.sendFormat());
+    expect(await screen.findByRole('button', { name: en.sound.mute })).toHaveAttribute('aria-pressed', 'false');
+    // The engine drops the sound connection; the player connects again after its back-off (1 s).
+    act(() => soundSockets[0]!.drop());
+    await waitFor(() => expect(soundSockets).toHaveLength(2), { timeout: 3000 });
+  });
+
+  it('stops listening while muted (no sound connection at all), stays muted across a reload, kept under the viewer\'s own key only', async () => {
     standInWebCodecs();
     autoplay = true;
     const url = await runningSession();
     const first = render(<ShareViewer shareUrl={url} fetch={shareApiSaying(true)} />);
-    await userEvent.click(await screen.findByRole('button', { name: en.sound.mute }));
     await waitFor(() => expect(soundSockets).toHaveLength(1));
     act(() => soundSockets[0]!.sendFormat());
-
-    // The engine drops the sound connection; the player connects again after its back-off (1 s).
-    act(() => soundSockets[0]!.drop());
-    await waitFor(() => expect(soundSockets).toHaveLength(2), { timeout: 3000 });
-    act(() => soundSockets[1]!.sendFormat());
+    await userEvent.click(await screen.findByRole('button', { name: en.sound.mute }));
+    // Muted: the connection closes, and no other opens (a muted viewer costs the engine nothing).
+    expect(soundSockets[0]!.closed).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(soundSockets).toHaveLength(1);
     expect(screen.getByRole('button', { name: en.sound.mute })).toHaveAttribute('aria-pressed', 'true');
     expect(contexts.at(-1)!.gain.value).toBe(0);
     first.unmount();
-    expect(soundSockets[1]!.closed).toBe(true);
 
-    // Reloaded in the same tab: still muted, from the start.
+    // Reloaded in the same tab: still muted, from the start, and not listening.
     render(<ShareViewer shareUrl={url} fetch={shareApiSaying(true)} />);
-    expect(await screen.findByRole('button', { name: en.sound.mute })).toHaveAttribute('aria-pressed', 'true');
+    const mute = await screen.findByRole('button', { name: en.sound.mute });
+    expect(mute).toHaveAttribute('aria-pressed', 'true');
     expect(contexts.at(-1)!.gain.value).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(soundSockets).toHaveLength(1);
     expect(Object.keys(sessionStorage)).toEqual([SOUND_PREFERENCE_KEY]);
     expect(Object.keys(localStorage)).toEqual([]);
+    // Unmuted: it listens again.
+    await userEvent.click(mute);
+    await waitFor(() => expect(soundSockets).toHaveLength(2));
+    expect(soundSockets[1]!.closed).toBe(false);
   });
 });

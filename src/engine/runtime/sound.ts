@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { lstat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { SessionSandbox } from './confinement.js';
 import { OggOpusReader } from './ogg-opus.js';
 import { signalProcess, withTimeout, type SupervisedProcess } from './processes.js';
@@ -20,8 +21,11 @@ export interface SoundSettings {
 export const DEFAULT_SOUND: SoundSettings = { bitrateKbps: 64 };
 
 /** What every listener is told first (the sound channel's wire contract, src/protocol/sound.ts), then one packet per message. */
-export const SOUND_FORMAT: Readonly<SoundFormat> = { codec: 'opus', sampleRate: 48000, channels: 2, frameMs: 20 };
+/** 10 ms frames: a sound is in a packet 10 ms sooner than with Opus's usual 20 ms, for about 7 % more bytes (docs/benchmarks.md). */
+export const SOUND_FORMAT: Readonly<SoundFormat> = { codec: 'opus', sampleRate: 48000, channels: 2, frameMs: 10 };
 
+/** How long an encoder's end waits to see whether the sound server went too (then that is the reason given). */
+const ENCODER_EXIT_GRACE_MS = 250;
 const PULSEAUDIO = '/usr/bin/pulseaudio';
 const FFMPEG = '/usr/bin/ffmpeg';
 /** The sound server's directory in the session (0700, the session uid's; made by PulseAudio itself). */
@@ -90,10 +94,10 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
     private readonly settings: SoundSettings,
   ) {
     super();
-    // A 20 ms playback buffer for the browser's stream (libpulse reads PULSE_LATENCY_MSEC): its
-    // own default held about 52 ms before the encoder could see a sound; 20 ms measured 36 ms
-    // (`npm run bench -- viewer`, audio_latency_to_engine 86 -> 75 ms).
-    this.clientEnv = { PULSE_SERVER: `unix:${socketPath}`, PULSE_LATENCY_MSEC: '20' };
+    // A 10 ms playback buffer for the browser's stream (libpulse reads PULSE_LATENCY_MSEC): its
+    // own default held about 52 ms before the encoder could see a sound; 10 ms (with Chromium's
+    // 256-frame buffers) measured 22 ms (docs/benchmarks.md, "Sound under 100 ms").
+    this.clientEnv = { PULSE_SERVER: `unix:${socketPath}`, PULSE_LATENCY_MSEC: '10' };
     void server.exited.then(({ code, signal }) => {
       if (this.stopped) return;
       this.lostReason = `the sound server exited (${signal ?? `code ${code}`}); the session goes on without sound`;
@@ -171,8 +175,12 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
       for (const packet of packets) for (const stream of this.streams) stream.deliver(packet);
     });
     encoder.child.once('error', () => undefined);
-    void encoder.exited.then(({ code, signal }) => {
+    void encoder.exited.then(async ({ code, signal }) => {
       // Stopped on purpose (the last listener left), or replaced: nothing to say.
+      if (this.encoder !== encoder) return;
+      // The sound server dying ends its encoder's input first: its listeners hear that reason (the
+      // server's exit may be seen a moment after the encoder's).
+      await Promise.race([this.server.exited, delay(ENCODER_EXIT_GRACE_MS)]);
       if (this.encoder !== encoder) return;
       this.encoder = null;
       this.endAll(`the sound encoder exited (${signal ?? `code ${code}`})${encoder.stderrTail() ? `: ${encoder.stderrTail()}` : ''}`);
@@ -188,17 +196,17 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
 }
 
 /**
- * ffmpeg reading the sink's monitor and writing Ogg Opus to its stdout: 48 kHz stereo, 20 ms
+ * ffmpeg reading the sink's monitor and writing Ogg Opus to its stdout: 48 kHz stereo, 10 ms
  * frames, the low-delay mode (CELT only: about 5 ms less delay than the default's speech modes),
  * a page closed after every packet and flushed at once. The pulse
- * input reads in 10 ms fragments (its default is far larger, which would hold sound back).
+ * input reads in 5 ms fragments (its default is far larger, which would hold sound back).
  */
 function encoderArguments(settings: SoundSettings): string[] {
   return [
     '-hide_banner', '-loglevel', 'error', '-nostdin',
     '-fflags', 'nobuffer', '-probesize', '32', '-analyzeduration', '0',
     '-f', 'pulse', '-sample_rate', String(SOUND_FORMAT.sampleRate), '-channels', String(SOUND_FORMAT.channels),
-    '-fragment_size', String((SOUND_FORMAT.sampleRate / 100) * SOUND_FORMAT.channels * 2),
+    '-fragment_size', String((SOUND_FORMAT.sampleRate / 200) * SOUND_FORMAT.channels * 2),
     '-i', `${SINK}.monitor`,
     '-c:a', 'libopus', '-application', 'lowdelay', '-frame_duration', String(SOUND_FORMAT.frameMs), '-b:a', `${settings.bitrateKbps}k`,
     // Constrained VBR keeps a listener's rate near the target; free VBR spent 90 kbit/s on a pure tone.

@@ -1,5 +1,5 @@
 // The sound channel's wire contract, served on one WebSocket: first one text message with the
-// format (`{"codec":"opus","sampleRate":48000,"channels":2,"frameMs":20}`), then one binary message
+// format (`{"codec":"opus","sampleRate":48000,"channels":2,"frameMs":10}`), then one binary message
 // per Opus packet, until either side goes. The viewer decodes each packet as it comes (WebCodecs
 // AudioDecoder). Independent of how the socket was reached (share API, channel seam, tests).
 import type { WebSocket } from 'ws';

@@ -24,7 +24,7 @@ export function SoundControl({ sound }: { sound: RemoteSound }) {
   }
   const percent = Math.round(sound.volume * 100);
   return (
-    <span role="group" aria-label={t('sound.label')} className="rbk-viewer__sound" data-sound={sound.playing ? 'playing' : 'waiting'}>
+    <span role="group" aria-label={t('sound.label')} className="rbk-viewer__sound" data-sound={sound.muted ? 'muted' : sound.playing ? 'playing' : 'waiting'}>
       <button
         type="button"
         className="rbk-button"
