@@ -90,8 +90,11 @@ function openable(url: unknown): boolean {
   return typeof url === 'string' && (url === '' || ALLOWED_PAGE.test(url) || NEW_TAB_PAGE.test(url));
 }
 
-/** The verdict on one command: passed (perhaps re-pointed), or refused with why. */
-export function judgeCommand(command: DevToolsCommand, folders: SessionFolders): CommandVerdict {
+/**
+ * The verdict on one command: passed (perhaps re-pointed), or refused with why. `isEngineTarget`
+ * names the engine's own DevTools connections (the guard's target: engine-targets.ts hides it).
+ */
+export function judgeCommand(command: DevToolsCommand, folders: SessionFolders, isEngineTarget: (targetId: string) => boolean = () => false): CommandVerdict {
   const { method } = command;
   const params = command.params ?? {};
   const refused = refusedReason(method);
@@ -99,6 +102,9 @@ export function judgeCommand(command: DevToolsCommand, folders: SessionFolders):
   const domain = method.split('.')[0]!;
   if (!ALLOWED_DOMAINS.has(domain) && !ALLOWED_METHODS.has(method)) {
     return { pass: false, why: 'it is not on the list of methods a program may use (docs/security.md, "Automation")' };
+  }
+  if (typeof params.targetId === 'string' && isEngineTarget(params.targetId)) {
+    return { pass: false, why: 'that target is the engine\'s own DevTools connection (the session\'s guard), not part of the session' };
   }
   switch (method) {
     case 'Target.createBrowserContext':
