@@ -36,7 +36,7 @@ describe('the automation policy', () => {
       ['DOM.setFileInputFiles', { files: ['/etc/shadow'] }], ['Page.navigate', { url: 'file:///etc/passwd' }],
       ['Page.navigate', { url: 'chrome://settings' }], ['Target.createTarget', { url: 'view-source:https://a' }],
       ['Fetch.continueRequest', { requestId: 'r', url: 'file:///etc/passwd' }], ['Network.loadNetworkResource', { url: 'file:///etc' }],
-      ['Unknown.method'], ['Memory.simulatePressureNotification'],
+      ['Unknown.method'], ['Memory.simulatePressureNotification'], ['Tracing.start'], ['Tracing.requestMemoryDump'],
     ];
     for (const [method, params] of refused) expect(judge(method, params), method).toMatchObject({ pass: false, why: expect.any(String) });
     expect(judge('Page.navigate', { url: 'chrome://newtab/' }).pass).toBe(true);

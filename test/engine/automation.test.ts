@@ -149,6 +149,9 @@ describe('a program on the session', () => {
     await refused(cdp, 'PWA.install', { manifestId: 'https://example.com/' });
     await refused(cdp, 'Cast.enable');
     await refused(pageCdp, 'Page.crash');
+    await refused(cdp, 'Tracing.start', { transferMode: 'ReturnAsStream' });
+    await refused(pageCdp, 'Tracing.start');
+    await refused(cdp, 'Tracing.requestMemoryDump');
     await refused(pageCdp, 'DOM.setFileInputFiles', { files: ['/session/uploads/../../etc/passwd'], backendNodeId: 1 });
     // Allowed in the session's folders; and a refusal changes nothing: the connection goes on.
     await expect(cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: '/session/downloads' })).resolves.toBeDefined();

@@ -32,7 +32,7 @@ const ALLOWED_DOMAINS = new Set([
   'DOMDebugger', 'DOMSnapshot', 'DOMStorage', 'Debugger', 'DeviceAccess', 'Emulation', 'EventBreakpoints', 'FedCm',
   'Fetch', 'HeapProfiler', 'IO', 'IndexedDB', 'Input', 'Inspector', 'LayerTree', 'Log', 'Media', 'Network', 'Overlay',
   'Page', 'Performance', 'PerformanceTimeline', 'Preload', 'Profiler', 'Runtime', 'Schema', 'Security',
-  'ServiceWorker', 'Storage', 'Tracing', 'WebAudio', 'WebAuthn',
+  'ServiceWorker', 'Storage', 'WebAudio', 'WebAuthn',
 ]);
 
 /** Methods of the browser-wide domains that a client needs and that stay inside the session. */
@@ -54,6 +54,8 @@ const REFUSED: Record<string, string> = {
   'Browser.executeBrowserCommand': 'browser commands act on the browser process, outside the session\'s pages',
   'Browser.getBrowserCommandLine': 'the browser\'s command line is the service\'s',
   'SystemInfo.*': 'the host\'s hardware and processes are not the session\'s',
+  // Chromium writes its command line and the host's hardware, kernel and GPU into every trace's metadata.
+  'Tracing.*': 'a trace carries the browser\'s command line and the host\'s hardware and kernel, which are not the session\'s',
   'Tethering.*': 'the session\'s browser opens no ports toward the service\'s host',
   'Target.sendMessageToTarget': 'it would carry commands past this filter; attach with flatten: true instead',
   'Target.exposeDevToolsProtocol': 'it would give a page the browser\'s whole protocol, past this filter',
