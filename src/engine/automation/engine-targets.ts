@@ -52,8 +52,9 @@ export class EngineTargetView {
     if (text.startsWith('{"method":')) {
       if (!text.startsWith('{"method":"Target.')) return passed;
     } else if (text.startsWith('{"id":')) {
-      const id = Number(/^\{"id":(\d+)/.exec(text)?.[1]);
-      if (!this.ownCommands.has(id) && this.listings.size === 0) return passed;
+      // Only the answers to the view's own commands and to listings are read (never a screenshot's megabytes).
+      const id = /^\{"id":(\d+)/.exec(text)?.[1];
+      if (!this.ownCommands.has(Number(id)) && ![...this.listings].some((key) => key.endsWith(`:${id}`))) return passed;
     }
     const message = JSON.parse(text) as { id?: number; method?: string; params?: Record<string, any>; result?: Record<string, any>; sessionId?: string };
     if (message.id !== undefined) return this.answer(message, passed);
