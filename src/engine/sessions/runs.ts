@@ -1,6 +1,7 @@
 // The sessions this node runs: their starts in the background (with the displays viewers may join
 // early), the runtime behind each running session, their byte meters, and their ends. Moves each
 // session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
+import type { SessionDevTools } from '../channels/channel.js';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
 import type { SessionRow, Store } from '../store/store.js';
@@ -53,12 +54,17 @@ export class NodeRuns {
   }
 
   /** The DevTools end of a Chromium-family session running here (the automation channel); undefined otherwise. */
-  devtoolsOf(sessionId: string): { url: string; folders: { downloads: string; uploads: string } } | undefined {
+  devtoolsOf(sessionId: string): SessionDevTools | undefined {
     const runtimeId = this.live.get(sessionId);
     const session = runtimeId ? this.options.runtime.get(runtimeId) : undefined;
     const url = session?.browser?.devtoolsUrl;
     if (!session?.sandbox || !url) return undefined;
-    return { url, folders: { downloads: `${session.sandbox.dir}/downloads`, uploads: `${session.sandbox.dir}/uploads` } };
+    return {
+      url,
+      folders: { downloads: `${session.sandbox.dir}/downloads`, uploads: `${session.sandbox.dir}/uploads` },
+      // Asked each time: the guard's connection is a new target after each re-arm.
+      isEngineTarget: (targetId) => session.control?.isOwnTarget(targetId) ?? false,
+    };
   }
 
   /** The runtime id of a session running here. */

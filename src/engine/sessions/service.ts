@@ -17,6 +17,7 @@ import { createSession } from './creation.js';
 import { movableFrom, type MoveCause, type SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
 import type { ClusterLink } from './cluster-link.js';
+import type { SessionDevTools } from '../channels/channel.js';
 import type { Presence } from '../channels/presence.js';
 import { sessionOwner } from '../cluster/owner.js';
 import type { CreateOutcome, CreateTerms, NodeAnswer, RemoveOutcome } from './outcomes.js';
@@ -137,7 +138,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   /** The DevTools end of a Chromium-family session running here (programs drive it), or undefined. */
-  devtoolsOf(sessionId: string): { url: string; folders: { downloads: string; uploads: string } } | undefined {
+  devtoolsOf(sessionId: string): SessionDevTools | undefined {
     return this.runs.devtoolsOf(sessionId);
   }
 
