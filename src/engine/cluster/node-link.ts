@@ -150,7 +150,7 @@ export class NodeLink implements ClusterLink {
       return ended;
     });
     for (const { id, status } of moved) {
-      this.sessions!.movedElsewhere(id, status);
+      this.sessions!.endedForLostNode(id, status);
       this.announce(id, status);
     }
   }

@@ -127,6 +127,19 @@ export class PostgresDatabase extends PostgresConnection implements Database {
     }
   }
 
+  /** A round trip on a pooled connection within `timeoutMs` (Postgres takes writes whenever it answers). */
+  async probeWrite(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error('cannot reach the database: no answer in time'), { code: 'ETIMEDOUT' })), timeoutMs);
+    });
+    try {
+      await Promise.race([this.run('SELECT 1'), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /**
    * Calls `onMessage` with each message on `channel`. Messages sent while the listening connection
    * is being re-established are lost: they are hints to look at the store again, not the truth.

@@ -150,6 +150,16 @@ export class Store {
     return this.db.close();
   }
 
+  /** Where this store's queries run (inside atomically(), the transaction's): for the stores of other parts (webhooks/webhook-store.ts). */
+  get sql(): SqlConnection {
+    return this.connection;
+  }
+
+  /** Readiness: whether the database takes a write now (database.ts probeWrite). */
+  probeWrite(timeoutMs: number): Promise<void> {
+    return this.db.probeWrite(timeoutMs);
+  }
+
   private all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
     return this.connection.all<T>(sql, params);
   }
