@@ -303,6 +303,15 @@ export class Store {
     return rows.map((row) => withFlags(row)!);
   }
 
+  /** This node's sessions that hold a slot or are ending, counted by status and browser (the metrics' gauge). */
+  async sessionCountsOfNode(nodeId: string): Promise<Array<{ status: string; browser: string; n: number }>> {
+    const rows = await this.all<{ status: string; browser: string; n: number }>(
+      "SELECT status, browser, COUNT(*) AS n FROM sessions WHERE node_id = ? AND status IN ('starting', 'running', 'stopping') GROUP BY status, browser",
+      [nodeId],
+    );
+    return rows.map((row) => ({ ...row, n: Number(row.n) }));
+  }
+
   /** Moves a session from one of `from` to `to`; false when it was in none of them. */
   async moveSession(id: string, from: string[], to: string, fields: Partial<SessionRow> = {}): Promise<boolean> {
     const keys = Object.keys(fields);
