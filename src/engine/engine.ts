@@ -36,7 +36,7 @@ import { createViewerSite } from './viewer/site.js';
 import { SqliteDatabase } from './store/sqlite.js';
 import { Store } from './store/store.js';
 import { apiObserver } from './operations/api-observer.js';
-import { observeRequest } from './operations/http-observer.js';
+import { observeRequest, type RequestLog } from './operations/http-observer.js';
 import { createLogger, type Logger } from './operations/logger.js';
 import { EngineMetrics } from './operations/metrics.js';
 import { answerProbe, startOperatorListener, type OperatorListener, type ReadinessSources } from './operations/readiness.js';
@@ -278,9 +278,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
-  const handle = async (request: IncomingMessage, response: ServerResponse, requestUrl: URL, log: Logger) => {
+  const handle = async (request: IncomingMessage, response: ServerResponse, requestUrl: URL, observed: RequestLog) => {
     if (clustered && (await link.handle(request, response, requestUrl))) return;
-    if (await api(request, response, requestUrl, log)) return;
+    if (await api(request, response, requestUrl, observed.log)) return;
     // Nothing below reads a request body: one that was sent anyway is read (and dropped) before
     // the answer, so that the client can finish sending and read it (node-body.ts).
     await discardRest(request);
@@ -298,10 +298,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   };
   const server = createServer((request, response) => {
     const requestUrl = requestTargetUrl(request.url, 'http://engine');
-    const log = observeRequest(request, response, requestUrl?.pathname ?? '', logger, metrics);
+    const observed = observeRequest(request, response, requestUrl?.pathname ?? '', logger, metrics);
     if (!requestUrl) return sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${String(request.url).slice(0, 100)}` }, 404);
-    handle(request, response, requestUrl, log).catch((error: unknown) => {
-      failed(error, log);
+    handle(request, response, requestUrl, observed).catch((error: unknown) => {
+      failed(error, observed.log());
       if (!response.headersSent) sendJson(response, serviceFailure(error));
       else response.destroy();
     });
@@ -366,13 +366,14 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     reaped,
     recovered,
     async fetch(request) {
-      const log = logger.child({ reqId: request.headers.get('x-request-id') ?? randomBytes(8).toString('hex') });
+      let child: Logger | undefined;
+      const log = () => (child ??= logger.child({ reqId: request.headers.get('x-request-id') ?? randomBytes(8).toString('hex') }));
       try {
         const answer = await api.answer({ ...apiRequestOf(request), log });
         const path = new URL(request.url).pathname.slice(0, 100);
         return responseOf(answer ?? { status: 404, body: { status: 'denied', message: `no endpoint ${request.method} ${path}` } });
       } catch (error) {
-        failed(error, log);
+        failed(error, log());
         return responseOf({ status: 200, body: serviceFailure(error) });
       }
     },

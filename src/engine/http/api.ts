@@ -52,7 +52,7 @@ export interface ApiOptions {
 
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
 export interface Api {
-  (request: IncomingMessage, response: ServerResponse, url: URL, log?: Logger): Promise<boolean>;
+  (request: IncomingMessage, response: ServerResponse, url: URL, log?: () => Logger): Promise<boolean>;
   answer(request: ApiRequest): Promise<ApiAnswer | null>;
 }
 
@@ -149,7 +149,7 @@ export function createApi(options: ApiOptions): Api {
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
         const wanted = version === 'v8' ? parsed.value : v7CreateRequest(parsed.value, config);
         const outcome = await sessions.create(account, wanted, version === 'v8' ? V8_TERMS : V7_TERMS);
-        options.observer?.created(request.log, account, wanted, outcome, version);
+        options.observer?.created(request.log?.(), account, wanted, outcome, version);
         return answer(version === 'v8' ? v8CreateAnswer(outcome) : v7CreateAnswer(outcome));
       }
       case 'GET vm/data': {
@@ -206,7 +206,7 @@ export function createApi(options: ApiOptions): Api {
     return answer({ status: 'denied', message: `no endpoint ${request.method} /${version}/${match[2]!.slice(0, 100)}` }, 404);
   };
 
-  const api = async (request: IncomingMessage, response: ServerResponse, url: URL, log?: Logger): Promise<boolean> => {
+  const api = async (request: IncomingMessage, response: ServerResponse, url: URL, log?: () => Logger): Promise<boolean> => {
     let bodyRead = false;
     const reply = await respond({
       method: request.method ?? 'GET',

@@ -15,8 +15,8 @@ export interface ApiRequest {
   body(): Promise<BodyResult>;
   /** The caller's network address, where known: the budget of the v6 request that has no key. */
   client?: string;
-  /** The request's logger, bound to its request id (operations/http-observer.ts). */
-  log?: Logger;
+  /** The request's logger, bound to its request id, made when first asked for (operations/http-observer.ts). */
+  log?: () => Logger;
 }
 
 /** An answer in the envelope, for the caller to write. */

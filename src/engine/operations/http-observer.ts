@@ -28,20 +28,57 @@ export function routeOf(pathname: string): string {
   return 'unmatched';
 }
 
+// Made ids: a random prefix per process and a counter (unique per node, cheaper than random bytes per request).
+const ID_PREFIX = randomBytes(4).toString('hex');
+let made = 0;
+
 /** The caller's request id when it is a plain token, else a new one. */
 export function requestIdOf(request: IncomingMessage): string {
   const given = request.headers['x-request-id'];
-  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomBytes(8).toString('hex');
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${ID_PREFIX}${(++made).toString(16).padStart(8, '0')}`;
+}
+
+/** The labelled series of each route, made once: prom-client hashes labels on every call otherwise. */
+type RouteSeries = { count: (status: number) => { inc(): void }; seconds: { observe(value: number): void } };
+const seriesCache = new WeakMap<EngineMetrics, Map<string, RouteSeries>>();
+
+function seriesOf(metrics: EngineMetrics, route: string, method: string): RouteSeries {
+  let routes = seriesCache.get(metrics);
+  if (!routes) seriesCache.set(metrics, (routes = new Map()));
+  const key = `${method} ${route}`;
+  let series = routes.get(key);
+  if (!series) {
+    const byStatus = new Map<number, { inc(): void }>();
+    series = {
+      count: (status) => {
+        let counter = byStatus.get(status);
+        if (!counter) byStatus.set(status, (counter = metrics.httpRequests.labels(route, method, String(status))));
+        return counter;
+      },
+      seconds: metrics.httpSeconds.labels(route, method),
+    };
+    routes.set(key, series);
+  }
+  return series;
+}
+
+/** What the handlers get of a request's observation: its id, and its logger (made only when asked for). */
+export interface RequestLog {
+  readonly reqId: string;
+  log(): Logger;
 }
 
 /**
  * Starts observing one request: sets `X-Request-Id` on the answer and answers the request's
  * logger; counts and times the request when its answer ends.
  */
-export function observeRequest(request: IncomingMessage, response: ServerResponse, pathname: string, logger: Logger, metrics: EngineMetrics | null): Logger {
+export function observeRequest(request: IncomingMessage, response: ServerResponse, pathname: string, logger: Logger, metrics: EngineMetrics | null): RequestLog {
   const reqId = requestIdOf(request);
   response.setHeader('x-request-id', reqId);
-  const log = logger.child({ reqId });
+  let child: Logger | undefined;
+  const observed: RequestLog = { reqId, log: () => (child ??= logger.child({ reqId })) };
+  const debug = logger.isLevelEnabled('debug');
+  if (!metrics && !debug) return observed;
   const started = process.hrtime.bigint();
   response.once('close', () => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -49,10 +86,11 @@ export function observeRequest(request: IncomingMessage, response: ServerRespons
     const method = request.method ?? 'GET';
     const status = response.headersSent ? response.statusCode : 0;
     if (metrics) {
-      metrics.httpRequests.inc({ route, method, status: String(status) });
-      metrics.httpSeconds.observe({ route, method }, seconds);
+      const series = seriesOf(metrics, route, method);
+      series.count(status).inc();
+      series.seconds.observe(seconds);
     }
-    if (log.isLevelEnabled('debug')) log.debug({ method, route, status, ms: Math.round(seconds * 10_000) / 10 }, 'request');
+    if (debug) observed.log().debug({ method, route, status, ms: Math.round(seconds * 10_000) / 10 }, 'request');
   });
-  return log;
+  return observed;
 }
