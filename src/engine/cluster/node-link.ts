@@ -143,9 +143,10 @@ export class NodeLink implements ClusterLink {
     const cutoff = now - this.options.lostAfterMs;
     // Every node looks every heartbeat; only a finding takes the service's lock.
     if (!(await this.store.anySilentNode(cutoff))) return;
+    const lostNodes: string[] = [];
     const moved = await this.store.atomically(async (tx) => {
       const lost = await tx.loseSilentNodes(cutoff);
-      for (const nodeId of lost) this.options.logger?.warn({ lost: nodeId, silentForMs: this.options.lostAfterMs }, 'node lost: its sessions end');
+      lostNodes.push(...lost);
       const ended: Array<{ id: string; status: string }> = [];
       for (const nodeId of lost) {
         ended.push(...(await tx.endSessionsOfNode(nodeId, now, {
@@ -155,6 +156,7 @@ export class NodeLink implements ClusterLink {
       }
       return ended;
     });
+    for (const nodeId of lostNodes) this.options.logger?.warn({ lost: nodeId, silentForMs: this.options.lostAfterMs, ended: moved.length }, 'node lost: its sessions end');
     for (const { id, status } of moved) {
       this.sessions!.endedForLostNode(id, status);
       this.announce(id, status);

@@ -110,7 +110,7 @@ export class EngineMetrics {
     this.httpRequests = new Counter({ name: 'rbk_http_requests_total', help: 'HTTP requests answered, by route template, method and status code', labelNames: ['route', 'method', 'status'], registers });
     this.httpSeconds = new Histogram({ name: 'rbk_http_request_duration_seconds', help: 'Time to answer an HTTP request, by route template and method', labelNames: ['route', 'method'], buckets: HTTP_BUCKETS, registers });
     this.rateLimited = new Counter({ name: 'rbk_rate_limited_total', help: 'Requests refused by a rate limit: api_key, share_lookup, v6_client', labelNames: ['limit'], registers });
-    this.storeErrors = new Counter({ name: 'rbk_store_errors_total', help: 'Requests and background work that failed on the database: busy, disk_full, unreachable, other', labelNames: ['kind'], registers });
+    this.storeErrors = new Counter({ name: 'rbk_store_errors_total', help: 'Requests that failed on the database: busy, disk_full, unreachable', labelNames: ['kind'], registers });
     this.webhookDeliveries = new Counter({ name: 'rbk_webhook_deliveries_total', help: 'Webhook delivery attempts by this node: delivered, retry, abandoned, refused (egress rules)', labelNames: ['outcome'], registers });
     new Gauge({
       name: 'rbk_webhook_queue',
