@@ -40,7 +40,7 @@ export class EngineMetrics {
 
   constructor(nodeId: string, sources: MetricSources) {
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry, prefix: 'rbk_process_' });
+    collectDefaultMetrics({ register: this.registry, prefix: 'rbk_' });
     new Gauge({ name: 'rbk_node_info', help: 'This engine as a node: 1, with its id', labelNames: ['node'], registers }).set({ node: nodeId }, 1);
 
     new Gauge({
