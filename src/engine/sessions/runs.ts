@@ -18,6 +18,8 @@ export interface NodeRunsOptions {
   exits: ExitSettings;
   now: () => number;
   move: Move;
+  /** Bytes written to the meters since the last write: all egress, and the residential part. */
+  onBytes?: (egress: number, residential: number) => void;
 }
 
 export class NodeRuns {
@@ -154,6 +156,8 @@ export class NodeRuns {
     const { sent, received } = session.egress.bytes();
     if (sent + received === row.egress_bytes) return;
     await store.updateSession(row.id, { egress_bytes: sent + received, ...(row.egress === 'residential' ? { residential_bytes: sent + received } : {}) });
+    const added = Math.max(0, sent + received - Number(row.egress_bytes));
+    this.options.onBytes?.(added, row.egress === 'residential' ? added : 0);
   }
 
   /** Ends every start and runtime here without moving any session (the store already ended them). */
