@@ -28,6 +28,9 @@ import { ChannelRegistry } from './channels/registry.js';
 import { rfbChannel } from './channels/rfb.js';
 import { soundChannel } from './channels/sound.js';
 import { automationChannel } from './channels/automation.js';
+import { filesChannel } from './channels/files.js';
+import { FilesLink } from './cluster/files-link.js';
+import { SessionFilesService } from './sessions/files.js';
 import { createAutomation } from './http/automation.js';
 import { probeSound } from './runtime/sound.js';
 import { ChannelRouter } from './channels/router.js';
@@ -190,6 +193,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     ...(clustered ? { cluster: link } : {}),
     shareBase: () => config.shareBase ?? url,
   });
+  // Files in and out of sessions (decisions.md 55-57): here through the program inside the session, elsewhere through its node.
+  const filesLink = new FilesLink({
+    secret: config.cluster.secret ?? '',
+    now: Date.now,
+    internalUrlOf: (id) => link.internalUrlOf(id),
+    filesHere: (id) => sessions.filesOf(id),
+  });
+  const files = new SessionFilesService({ sessions, settings: config.files, ...(clustered ? { remote: (node: string, id: string) => filesLink.at(node, id) } : {}) });
+  const fileTransfers = { files, bytesPerSecond: config.files.bytesPerSecond };
   const recovered = await sessions.recover();
   const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
@@ -198,13 +210,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const api = createApi({
     config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress,
     automation: (account, id, version) => automation!.address(account, id, version),
+    files: fileTransfers,
   });
 
   // Every stream of a session is a channel (docs/architecture.md "Channels"); RFB is the first.
   const channels = new ChannelRegistry()
     .register(rfbChannel({ seats: config.viewers, openFiles, displayLimits: config.display }))
     .register(soundChannel({ openFiles }))
-    .register(automationChannel({ openFiles, programsPerSession: config.automation.programsPerSession }));
+    .register(automationChannel({ openFiles, programsPerSession: config.automation.programsPerSession }))
+    .register(filesChannel({ openFiles, snapshot: (id) => fileSnapshot(id) }));
   const router = new ChannelRouter({
     registry: channels,
     nodeId,
@@ -229,16 +243,25 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     router,
     clientAddress,
   });
-  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound });
+  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound, files: fileTransfers });
+  /** What the files channel sends a controlling viewer: the list (downloads only when they may move) and the switches. */
+  async function fileSnapshot(id: string) {
+    const row = await store.session(id);
+    const here = sessions.filesOf(id);
+    if (!row || !here) return null;
+    const switches = await files.switches(row);
+    return { type: 'files' as const, files: await here.list(switches.downloads ? ['download', 'upload'] : ['upload']), ...switches };
+  }
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const requestUrl = requestTargetUrl(request.url, 'http://engine');
     if (!requestUrl) return sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${String(request.url).slice(0, 100)}` }, 404);
-    if (clustered && (await link.handle(request, response, requestUrl))) return;
+    if (clustered && ((await link.handle(request, response, requestUrl)) || (await filesLink.handle(request, response, requestUrl)))) return;
     if (await api(request, response, requestUrl)) return;
     // Nothing below reads a request body: one that was sent anyway is read (and dropped) before
     // the answer, so that the client can finish sending and read it (node-body.ts).
+    if (await shareApi.transfer(request, response, requestUrl)) return;
     await discardRest(request);
     if (await shareApi.handle(request, response, requestUrl)) return;
     if (await site.handle(request, response, requestUrl)) return;

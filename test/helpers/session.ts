@@ -27,3 +27,9 @@ export async function typeAddress(session: RuntimeSession, address: string): Pro
   await pause(200);
   await x(session, 'xdotool', ['key', 'Return']);
 }
+
+/** Whether the browser's own file dialog ("Open File") shows on the session's display within the time. */
+export async function fileDialogShows(session: RuntimeSession, timeoutMs = 10_000): Promise<boolean> {
+  const found = await waitFor(() => x(session, 'xdotool', ['search', '--onlyvisible', '--name', '^Open File$']).catch(() => ''), (ids) => ids.trim() !== '', timeoutMs);
+  return found.trim() !== '';
+}

@@ -3,6 +3,7 @@
 // session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
+import { SessionFiles } from '../runtime/session-files.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
@@ -59,6 +60,13 @@ export class NodeRuns {
     const url = session?.browser?.devtoolsUrl;
     if (!session?.sandbox || !url) return undefined;
     return { url, folders: { downloads: `${session.sandbox.dir}/downloads`, uploads: `${session.sandbox.dir}/uploads` } };
+  }
+
+  /** The files of a session running here (issue 23), or undefined (starting, or elsewhere). */
+  filesOf(sessionId: string): SessionFiles | undefined {
+    const runtimeId = this.live.get(sessionId);
+    const session = runtimeId ? this.options.runtime.get(runtimeId) : undefined;
+    return session?.sandbox ? new SessionFiles(session.sandbox) : undefined;
   }
 
   /** The runtime id of a session running here. */
