@@ -316,6 +316,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     reaped,
     recovered,
     async fetch(request) {
+      // A file's bytes stream through node:http (http/files.ts): in-process callers reach it over loopback.
+      const target = new URL(request.url);
+      if (/^\/v[78]\/vm\/files\/(download|upload)$/.test(target.pathname)) {
+        const init: RequestInit & { duplex?: 'half' } = { method: request.method, headers: request.headers, redirect: 'manual', signal: request.signal };
+        if (request.body) Object.assign(init, { body: request.body, duplex: 'half' });
+        return fetch(`${url}${target.pathname}${target.search}`, init);
+      }
       try {
         const answer = await api.answer(apiRequestOf(request));
         const path = new URL(request.url).pathname.slice(0, 100);
