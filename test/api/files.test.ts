@@ -16,6 +16,7 @@ import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { v8Caller } from '../helpers/site.js';
 import { fileDialogShows, waitFor, x } from '../helpers/session.js';
+import { TEST_STORE, testStore } from './harness.js';
 
 const FIVE_MB = randomBytes(5 * 1024 * 1024);
 const sha = (bytes: Buffer | Uint8Array) => createHash('sha256').update(bytes).digest('hex');
@@ -56,6 +57,8 @@ beforeAll(async () => {
     dataDir: dir,
     port: 0,
     config: {
+      // On the run's Postgres in the api-postgres project, as every other API test.
+      ...(await testStore()),
       egress: { allow: ['127.0.0.1/32'] },
       files: { maxFileMb: 8, maxSessionMb: 12 },
       plans: [
@@ -64,6 +67,7 @@ beforeAll(async () => {
       ],
     } as never,
   });
+  expect(engine.store.dialect).toBe(TEST_STORE);
   key = (await engine.accounts.create({ contact: 'files@example.com', plans: ['pro'] })).apiKey.key;
   otherKey = (await engine.accounts.create({ contact: 'other@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });

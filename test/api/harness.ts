@@ -143,9 +143,19 @@ export interface Workspace {
   configPath: string;
 }
 
+/**
+ * The store settings of this test run's engines: nothing for SQLite; a fresh database and the
+ * cluster secret on Postgres (the api-postgres project). Also for an engine made in the test's
+ * own process with createEngine().
+ */
+export async function testStore(): Promise<Pick<EngineConfig, 'database' | 'cluster'>> {
+  return TEST_STORE === 'postgres' ? { database: await testDatabase(), cluster: { secret: TEST_CLUSTER_SECRET } } : {};
+}
+
 export async function makeWorkspace(config: EngineConfig = testConfig()): Promise<Workspace> {
   if (TEST_STORE === 'postgres' && config.database === undefined) {
-    config = { ...config, database: await testDatabase(), cluster: { secret: TEST_CLUSTER_SECRET, ...config.cluster } };
+    const store = await testStore();
+    config = { ...config, ...store, cluster: { ...store.cluster!, ...config.cluster } };
   }
   const dir = await mkdtemp(join(tmpdir(), 'rbk-api-'));
   const configPath = join(dir, 'config.json');

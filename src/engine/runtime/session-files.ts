@@ -22,6 +22,22 @@ const UPLOAD_TEMPORARY = '.rbk-upload-';
 const IN_PROGRESS = /\.(crdownload|part)$/;
 
 /**
+ * The random part Firefox ESR puts into the name of a download still arriving, before its last
+ * extension: `report.AkNkM1eD.bin.part` while the empty `report.bin` waits for it.
+ */
+const FIREFOX_PART_RANDOM = /\.[A-Za-z0-9]{8}(?=\.[^.]*$|$)/;
+
+/**
+ * The name a download still arriving will have: its in-progress name without the suffix, and
+ * without Firefox's random part when the empty file Firefox keeps under the final name is there.
+ */
+function arrivingName(name: string, names: ReadonlySet<string>): string {
+  const bare = name.replace(IN_PROGRESS, '');
+  const final = bare.replace(FIREFOX_PART_RANDOM, '');
+  return final !== bare && names.has(final) && !names.has(bare) ? final : bare;
+}
+
+/**
  * The program, one statement per line (it travels as an argument). Exit codes: 2 bad request or
  * folder, 3 no such file, 4 not a regular file, 5 over the per-file cap, 6 over the session's cap,
  * 7 the session's disk is full. `list kind=dir...`: one line per regular file, `kind TAB name as hex
@@ -108,13 +124,13 @@ export class SessionFiles {
     const { code, signal } = await outcome(helper);
     if (code !== 0) throw new Error(`listing the session's files failed: ${helper.stderrTail() || (signal ?? `exit ${code}`)}`);
     const found: SessionFileEntry[] = [];
-    for (const line of out.split('\n')) {
-      const [kind, hex, size, mtime] = line.split('\t');
-      if (!kind || hex === undefined || size === undefined || mtime === undefined) continue;
+    const lines = out.split('\n').map((line) => line.split('\t')).filter((fields): fields is [string, string, string, string] => fields.length === 4 && fields[0] !== '');
+    const downloads = new Set(lines.filter(([kind]) => kind === 'download').map(([, hex]) => Buffer.from(hex, 'hex').toString('utf8')));
+    for (const [kind, hex, size, mtime] of lines) {
       const name = Buffer.from(hex, 'hex').toString('utf8');
       const downloading = kind === 'download' && IN_PROGRESS.test(name);
       found.push({
-        name: downloading ? name.replace(IN_PROGRESS, '') : name,
+        name: downloading ? arrivingName(name, downloads) : name,
         size: Number(size),
         kind: kind as FileKind,
         created: new Date(Number(mtime) * 1000).toISOString(),

@@ -33,6 +33,12 @@ export function FilesControl({ shareBase, linkId, viewOnly, hidden, dropRef }: F
   const [announce, setAnnounce] = useState('');
   const known = useRef<Set<string> | null>(null);
   const picker = useRef<HTMLInputElement>(null);
+  const toggle = useRef<HTMLButtonElement>(null);
+  // Closed from inside the panel (Esc, Close): the focus goes back to the Files button, not to the page.
+  const close = () => {
+    setOpen(false);
+    toggle.current?.focus();
+  };
 
   useEffect(() => {
     if (viewOnly || hidden) return;
@@ -88,7 +94,7 @@ export function FilesControl({ shareBase, linkId, viewOnly, hidden, dropRef }: F
 
   return (
     <span className="rbk-files">
-      <button type="button" className="rbk-button" aria-expanded={open} aria-controls={`${id}-panel`} onClick={() => setOpen(!open)}>
+      <button ref={toggle} type="button" className="rbk-button" aria-expanded={open} aria-controls={`${id}-panel`} onClick={() => setOpen(!open)}>
         {t('files.button')}
         {downloads.length > 0 ? <span className="rbk-files__count"> ({downloads.length})</span> : null}
       </button>
@@ -96,7 +102,7 @@ export function FilesControl({ shareBase, linkId, viewOnly, hidden, dropRef }: F
         {announce}
       </span>
       {open ? (
-        <div id={`${id}-panel`} className="rbk-files__panel" role="region" aria-label={t('files.title')} onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}>
+        <div id={`${id}-panel`} className="rbk-files__panel" role="region" aria-label={t('files.title')} onKeyDown={(e) => e.key === 'Escape' && close()}>
           {files.downloads ? (
             <section aria-labelledby={`${id}-downloads`}>
               <h3 id={`${id}-downloads`} className="rbk-files__heading">{t('files.downloads')}</h3>
@@ -147,7 +153,7 @@ export function FilesControl({ shareBase, linkId, viewOnly, hidden, dropRef }: F
               <p className="rbk-files__hint">{t('files.drop')} {t('files.dropHint')}</p>
             </section>
           ) : null}
-          <button type="button" className="rbk-button" onClick={() => setOpen(false)}>
+          <button type="button" className="rbk-button" onClick={close}>
             {t('files.close')}
           </button>
         </div>
