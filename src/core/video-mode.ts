@@ -65,6 +65,8 @@ export class VideoMode {
   #held: Uint8Array<ArrayBuffer> | null = null;
   #leaveTimer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
+  /** RFB bytes read since noVNC's last update request: one update's, when noVNC asks again. */
+  #updateBytes = 0;
 
   constructor(options: VideoModeOptions) {
     this.#options = options;
@@ -78,6 +80,13 @@ export class VideoMode {
         const encodings = withoutContinuousUpdates(bytes);
         if (encodings) return send(encodings);
         if (bytes.length === 10 && bytes[0] === FRAMEBUFFER_UPDATE_REQUEST) {
+          // noVNC asks again once it has read an update: what came since its last request is that update.
+          if (this.#state === 'rfb' && !this.#closed) {
+            const now = performance.now();
+            this.#motion.update(this.#updateBytes, now);
+            this.#updateBytes = 0;
+            if (this.#motion.moving(now)) this.#start();
+          }
           if (this.#state === 'video') {
             this.#held = Uint8Array.from(bytes);
             return;
@@ -91,10 +100,7 @@ export class VideoMode {
       send(data);
     };
     socket.addEventListener('message', (event: MessageEvent<ArrayBuffer | string>) => {
-      if (this.#state !== 'rfb' || this.#closed) return;
-      const now = performance.now();
-      this.#motion.add(typeof event.data === 'string' ? event.data.length : event.data.byteLength, now);
-      if (this.#motion.moving(now)) this.#start();
+      this.#updateBytes += typeof event.data === 'string' ? event.data.length : event.data.byteLength;
     });
     socket.addEventListener('close', () => this.close());
   }

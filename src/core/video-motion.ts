@@ -1,64 +1,53 @@
 // When the viewer switches between the RFB picture and video (issue 25), as pure decisions on
 // timestamps and byte counts (testable alone; video-mode.ts carries them out). Motion is judged
-// by what it costs: video starts once the RFB updates have been large for a second (a moving
+// by what it costs: video starts once each RFB update has been large for a second (a moving
 // picture, scrolling held down), and stops once the video's frames have been nearly empty for a
 // second (a still screen encodes to a few dozen bytes a frame; a blinking caret or a spinner to a
 // few hundred), when RFB, asked once, sends what changed, sharp.
 
 export interface MotionThresholds {
-  /** The RFB bytes a window must bring for the display to count as moving. */
-  rfbBytesPerWindow: number;
-  /** Length of one window (ms). */
-  windowMs: number;
-  /** Consecutive moving windows before video starts. */
-  windows: number;
+  /** An RFB update (what Xvnc sends for one request) at least this large counts as motion: a photo-like area changed. */
+  rfbUpdateBytes: number;
+  /** Large updates one after another for this long (ms) start the video. */
+  movingMs: number;
+  /** A pause longer than this between large updates breaks the run. */
+  gapMs: number;
   /** Video stops when its frames (key frames aside) brought fewer bytes than this over `stillMs`. */
   stillBytes: number;
   stillMs: number;
 }
 
-/** Video at about 160 kB/s of RFB held for a second; back to RFB below about 16 kB/s of video for a second. */
-export const MOTION: MotionThresholds = { rfbBytesPerWindow: 40_000, windowMs: 250, windows: 4, stillBytes: 16_000, stillMs: 1000 };
+/**
+ * Video after a second of updates of 16 kB or more each (one 1280x720 frame of a video is 50 to
+ * 150 kB as Tight JPEG; a typed letter or a spinner well under 5 kB); back to RFB below about
+ * 16 kB/s of video for a second. Update sizes rather than a byte rate: on a slow link RFB brings
+ * few bytes a second, but each update is still large.
+ */
+export const MOTION: MotionThresholds = { rfbUpdateBytes: 16_000, movingMs: 1000, gapMs: 1500, stillBytes: 16_000, stillMs: 1000 };
 
-/** Reads the RFB stream's bytes: `moving()` once the last `windows` windows each brought enough. */
+/** Reads the RFB updates (noVNC asks for each: one update per request): `moving()` once large ones have followed each other for `movingMs`. */
 export class RfbMotion {
-  #windowStart = -Infinity;
-  #windowBytes = 0;
-  #movingWindows = 0;
+  #runStart = -1;
+  #lastLarge = -Infinity;
 
   constructor(private readonly thresholds: MotionThresholds = MOTION) {}
 
-  /** Bytes of RFB received at `now` (ms). */
-  add(bytes: number, now: number): void {
-    this.#roll(now);
-    this.#windowBytes += bytes;
+  /** One whole update of `bytes` was read at `now` (ms). */
+  update(bytes: number, now: number): void {
+    const { rfbUpdateBytes, gapMs } = this.thresholds;
+    if (bytes < rfbUpdateBytes) return this.reset();
+    if (this.#runStart < 0 || now - this.#lastLarge > gapMs) this.#runStart = now;
+    this.#lastLarge = now;
   }
 
-  /** Whether the display has been moving for the whole of the last `windows` windows. */
+  /** Whether large updates have followed each other for the whole of the last `movingMs`. */
   moving(now: number): boolean {
-    this.#roll(now);
-    return this.#movingWindows >= this.thresholds.windows;
+    return this.#runStart >= 0 && now - this.#lastLarge <= this.thresholds.gapMs && this.#lastLarge - this.#runStart >= this.thresholds.movingMs;
   }
 
   reset(): void {
-    this.#windowStart = -Infinity;
-    this.#windowBytes = 0;
-    this.#movingWindows = 0;
-  }
-
-  #roll(now: number): void {
-    const { windowMs, rfbBytesPerWindow } = this.thresholds;
-    if (now - this.#windowStart < windowMs) return;
-    // Windows that passed: the one that closes counts if it brought enough; any empty one after it breaks the run.
-    const passed = Math.floor((now - this.#windowStart) / windowMs);
-    if (Number.isFinite(this.#windowStart)) {
-      this.#movingWindows = this.#windowBytes >= rfbBytesPerWindow ? this.#movingWindows + 1 : 0;
-      if (passed > 1) this.#movingWindows = 0;
-      this.#windowStart += passed * windowMs;
-    } else {
-      this.#windowStart = now;
-    }
-    this.#windowBytes = 0;
+    this.#runStart = -1;
+    this.#lastLarge = -Infinity;
   }
 }
 

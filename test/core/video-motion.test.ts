@@ -5,29 +5,38 @@ import { MOTION, RfbMotion, VideoStillness } from '../../src/core/video-motion.j
 import { withoutContinuousUpdates } from '../../src/core/video-mode.js';
 
 describe('RfbMotion', () => {
-  it('calls the display moving once every window of a second brought large updates', () => {
+  it('calls the display moving once large updates have followed each other for a second', () => {
     const motion = new RfbMotion();
-    for (let t = 0; t < 1000; t += 50) {
-      motion.add(10_000, t);
+    for (let t = 0; t < 1000; t += 40) {
+      motion.update(90_000, t);
       expect(motion.moving(t)).toBe(false);
     }
-    motion.add(10_000, 1000);
+    motion.update(90_000, 1000);
     expect(motion.moving(1000)).toBe(true);
   });
 
-  it('does not for small updates, a burst, or a pause in between', () => {
+  it('does so on a slow link too, where large updates come a few a second', () => {
+    const motion = new RfbMotion();
+    for (const t of [0, 400, 800, 1200]) motion.update(100_000, t);
+    expect(motion.moving(1200)).toBe(true);
+  });
+
+  it('does not for small updates, one large update, or a small one or a pause in between', () => {
     const small = new RfbMotion();
-    for (let t = 0; t <= 3000; t += 50) small.add(1_000, t);
+    for (let t = 0; t <= 3000; t += 16) small.update(2_000, t);
     expect(small.moving(3000)).toBe(false);
 
-    const burst = new RfbMotion();
-    burst.add(2_000_000, 0);
-    expect(burst.moving(1500)).toBe(false);
+    const once = new RfbMotion();
+    once.update(2_000_000, 0);
+    expect(once.moving(1500)).toBe(false);
+
+    const broken = new RfbMotion();
+    for (let t = 0; t < 1200; t += 40) broken.update(t === 600 ? 1_000 : 90_000, t);
+    expect(broken.moving(1200)).toBe(false);
 
     const paused = new RfbMotion();
-    for (let t = 0; t < 600; t += 50) paused.add(20_000, t);
-    for (let t = 1200; t < 1800; t += 50) paused.add(20_000, t);
-    expect(paused.moving(1800)).toBe(false);
+    for (const t of [0, 300, 2000, 2300]) paused.update(90_000, t);
+    expect(paused.moving(2300)).toBe(false);
   });
 });
 
