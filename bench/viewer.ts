@@ -15,10 +15,13 @@ import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { createEngine } from '../src/engine/engine.js';
 import { SoundStream } from '../src/engine/runtime/sound.js';
 import { percentile, report } from './stats.js';
+import { videoBench } from './viewer-video.js';
 
 const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 5);
 /** `RBK_BENCH_VIEWER=sound` measures the sound alone (the picture's figures take most of the run). */
 const soundOnly = process.env.RBK_BENCH_VIEWER === 'sound';
+/** `RBK_BENCH_VIEWER=video` measures video in the live view alone (bench/viewer-video.ts; issue 25). */
+const videoOnly = process.env.RBK_BENCH_VIEWER === 'video';
 /** A window width's colour (an RGB triple), the same in the '/resize' page and in the watcher. */
 const RESIZE_COLOUR = '(w) => { const h = Math.imul(w, 2654435761) >>> 0; return [h >>> 24, (h >>> 16) & 255, (h >>> 8) & 255]; }';
 /** The display size the engine gives a viewer's area (src/engine/viewer/viewer-room.ts displaySizeFor, default limits). */
@@ -112,6 +115,7 @@ function framesPerSecond(page: Page, seconds: number): Promise<number> {
 }
 
 export async function viewerBench(): Promise<void> {
+  if (videoOnly) return videoBench();
   const site = createServer((request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(PAGES[request.url ?? ''] ?? PAGES['/static']));
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
@@ -471,6 +475,7 @@ export async function viewerBench(): Promise<void> {
     await animated.end();
 
     await soundFigures();
+    await videoBench();
   } finally {
     await hearing?.close();
     await browser.close();

@@ -8,6 +8,7 @@ import { parseAllowRanges } from './runtime/address-policy.js';
 import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
 import { DEFAULT_EGRESS_CONNECTIONS } from './runtime/egress-gate.js';
 import { DEFAULT_SOUND } from './runtime/sound.js';
+import { DEFAULT_VIDEO } from './runtime/video.js';
 import { DEFAULT_DISPLAY_LIMITS } from './viewer/viewer-room.js';
 import { DEFAULT_VIEWER_SEATS } from './viewer/viewer-seats.js';
 import { COUNTRY_TIME_ZONES, isTimeZone } from './runtime/time-zones.js';
@@ -133,6 +134,21 @@ export const engineConfigSchema = z
     sound: z
       .union([z.literal(false), z.object({ bitrateKbps: z.number().int().min(6).max(510).default(DEFAULT_SOUND.bitrateKbps) })])
       .default(DEFAULT_SOUND),
+    /**
+     * The display's motion as video (issue 25, decisions.md 65): a viewer in a browser with
+     * WebCodecs switches to an H.264 stream of the display while motion lasts, encoded in the
+     * session only then; `false` offers no video (every viewer gets the RFB stream alone).
+     */
+    video: z
+      .union([
+        z.literal(false),
+        z.object({
+          bitrateKbps: z.number().int().min(200).max(20_000).default(DEFAULT_VIDEO.bitrateKbps),
+          fps: z.number().int().min(5).max(60).default(DEFAULT_VIDEO.fps),
+          keyFrameSeconds: z.number().min(0.5).max(10).default(DEFAULT_VIDEO.keyFrameSeconds),
+        }),
+      ])
+      .default(false),
     /**
      * Programs driving sessions over DevTools (decisions.md 54): how long an automation address's
      * token is good for, and how many programs may drive one session at once.

@@ -27,12 +27,14 @@ import { Presence } from './channels/presence.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { rfbChannel } from './channels/rfb.js';
 import { soundChannel } from './channels/sound.js';
+import { videoChannel } from './channels/video.js';
 import { automationChannel } from './channels/automation.js';
 import { filesChannel } from './channels/files.js';
 import { FilesLink } from './cluster/files-link.js';
 import { SessionFilesService } from './sessions/files.js';
 import { createAutomation } from './http/automation.js';
 import { probeSound } from './runtime/sound.js';
+import { DEFAULT_VIDEO, probeVideo } from './runtime/video.js';
 import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
 import { createViewerSite } from './viewer/site.js';
@@ -263,6 +265,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const channels = new ChannelRegistry()
     .register(rfbChannel({ seats: config.viewers, openFiles, displayLimits: config.display }))
     .register(soundChannel({ openFiles }))
+    .register(videoChannel({ openFiles, settings: config.video || DEFAULT_VIDEO }))
     .register(automationChannel({ openFiles, programsPerSession: config.automation.programsPerSession }))
     .register(filesChannel({ openFiles, snapshot: (id) => fileSnapshot(id) }));
   const router = new ChannelRouter({
@@ -278,6 +281,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   });
   // Sound is offered where it is configured and its programs are installed (decisions.md 53).
   const sound = config.sound !== false && probeSound().available;
+  // Video likewise (decisions.md 65): configured, and this host's ffmpeg grabs X and encodes H.264.
+  const video = config.video !== false && (await probeVideo()).available;
   // The automation secret, like the share-link secret, is the store's: every node checks every node's tokens.
   automation = createAutomation({
     session: (id) => store.session(id),
@@ -289,7 +294,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     router,
     clientAddress,
   });
-  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
+  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound, video, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   /** What the files channel sends a controlling viewer: the list (downloads only when they may move) and the switches. */
   async function fileSnapshot(id: string) {
     const row = await store.session(id);

@@ -8,5 +8,6 @@ export * from './v6.js';
 export * from './share.js';
 export * from './share-api.js';
 export * from './sound.js';
+export * from './video.js';
 export * from './statuses.js';
 export * from './webhooks.js';

@@ -74,6 +74,8 @@ export interface ViewerState {
   viewers?: number;
   /** Whether the session has sound (the share API's `sound` route); absent means false (an engine before sound). */
   sound?: boolean;
+  /** Whether the engine offers the display's motion as video (the share API's `video` route, issue 25); absent means false. */
+  video?: boolean;
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

@@ -128,6 +128,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
             viewers={typeof state?.viewers === 'number' ? state.viewers : null}
             // An engine from before sound says nothing: no sound.
             sound={state?.sound === true}
+            video={state?.video === true}
             onLeave={leave}
             hidden={screen === 'waiting'}
             {...(shareFetch ? { shareFetch } : {})}

@@ -1,5 +1,6 @@
 // Types for the part of noVNC the viewer uses (the package ships none).
 declare module '@novnc/novnc' {
-  const RFB: new (target: HTMLElement, url: string, options?: { shared?: boolean; credentials?: { password?: string } }) => EventTarget;
+  /** `urlOrChannel`: the WebSocket address, or a WebSocket already opened (the viewer's video mode filters its messages). */
+  const RFB: new (target: HTMLElement, urlOrChannel: string | WebSocket, options?: { shared?: boolean; credentials?: { password?: string } }) => EventTarget;
   export default RFB;
 }

@@ -30,6 +30,11 @@ export interface Display {
   connect(): Duplex;
   /** Environment for X clients of this display (DISPLAY, XAUTHORITY and the session's own). */
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * Starts an X client of this display inside the session, as its uid, under the exec guard with
+   * nothing else it may run (the video encoder, runtime/video.ts); stdout and stderr are pipes.
+   */
+  spawnClient(name: string, command: string, args: string[]): SupervisedProcess;
   readonly server: SupervisedProcess;
   readonly windowManager: SupervisedProcess;
   layout: string;
@@ -130,6 +135,7 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
     rfbSocketPath,
     connect: () => sandbox.connect(join(sandbox.dir, RFB_SOCKET)),
     env,
+    spawnClient: (name, command, args) => sandbox.spawn(name, command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], mayRun: [] }),
     server,
     windowManager,
     layout: options.layout,

@@ -28,6 +28,8 @@ export interface ShareApiOptions {
   router: ChannelRouter;
   /** Whether sessions here have sound (configuration `sound`, and its programs installed): the state says so. */
   sound?: boolean;
+  /** Whether viewers here may switch to video while the display moves (configuration `video`, and ffmpeg's x11grab and libx264 here). */
+  video?: boolean;
   /** Files in and out of the link's session (http/files.ts); absent: the share link moves no files. */
   files?: FileTransferOptions;
   /** Look-ups of unknown link ids (guesses) per client address per minute; valid links never count. */
@@ -49,7 +51,7 @@ export { VIEWER_CLOSE };
 // The share API is read by the viewer embedded in any host page: no cookies, the link is the key.
 const CORS = { 'access-control-allow-origin': '*' };
 
-export function viewerState(row: SessionRow | undefined, rights: ViewerRights, sound = false): ViewerState | null {
+export function viewerState(row: SessionRow | undefined, rights: ViewerRights, sound = false, video = false): ViewerState | null {
   if (!row) return null;
   return {
     state: viewerStateFor(row.status as SessionStatus),
@@ -59,6 +61,7 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, s
     control: rights === 'control',
     viewers: row.status === 'running' || row.status === 'starting' ? row.viewers : 0,
     ...(sound ? { sound: true } : {}),
+    ...(video ? { video: true } : {}),
   };
 }
 
@@ -113,7 +116,7 @@ export function createShareApi(options: ShareApiOptions) {
       sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, 429, { ...CORS, 'retry-after': String(found.limited) });
       return true;
     }
-    const state = viewerState(found.row, found.rights, await hears(found.row));
+    const state = viewerState(found.row, found.rights, await hears(found.row), options.video === true);
     if (!state || !found.row) {
       sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
       return true;
@@ -146,7 +149,7 @@ export function createShareApi(options: ShareApiOptions) {
     const onChange = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
       void sessions.sessionForLink(path.linkId).then(
-        (link) => send((link && viewerState(link.row, link.rights, sound)) ?? { ...state, state: 'gone' }),
+        (link) => send((link && viewerState(link.row, link.rights, sound, options.video === true)) ?? { ...state, state: 'gone' }),
         () => undefined,
       );
     };
@@ -203,6 +206,7 @@ export function createShareApi(options: ShareApiOptions) {
     if ('limited' in found) return refuse(429, 'Too Many Requests'), true;
     if (!found.row) return refuse(404, 'Not Found'), true;
     if (path.route === 'sound' && !(await hears(found.row))) return refuse(403, 'Forbidden'), true;
+    if (path.route === 'video' && options.video !== true) return refuse(403, 'Forbidden'), true;
     await router.open(request, socket, head, {
       channel: path.route,
       row: found.row,

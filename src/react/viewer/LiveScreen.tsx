@@ -22,6 +22,8 @@ export interface LiveScreenProps {
   viewers: number | null;
   /** Whether the session has sound (the share API says). */
   sound: boolean;
+  /** Whether the engine offers video while the display moves (the share API says). */
+  video?: boolean;
   onLeave: () => void;
   shareFetch?: typeof fetch;
   /** Behind the waiting screen: connected, but nothing of it shows. */
@@ -31,7 +33,7 @@ export interface LiveScreenProps {
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, sound, onLeave, shareFetch, hidden }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, sound, video = false, onLeave, shareFetch, hidden }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -42,7 +44,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
   const [pasteText, setPasteText] = useState('');
   const [viewLink, setViewLink] = useState<ViewLink>(null);
 
-  const { connection, reconnectAt, remoteClipboard, remote } = useRemoteScreen({ shareBase, linkId, viewOnly, hidden, screenRef });
+  const { connection, reconnectAt, remoteClipboard, remote, showingVideo } = useRemoteScreen({ shareBase, linkId, viewOnly, video, hidden, screenRef });
   const reconnectIn = useCountdown(reconnectAt);
   const remoteSound = useRemoteSound({ shareBase, linkId, sound, hidden, rootRef });
   const rttMs = useRoundTrip(shareBase, linkId, shareFetch, !hidden);
@@ -59,7 +61,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
     );
 
   return (
-    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-fullscreen={fullscreen || undefined} aria-hidden={hidden || undefined}>
+    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-video={showingVideo || undefined} data-fullscreen={fullscreen || undefined} aria-hidden={hidden || undefined}>
       {hidden ? null : (
         <ViewerToolbar
           connection={connection}

@@ -66,7 +66,14 @@ export interface RemoteScreenOptions {
   /** noVNC itself did not load. */
   onLoadFailed(): void;
   onClipboard(text: string): void;
+  /** Read at each connection: whether the engine offers video (the state's `video`); the viewer then switches to it while the display moves, where the browser decodes it. */
+  video?: () => boolean;
+  /** Video started or stopped on the current connection. */
+  onVideo?(video: boolean): void;
 }
+
+/** What the lazily loaded video mode (src/core/video-mode.ts) gives a connection. */
+type VideoModule = typeof import('../../core/video-mode.js');
 
 /** A transport for the reconnect policy, and the connection keys and pastes go through now. */
 export interface RemoteScreenTransport extends ReconnectTransport {
@@ -76,6 +83,15 @@ export interface RemoteScreenTransport extends ReconnectTransport {
 
 export function remoteScreenTransport(options: RemoteScreenOptions): RemoteScreenTransport {
   const url = shareApiUrl(options.shareBase, options.linkId, 'rfb');
+  const videoUrl = shareApiUrl(options.shareBase, options.linkId, 'video');
+  /** Loaded once, for the first connection that may use it; null where this browser cannot decode the video. */
+  let videoModule: Promise<VideoModule | null> | null = null;
+  const loadVideo = () =>
+    (videoModule ??= import('../../core/video-mode.js').then(
+      async (module) => ((await module.canPlayVideo()) ? module : null),
+      // Not loaded (offline, a blocked chunk): the picture stays RFB alone.
+      () => null,
+    ));
   let current: RemoteScreen | null = null;
   /** Closes the latest connection attempt. */
   let closeLatest: () => void = () => undefined;
@@ -84,8 +100,10 @@ export function remoteScreenTransport(options: RemoteScreenOptions): RemoteScree
     closeLatest();
     let cancelled = false;
     let remote: RemoteScreen | null = null;
+    let videoMode: InstanceType<VideoModule['VideoMode']> | null = null;
     closeLatest = () => {
       cancelled = true;
+      videoMode?.close();
       if (current === remote) current = null;
       try {
         remote?.disconnect();
@@ -93,13 +111,24 @@ export function remoteScreenTransport(options: RemoteScreenOptions): RemoteScree
         /* already closed */
       }
     };
-    void import('@novnc/novnc').then(
-      ({ default: RFB }) => {
+    void Promise.all([import('@novnc/novnc'), options.video?.() ? loadVideo() : null]).then(
+      ([{ default: RFB }, video]) => {
         const target = options.target();
         if (cancelled || !target) return;
         try {
-          remote = new RFB(target, url, { shared: true }) as unknown as RemoteScreen;
+          if (video) {
+            videoMode = new video.VideoMode({
+              rfbUrl: url,
+              videoUrl,
+              target,
+              // noVNC's display queue (private; without it the overlay waits one frame).
+              drawing: () => Boolean((remote as unknown as { _display?: { pending?: () => boolean } } | null)?._display?.pending?.()),
+              onChange: (on) => options.onVideo?.(on),
+            });
+          }
+          remote = new RFB(target, videoMode ? videoMode.socket : url, { shared: true }) as unknown as RemoteScreen;
         } catch {
+          videoMode?.close();
           options.onDrop();
           return;
         }
@@ -117,6 +146,7 @@ export function remoteScreenTransport(options: RemoteScreenOptions): RemoteScree
         remote.addEventListener('connect', () => options.onConnect());
         const thisConnection = remote;
         remote.addEventListener('disconnect', () => {
+          videoMode?.close();
           // A connection replaced meanwhile (a retry while the session started) must not clear
           // the handle of the one that replaced it: keys and pastes go through that handle.
           if (current === thisConnection) current = null;

@@ -10,14 +10,19 @@ export interface RemoteScreenState extends ReconnectSnapshot {
   remoteClipboard: string;
   /** The connected screen now, or `null` (read it at the moment of use: connections come and go). */
   remote: () => RemoteScreen | null;
+  /** The picture comes as video now (the display moves; src/core/video-mode.ts). */
+  showingVideo: boolean;
 }
 
-export function useRemoteScreen({ shareBase, linkId, viewOnly, hidden, screenRef }: { shareBase: string; linkId: string; viewOnly: boolean; hidden: boolean; screenRef: RefObject<HTMLElement | null> }): RemoteScreenState {
+export function useRemoteScreen({ shareBase, linkId, viewOnly, video = false, hidden, screenRef }: { shareBase: string; linkId: string; viewOnly: boolean; video?: boolean; hidden: boolean; screenRef: RefObject<HTMLElement | null> }): RemoteScreenState {
   const [policy] = useState(() => new ReconnectPolicy());
   const transportRef = useRef<RemoteScreenTransport | null>(null);
   const [remoteClipboard, setRemoteClipboard] = useState('');
   const viewOnlyRef = useRef(viewOnly);
   viewOnlyRef.current = viewOnly;
+  const videoRef = useRef(video);
+  videoRef.current = video;
+  const [showingVideo, setShowingVideo] = useState(false);
 
   // Before connecting: behind the waiting screen a dropped connection retries at once; shown at
   // last, a connection waiting to retry tries now.
@@ -30,8 +35,13 @@ export function useRemoteScreen({ shareBase, linkId, viewOnly, hidden, screenRef
       linkId,
       target: () => screenRef.current,
       viewOnly: () => viewOnlyRef.current,
+      video: () => videoRef.current,
+      onVideo: setShowingVideo,
       onConnect: () => policy.connected(),
-      onDrop: () => policy.dropped(),
+      onDrop: () => {
+        setShowingVideo(false);
+        policy.dropped();
+      },
       onLoadFailed: () => policy.failed(),
       onClipboard: setRemoteClipboard,
     });
@@ -53,5 +63,5 @@ export function useRemoteScreen({ shareBase, linkId, viewOnly, hidden, screenRef
 
   const snapshot = useSyncExternalStore(policy.subscribe, policy.getState, policy.getState);
   const remote = useCallback(() => transportRef.current?.current() ?? null, []);
-  return { ...snapshot, remoteClipboard, remote };
+  return { ...snapshot, remoteClipboard, remote, showingVideo };
 }

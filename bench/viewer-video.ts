@@ -1,0 +1,215 @@
+// `npm run bench -- viewer` (alone: `RBK_BENCH_VIEWER=video`): video in the live view (issue 25).
+// A real 1280x720 30 fps clip (a test card, made here with ffmpeg, served on loopback, `<video
+// autoplay muted loop>` filling the remote window) watched through the share link in Debian
+// Chromium, on an engine with `video` on: the distinct frames the viewer draws per second, the bits
+// it receives, the encoder's CPU; the same clip as today's RFB stream (a viewer without WebCodecs);
+// the same with the viewer's link throttled to 2 Mbit/s; and key press to changed pixels with video
+// offered (noVNC asking for each update) against the figures of the picture without it.
+import { execFile } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { chromium, type Page } from 'playwright-core';
+import { createEngine } from '../src/engine/engine.js';
+import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
+import { percentile, report } from './stats.js';
+
+const SECONDS = 5;
+const PAGES: Record<string, string> = {
+  '/video': '<!doctype html><title>video</title><body style="margin:0;background:#000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:100vh"></video>',
+  '/keys': '<!doctype html><title>keys</title><body style="margin:0;background:#ff0000"><script>let on=false;addEventListener("keydown",()=>{on=!on;document.body.style.background=on?"#0000ff":"#ff0000"})</script>',
+};
+/** A viewer page without WebCodecs: what a browser outside a secure context gets (today's RFB stream). */
+const NO_WEBCODECS = 'delete window.VideoDecoder; delete window.EncodedVideoChunk;';
+
+async function cpuTicks(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Distinct frames the viewer shows per second: the video overlay while it shows, else noVNC's
+ * canvas, scaled down to 160x90 at each animation frame (any change of the picture changes it).
+ */
+function framesPerSecond(page: Page, seconds: number): Promise<number> {
+  return page.evaluate(`(async () => {
+    const end = performance.now() + ${seconds} * 1000;
+    const small = document.createElement('canvas');
+    small.width = 160;
+    small.height = 90;
+    const context = small.getContext('2d', { willReadFrequently: true });
+    let last = null;
+    let changes = 0;
+    while (performance.now() < end) {
+      await new Promise(requestAnimationFrame);
+      const overlay = document.querySelector('.rbk-viewer__video');
+      const canvas = overlay && overlay.style.display !== 'none' ? overlay : document.querySelector('.rbk-viewer__screen canvas');
+      context.drawImage(canvas, 0, 0, 160, 90);
+      const data = context.getImageData(0, 0, 160, 90).data;
+      if (!last || data.some((v, i) => v !== last[i])) changes++;
+      last = data;
+    }
+    return changes / ${seconds};
+  })()`);
+}
+
+/** Frames the remote page's video presented per second (its own requestVideoFrameCallback): the ceiling of what a viewer can draw. */
+const PAGE_FPS = (seconds: number) => `new Promise((resolve) => {
+  const video = document.querySelector('video');
+  let frames = 0;
+  const count = () => { frames++; video.requestVideoFrameCallback(count); };
+  video.requestVideoFrameCallback(count);
+  setTimeout(() => resolve(frames / ${seconds}), ${seconds} * 1000);
+})`;
+
+export async function videoBench(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'rbk-video-bench-'));
+  const clip = join(dir, 'clip.mp4');
+  await promisify(execFile)('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30:duration=10', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
+  const clipBytes = (await stat(clip)).size;
+  const site = createServer((request, response) => {
+    if (request.url === '/clip.mp4') return void createReadStream(clip).pipe(response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': clipBytes }));
+    response.writeHead(200, { 'content-type': 'text/html' }).end(PAGES[request.url ?? ''] ?? PAGES['/video']);
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
+  const key = (await engine.accounts.create({ contact: 'bench@example.com', plans: ['team'] })).apiKey.key;
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
+  const call = async (path: string, body: unknown) =>
+    (await (await fetch(`${engine.url}/v8${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json()) as Record<string, any>;
+
+  /** A session on `path` and a viewer of it (1280x800), its received bytes counted per channel. */
+  async function watch(path: string, options: { webCodecs: boolean; throttleKbps?: number }) {
+    const created = await call('/vm/create', { browser: 'chromium', url: `${origin}${path}` });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    if (!options.webCodecs) await page.addInitScript(NO_WEBCODECS);
+    if (options.throttleKbps) {
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: (options.throttleKbps * 1000) / 8, uploadThroughput: (options.throttleKbps * 1000) / 8 });
+    }
+    const received = { rfb: 0, video: 0 };
+    page.on('websocket', (socket) => {
+      const channel = socket.url().endsWith('/video') ? 'video' : socket.url().endsWith('/rfb') ? 'rfb' : null;
+      if (channel) socket.on('framereceived', (frame) => (received[channel] += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length));
+    });
+    await page.goto(created.shareUrl);
+    await page.waitForSelector('.rbk-viewer__live[data-connection="connected"]:not([aria-hidden])', { timeout: 30_000 });
+    const runtime = engine.runtime.get((await engine.store.session(created.vmId))!.runtime_id!)!;
+    const processes = async (pattern: RegExp) => (await findMarkedProcesses({ dir: runtime.dir })).filter((p) => !p.zombie && pattern.test(p.command));
+    return {
+      page,
+      runtime,
+      received,
+      /** The display's Xvnc, and the video encoder while it runs. */
+      xvnc: async () => (await processes(/(^|\/)Xvnc\b/)).map((p) => p.pid),
+      encoder: async () => (await processes(/ffmpeg .*x11grab/)).map((p) => p.pid),
+      async end() {
+        await page.close();
+        await call('/vm/remove', { id: created.vmId });
+      },
+    };
+  }
+
+  /** Frames, bits and CPU over SECONDS of the clip playing. */
+  async function playing(viewer: Awaited<ReturnType<typeof watch>>) {
+    const pids = [...(await viewer.xvnc()), ...(await viewer.encoder())];
+    const encoderPids = new Set(await viewer.encoder());
+    const before = { ...viewer.received };
+    const ticks = await Promise.all(pids.map(cpuTicks));
+    const [fps, pageFps] = await Promise.all([framesPerSecond(viewer.page, SECONDS), viewer.runtime.control!.evaluate(PAGE_FPS(SECONDS)).then(Number)]);
+    const after = await Promise.all(pids.map((pid) => cpuTicks(pid).catch(() => 0)));
+    const cpu = (only: (pid: number) => boolean) => pids.reduce((sum, pid, i) => sum + (only(pid) ? after[i]! - ticks[i]! : 0), 0) / SECONDS;
+    return {
+      fps,
+      pageFps,
+      kbitPerS: ((viewer.received.rfb - before.rfb + viewer.received.video - before.video) * 8) / 1000 / SECONDS,
+      videoShare: (viewer.received.video - before.video) / Math.max(1, viewer.received.rfb - before.rfb + viewer.received.video - before.video),
+      encoderCpu: cpu((pid) => encoderPids.has(pid)),
+      xvncCpu: cpu((pid) => !encoderPids.has(pid)),
+    };
+  }
+
+  const clipInfo = { clip: 'testsrc2 1280x720 30 fps (ffmpeg), <video autoplay muted loop> filling the window', viewer: '1280x800' };
+  try {
+    // Video: the viewer switches once motion is sustained; measured after it did.
+    const video = await watch('/video', { webCodecs: true });
+    await video.page.waitForSelector('.rbk-viewer__live[data-video]', { timeout: 30_000 });
+    await video.page.waitForTimeout(2000);
+    const withVideo = await playing(video);
+    report('viewer', 'video_fps', withVideo.fps, 'frames/s', { ...clipInfo, measured: 'distinct frames drawn by the viewer, sampled per animation frame', remote_page_fps: withVideo.pageFps });
+    report('viewer', 'video_kbit_per_s', withVideo.kbitPerS, 'kbit/s', { ...clipInfo, video_share: Math.round(withVideo.videoShare * 1000) / 1000 });
+    report('viewer', 'video_cpu_percent', withVideo.encoderCpu, '% of one core', { ...clipInfo, process: 'ffmpeg (x11grab + libx264) in the session', xvnc_percent: Math.round(withVideo.xvncCpu) });
+    // The clip stops: back to RFB, and then nothing.
+    await video.runtime.control!.evaluate('document.querySelector("video").remove()');
+    const stoppedAt = Date.now();
+    await video.page.waitForSelector('.rbk-viewer__live:not([data-video])', { timeout: 10_000 });
+    report('viewer', 'video_off_after_ms', Date.now() - stoppedAt, 'ms', { measured: 'the remote video removed -> the viewer back on RFB' });
+    await video.page.waitForTimeout(1000);
+    const still = { ...video.received };
+    await video.page.waitForTimeout(SECONDS * 1000);
+    report('viewer', 'bytes_per_s', (video.received.rfb - still.rfb + video.received.video - still.video) / SECONDS, 'B/s', { page: 'the video page once its video is removed', video: 'offered' });
+    await video.end();
+
+    // Today's stream for the same clip: a viewer without WebCodecs gets RFB alone.
+    const rfb = await watch('/video', { webCodecs: false });
+    await rfb.page.waitForTimeout(3000);
+    const withoutVideo = await playing(rfb);
+    report('viewer', 'rfb_fps', withoutVideo.fps, 'frames/s', { ...clipInfo, measured: 'distinct frames drawn by a viewer without WebCodecs (RFB, Tight JPEG)', remote_page_fps: withoutVideo.pageFps });
+    report('viewer', 'rfb_kbit_per_s', withoutVideo.kbitPerS, 'kbit/s', clipInfo);
+    report('viewer', 'rfb_cpu_percent', withoutVideo.xvncCpu, '% of one core', { ...clipInfo, process: 'Xvnc (encoding and sending)' });
+    await rfb.end();
+
+    // A viewer on a 2 Mbit/s link (DevTools network throttling of the viewer page, WebSockets included).
+    const slow = await watch('/video', { webCodecs: true, throttleKbps: 2000 });
+    const switched = await slow.page.waitForSelector('.rbk-viewer__live[data-video]', { timeout: 30_000 }).then(() => true, () => false);
+    await slow.page.waitForTimeout(2000);
+    const throttled = await playing(slow);
+    report('viewer', 'video_fps', throttled.fps, 'frames/s', { ...clipInfo, link: '2 Mbit/s, 20 ms', switched_to_video: switched, remote_page_fps: throttled.pageFps });
+    report('viewer', 'video_kbit_per_s', throttled.kbitPerS, 'kbit/s', { ...clipInfo, link: '2 Mbit/s, 20 ms', video_share: Math.round(throttled.videoShare * 1000) / 1000 });
+    await slow.end();
+
+    // Key press to changed pixels, with video offered (noVNC asks for each update: no continuous
+    // updates) and without (a viewer without WebCodecs: today's stream), in the same run.
+    for (const webCodecs of [false, true]) {
+      const keys = await watch('/keys', { webCodecs });
+      await keys.page.waitForTimeout(1500);
+      const box = (await keys.page.locator('.rbk-viewer__screen canvas').first().boundingBox())!;
+      await keys.page.mouse.click(box.x + box.width / 2, box.y + box.height * 0.8);
+      await keys.page.waitForTimeout(500);
+      const latencies: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const measured = keys.page.evaluate(`new Promise((resolve) => {
+          const canvas = document.querySelector('.rbk-viewer__screen canvas');
+          const context = canvas.getContext('2d', { willReadFrequently: true });
+          const read = () => Array.from(context.getImageData(Math.floor(canvas.width / 2), Math.floor(canvas.height * 0.8), 1, 1).data).join(',');
+          const before = read();
+          document.addEventListener('keydown', () => {
+            const started = performance.now();
+            const poll = () => (read() !== before || performance.now() - started > 2000) ? resolve(performance.now() - started) : setTimeout(poll, 1);
+            poll();
+          }, { capture: true, once: true });
+        })`);
+        await keys.page.waitForTimeout(20);
+        await keys.page.keyboard.press('a');
+        latencies.push(Number(await measured));
+        await keys.page.waitForTimeout(100);
+      }
+      const measured = { viewer: '1280x800', samples: latencies.length, video: webCodecs ? 'offered (noVNC asks for each update)' : 'none (no WebCodecs: continuous updates)' };
+      report('viewer', 'input_to_display_ms_p50', percentile(latencies, 50), 'ms', measured);
+      report('viewer', 'input_to_display_ms_p95', percentile(latencies, 95), 'ms', measured);
+      await keys.end();
+    }
+  } finally {
+    await browser.close();
+    await engine.close();
+    site.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,130 @@
+// Plays the display's video (issue 25): the share API's video channel (a format message, then one
+// H.264 access unit per binary WebSocket message, src/protocol/video.ts) decoded with WebCodecs'
+// VideoDecoder and drawn, each frame as soon as it is decoded, onto a canvas of its own. A decoder
+// that gets behind (a busy or hidden tab) drops frames up to the next key frame rather than queue
+// them: the picture is late by one frame at most. No React; nothing touches the DOM but the canvas
+// it is given. Loaded with the viewer's video mode (video-mode.ts), lazily.
+import { parseVideoFormat, VIDEO_KEY_FRAME, type VideoFormat } from '../protocol/video.js';
+
+export interface VideoPlayerOptions {
+  /** The video channel's WebSocket address. */
+  url: string;
+  /** Where frames are drawn (at their own pixel size: the display's, rounded up to even numbers). */
+  canvas: HTMLCanvasElement;
+  /** Each access unit as it arrives (its bytes, and whether it is a key frame): what the motion policy reads. */
+  onUnit?(bytes: number, key: boolean): void;
+  /** A frame was drawn (its size in pixels). */
+  onFrame?(width: number, height: number): void;
+  /** The video ended (the channel closed, or the decoder failed): why. Called once. */
+  onEnd?(reason: string): void;
+}
+
+/** More frames than this waiting in the decoder means it is behind: the rest wait for a key frame. */
+const MAX_DECODE_QUEUE = 3;
+
+/** The decoder settings a format asks for. */
+export function decoderConfig(format: VideoFormat): VideoDecoderConfig {
+  const description = Uint8Array.from(atob(format.description), (c) => c.charCodeAt(0));
+  return { codec: format.codec, description, optimizeForLatency: true };
+}
+
+/** Whether this browser decodes the video (WebCodecs exists only in a secure context). */
+export async function canPlayVideo(): Promise<boolean> {
+  if (typeof VideoDecoder === 'undefined' || typeof EncodedVideoChunk === 'undefined') return false;
+  try {
+    return (await VideoDecoder.isConfigSupported({ codec: 'avc1.42C01F', optimizeForLatency: true })).supported === true;
+  } catch {
+    return false;
+  }
+}
+
+export class VideoPlayer {
+  readonly #options: VideoPlayerOptions;
+  #socket: WebSocket | null = null;
+  #decoder: VideoDecoder | null = null;
+  #waitForKey = true;
+  #ended = false;
+  #context: CanvasRenderingContext2D | null = null;
+
+  constructor(options: VideoPlayerOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    const socket = new WebSocket(this.#options.url);
+    socket.binaryType = 'arraybuffer';
+    this.#socket = socket;
+    socket.onmessage = (event) => this.#receive(event.data as ArrayBuffer | string);
+    socket.onclose = (event) => this.#end(event.reason || `the video connection closed (${event.code})`);
+    socket.onerror = () => this.#end('the video connection failed');
+  }
+
+  /** Stops watching: the socket closes (the engine stops encoding when no one else watches). */
+  close(): void {
+    this.#end('closed by the viewer');
+  }
+
+  #receive(data: ArrayBuffer | string): void {
+    if (this.#ended) return;
+    // Through another node of a cluster a text message arrives as bytes: a frame's first byte is
+    // 0 or 1, the format's is `{`.
+    const bytes = typeof data === 'string' ? null : new Uint8Array(data);
+    if (typeof data === 'string' || bytes![0] === 0x7b) {
+      const format = parseVideoFormat(typeof data === 'string' ? data : new TextDecoder().decode(bytes!));
+      if (!format) return this.#end('the video format was not understood');
+      return this.#configure(format);
+    }
+    if (!this.#decoder || bytes!.length < 2) return;
+    const key = (bytes![0]! & VIDEO_KEY_FRAME) !== 0;
+    this.#options.onUnit?.(bytes!.length, key);
+    if (this.#decoder.decodeQueueSize > MAX_DECODE_QUEUE) this.#waitForKey = true;
+    if (this.#waitForKey && !key) return;
+    this.#waitForKey = false;
+    try {
+      this.#decoder.decode(new EncodedVideoChunk({ type: key ? 'key' : 'delta', timestamp: Math.round(performance.now() * 1000), data: bytes!.subarray(1) }));
+    } catch (error) {
+      this.#end(`the video could not be decoded: ${(error as Error).message}`);
+    }
+  }
+
+  #configure(format: VideoFormat): void {
+    if (!this.#decoder || this.#decoder.state === 'closed') this.#decoder = new VideoDecoder({
+      output: (frame) => this.#draw(frame),
+      error: (error) => this.#end(`the video could not be decoded: ${error.message}`),
+    });
+    try {
+      this.#decoder.configure(decoderConfig(format));
+    } catch (error) {
+      return this.#end(`the video could not be decoded: ${(error as Error).message}`);
+    }
+    this.#waitForKey = true;
+  }
+
+  #draw(frame: VideoFrame): void {
+    try {
+      if (this.#ended) return;
+      const { canvas } = this.#options;
+      this.#context ??= canvas.getContext('2d', { alpha: false });
+      this.#context?.drawImage(frame, 0, 0);
+      this.#options.onFrame?.(frame.displayWidth, frame.displayHeight);
+    } finally {
+      frame.close();
+    }
+  }
+
+  #end(reason: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const socket = this.#socket;
+    if (socket) {
+      socket.onmessage = socket.onclose = socket.onerror = null;
+      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(1000);
+    }
+    try {
+      if (this.#decoder && this.#decoder.state !== 'closed') this.#decoder.close();
+    } catch {
+      /* already closed */
+    }
+    this.#options.onEnd?.(reason);
+  }
+}

@@ -1,0 +1,56 @@
+// The video channel (issue 25): a watcher gets the display's picture as H.264 while the viewer is in
+// video mode (motion sustained; the viewer decides, src/react/viewer/video-mode.ts). Opened with
+// the share link or a view-only link alike (watching changes nothing in the session); counted as a
+// listener by presence. Its end is the display on the node that runs the session: the first
+// watcher starts an encoder there, each later one restarts it (a key frame for everyone), the last
+// one leaving stops it (runtime/video.ts); each access unit goes out as one WebSocket message
+// (viewer/video-watcher.ts). Across a cluster the owner's messages cross the node link one by one.
+import type { Display } from '../runtime/display.js';
+import type { OpenFiles } from '../runtime/open-files.js';
+import { SessionVideo, type VideoSettings } from '../runtime/video.js';
+import { serveVideoWatcher } from '../viewer/video-watcher.js';
+import type { Channel } from './channel.js';
+import { VIEWER_CLOSE } from './close-codes.js';
+import { SessionSeats } from './session-seats.js';
+
+export interface VideoChannelOptions {
+  settings: VideoSettings;
+  /** Watchers per session on this node (each restarts the session's encoder when it joins). */
+  watchersPerSession?: number;
+  /** The engine's open files: a watcher is refused when it would eat into the reserve. */
+  openFiles?: OpenFiles;
+}
+
+export const DEFAULT_WATCHERS_PER_SESSION = 16;
+
+export function videoChannel(options: VideoChannelOptions): Channel {
+  const seats = new SessionSeats(options.watchersPerSession ?? DEFAULT_WATCHERS_PER_SESSION, 1, options.openFiles);
+  /** One video per display: it goes with the display (a session's end kills its encoder with it). */
+  const videos = new WeakMap<Display, SessionVideo>();
+  const videoOf = (display: Display) => {
+    let video = videos.get(display);
+    if (!video) videos.set(display, (video = new SessionVideo(display, options.settings)));
+    return video;
+  };
+  return {
+    name: 'video',
+    opensWith: ['share-link', 'view-link'],
+    attachment: 'listener',
+    closes: { endClosed: VIEWER_CLOSE.displayGone, refused: VIEWER_CLOSE.protocol },
+    // Video is carried as messages from the session's encoder (carry, below), never as a byte
+    // stream into the session: the opener only says the display is here.
+    openEnd: () => () => {
+      throw new Error("the video channel carries messages from the session's encoder, not a byte stream");
+    },
+    seat: (sessionId) => seats.take(sessionId),
+    carry({ socket, ends }) {
+      return new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        serveVideoWatcher(socket, videoOf(ends.display));
+      });
+    },
+    close() {
+      seats.clear();
+    },
+  };
+}
