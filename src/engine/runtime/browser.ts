@@ -280,7 +280,15 @@ async function waitForWindow(sandbox: SessionSandbox, env: NodeJS.ProcessEnv, pr
   }
 }
 
-/** Starts the image's browser on `firstUrl` (http, https or about:blank). */
+/**
+ * The empty page a warm Chromium waits on. Not about:blank: Chromium gives a tab showing that (or
+ * its new-tab page) to the address bar's focus, and keeps it there through a navigation from
+ * DevTools, so a warm session's first keys would go to the address bar; on this page the tab has
+ * the focus, as in a browser started on an address.
+ */
+export const WARM_PAGE = 'data:text/html,';
+
+/** Starts the image's browser on `firstUrl` (http, https, about:blank or the warm page). */
 export function launchBrowser(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
   if (!launch.image.enabled || !launch.image.executable) {
     return Promise.reject(new Error(`${launch.image.name} is not available on this host: ${launch.image.reason ?? 'unknown reason'}`));

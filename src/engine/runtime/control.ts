@@ -249,27 +249,44 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
 
   /**
    * Sends the first page to `url` and resolves once the navigation has begun, not when it loads
-   * (a warm browser taking its first address). Only http and https are accepted.
+   * (a warm browser taking its first address). Only http and https are accepted, and the blank
+   * page. Once the page commits, the page the browser waited on leaves the tab's history: Back is
+   * off, as in a browser started on the address.
    */
   async navigate(url: string): Promise<void> {
-    if (!isNavigableUrl(url)) throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
+    if (!isNavigableUrl(url) && url !== 'about:blank') throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
+    const client = this.client;
     const sessionId = await this.attach(await this.firstPage());
     let onEvent: ((message: CDP.EventMessage) => void) | undefined;
+    const detach = () => {
+      if (onEvent) (client as unknown as EventEmitter).removeListener('event', onEvent);
+      void client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+    };
     try {
-      await this.client.send('Page.enable', undefined, sessionId);
+      await client.send('Page.enable', undefined, sessionId);
+      const { frameTree } = await client.send('Page.getFrameTree', undefined, sessionId);
+      let committed: () => void = () => undefined;
       const begun = new Promise<void>((resolve) => {
         onEvent = (message) => {
-          if (message.sessionId === sessionId && (message.method === 'Page.frameStartedNavigating' || message.method === 'Page.frameStartedLoading')) resolve();
+          if (message.sessionId !== sessionId) return;
+          const params = message.params as { frame?: { id: string; parentId?: string } };
+          if (message.method === 'Page.frameStartedNavigating' || message.method === 'Page.frameStartedLoading') resolve();
+          if (message.method === 'Page.frameNavigated' && params.frame?.id === frameTree.frame.id) committed();
         };
-        this.client.on('event', onEvent);
+        client.on('event', onEvent);
       });
+      const commit = new Promise<void>((resolve) => (committed = resolve));
       // Page.navigate itself answers only when the site answers (or the navigation fails).
-      const answered = this.client.send('Page.navigate', { url }, sessionId).then(() => undefined);
+      const answered = client.send('Page.navigate', { url }, sessionId).then(() => undefined);
       await Promise.race([begun, answered]);
       void answered.catch(() => undefined);
-    } finally {
-      if (onEvent) (this.client as unknown as EventEmitter).removeListener('event', onEvent);
-      await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+      void withTimeout(commit, 30_000, 'the first page')
+        .then(() => client.send('Page.resetNavigationHistory', undefined, sessionId))
+        .catch(() => undefined)
+        .finally(detach);
+    } catch (error) {
+      detach();
+      throw error;
     }
   }
 

@@ -11,6 +11,7 @@ import { discoverImages, type BrowserImage } from './catalog.js';
 import { DEFAULT_CONFINEMENT, probeConfinement, type ConfinementSettings, type SessionSandbox } from './confinement.js';
 import { writeSharedFiles } from './chromium-policies.js';
 import { BrowserControl, isNavigableUrl } from './control.js';
+import { overrideTimeZone } from './zone-override.js';
 import type { Display } from './display.js';
 import type { EgressPolicy } from './address-policy.js';
 import type { EgressRoute } from './egress.js';
@@ -20,7 +21,7 @@ import { interfaceLocale } from './locales.js';
 import { isTimeZone } from './time-zones.js';
 import { abortable, withTimeout } from './processes.js';
 import { reapRoot, SHARED_DIR, type ReapReport } from './reap.js';
-import { ENDS_SESSION, runtimeEvent, watchSession, type RuntimeEvent, type RuntimeEventKind } from './runtime-events.js';
+import { ENDS_SESSION, runtimeEvent, startedMessage, watchSession, type RuntimeEvent, type RuntimeEventKind } from './runtime-events.js';
 import { SessionSlot, type SlotSettings, type SlotShape } from './slot.js';
 import { WarmPool, type WarmPoolOptions } from './warm-pool.js';
 import type { SessionSound, SoundSettings } from './sound.js';
@@ -211,7 +212,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const timeoutMs = this.startTimeoutMs;
     const width = spec.width ?? this.geometry.width;
     const height = spec.height ?? this.geometry.height;
-    const fitsWarm = width === this.geometry.width && height === this.geometry.height && !spec.upstreamProxyUrl;
+    const fitsWarm = width === this.geometry.width && height === this.geometry.height;
     const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone) : undefined;
     let slot = warm?.slot;
     const start: StartKind = warm?.kind ?? 'cold';
@@ -221,8 +222,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         const shape: SlotShape = { width, height, layout: spec.layout, language: spec.language, ...(spec.upstreamProxyUrl ? { upstreamProxyUrl: spec.upstreamProxyUrl } : {}) };
         slot = await abortable(withTimeout(this.startSlot(shape), timeoutMs, 'the display start'), spec.signal, (late) => this.discard(late));
       } else {
-        slot.egress.setLanguage(spec.language);
-        if (slot.display.layout !== spec.layout) await slot.display.setLayout(spec.layout);
+        // The session's choices, applied as it takes the warm slot (decisions.md 63).
+        await slot.handOut({ language: spec.language, layout: spec.layout, upstreamProxyUrl: spec.upstreamProxyUrl });
       }
       const current = slot;
       spec.onDisplay?.(current.display);
@@ -237,9 +238,14 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
             if (url) await browser.control.firstNavigationStarted();
           };
           await Promise.all([process.windowShown, connected()]);
-        } else if (current.browser.control && url) {
-          // A warm browser waits on about:blank: it starts on the first page now.
-          await current.browser.control.navigate(url);
+        } else if (current.browser.control) {
+          // A warm browser waits on an empty page in the default zone: it takes the session's
+          // zone, then starts on the first page (or the blank page a browser without one shows).
+          if (current.browser.timeZone !== timeZone) {
+            await overrideTimeZone(current.browser.control, timeZone);
+            current.browser.timeZone = timeZone;
+          }
+          await current.browser.control.navigate(url ?? 'about:blank');
         }
       };
       await abortable(withTimeout(ready(), timeoutMs, `${image.name} starting on the first page`), spec.signal);
@@ -258,6 +264,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         readyMs: performance.now() - started,
       };
       this.watch(session, current);
+      this.emit('event', runtimeEvent(session.id, 'started', startedMessage(start, session.readyMs)));
       return session;
     } catch (error) {
       if (slot) await slot.stop();

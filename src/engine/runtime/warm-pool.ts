@@ -3,7 +3,7 @@
 // geometry, so that a session can start in a fraction of a cold start. Taken slots are replaced
 // in the background, one at a time, a moment later (a browser starting at once would compete for
 // the CPU with the start that took a slot).
-import { launchBrowser } from './browser.js';
+import { launchBrowser, WARM_PAGE } from './browser.js';
 import type { BrowserImage } from './catalog.js';
 import { BrowserControl } from './control.js';
 import { interfaceLocale } from './locales.js';
@@ -50,7 +50,9 @@ export class WarmPool {
    */
   take(image: BrowserImage, language: string, timeZone: string): { slot: SessionSlot; kind: 'warm-browser' | 'warm-display' } | undefined {
     let taken: { slot: SessionSlot; kind: 'warm-browser' | 'warm-display' } | undefined;
-    const index = this.browsers.findIndex((s) => s.browser?.image.id === image.id && s.browser.language === language && s.browser.timeZone === timeZone);
+    // A Chromium browser takes any zone at hand-out (zone-override.ts); Firefox keeps the one it started in.
+    const fits = (s: SessionSlot) => s.browser?.image.id === image.id && s.browser.language === language && (image.family === 'chromium' || s.browser.timeZone === timeZone);
+    const index = this.browsers.findIndex(fits);
     if (index !== -1) taken = { slot: this.browsers.splice(index, 1)[0]!, kind: 'warm-browser' };
     else if (this.displays.length > 0) taken = { slot: this.displays.shift()!, kind: 'warm-display' };
     if (!taken) return undefined;
@@ -105,7 +107,7 @@ export class WarmPool {
           const slot = await this.host.startSlot({ ...geometry, layout: 'us', language });
           const timeoutMs = this.host.startTimeoutMs;
           try {
-            const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...geometry, language, locale, timeZone, timeoutMs }, 'about:blank');
+            const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...geometry, language, locale, timeZone, timeoutMs }, WARM_PAGE);
             const browser = await slot.addBrowser({ process, image, language, timeZone, control: null });
             [browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl!, language), process.windowShown]);
           } catch (error) {

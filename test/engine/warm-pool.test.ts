@@ -1,0 +1,134 @@
+// The warm pool serving every session, with real confined browsers: each session below takes a
+// ready browser (the runtime's `started` notice says `warm`) and shows the choices it was given at
+// hand-out: its exit carries its traffic, its pages, new tabs and workers report its time zone,
+// its keyboard layout types `z` on the key where a US keyboard has `y`, its start page loads; and
+// nothing of an earlier session is left in the next one.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEgressRoute, type EgressRoute } from '../../src/engine/runtime/egress.js';
+import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import { waitFor, x } from '../helpers/session.js';
+
+/** Reports the zone (and the offset of 1 January) of the page, and of a worker it starts. */
+const ZONE_PAGE = `<!doctype html><title>Zone</title><script>
+const zone = () => Intl.DateTimeFormat().resolvedOptions().timeZone + ' ' + new Date(2026, 0, 1).getTimezoneOffset();
+const report = (where, value) => fetch('/zone-report?' + where + '=' + encodeURIComponent(value));
+report(location.search.slice(1) || 'page', zone());
+const code = 'postMessage(Intl.DateTimeFormat().resolvedOptions().timeZone + " " + new Date(2026, 0, 1).getTimezoneOffset())';
+new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' }))).onmessage = (e) => report('worker', e.data);
+</script>`;
+const TYPE_PAGE = '<!doctype html><title>Type here</title><input id="field" autofocus>';
+const PLAIN_PAGE = '<!doctype html><title>Plain</title>';
+
+let target: Server;
+let origin: string;
+const reports = new Map<string, string>();
+let root: string;
+let runtime: SessionRuntime;
+const events: RuntimeEvent[] = [];
+/** Two upstream proxies standing in for an exit city and the residential route. */
+let exitCity: EgressRoute;
+let residential: EgressRoute;
+
+beforeAll(async () => {
+  target = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://x');
+    if (url.pathname === '/zone-report') {
+      for (const [where, value] of url.searchParams) reports.set(where, value);
+      return void response.writeHead(204).end();
+    }
+    const page = { '/zone': ZONE_PAGE, '/type': TYPE_PAGE }[url.pathname] ?? PLAIN_PAGE;
+    response.writeHead(200, { 'content-type': 'text/html' }).end(page);
+  });
+  await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(target.address() as AddressInfo).port}`;
+  const upstreamPolicy = { allow: ['127.0.0.1/32'] };
+  exitCity = await startEgressRoute({ sessionId: 'exit-city', policy: upstreamPolicy });
+  residential = await startEgressRoute({ sessionId: 'residential', policy: upstreamPolicy });
+  root = await mkdtemp(join(tmpdir(), 'rbk-warm-'));
+  ({ runtime } = await SessionRuntime.open({
+    root,
+    egress: { allow: ['127.0.0.1/32'] },
+    warm: { browsers: [{ browser: 'chromium', language: 'en', count: 1 }, { browser: 'chromium', language: 'de', count: 1 }] },
+  }));
+  runtime.on('event', (event) => events.push(event));
+  await runtime.warmed();
+});
+
+afterAll(async () => {
+  await runtime?.close();
+  if (root) expect((await findMarkedProcesses({ root })).filter((p) => !p.zombie)).toEqual([]);
+  await Promise.all([exitCity?.close(), residential?.close()]);
+  await new Promise((resolve) => target?.close(resolve));
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+/** What the runtime said of the session's start. */
+const startOf = (session: RuntimeSession) => events.find((e) => e.sessionId === session.id && e.kind === 'started')?.message ?? '';
+
+describe('a warm browser takes the session\'s choices at hand-out', () => {
+  it('an exit city in another time zone: the exit carries the traffic; the page, a new tab and a worker report the zone', async () => {
+    await runtime.warmed();
+    const before = exitCity.bytes().received;
+    const session = await runtime.startSession({ browser: 'chromium', url: `${origin}/zone`, language: 'en', layout: 'us', timeZone: 'Asia/Tokyo', upstreamProxyUrl: exitCity.proxyUrl });
+    try {
+      expect(session.start).toBe('warm-browser');
+      expect(startOf(session)).toMatch(/^warm start: .* ready in \d+ ms$/);
+      expect(await waitFor(() => reports.get('page'), (zone) => zone !== undefined)).toBe('Asia/Tokyo -540');
+      expect(await waitFor(() => reports.get('worker'), (zone) => zone !== undefined)).toBe('Asia/Tokyo -540');
+      expect(exitCity.bytes().received).toBeGreaterThan(before + ZONE_PAGE.length);
+      // A tab opened later, as a person opens one.
+      await session.control!.client.send('Target.createTarget', { url: `${origin}/zone?tab` });
+      expect(await waitFor(() => reports.get('tab'), (zone) => zone !== undefined)).toBe('Asia/Tokyo -540');
+    } finally {
+      await runtime.stopSession(session.id);
+    }
+  });
+
+  it('a residential route in German with layout de: the route carries the traffic, the key of a US y types z', async () => {
+    await runtime.warmed();
+    const before = residential.bytes().received;
+    const session = await runtime.startSession({ browser: 'chromium', url: `${origin}/type`, language: 'de', layout: 'de', timeZone: 'Europe/Berlin', upstreamProxyUrl: residential.proxyUrl });
+    try {
+      expect(session.start).toBe('warm-browser');
+      expect(startOf(session)).toMatch(/^warm start/);
+      expect(await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Type here')).toBe('Type here');
+      expect(residential.bytes().received).toBeGreaterThan(before + TYPE_PAGE.length);
+      expect(await session.control!.evaluate('navigator.language')).toBe('de');
+      expect(await session.control!.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('Europe/Berlin');
+      // X keycode 29 is the key a US keyboard has y on (AD06); on a German layout it types z.
+      await x(session, 'xdotool', ['key', '29']);
+      const typed = () => session.control!.evaluate('document.getElementById("field").value');
+      expect(await waitFor(typed, (value) => value !== '')).toBe('z');
+    } finally {
+      await runtime.stopSession(session.id);
+    }
+  });
+
+  it('leaks nothing: a cookie and a localStorage value of one session are absent in the next that takes a warm browser', async () => {
+    await runtime.warmed();
+    const first = await runtime.startSession({ browser: 'chromium', url: `${origin}/plain`, language: 'en', layout: 'us' });
+    expect(first.start).toBe('warm-browser');
+    await waitFor(() => first.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Plain');
+    await first.control!.evaluate(`document.cookie = 'left=behind; max-age=3600'; localStorage.setItem('left', 'behind'); document.cookie`);
+    expect(await first.control!.evaluate('document.cookie')).toBe('left=behind');
+    await runtime.stopSession(first.id);
+    await runtime.warmed();
+    const next = await runtime.startSession({ browser: 'chromium', url: `${origin}/plain`, language: 'en', layout: 'us' });
+    try {
+      expect(next.start).toBe('warm-browser');
+      expect(next.id).not.toBe(first.id);
+      await waitFor(() => next.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Plain');
+      expect(await next.control!.evaluate(`[document.cookie, localStorage.getItem('left')]`)).toEqual(['', null]);
+      // No history either: the blank page the browser waited on is not a page to go back to.
+      expect(await waitFor(() => next.control!.evaluate('history.length'), (length) => length === 1)).toBe(1);
+    } finally {
+      await runtime.stopSession(next.id);
+    }
+  });
+});
