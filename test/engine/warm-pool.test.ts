@@ -2,7 +2,8 @@
 // ready browser (the runtime's `started` notice says `warm`) and shows the choices it was given at
 // hand-out: its exit carries its traffic, its pages, new tabs and workers report its time zone,
 // its keyboard layout types `z` on the key where a US keyboard has `y`, its start page loads; and
-// nothing of an earlier session is left in the next one.
+// nothing of an earlier session is left in the next one. A burst larger than the pool starts the
+// rest cold, none failing, and the pool refills after the live starts, not during them.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -54,7 +55,8 @@ beforeAll(async () => {
   ({ runtime } = await SessionRuntime.open({
     root,
     egress: { allow: ['127.0.0.1/32'] },
-    warm: { browsers: [{ browser: 'chromium', language: 'en', count: 1 }, { browser: 'chromium', language: 'de', count: 1 }] },
+    // Sized as the engine sizes it, by demand, here at most two browsers: one each for en and de.
+    warm: { demand: { memoryMb: 10_000, maxBrowsers: 2, kept: [{ browser: 'chromium', language: 'en' }, { browser: 'chromium', language: 'de' }], quietMs: 600_000 } },
   }));
   runtime.on('event', (event) => events.push(event));
   await runtime.warmed();
@@ -129,6 +131,29 @@ describe('a warm browser takes the session\'s choices at hand-out', () => {
       expect(await waitFor(() => next.control!.evaluate('history.length'), (length) => length === 1)).toBe(1);
     } finally {
       await runtime.stopSession(next.id);
+    }
+  });
+});
+
+describe('a pool sized by demand', () => {
+  it('under a burst larger than the pool the rest start cold, none fails, and the pool refills after the live starts', async () => {
+    await runtime.warmed();
+    expect(runtime.warmStats().browsers.map((b) => `${b.language}:${b.count}`).sort()).toEqual(['de:1', 'en:1']);
+    const warmedBefore = runtime.warmStats().started;
+    const burst = await Promise.allSettled([1, 2, 3].map(() => runtime.startSession({ browser: 'chromium', url: `${origin}/plain`, language: 'en', layout: 'us' })));
+    const sessions = burst.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : expect.fail(String(outcome.reason))));
+    try {
+      expect(sessions.map((s) => s.start).sort()).toEqual(['cold', 'cold', 'warm-browser']);
+      expect(sessions.map((s) => startOf(s).split(':')[0]).sort()).toEqual(['cold start', 'cold start', 'warm start']);
+      // Nothing was warmed while the live sessions started.
+      expect(runtime.warmStats().started).toBe(warmedBefore);
+      await runtime.warmed();
+      const after = runtime.warmStats();
+      expect(after.started).toBe(warmedBefore + 1);
+      expect(after.browsers.map((b) => `${b.language}:${b.count}`).sort()).toEqual(['de:1', 'en:1']);
+      expect(after.memoryMb).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(sessions.map((s) => runtime.stopSession(s.id)));
     }
   });
 });
