@@ -171,7 +171,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   let url = '';
   // On one machine the link only registers the node (capacity, `nodes list`); in a cluster it is
   // also how nodes reach each other.
-  const identity = { id: nodeId, internalUrl: '', advertisedUrl: '', capacity: config.node.capacity, browsers: runtime.images.filter((i) => i.enabled).map((i) => i.id) };
+  const identity = { id: nodeId, internalUrl: '', advertisedUrl: '', capacity: config.node.capacity, browsers: runtime.images.filter((i) => i.enabled).map((i) => i.id), warm: () => runtime.warmStats().browsers.map((b) => `${b.browser} ${b.language}`) };
   const link = new NodeLink({
     store,
     node: identity,

@@ -114,4 +114,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `ALTER TABLE sessions ADD COLUMN view_link_hash TEXT;
    CREATE UNIQUE INDEX sessions_view_link ON sessions(view_link_hash);
    ALTER TABLE sessions ADD COLUMN viewers INTEGER NOT NULL DEFAULT 0;`,
+  // The warm browsers each node has ready (schema.ts, the same migration).
+  `ALTER TABLE nodes ADD COLUMN warm TEXT NOT NULL DEFAULT '[]';`,
 ];

@@ -106,4 +106,7 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE sessions ADD COLUMN view_link_hash TEXT;
    CREATE UNIQUE INDEX sessions_view_link ON sessions(view_link_hash);
    ALTER TABLE sessions ADD COLUMN viewers INTEGER NOT NULL DEFAULT 0;`,
+  // The warm browsers each node has ready (decisions.md 64): a JSON array of "browser language"
+  // kinds, written with every heartbeat, so that placement can prefer a node with a fitting one.
+  `ALTER TABLE nodes ADD COLUMN warm TEXT NOT NULL DEFAULT '[]';`,
 ];
