@@ -25,6 +25,12 @@ new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' }))).o
 </script>`;
 const TYPE_PAGE = '<!doctype html><title>Type here</title><input id="field" autofocus>';
 const PLAIN_PAGE = '<!doctype html><title>Plain</title>';
+/** For Firefox (no DevTools): reports its zone and history on load, and what is typed into its field. */
+const FIREFOX_PAGE = `<!doctype html><title>Firefox page</title><input id="field" autofocus><script>
+const report = (where, value) => fetch('/zone-report?' + where + '=' + encodeURIComponent(value));
+report('firefox', Intl.DateTimeFormat().resolvedOptions().timeZone + ' ' + new Date(2026, 0, 1).getTimezoneOffset() + ' history ' + history.length);
+document.getElementById('field').oninput = (e) => report('typed', e.target.value);
+</script>`;
 
 let target: Server;
 let origin: string;
@@ -43,7 +49,7 @@ beforeAll(async () => {
       for (const [where, value] of url.searchParams) reports.set(where, value);
       return void response.writeHead(204).end();
     }
-    const page = { '/zone': ZONE_PAGE, '/type': TYPE_PAGE }[url.pathname] ?? PLAIN_PAGE;
+    const page = { '/zone': ZONE_PAGE, '/type': TYPE_PAGE, '/firefox': FIREFOX_PAGE }[url.pathname] ?? PLAIN_PAGE;
     response.writeHead(200, { 'content-type': 'text/html' }).end(page);
   });
   await new Promise<void>((resolve) => target.listen(0, '127.0.0.1', resolve));
@@ -55,8 +61,8 @@ beforeAll(async () => {
   ({ runtime } = await SessionRuntime.open({
     root,
     egress: { allow: ['127.0.0.1/32'] },
-    // Sized as the engine sizes it, by demand, here at most two browsers: one each for en and de.
-    warm: { demand: { memoryMb: 10_000, maxBrowsers: 2, kept: [{ browser: 'chromium', language: 'en' }, { browser: 'chromium', language: 'de' }], quietMs: 600_000 } },
+    // Sized as the engine sizes it, by demand, here at most three browsers: Chromium in en and de, Firefox in en.
+    warm: { demand: { memoryMb: 10_000, maxBrowsers: 3, kept: [{ browser: 'chromium', language: 'en' }, { browser: 'chromium', language: 'de' }, { browser: 'firefox-esr', language: 'en' }], quietMs: 600_000 } },
   }));
   runtime.on('event', (event) => events.push(event));
   await runtime.warmed();
@@ -112,6 +118,22 @@ describe('a warm browser takes the session\'s choices at hand-out', () => {
     }
   });
 
+  it('Firefox ESR through an exit city with layout de: the exit carries the traffic, the page loads in the default zone, the key of a US y types z', async () => {
+    await runtime.warmed();
+    const before = exitCity.bytes().received;
+    const session = await runtime.startSession({ browser: 'firefox-esr', url: `${origin}/firefox`, language: 'en', layout: 'de', upstreamProxyUrl: exitCity.proxyUrl });
+    try {
+      expect(session.start).toBe('warm-browser');
+      expect(startOf(session)).toMatch(/^warm start/);
+      expect(await waitFor(() => reports.get('firefox'), (report) => report !== undefined)).toBe('UTC 0 history 2');
+      expect(exitCity.bytes().received).toBeGreaterThan(before + FIREFOX_PAGE.length);
+      await x(session, 'xdotool', ['key', '29']);
+      expect(await waitFor(() => reports.get('typed'), (typed) => typed !== undefined)).toBe('z');
+    } finally {
+      await runtime.stopSession(session.id);
+    }
+  });
+
   it('leaks nothing: a cookie and a localStorage value of one session are absent in the next that takes a warm browser', async () => {
     await runtime.warmed();
     const first = await runtime.startSession({ browser: 'chromium', url: `${origin}/plain`, language: 'en', layout: 'us' });
@@ -138,7 +160,8 @@ describe('a warm browser takes the session\'s choices at hand-out', () => {
 describe('a pool sized by demand', () => {
   it('under a burst larger than the pool the rest start cold, none fails, and the pool refills after the live starts', async () => {
     await runtime.warmed();
-    expect(runtime.warmStats().browsers.map((b) => `${b.language}:${b.count}`).sort()).toEqual(['de:1', 'en:1']);
+    const ready = () => runtime.warmStats().browsers.map((b) => `${b.browser} ${b.language}:${b.count}`).sort();
+    expect(ready()).toEqual(['chromium de:1', 'chromium en:1', 'firefox-esr en:1']);
     const warmedBefore = runtime.warmStats().started;
     const burst = await Promise.allSettled([1, 2, 3].map(() => runtime.startSession({ browser: 'chromium', url: `${origin}/plain`, language: 'en', layout: 'us' })));
     const sessions = burst.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : expect.fail(String(outcome.reason))));
@@ -150,7 +173,7 @@ describe('a pool sized by demand', () => {
       await runtime.warmed();
       const after = runtime.warmStats();
       expect(after.started).toBe(warmedBefore + 1);
-      expect(after.browsers.map((b) => `${b.language}:${b.count}`).sort()).toEqual(['de:1', 'en:1']);
+      expect(ready()).toEqual(['chromium de:1', 'chromium en:1', 'firefox-esr en:1']);
       expect(after.memoryMb).toBeGreaterThan(0);
     } finally {
       await Promise.all(sessions.map((s) => runtime.stopSession(s.id)));

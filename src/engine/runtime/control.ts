@@ -249,45 +249,42 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
 
   /**
    * Sends the first page to `url` and resolves once the navigation has begun, not when it loads
-   * (a warm browser taking its first address). Only http and https are accepted, and the blank
-   * page. Once the page commits, the page the browser waited on leaves the tab's history: Back is
-   * off, as in a browser started on the address.
+   * (a warm browser taking its first address). Only http and https are accepted.
    */
   async navigate(url: string): Promise<void> {
-    if (!isNavigableUrl(url) && url !== 'about:blank') throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
-    const client = this.client;
+    if (!isNavigableUrl(url)) throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
     const sessionId = await this.attach(await this.firstPage());
     let onEvent: ((message: CDP.EventMessage) => void) | undefined;
-    const detach = () => {
-      if (onEvent) (client as unknown as EventEmitter).removeListener('event', onEvent);
-      void client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
-    };
     try {
-      await client.send('Page.enable', undefined, sessionId);
-      const { frameTree } = await client.send('Page.getFrameTree', undefined, sessionId);
-      let committed: () => void = () => undefined;
+      await this.client.send('Page.enable', undefined, sessionId);
       const begun = new Promise<void>((resolve) => {
         onEvent = (message) => {
-          if (message.sessionId !== sessionId) return;
-          const params = message.params as { frame?: { id: string; parentId?: string } };
-          if (message.method === 'Page.frameStartedNavigating' || message.method === 'Page.frameStartedLoading') resolve();
-          if (message.method === 'Page.frameNavigated' && params.frame?.id === frameTree.frame.id) committed();
+          if (message.sessionId === sessionId && (message.method === 'Page.frameStartedNavigating' || message.method === 'Page.frameStartedLoading')) resolve();
         };
-        client.on('event', onEvent);
+        this.client.on('event', onEvent);
       });
-      const commit = new Promise<void>((resolve) => (committed = resolve));
       // Page.navigate itself answers only when the site answers (or the navigation fails).
-      const answered = client.send('Page.navigate', { url }, sessionId).then(() => undefined);
+      const answered = this.client.send('Page.navigate', { url }, sessionId).then(() => undefined);
       await Promise.race([begun, answered]);
       void answered.catch(() => undefined);
-      void withTimeout(commit, 30_000, 'the first page')
-        .then(() => client.send('Page.resetNavigationHistory', undefined, sessionId))
-        .catch(() => undefined)
-        .finally(detach);
-    } catch (error) {
-      detach();
-      throw error;
+    } finally {
+      if (onEvent) (this.client as unknown as EventEmitter).removeListener('event', onEvent);
+      await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
     }
+  }
+
+  /**
+   * Opens `url` in a new tab in place of the page a warm browser waited on, and resolves once the
+   * tab is there and its navigation has begun (not when it loads). A tab of its own, not a
+   * navigation of the waiting one: its history holds the address alone (Back is off, and the page
+   * reads a history of one, as in a browser started on the address). Only http and https are
+   * accepted, and the blank page.
+   */
+  async openInPlace(url: string): Promise<void> {
+    if (!isNavigableUrl(url) && url !== 'about:blank') throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
+    const waiting = await this.firstPage();
+    await this.client.send('Target.createTarget', { url });
+    await this.client.send('Target.closeTarget', { targetId: waiting });
   }
 
   /** Evaluates an expression in the first page (tests and diagnostics). */

@@ -13,6 +13,7 @@ import { DEFAULT_CONFINEMENT, probeConfinement, type ConfinementSettings, type S
 import { writeSharedFiles } from './chromium-policies.js';
 import { BrowserControl, isNavigableUrl } from './control.js';
 import { overrideTimeZone } from './zone-override.js';
+import { openInFirefox } from './firefox-handout.js';
 import type { Display } from './display.js';
 import type { EgressPolicy } from './address-policy.js';
 import type { EgressRoute } from './egress.js';
@@ -243,7 +244,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     if (!locale) throw new Error(`${image.name} cannot show its interface in "${spec.language}" on this host (it has ${image.locales.join(', ')})`);
     const timeZone = spec.timeZone ?? this.timeZone;
     if (!isTimeZone(timeZone)) throw new Error(`unknown time zone "${timeZone}"; an IANA name is expected, for example Europe/Berlin`);
-    this.warm.noteCreate(image, spec.language);
+    this.warm.noteCreate(image, spec.language, timeZone);
     this.startsWaiting++;
     try {
       return await this.start(spec, image, locale, url, timeZone);
@@ -291,7 +292,10 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
             await overrideTimeZone(current.browser.control, timeZone);
             current.browser.timeZone = timeZone;
           }
-          await current.browser.control.navigate(url ?? 'about:blank');
+          await current.browser.control.openInPlace(url ?? 'about:blank');
+        } else if (url) {
+          // A warm Firefox waits on about:blank: its address bar takes the first page.
+          await openInFirefox(current.sandbox, current.display, url);
         }
       };
       await abortable(withTimeout(ready(), timeoutMs, `${image.name} starting on the first page`), spec.signal);

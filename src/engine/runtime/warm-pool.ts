@@ -88,8 +88,9 @@ export class WarmPool {
   }
 
   /** A session of `image` in `language` is being created: what the demand learns from. */
-  noteCreate(image: BrowserImage, language: string): void {
-    if (!this.demand || !warmable(image)) return;
+  noteCreate(image: BrowserImage, language: string, timeZone: string): void {
+    // A Firefox session in another zone could not take a warm Firefox: it teaches the pool nothing.
+    if (!this.demand || !warmable(image) || (image.family !== 'chromium' && timeZone !== this.host.timeZone)) return;
     this.demand.record({ browser: image.id, language }, Date.now());
     this.poke();
   }
@@ -245,9 +246,11 @@ export class WarmPool {
     const slot = await this.host.startSlot({ ...geometry, layout: 'us', language });
     this.started++;
     try {
-      const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...geometry, language, locale, timeZone, timeoutMs }, WARM_PAGE);
+      // Chromium waits on an empty page (WARM_PAGE says why); Firefox on the blank page.
+      const page = image.family === 'chromium' ? WARM_PAGE : 'about:blank';
+      const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...geometry, language, locale, timeZone, timeoutMs }, page);
       const browser = await slot.addBrowser({ process, image, language, timeZone, control: null });
-      [browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl!, language), process.windowShown]);
+      if (process.devtoolsUrl) [browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl, language), process.windowShown]);
     } catch (error) {
       await this.host.discard(slot);
       throw error;
@@ -268,9 +271,12 @@ export class WarmPool {
   }
 }
 
-/** Whether a browser of `image` can wait warm: Chromium's choices can be applied at hand-out, Firefox's zone cannot. */
+/**
+ * Whether a browser of `image` can wait warm: every family can; Chromium takes any zone at
+ * hand-out, Firefox serves sessions in the zone it started in (the default) only.
+ */
 function warmable(image: BrowserImage): boolean {
-  return image.family === 'chromium';
+  return image.family === 'chromium' || image.family === 'firefox';
 }
 
 /** What a ready slot holds now, in MB: its cgroup's memory, or the estimate when unconfined. */
