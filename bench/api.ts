@@ -1,5 +1,8 @@
 // `npm run bench -- api`: the v8 API's speed: time to the create answer, create to running,
 // status polling throughput and tail latency (wrk, 50 connections), engine memory idle.
+// RBK_BENCH_OPERATIONS=off runs the engine without metrics and logs (operator.metrics false,
+// log.level silent), to compare with the default (on: metrics recorded and scraped every 5 s
+// during the load, info logs written to a pipe).
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -13,6 +16,7 @@ import { percentile, report } from './stats.js';
 
 const run = promisify(execFile);
 const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 10);
+const operations = process.env.RBK_BENCH_OPERATIONS === 'off' ? 'off' : 'on';
 
 /** A wrk duration ("812.40us", "3.21ms", "1.02s") in milliseconds. */
 function wrkMs(text: string): number {
@@ -44,6 +48,7 @@ export async function apiBench(): Promise<void> {
     plans: [{ id: 'bench', name: 'Bench', running_session_limit: 50, cycle_session_limit: null, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 60, idle_timeout_minutes: 60 }],
     rateLimit: { requests: 1_000_000_000, perSeconds: 1 },
     egress: { allow: ['127.0.0.1/32'] },
+    ...(operations === 'off' ? { operator: { metrics: false }, log: { level: 'silent' } } : { log: { level: 'info', pretty: false } }),
   }));
   const page = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<title>bench</title><h1>bench</h1>'));
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
@@ -52,14 +57,21 @@ export async function apiBench(): Promise<void> {
   const engineArgs = process.env.RBK_BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.RBK_BENCH_PROFILE}`, ...cli] : cli;
   const { stdout } = await run('node', [...cli, 'accounts', 'create', '--data', join(dir, 'data'), '--config', config, '--contact', 'bench@example.com', '--plan', 'bench', '--json']);
   const key = (JSON.parse(stdout) as { apiKey: { key: string } }).apiKey.key;
-  const engine = spawn('node', [...engineArgs, 'serve', '--port', '0', '--data', join(dir, 'data'), '--config', config, '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const engine = spawn('node', [...engineArgs, 'serve', '--port', '0', '--data', join(dir, 'data'), '--config', config, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // The logs are read and dropped, as a log shipper reading the engine's stderr would.
+  let logBytes = 0;
+  engine.stderr.on('data', (chunk: Buffer) => (logBytes += chunk.length));
   try {
+    let operatorUrl: string | null = null;
     const base = await new Promise<string>((resolve, reject) => {
       let text = '';
       engine.stdout.on('data', (chunk: Buffer) => {
         text += chunk.toString();
         const line = text.split('\n').find((l) => l.startsWith('{'));
-        if (line) resolve((JSON.parse(line) as { url: string }).url);
+        if (!line) return;
+        const facts = JSON.parse(line) as { url: string; operatorUrl: string | null };
+        operatorUrl = facts.operatorUrl;
+        resolve(facts.url);
       });
       engine.once('exit', () => reject(new Error('the engine exited during start')));
     });
@@ -97,19 +109,22 @@ export async function apiBench(): Promise<void> {
         // on its own, then the steady state that the target is about.
         const warmup = await pollWithWrk(`${base}/v8/vm/data?id=${created.vmId}`, { authorization: headers.authorization }, 3);
         report('api', 'status_poll_warmup_ms_p99', warmup.p99, 'ms', { tool: 'wrk', connections: 50, duration_s: 3, rps: warmup.rps });
+        // With operations on, a Prometheus scrape every 5 s during the load, as a scraper would.
+        const scrapes = operatorUrl ? setInterval(() => void fetch(`${operatorUrl}/metrics`).then((r) => r.text()).catch(() => undefined), 5000) : undefined;
         const poll = await pollWithWrk(`${base}/v8/vm/data?id=${created.vmId}`, { authorization: headers.authorization }, 10);
-        report('api', 'status_poll_rps', poll.rps, 'requests/s', { tool: 'wrk', connections: 50, duration_s: 10, non_2xx: poll.non2xx, socket_errors: poll.errors });
-        report('api', 'status_poll_ms_p50', poll.p50, 'ms', { tool: 'wrk', connections: 50 });
-        report('api', 'status_poll_ms_p99', poll.p99, 'ms', { tool: 'wrk', connections: 50 });
+        clearInterval(scrapes);
+        report('api', 'status_poll_rps', poll.rps, 'requests/s', { tool: 'wrk', connections: 50, duration_s: 10, non_2xx: poll.non2xx, socket_errors: poll.errors, operations });
+        report('api', 'status_poll_ms_p50', poll.p50, 'ms', { tool: 'wrk', connections: 50, operations });
+        report('api', 'status_poll_ms_p99', poll.p99, 'ms', { tool: 'wrk', connections: 50, operations });
         await call('/v8/vm/remove', { id: created.vmId });
         while ((await status(created.vmId)) !== 'deleted') await new Promise((r) => setTimeout(r, 20));
       }
     }
-    report('api', 'create_response_ms_p50', percentile(answers, 50), 'ms', { samples });
-    report('api', 'create_to_running_ms_p50', percentile(toRunning, 50), 'ms', { samples, start: 'cold' });
+    report('api', 'create_response_ms_p50', percentile(answers, 50), 'ms', { samples, operations });
+    report('api', 'create_to_running_ms_p50', percentile(toRunning, 50), 'ms', { samples, start: 'cold', operations });
     await new Promise((r) => setTimeout(r, 2000));
     const rss = Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${engine.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-    report('api', 'engine_rss_mb', rss, 'MB', { state: 'idle, no session', runner: 'node --import tsx' });
+    report('api', 'engine_rss_mb', rss, 'MB', { state: 'idle, no session', runner: 'node --import tsx', operations, log_bytes: logBytes });
   } finally {
     engine.kill('SIGTERM');
     await new Promise((r) => engine.once('exit', r));

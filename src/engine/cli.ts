@@ -1,4 +1,4 @@
-// The `remote-browser-kit` command line for operators: serve, plans, accounts, keys, nodes, doctor.
+// The `remote-browser-kit` command line for operators: serve, plans, accounts, keys, webhooks, nodes, doctor.
 // Every command has --json output for scripts; errors exit 1 with a message that says what to do.
 import { Command } from 'commander';
 import { loadEngineConfig, type EngineConfig } from './config.js';
@@ -6,6 +6,9 @@ import { drainNode, listNodes, removeNode } from './cluster/nodes.js';
 import { formatDoctor, runDoctor } from './doctor.js';
 import { startDemo } from '../demo/server.js';
 import { createEngine, offsetClock, openDataDirectory } from './engine.js';
+import { silentLogger } from './operations/logger.js';
+import { eventTypeOf } from './webhooks/events.js';
+import { SessionWebhooks } from './webhooks/webhooks.js';
 
 interface Common {
   data: string;
@@ -62,11 +65,12 @@ export function buildCli(): Command {
           ...(options.database ? { database: options.database } : {}),
           ...(clockFile ? { now: offsetClock(clockFile) } : {}),
         });
-        const facts = { url: engine.url, node: engine.nodeId, database: engine.store.dialect, reaped: engine.reaped, recovered: engine.recovered, browsers: engine.runtime.images.filter((i) => i.enabled).map((i) => i.id) };
+        const facts = { url: engine.url, operatorUrl: engine.operatorUrl, node: engine.nodeId, database: engine.store.dialect, reaped: engine.reaped, recovered: engine.recovered, browsers: engine.runtime.images.filter((i) => i.enabled).map((i) => i.id) };
         print(options, facts, () =>
           [
             `remote-browser-kit engine listening on ${engine.url} (node ${engine.nodeId}, ${engine.store.dialect === 'postgres' ? 'Postgres: a node of a cluster' : 'SQLite in the data directory'})`,
             `  browsers: ${facts.browsers.join(', ') || 'none (run remote-browser-kit doctor)'}`,
+            `  operator listener (/metrics, /readyz, /healthz): ${engine.operatorUrl ?? 'off (operator.metrics: false)'}`,
             `  cleaned from an earlier run: ${engine.reaped.directories} session directories, ${engine.reaped.processes} processes`,
             `  sessions ended by the restart: ${engine.recovered.suspended} suspended, ${engine.recovered.errored} failed to start`,
           ].join('\n'),
@@ -135,6 +139,57 @@ export function buildCli(): Command {
     withData(options, ({ accounts: a }) => a.revokeKey(keyId), (r) => `revoked ${r.id}`),
   );
 
+  // Session webhooks (decisions.md 61): what an account's own v8 calls do, for its operator.
+  const webhooks = program.command('webhooks').description("an account's session webhook: set (prints its secret once), show, remove");
+  const webhooksOf = (opened: Awaited<ReturnType<typeof openDataDirectory>>, config: EngineConfig) =>
+    new SessionWebhooks({ store: opened.store, settings: config.webhooks, nodeId: 'operator-cli', now: Date.now, logger: silentLogger() });
+  const knownAccount = async (opened: Awaited<ReturnType<typeof openDataDirectory>>, id: string) => {
+    if (!(await opened.store.account(id))) throw new Error(`unknown account "${id}"; remote-browser-kit accounts list shows them`);
+  };
+  common(webhooks.command('set').description('set the address that receives the events of the account\'s sessions (https; the secret is shown only now)'))
+    .requiredOption('--account <id>', 'account id')
+    .requiredOption('--url <url>', 'the receiver, https://...')
+    .action((options: Common & { account: string; url: string }) =>
+      withData(options, async (opened, config) => {
+        await knownAccount(opened, options.account);
+        const outcome = await webhooksOf(opened, config).set(options.account, options.url);
+        if (outcome.status !== 'ok') throw new Error(outcome.message);
+        return outcome.webhook!;
+      }, (webhook) => `webhook ${webhook.url}\nsigning secret (shown only now, keep it on the receiving server): ${webhook.secret}`),
+    );
+  common(webhooks.command('show').description("the account's webhook and its queue of events"))
+    .requiredOption('--account <id>', 'account id')
+    .action((options: Common & { account: string }) =>
+      withData(options, async (opened, config) => {
+        await knownAccount(opened, options.account);
+        const hooks = webhooksOf(opened, config);
+        const outcome = await hooks.get(options.account);
+        return { webhook: outcome.status === 'ok' ? outcome.webhook : null, events: await hooks.queue.counts(options.account) };
+      }, ({ webhook, events }) =>
+        webhook
+          ? `webhook ${webhook.url} (since ${webhook.created})\nevents: ${events.pending} waiting, ${events.delivered} delivered, ${events.failed} given up${events.lastError ? `; last error: ${events.lastError}` : ''}`
+          : 'no webhook'),
+    );
+  common(webhooks.command('remove').description("remove the account's webhook (events not yet delivered are dropped)"))
+    .requiredOption('--account <id>', 'account id')
+    .action((options: Common & { account: string }) =>
+      withData(options, async (opened, config) => {
+        await knownAccount(opened, options.account);
+        await webhooksOf(opened, config).remove(options.account);
+        return { account: options.account, removed: true };
+      }, (r) => `webhook of ${r.account} removed`),
+    );
+
+  // Sessions a removed node left end here, not on an engine: their webhook events are queued here too.
+  const queueNodeGoneEvents = async (opened: Awaited<ReturnType<typeof openDataDirectory>>, config: EngineConfig, moved: Array<{ id: string; status: string }>) => {
+    const hooks = webhooksOf(opened, config);
+    for (const { id, status } of moved) {
+      const type = eventTypeOf(status, 'node-gone');
+      const row = type && (await opened.store.session(id));
+      if (type && row) await hooks.queueEvent(row, type);
+    }
+  };
+
   const nodes = program.command('nodes').description('the nodes of a cluster: their load, drain, remove');
   common(nodes.command('list').description('list the nodes with their state, load and capacity')).action((options: Common) =>
     withData(options, ({ store }, config) => listNodes(store, config), (list) =>
@@ -145,7 +200,7 @@ export function buildCli(): Command {
     (nodeId: string, options: Common) => withData(options, ({ store }) => drainNode(store, nodeId), (r) => `node ${r.id} drains: ${r.load} sessions run to their end, no new ones go there`),
   );
   common(nodes.command('remove').description('forget a node that has stopped (its sessions left end as suspended)').argument('<nodeId>', 'node id from nodes list')).action(
-    (nodeId: string, options: Common) => withData(options, ({ store }, config) => removeNode(store, config, nodeId), (r) => `node ${r.id} removed; ${r.ended} of its sessions ended`),
+    (nodeId: string, options: Common) => withData(options, (opened, config) => removeNode(opened.store, config, nodeId, Date.now(), (moved) => queueNodeGoneEvents(opened, config, moved)), (r) => `node ${r.id} removed; ${r.ended} of its sessions ended`),
   );
 
   program

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
+import { parseAllowRanges } from './runtime/address-policy.js';
 import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
 import { DEFAULT_EGRESS_CONNECTIONS } from './runtime/egress-gate.js';
 import { DEFAULT_SOUND } from './runtime/sound.js';
@@ -201,6 +202,48 @@ export const engineConfigSchema = z
         lostAfterMs: z.number().int().min(500).max(600_000).default(6000),
       })
       .default({ secret: null, heartbeatMs: 2000, lostAfterMs: 6000 }),
+    /**
+     * The operator listener (decisions.md 60): /metrics, /readyz and /healthz on an address of their
+     * own, loopback by default. `port` null: the public port + 1000 (8640 -> 9640; a public port 0
+     * picks a free one here too). `metrics: false` records nothing and opens no listener.
+     */
+    operator: z
+      .object({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.number().int().min(0).max(65_535).nullable().default(null),
+        metrics: z.boolean().default(true),
+      })
+      .default({ host: '127.0.0.1', port: null, metrics: true }),
+    /** Structured logs (pino) on stderr: JSON lines, or pretty lines when `pretty` (null: when stderr is a terminal). */
+    log: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+        pretty: z.boolean().nullable().default(null),
+      })
+      .default({ level: 'info', pretty: null }),
+    /**
+     * Session webhooks (decisions.md 61): private ranges receivers may be at (none by default, as
+     * for sessions' egress), plain http receivers, and the retry schedule: the first retry after
+     * `firstRetryMs`, each next one three times later (at most an hour apart), for `retryForMs`.
+     */
+    webhooks: z
+      .object({
+        allow: z
+          .array(z.string())
+          .default([])
+          .superRefine((ranges, context) => {
+            try {
+              parseAllowRanges(ranges);
+            } catch (error) {
+              context.addIssue({ code: 'custom', message: (error as Error).message.replace(/^remote-browser-kit egress: /, '') });
+            }
+          }),
+        allowHttp: z.boolean().default(false),
+        firstRetryMs: z.number().int().min(100).max(3_600_000).default(10_000),
+        retryForMs: z.number().int().min(1000).max(7 * 86_400_000).default(86_400_000),
+        timeoutMs: z.number().int().min(100).max(60_000).default(10_000),
+      })
+      .default({ allow: [], allowHttp: false, firstRetryMs: 10_000, retryForMs: 86_400_000, timeoutMs: 10_000 }),
     /** Settings that take protection away; each one is logged loudly at start. */
     insecure: z
       .object({

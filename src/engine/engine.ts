@@ -35,6 +35,14 @@ import { createShareApi } from './viewer/share-api.js';
 import { createViewerSite } from './viewer/site.js';
 import { SqliteDatabase } from './store/sqlite.js';
 import { Store } from './store/store.js';
+import { apiObserver } from './operations/api-observer.js';
+import { observeRequest, type RequestLog } from './operations/http-observer.js';
+import { createLogger, type Logger } from './operations/logger.js';
+import { EngineMetrics } from './operations/metrics.js';
+import { answerProbe, startOperatorListener, type OperatorListener, type ReadinessSources } from './operations/readiness.js';
+import { observeSessions } from './operations/session-observer.js';
+import { databaseFailureKind } from './http/failure.js';
+import { SessionWebhooks } from './webhooks/webhooks.js';
 
 export interface EngineOptions {
   /** Data directory: the database file and the session directories. Default `.data`. */
@@ -48,6 +56,10 @@ export interface EngineOptions {
   now?: () => number;
   /** A postgres:// URL: overrides the configuration's `database` (`--database`). */
   database?: string;
+  /** Where log lines go (a stream of JSON lines); default stderr (decisions.md 60). */
+  logDestination?: NodeJS.WritableStream;
+  /** Resolves webhook receivers' names (tests); default the system's resolver. */
+  webhookLookup?: typeof import('node:dns').lookup;
 }
 
 export interface Engine {
@@ -60,6 +72,12 @@ export interface Engine {
   readonly sessions: SessionService;
   readonly reaped: ReapReport;
   readonly recovered: { suspended: number; errored: number; deleted: number };
+  /** The operator listener (/metrics, /readyz, /healthz), or null with `operator.metrics: false`. */
+  readonly operatorUrl: string | null;
+  readonly logger: Logger;
+  /** The Prometheus registry, or null with `operator.metrics: false`. */
+  readonly metrics: EngineMetrics | null;
+  readonly webhooks: SessionWebhooks;
   /** The v8/v7 interface in-process, without a socket: same checks, limits and answers as over HTTP. */
   fetch(request: Request): Promise<Response>;
   close(): Promise<void>;
@@ -74,6 +92,7 @@ export async function openDataDirectory(
   config: EngineConfig,
   now: () => number = Date.now,
   database: string | null = config.database,
+  warn: (message: string) => void = (message) => console.warn(`remote-browser-kit: ${message}`),
 ): Promise<{ store: Store; accounts: Accounts }> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   let opened;
@@ -81,7 +100,7 @@ export async function openDataDirectory(
     if (!/^postgres(ql)?:\/\//.test(database)) throw new Error('--database must be a postgres:// URL (without it, SQLite in the data directory is used)');
     requireEngineParts('A postgres:// database', [POSTGRES_PART]);
     const { PostgresDatabase } = await import('./store/postgres.js');
-    opened = await PostgresDatabase.open(database);
+    opened = await PostgresDatabase.open(database, warn);
   } else {
     opened = new SqliteDatabase(join(dataDir, 'engine.sqlite'));
   }
@@ -134,13 +153,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const config = parseEngineConfig(options.config ?? {});
   const dataDir = resolve(options.dataDir ?? '.data');
   const now = options.now ?? Date.now;
-  const { store, accounts } = await openDataDirectory(dataDir, config, now, options.database ?? config.database);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const nodeId = nodeIdOf(dataDir, config);
+  const logger = createLogger(config.log, options.logDestination, { node: nodeId });
+  const { store, accounts } = await openDataDirectory(dataDir, config, now, options.database ?? config.database, (message) => logger.warn(message));
   const clustered = store.dialect === 'postgres';
   if (clustered && !config.cluster.secret) {
     await store.close();
     throw new Error('cluster.secret: a Postgres database makes this engine a node of a cluster; set the same secret (at least 32 characters) on every node (docs/deployment.md)');
   }
-  const nodeId = nodeIdOf(dataDir, config);
   let openFiles: OpenFiles;
   try {
     openFiles = new OpenFiles({ reserve: config.openFiles.reserve });
@@ -151,8 +172,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const secret = await store.settingOrInsert('share_link_secret', randomBytes(32).toString('base64url'));
   const warm = warmPoolOptions(config);
   if (config.insecure.unconfined) {
-    console.warn(
-      'remote-browser-kit: INSECURE: insecure.unconfined is set. Sessions run as this engine\'s own user with its files and network: ' +
+    logger.warn(
+      'INSECURE: insecure.unconfined is set. Sessions run as this engine\'s own user with its files and network: ' +
         'anyone holding a share link can read and write what this engine can. Never use this where strangers get links.',
     );
   }
@@ -180,6 +201,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     lostAfterMs: config.cluster.lostAfterMs,
     now: Date.now,
     watchOthers: clustered,
+    logger,
   });
   // Who is attached to each session (viewers today), for the viewer count and the idle sweep.
   const presence = new Presence({
@@ -187,7 +209,27 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     now,
     ...(clustered ? { announce: (id: string) => link.announceViewers(id) } : {}),
   });
+  // Metrics are made before the sessions, whose byte meters they count; their gauges read the parts at each scrape.
+  let webhooks!: SessionWebhooks;
+  const sources: ReadinessSources = {
+    nodeId,
+    probeStore: (timeoutMs) => store.probeWrite(timeoutMs),
+    browsers: () => runtime.images.filter((image) => image.enabled).map((image) => image.id),
+    nodeState: async () => (await store.node(nodeId))?.state,
+    health: async () => ({ sessions: await sessions.activeCount(), warm: runtime.warmCount() }),
+  };
+  const metrics = config.operator.metrics
+    ? new EngineMetrics(nodeId, {
+        sessions: () => store.sessionCountsOfNode(nodeId),
+        attachments: () => presence.totals(),
+        capacity: () => config.node.capacity,
+        nodeState: sources.nodeState,
+        warm: () => ({ ...runtime.warmCount(), memoryMb: runtime.warmStats().memoryMb }),
+        webhookQueue: () => webhooks.queue.pendingCount(),
+      })
+    : null;
   const sessions = new SessionService({
+    ...(metrics ? { onBytes: (egress: number, residential: number) => (metrics.egressBytes.inc(egress), metrics.residentialBytes.inc(residential)) } : {}),
     store,
     presence,
     accounts,
@@ -199,6 +241,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     ...(clustered ? { cluster: link } : {}),
     shareBase: () => config.shareBase ?? url,
   });
+  webhooks = new SessionWebhooks({ store, settings: config.webhooks, nodeId, now, logger, metrics, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) });
+  const observer = observeSessions({ sessions, runtime, store, logger, metrics, webhooks });
   const recovered = await sessions.recover();
   const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
@@ -207,6 +251,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const api = createApi({
     config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress,
     automation: (account, id, version) => automation!.address(account, id, version),
+    webhooks,
+    observer: apiObserver(logger, metrics),
   });
 
   // Every stream of a session is a channel (docs/architecture.md "Channels"); RFB is the first.
@@ -238,27 +284,33 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     router,
     clientAddress,
   });
-  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound });
+  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
-  const handle = async (request: IncomingMessage, response: ServerResponse) => {
-    const requestUrl = requestTargetUrl(request.url, 'http://engine');
-    if (!requestUrl) return sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${String(request.url).slice(0, 100)}` }, 404);
+  const handle = async (request: IncomingMessage, response: ServerResponse, requestUrl: URL, observed: RequestLog) => {
     if (clustered && (await link.handle(request, response, requestUrl))) return;
-    if (await api(request, response, requestUrl)) return;
+    if (await api(request, response, requestUrl, observed.log)) return;
     // Nothing below reads a request body: one that was sent anyway is read (and dropped) before
     // the answer, so that the client can finish sending and read it (node-body.ts).
     await discardRest(request);
     if (await shareApi.handle(request, response, requestUrl)) return;
     if (await site.handle(request, response, requestUrl)) return;
-    if (request.method === 'GET' && requestUrl.pathname === '/healthz') {
-      return sendJson(response, { status: 'ok', node: nodeId, sessions: await sessions.activeCount(), warm: runtime.warmCount() });
-    }
+    if (await answerProbe(request, response, requestUrl.pathname, sources)) return;
     sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${requestUrl.pathname.slice(0, 100)}` }, 404);
   };
 
+  /** A request that failed on the service's side: counted by its database condition, logged under its request id. */
+  const failed = (error: unknown, log: Logger) => {
+    const kind = databaseFailureKind(error);
+    if (kind) metrics?.storeErrors.inc({ kind });
+    log.error({ err: error, ...(kind ? { database: kind } : {}) }, 'request failed');
+  };
   const server = createServer((request, response) => {
-    handle(request, response).catch((error: unknown) => {
+    const requestUrl = requestTargetUrl(request.url, 'http://engine');
+    const observed = observeRequest(request, response, requestUrl?.pathname ?? '', logger, metrics);
+    if (!requestUrl) return sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${String(request.url).slice(0, 100)}` }, 404);
+    handle(request, response, requestUrl, observed).catch((error: unknown) => {
+      failed(error, observed.log());
       if (!response.headersSent) sendJson(response, serviceFailure(error));
       else response.destroy();
     });
@@ -290,10 +342,31 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${address.port}`;
   identity.internalUrl = config.node.internalUrl ?? url;
   identity.advertisedUrl = config.shareBase ?? url;
+  let operator: OperatorListener | null = null;
+  try {
+    if (metrics) {
+      // Default: the public port + 1000 (8640 -> 9640); a public port picked freely (0) picks this one freely too.
+      const port = config.operator.port ?? (options.port === 0 ? 0 : address.port + 1000);
+      if (port > 65_535) throw new Error(`operator listener: the public port + 1000 is past 65535; set operator.port`);
+      operator = await startOperatorListener({ host: config.operator.host, port, metrics, sources, logger });
+    }
+  } catch (error) {
+    await new Promise<void>((done) => server.close(() => done()));
+    await sessions.close();
+    await runtime.close();
+    await store.close();
+    throw error;
+  }
   await link.start(sessions, presence);
   sessions.startSweeping();
+  webhooks.start();
+  logger.info({ address: url, operator: operator?.url ?? null, database: store.dialect, browsers: sources.browsers() }, 'engine listening');
   return {
     url,
+    operatorUrl: operator?.url ?? null,
+    logger,
+    metrics,
+    webhooks,
     runtime,
     store,
     nodeId,
@@ -302,11 +375,14 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     reaped,
     recovered,
     async fetch(request) {
+      let child: Logger | undefined;
+      const log = () => (child ??= logger.child({ reqId: request.headers.get('x-request-id') ?? randomBytes(8).toString('hex') }));
       try {
-        const answer = await api.answer(apiRequestOf(request));
+        const answer = await api.answer({ ...apiRequestOf(request), log });
         const path = new URL(request.url).pathname.slice(0, 100);
         return responseOf(answer ?? { status: 404, body: { status: 'denied', message: `no endpoint ${request.method} ${path}` } });
       } catch (error) {
+        failed(error, log());
         return responseOf({ status: 200, body: serviceFailure(error) });
       }
     },
@@ -315,9 +391,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         server.close(() => done());
         server.closeAllConnections();
       });
+      await operator?.close();
       await link.close();
       router.close();
+      await webhooks.close();
       await sessions.close();
+      await observer.settled();
       await runtime.close();
       // Attachment counts written as the last connections closed reach the store before it closes.
       await presence.settled();

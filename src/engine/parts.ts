@@ -17,6 +17,8 @@ export const ENGINE_PARTS: readonly EnginePart[] = [
   { name: 'chrome-remote-interface', install: 'chrome-remote-interface@0.34' },
   { name: 'commander', install: 'commander@14' },
   { name: 'ipaddr.js', install: 'ipaddr.js@2' },
+  { name: 'pino', install: 'pino@10' },
+  { name: 'prom-client', install: 'prom-client@15' },
   { name: 'proxy-chain', install: 'proxy-chain@3' },
   { name: 'ws', install: 'ws@8' },
 ];

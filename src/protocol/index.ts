@@ -9,3 +9,4 @@ export * from './share.js';
 export * from './share-api.js';
 export * from './sound.js';
 export * from './statuses.js';
+export * from './webhooks.js';

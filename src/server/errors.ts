@@ -8,6 +8,8 @@
  * - `timeout`, `unreachable`, `invalid_response`: the service did not answer, or not as the
  *   protocol says.
  * - `configuration`: an option is missing or wrong (a missing or weak API key or secret).
+ * - `invalid_signature`: a webhook's body does not carry the service's valid, recent signature
+ *   (verifyWebhook).
  */
 export type RemoteBrowserErrorCode =
   | 'denied'
@@ -18,7 +20,8 @@ export type RemoteBrowserErrorCode =
   | 'timeout'
   | 'unreachable'
   | 'invalid_response'
-  | 'configuration';
+  | 'configuration'
+  | 'invalid_signature';
 
 export interface RemoteBrowserErrorOptions {
   cause?: unknown;

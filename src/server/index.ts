@@ -16,6 +16,8 @@ export type { CallOptions, EngineServiceOptions, InProcessEngine, RemoteBrowserS
 export { isRemoteBrowserError, RemoteBrowserError } from './errors.js';
 export type { RemoteBrowserErrorCode, RemoteBrowserErrorOptions } from './errors.js';
 export { SECRET_MIN_CHARS } from './session-handles.js';
+export { verifyWebhook, WEBHOOK_SIGNATURE_HEADER } from './webhooks.js';
+export type { VerifyWebhookOptions } from './webhooks.js';
 export {
   IDEMPOTENCY_HEADER,
   PROXY_INSECURE_REASONS,

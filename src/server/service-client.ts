@@ -14,7 +14,9 @@ import {
   type ImageListResponse,
   type RemoveResponse,
   automationResponseSchema,
+  webhookResponseSchema,
   type AutomationResponse,
+  type WebhookResponse,
   type SessionEntry,
   type UserApiResponse,
   type UserQuotaResponse,
@@ -51,6 +53,12 @@ export interface RemoteBrowserService {
 export interface ServiceClient extends RemoteBrowserService {
   /** GET /v8/vm/automation?id=: a short-lived DevTools address of a running Chromium session, for a program on this server. */
   automation(vmId: string, options?: CallOptions): Promise<AutomationResponse>;
+  /** GET /v8/user/webhook: the account's webhook receiver (without its secret), or null. */
+  webhook(options?: CallOptions): Promise<WebhookResponse['webhook']>;
+  /** POST /v8/user/webhook: sets the receiver; the answer carries its new secret, shown only this once. */
+  setWebhook(url: string, options?: CallOptions): Promise<NonNullable<WebhookResponse['webhook']>>;
+  /** DELETE /v8/user/webhook: removes the receiver (events not yet delivered are dropped). */
+  removeWebhook(options?: CallOptions): Promise<void>;
 }
 
 export type ServiceFetch = (url: string, init: RequestInit) => Promise<Response>;
@@ -135,7 +143,7 @@ function retriable(error: unknown): boolean {
 }
 
 interface Call<T> {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   /** What the call is, for messages: `create`, `session status`... */
   what: string;
@@ -245,6 +253,15 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     remove: (vmId, options) =>
       request({ method: 'POST', path: 'vm/remove', what: 'remove', schema: removeResponseSchema, body: { id: vmId }, authenticated: true, repeatable: true, signal: options?.signal }),
     automation: (vmId, options) => get(`vm/automation?id=${encodeURIComponent(vmId)}`, 'the automation address', automationResponseSchema, options),
+    webhook: async (options) => (await get('user/webhook', 'the webhook', webhookResponseSchema, options)).webhook,
+    setWebhook: async (url, options) => {
+      const answer = await request({ method: 'POST', path: 'user/webhook', what: 'setting the webhook', schema: webhookResponseSchema, body: { url }, authenticated: true, repeatable: false, signal: options?.signal });
+      if (!answer.webhook) throw new RemoteBrowserError('invalid_response', 'the service set the webhook but answered none');
+      return answer.webhook;
+    },
+    removeWebhook: async (options) => {
+      await request({ method: 'DELETE', path: 'user/webhook', what: 'removing the webhook', schema: webhookResponseSchema, authenticated: true, repeatable: true, signal: options?.signal });
+    },
     userApi: (options) => get('user/api', 'user/api', userApiResponseSchema, options),
     userQuota: (options) => get('user/quota', 'user/quota', userQuotaResponseSchema, options),
   };

@@ -160,6 +160,11 @@ describe('three nodes on one Postgres behind nginx', () => {
     expect(await watcher.waitForPixel(640, 600, BLUE)).toEqual(BLUE);
     viewer.close();
     watcher.close();
+    // The owner ends a connection that sends what is not RFB: the viewer on another node hears its
+    // reason (4004), not that of a display gone.
+    const garbled = await connectRfb(`${nodes.get(others[0]!)!.url.replace('http', 'ws')}/share/${linkId}/rfb`);
+    garbled.send(Buffer.from([255, 1, 2, 3]));
+    expect(await garbled.closed).toBe(4004);
   }, 60_000);
 
   it('a share link is heard whichever node serves it: the sound channel crosses the node link, one message per packet', async () => {

@@ -1,6 +1,8 @@
 // The automation policy and tokens without a browser: what a program's DevTools commands become
-// (passed, re-pointed or refused with a reason), and which tokens open which session.
+// (passed, re-pointed or refused with a reason), what of the browser's answers a program sees
+// (never the engine's own connection), and which tokens open which session.
 import { describe, expect, it } from 'vitest';
+import { EngineTargetView } from '../../src/engine/automation/engine-targets.js';
 import { judgeCommand, parseCommand, refusal } from '../../src/engine/automation/policy.js';
 import { automationToken, checkAutomationToken } from '../../src/engine/automation/tokens.js';
 
@@ -34,7 +36,7 @@ describe('the automation policy', () => {
       ['DOM.setFileInputFiles', { files: ['/etc/shadow'] }], ['Page.navigate', { url: 'file:///etc/passwd' }],
       ['Page.navigate', { url: 'chrome://settings' }], ['Target.createTarget', { url: 'view-source:https://a' }],
       ['Fetch.continueRequest', { requestId: 'r', url: 'file:///etc/passwd' }], ['Network.loadNetworkResource', { url: 'file:///etc' }],
-      ['Unknown.method'], ['Memory.simulatePressureNotification'],
+      ['Unknown.method'], ['Memory.simulatePressureNotification'], ['Tracing.start'], ['Tracing.requestMemoryDump'],
     ];
     for (const [method, params] of refused) expect(judge(method, params), method).toMatchObject({ pass: false, why: expect.any(String) });
     expect(judge('Page.navigate', { url: 'chrome://newtab/' }).pass).toBe(true);
@@ -51,6 +53,40 @@ describe('the automation policy', () => {
     for (const text of ['nope', '[]', '{"id":"1","method":"Page.enable"}', '{"id":1,"method":"x"}', '{"id":1,"method":"A.b","params":[]}', '{"id":1,"method":"A.b","sessionId":3}']) {
       expect(parseCommand(text), text).toBeUndefined();
     }
+  });
+});
+
+describe('the engine\'s own DevTools connection', () => {
+  const GUARD = 'guard-0000-target';
+  const info = (targetId: string, type = 'browser') => ({ targetId, type, title: '', url: '', attached: true });
+
+  it('is refused by name in any command', () => {
+    const verdict = judgeCommand({ id: 1, method: 'Target.attachToTarget', params: { targetId: GUARD, flatten: true } }, folders, (id) => id === GUARD);
+    expect(verdict).toMatchObject({ pass: false, why: expect.stringContaining('the engine\'s own DevTools connection') });
+    expect(judgeCommand({ id: 1, method: 'Target.attachToTarget', params: { targetId: 'PAGE', flatten: true } }, folders, (id) => id === GUARD).pass).toBe(true);
+  });
+
+  it('is left out of listings and target events; what auto-attach attached to it is detached at once and closed to the program', () => {
+    const view = new EngineTargetView((id) => id === GUARD);
+    view.sent({ id: 3, method: 'Target.getTargets', sessionId: 'B' });
+    const listing = view.fromBrowser(JSON.stringify({ id: 3, result: { targetInfos: [info('PAGE', 'page'), info(GUARD)] }, sessionId: 'B' }));
+    expect(JSON.parse(listing.text!)).toEqual({ id: 3, result: { targetInfos: [info('PAGE', 'page')] }, sessionId: 'B' });
+    expect(view.fromBrowser(JSON.stringify({ method: 'Target.targetCreated', params: { targetInfo: info(GUARD) } })).text).toBeNull();
+    expect(view.fromBrowser(JSON.stringify({ method: 'Target.targetDestroyed', params: { targetId: GUARD } })).text).toBeNull();
+    const created = JSON.stringify({ method: 'Target.targetCreated', params: { targetInfo: info('PAGE', 'page') } });
+    expect(view.fromBrowser(created).text).toBe(created);
+    const attached = view.fromBrowser(JSON.stringify({ method: 'Target.attachedToTarget', params: { sessionId: 'S', targetInfo: info(GUARD), waitingForDebugger: false } }));
+    expect(attached.text).toBeNull();
+    const [detach] = attached.toBrowser.map((text) => JSON.parse(text));
+    expect(detach).toMatchObject({ method: 'Target.detachFromTarget', params: { sessionId: 'S' } });
+    expect(detach.id).toBeGreaterThanOrEqual(2_000_000_000);
+    // The answer to the view's own detach never reaches the program; its commands to that session are refused.
+    expect(view.fromBrowser(JSON.stringify({ id: detach.id, result: {} })).text).toBeNull();
+    expect(view.refuses({ id: 9, method: 'Fetch.disable', sessionId: 'S' })).toBe(true);
+    expect(view.refuses({ id: 9, method: 'Fetch.disable', sessionId: 'T' })).toBe(false);
+    // Everything else passes as it came, unread.
+    const answer = '{"id":4,"result":{"data":"iVBORw0KGgo="}}';
+    expect(view.fromBrowser(answer)).toEqual({ text: answer, toBrowser: [] });
   });
 });
 

@@ -1,7 +1,8 @@
 // Programs driving a real engine's confined Chromium session over DevTools (issue 24): the
-// address the API answers, Playwright's connectOverCDP completing a small flow while the session
-// keeps running, every refused method answered with a DevTools error the program reads, addresses
-// a person may not open refused to a program too, and the address refused when forged for another
+// address the API answers, Playwright's connectOverCDP completing a small flow that a viewer sees
+// happen, every refused method answered with a DevTools error the program reads, the engine's own
+// DevTools connection hidden and out of reach, addresses a person may not open refused to a program
+// too (whatever interception it sets up), and the address refused when forged for another
 // session, once expired, and once the session ended (whose open connection then closes).
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
@@ -9,16 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { createServiceClient } from '../../src/server/service-client.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
+import { BLUE, ORDER_PAGE, WATCHED_POINT, YELLOW, shareLinkOf, upgradeStatus } from '../helpers/automation.js';
+import { connectRfb } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
-
-const PAGE = `<!doctype html><title>Order</title><body>
-<form id="order" onsubmit="event.preventDefault(); document.getElementById('result').textContent = 'Thanks, ' + this.name.value">
-<input name="name" id="name"><button id="send">Send</button></form><p id="result"></p></body>`;
 
 const TOKEN_SECONDS = 3;
 
@@ -28,25 +26,13 @@ let site: Server;
 let origin: string;
 let key: string;
 let vmId: string;
+let linkId: string;
 let control: BrowserControl;
 const browsers: Browser[] = [];
 
 const api = v8Caller(() => engine.url, () => key);
 const sessionStatus = async () => (await api(`/vm/data?id=${vmId}`)).data?.[0]?.status as string | undefined;
 const endpoint = async (id = vmId) => (await api(`/vm/automation?id=${id}`)) as { status: string; browserWSEndpoint: string; expires: string; message?: string };
-
-/** The HTTP status a WebSocket upgrade to `address` is refused with, or 101 when it opens. */
-function upgradeStatus(address: string): Promise<number> {
-  return new Promise((resolve) => {
-    const socket = new WebSocket(address);
-    socket.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
-    socket.on('open', () => {
-      socket.close();
-      resolve(101);
-    });
-    socket.on('error', () => resolve(0));
-  });
-}
 
 async function connect(): Promise<Browser> {
   const answer = await endpoint();
@@ -57,7 +43,7 @@ async function connect(): Promise<Browser> {
 }
 
 beforeAll(async () => {
-  const served = await servePage(PAGE);
+  const served = await servePage(ORDER_PAGE);
   site = served.server;
   origin = served.origin;
   dir = await mkdtemp(join(tmpdir(), 'rbk-automation-'));
@@ -70,6 +56,7 @@ beforeAll(async () => {
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });
   expect(created.status).toBe('ok');
   vmId = created.vmId;
+  linkId = shareLinkOf(created.shareUrl);
   expect(await waitFor(sessionStatus, (status) => status === 'running', 30_000)).toBe('running');
   control = engine.runtime.get((await engine.store.session(vmId))!.runtime_id!)!.control!;
 }, 90_000);
@@ -110,18 +97,25 @@ describe('GET /v8/vm/automation', () => {
 });
 
 describe('a program on the session', () => {
-  it('fills a form, clicks, reads the result and takes a screenshot, while the session keeps running', async () => {
-    const browser = await connect();
-    const page = browser.contexts()[0]!.pages().find((p) => p.url().startsWith(origin))!;
-    expect(page).toBeDefined();
-    await page.fill('#name', 'Ada');
-    await page.click('#send');
-    await expect.poll(() => page.textContent('#result')).toBe('Thanks, Ada');
-    // The person's view is the same browser: what the program did is in the page the guard sees.
-    expect(await control.evaluate("document.getElementById('result').textContent")).toBe('Thanks, Ada');
-    const png = await page.screenshot();
-    expect(png.subarray(1, 4).toString()).toBe('PNG');
-    expect(await sessionStatus()).toBe('running');
+  it('fills a form, clicks, reads the result and takes a screenshot, while a viewer sees it happen', async () => {
+    const [x, y] = WATCHED_POINT;
+    const watching = await connectRfb(`${engine.url.replace(/^http/, 'ws')}/share/${linkId}/rfb`);
+    try {
+      expect(await watching.waitForPixel(x, y, YELLOW)).toEqual(YELLOW);
+      const browser = await connect();
+      const page = browser.contexts()[0]!.pages().find((p) => p.url().startsWith(origin))!;
+      expect(page).toBeDefined();
+      await page.fill('#name', 'Ada');
+      await page.click('#send');
+      await expect.poll(() => page.textContent('#result')).toBe('Thanks, Ada');
+      // The person watching sees the page the program changed, on the session's display.
+      expect(await watching.waitForPixel(x, y, BLUE)).toEqual(BLUE);
+      const png = await page.screenshot();
+      expect(png.subarray(1, 4).toString()).toBe('PNG');
+      expect(await sessionStatus()).toBe('running');
+    } finally {
+      watching.close();
+    }
   }, 60_000);
 
   it('is refused, with a DevTools error naming the method, whatever reaches outside the session', async () => {
@@ -147,6 +141,18 @@ describe('a program on the session', () => {
     await refused(cdp, 'Target.attachToTarget', { targetId: 'x', flatten: false });
     await refused(pageCdp, 'DOM.setFileInputFiles', { files: ['/etc/passwd'], backendNodeId: 1 });
     await refused(cdp, 'Extensions.loadUnpacked', { path: '/tmp' });
+    await refused(cdp, 'Browser.executeBrowserCommand', { commandId: 'openTabSearch' });
+    await refused(cdp, 'Browser.getBrowserCommandLine');
+    await refused(cdp, 'Target.openDevTools', { targetId: 'x' });
+    await refused(cdp, 'Target.setRemoteLocations', { locations: [{ host: '10.0.0.1', port: 9222 }] });
+    await refused(cdp, 'Memory.getDOMCounters');
+    await refused(cdp, 'PWA.install', { manifestId: 'https://example.com/' });
+    await refused(cdp, 'Cast.enable');
+    await refused(pageCdp, 'Page.crash');
+    await refused(cdp, 'Tracing.start', { transferMode: 'ReturnAsStream' });
+    await refused(pageCdp, 'Tracing.start');
+    await refused(cdp, 'Tracing.requestMemoryDump');
+    await refused(pageCdp, 'DOM.setFileInputFiles', { files: ['/session/uploads/../../etc/passwd'], backendNodeId: 1 });
     // Allowed in the session's folders; and a refusal changes nothing: the connection goes on.
     await expect(cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: '/session/downloads' })).resolves.toBeDefined();
     expect((await cdp.send('Browser.getVersion')).product).toMatch(/Chrome/);
@@ -159,15 +165,66 @@ describe('a program on the session', () => {
     const page = await browser.contexts()[0]!.newPage();
     await expect(page.goto('file:///etc/passwd')).rejects.toThrow(/not allowed in remote-browser-kit sessions/);
     await expect(page.goto('chrome://settings')).rejects.toThrow(/not allowed in remote-browser-kit sessions/);
-    // The egress route refuses a private address as it does for a person: the program never reads what is there.
-    const reached = await page.goto('http://10.255.255.1/', { timeout: 20_000 }).then((response) => response?.status() ?? 0, () => 0);
-    expect(reached === 0 || reached >= 400).toBe(true);
+    // The egress route refuses a private address as it does for a person: the program reads only the refusal.
+    const answer = await page.goto('http://10.255.255.1/', { timeout: 20_000 });
+    expect(answer?.status()).toBe(403);
+    expect(await page.textContent('body')).toContain('10.255.255.1 is a private address and is not allowed');
     // A page that sends itself to a file is stopped by the engine's guard, as for a person.
     await page.goto(`${origin}/`);
-    await page.evaluate("location.href = 'file:///etc/passwd'").catch(() => undefined);
+    await page.evaluate("setTimeout(() => { location.href = 'file:///etc/passwd' }, 0)");
     await page.waitForTimeout(1000);
     expect(await page.content()).not.toContain('root:');
     await page.close();
+  }, 60_000);
+
+  it('cannot turn the engine\'s refusals off: its own interception and its browser-level Fetch end only its own', async () => {
+    const browser = browsers[0] ?? (await connect());
+    const cdp = await browser.newBrowserCDPSession();
+    await cdp.send('Fetch.disable');
+    const page = await browser.contexts()[0]!.newPage();
+    await page.goto(`${origin}/`);
+    // The program intercepts every request of its page and lets each one go on.
+    const seen: string[] = [];
+    await page.route('**/*', (route) => {
+      seen.push(route.request().url());
+      return route.continue();
+    });
+    await page.evaluate("setTimeout(() => { location.href = 'file:///etc/passwd' }, 0)");
+    await page.waitForTimeout(1500);
+    expect(await page.content()).not.toContain('root:');
+    // Its interception still works for what a session may open.
+    await page.goto(`${origin}/routed`);
+    expect(seen).toContain(`${origin}/routed`);
+    await page.close();
+  }, 60_000);
+
+  it('never sees the engine\'s own DevTools connection, and cannot reach it', async () => {
+    const guard = (await control.client.send('Target.getTargetInfo' as never)) as unknown as { targetInfo: { targetId: string } };
+    const guardId = guard.targetInfo.targetId;
+    const browser = browsers[0] ?? (await connect());
+    const cdp = await browser.newBrowserCDPSession();
+    const shown: Array<{ targetId: string; type: string }> = [];
+    cdp.on('Target.targetCreated', ({ targetInfo }) => shown.push(targetInfo));
+    cdp.on('Target.attachedToTarget', ({ targetInfo }) => shown.push(targetInfo));
+    // Discovery and auto-attach of every kind of target, browser-level connections included (as Puppeteer asks).
+    await cdp.send('Target.setDiscoverTargets', { discover: true, filter: [{}] });
+    await cdp.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: 'browser' }] });
+    const { targetInfos } = await cdp.send('Target.getTargets', { filter: [{}] });
+    await expect.poll(() => shown.filter((info) => info.type === 'page').length).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The session's pages and the program's own connection show; the guard's never does.
+    expect(shown.some((info) => info.type === 'browser')).toBe(true);
+    expect([...shown, ...targetInfos].map((info) => info.targetId)).not.toContain(guardId);
+    for (const [method, params] of [
+      ['Target.attachToTarget', { targetId: guardId, flatten: true }],
+      ['Target.getTargetInfo', { targetId: guardId }],
+      ['Target.closeTarget', { targetId: guardId }],
+      ['Target.activateTarget', { targetId: guardId }],
+    ] as const) {
+      await expect((cdp.send as (m: string, p: unknown) => Promise<unknown>)(method, params)).rejects.toThrow(`${method} is not allowed in remote-browser-kit sessions: that target is the engine's own DevTools connection`);
+    }
+    // The guard's connection is untouched and still armed.
+    expect(control.lostReason).toBeNull();
   }, 60_000);
 });
 

@@ -47,6 +47,7 @@ const GENERATION_PATH = '/.test-nginx-generation';
  *       proxy_set_header Connection $connection_upgrade;
  *       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
  *       proxy_set_header X-Forwarded-Proto $scheme;
+ *       proxy_set_header X-Request-Id $request_id;
  *       proxy_buffering off;
  *       proxy_request_buffering off;
  *       proxy_read_timeout 1h;
@@ -88,6 +89,7 @@ ${servers}
       proxy_set_header Connection $connection_upgrade;
       proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
       proxy_set_header X-Forwarded-Proto $scheme;
+      proxy_set_header X-Request-Id $request_id;
       proxy_buffering off;
       proxy_request_buffering off;
       proxy_read_timeout 1h;

@@ -32,7 +32,7 @@ const ALLOWED_DOMAINS = new Set([
   'DOMDebugger', 'DOMSnapshot', 'DOMStorage', 'Debugger', 'DeviceAccess', 'Emulation', 'EventBreakpoints', 'FedCm',
   'Fetch', 'HeapProfiler', 'IO', 'IndexedDB', 'Input', 'Inspector', 'LayerTree', 'Log', 'Media', 'Network', 'Overlay',
   'Page', 'Performance', 'PerformanceTimeline', 'Preload', 'Profiler', 'Runtime', 'Schema', 'Security',
-  'ServiceWorker', 'Storage', 'Tracing', 'WebAudio', 'WebAuthn',
+  'ServiceWorker', 'Storage', 'WebAudio', 'WebAuthn',
 ]);
 
 /** Methods of the browser-wide domains that a client needs and that stay inside the session. */
@@ -54,6 +54,8 @@ const REFUSED: Record<string, string> = {
   'Browser.executeBrowserCommand': 'browser commands act on the browser process, outside the session\'s pages',
   'Browser.getBrowserCommandLine': 'the browser\'s command line is the service\'s',
   'SystemInfo.*': 'the host\'s hardware and processes are not the session\'s',
+  // Chromium writes its command line and the host's hardware, kernel and GPU into every trace's metadata.
+  'Tracing.*': 'a trace carries the browser\'s command line and the host\'s hardware and kernel, which are not the session\'s',
   'Tethering.*': 'the session\'s browser opens no ports toward the service\'s host',
   'Target.sendMessageToTarget': 'it would carry commands past this filter; attach with flatten: true instead',
   'Target.exposeDevToolsProtocol': 'it would give a page the browser\'s whole protocol, past this filter',
@@ -90,8 +92,11 @@ function openable(url: unknown): boolean {
   return typeof url === 'string' && (url === '' || ALLOWED_PAGE.test(url) || NEW_TAB_PAGE.test(url));
 }
 
-/** The verdict on one command: passed (perhaps re-pointed), or refused with why. */
-export function judgeCommand(command: DevToolsCommand, folders: SessionFolders): CommandVerdict {
+/**
+ * The verdict on one command: passed (perhaps re-pointed), or refused with why. `isEngineTarget`
+ * names the engine's own DevTools connections (the guard's target: engine-targets.ts hides it).
+ */
+export function judgeCommand(command: DevToolsCommand, folders: SessionFolders, isEngineTarget: (targetId: string) => boolean = () => false): CommandVerdict {
   const { method } = command;
   const params = command.params ?? {};
   const refused = refusedReason(method);
@@ -99,6 +104,9 @@ export function judgeCommand(command: DevToolsCommand, folders: SessionFolders):
   const domain = method.split('.')[0]!;
   if (!ALLOWED_DOMAINS.has(domain) && !ALLOWED_METHODS.has(method)) {
     return { pass: false, why: 'it is not on the list of methods a program may use (docs/security.md, "Automation")' };
+  }
+  if (typeof params.targetId === 'string' && isEngineTarget(params.targetId)) {
+    return { pass: false, why: 'that target is the engine\'s own DevTools connection (the session\'s guard), not part of the session' };
   }
   switch (method) {
     case 'Target.createBrowserContext':

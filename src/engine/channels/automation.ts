@@ -7,6 +7,7 @@
 // Every command passes the policy (automation/policy.ts) on the node that runs the session; a
 // refused one is answered with a DevTools error and goes no further.
 import { WebSocket } from 'ws';
+import { EngineTargetView } from '../automation/engine-targets.js';
 import { judgeCommand, parseCommand, refusal } from '../automation/policy.js';
 import type { OpenFiles } from '../runtime/open-files.js';
 import type { Channel, CloseReason, SessionDevTools } from './channel.js';
@@ -55,6 +56,7 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools): Promise<vo
   return new Promise<void>((resolve) => {
     const browser = new WebSocket(devtools.url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
     const waiting: string[] = [];
+    const engineTargets = new EngineTargetView(devtools.isEngineTarget);
     let done = false;
     const finish = (close: CloseReason) => {
       if (done) return;
@@ -73,8 +75,10 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools): Promise<vo
       const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer)).toString('utf8');
       const command = parseCommand(text);
       if (!command) return finish(AUTOMATION_CLOSE.notDevTools);
-      const verdict = judgeCommand(command, devtools.folders);
+      if (engineTargets.refuses(command)) return void program.send(refusal(command, 'that session is attached to the engine\'s own DevTools connection, not part of the session'));
+      const verdict = judgeCommand(command, devtools.folders, devtools.isEngineTarget);
       if (!verdict.pass) return void program.send(refusal(command, verdict.why));
+      engineTargets.sent(verdict.command);
       toBrowser(verdict.command === command ? text : JSON.stringify(verdict.command));
     });
     browser.on('open', () => {
@@ -84,7 +88,11 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools): Promise<vo
     browser.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
       if (program.readyState !== WebSocket.OPEN) return;
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-      program.send(isBinary ? bytes : bytes.toString('utf8'));
+      if (isBinary) return void program.send(bytes);
+      // The engine's own connection is never shown to the program (automation/engine-targets.ts).
+      const shown = engineTargets.fromBrowser(bytes.toString('utf8'));
+      for (const command of shown.toBrowser) browser.send(command);
+      if (shown.text !== null) program.send(shown.text);
     });
     browser.on('close', () => finish(AUTOMATION_CLOSE.browserGone));
     browser.on('error', () => finish(AUTOMATION_CLOSE.browserGone));

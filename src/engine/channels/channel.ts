@@ -55,6 +55,8 @@ export interface SessionDevTools {
   url: string;
   /** The session's folders as its browser sees them. */
   folders: SessionFolders;
+  /** Whether a DevTools target is the engine's own connection (its guard): hidden from programs, never attached to. */
+  isEngineTarget(targetId: string): boolean;
 }
 
 /** One connection being carried on the node that runs the session. */

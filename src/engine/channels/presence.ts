@@ -65,6 +65,13 @@ export class Presence extends EventEmitter<{ changed: [{ id: string }] }> {
     return total;
   }
 
+  /** Attachments to every session on this node, by kind (the metrics' gauge). */
+  totals(): Record<AttachmentKind, number> {
+    const totals: Record<AttachmentKind, number> = { viewer: 0, listener: 0, program: 0 };
+    for (const session of this.counts.values()) for (const [kind, n] of session) totals[kind] += n;
+    return totals;
+  }
+
   /** Whether anything is attached to the session here: an attended session is never idle. */
   attended(sessionId: string): boolean {
     return this.counts.has(sessionId);

@@ -74,20 +74,28 @@ export function relay(socket: WebSocket, openEnd: () => Duplex, options: RelayOp
     });
     end.on('drain', () => socket.resume());
     const closed = options.onEndClosed ?? { code: 1011, reason: 'the session display closed' };
-    end.on('close', () => finish(closed));
+    // An owner node's own close (the session ended, its policy refused) reaches the caller as it was given.
+    end.on('close', () => finish(forwardedClose.get(end) ?? closed));
     end.on('error', () => finish(closed));
     socket.on('close', () => finish({ code: 1000, reason: 'viewer left' }));
     socket.on('error', () => finish({ code: 1011, reason: 'viewer connection failed' }));
   });
 }
 
+/** The close an owner node gave a forwarded connection, when it was one of the viewer's (4000-4999). */
+const forwardedClose = new WeakMap<Duplex, CloseReason>();
+
 /**
  * A WebSocket to another node as a channel's end (the forwarding node's side). ws's own stream only
  * ends its readable half when the socket closes; the relay waits for 'close', so it is destroyed:
- * a connection the owner closes closes the caller's too.
+ * a connection the owner closes closes the caller's too, with the owner's code and reason when
+ * they are the viewer's own (close-codes.ts), so a viewer learns the same on every node.
  */
 export function webSocketEnd(socket: WebSocket): Duplex {
   const stream = createWebSocketStream(socket);
-  socket.once('close', () => stream.destroy());
+  socket.once('close', (code: number, reason: Buffer) => {
+    if (code >= 4000 && code < 5000) forwardedClose.set(stream, { code, reason: reason.toString() });
+    stream.destroy();
+  });
   return stream;
 }

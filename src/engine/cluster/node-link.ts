@@ -15,6 +15,7 @@ import type { NodeRow, NodeWithLoad, Store } from '../store/store.js';
 import type { ChannelCredential } from '../channels/channel.js';
 import { webSocketEnd } from '../channels/relay.js';
 import type { Presence } from '../channels/presence.js';
+import type { Logger } from '../operations/logger.js';
 
 /**
  * Where node-to-node calls go; nothing there answers without the cluster secret. One path for
@@ -51,6 +52,8 @@ export interface NodeLinkOptions {
   now: () => number;
   /** Whether this node watches for lost nodes (every node of a Postgres cluster does). */
   watchOthers: boolean;
+  /** Node joins and losses are logged (decisions.md 60). */
+  logger?: Logger;
 }
 
 /** The signature a node-to-node call carries: time, and an HMAC over time, method, path and body. */
@@ -112,6 +115,7 @@ export class NodeLink implements ClusterLink {
       heartbeat_at: now,
     };
     await this.store.registerNode(row);
+    this.options.logger?.info({ capacity: node.capacity, browsers: node.browsers, internal: node.internalUrl }, 'node joined');
   }
 
   /** One heartbeat: say this node lives, end the sessions of nodes that fell silent, start what was placed here. */
@@ -123,6 +127,7 @@ export class NodeLink implements ClusterLink {
       if (!(await this.store.heartbeat(this.nodeId, now, JSON.stringify(this.options.node.warm?.() ?? [])))) {
         // Declared lost (silent too long) or removed while still running: its sessions ended in
         // the store, so their browsers end here too; then it takes new sessions again.
+        this.options.logger?.warn('this node was declared lost (its heartbeats stopped); its sessions ended, it joins again');
         await this.sessions.abandonAll();
         await this.sessions.recover();
         await this.register();
@@ -141,8 +146,10 @@ export class NodeLink implements ClusterLink {
     const cutoff = now - this.options.lostAfterMs;
     // Every node looks every heartbeat; only a finding takes the service's lock.
     if (!(await this.store.anySilentNode(cutoff))) return;
+    const lostNodes: string[] = [];
     const moved = await this.store.atomically(async (tx) => {
       const lost = await tx.loseSilentNodes(cutoff);
+      lostNodes.push(...lost);
       const ended: Array<{ id: string; status: string }> = [];
       for (const nodeId of lost) {
         ended.push(...(await tx.endSessionsOfNode(nodeId, now, {
@@ -152,8 +159,9 @@ export class NodeLink implements ClusterLink {
       }
       return ended;
     });
+    for (const nodeId of lostNodes) this.options.logger?.warn({ lost: nodeId, silentForMs: this.options.lostAfterMs, ended: moved.length }, 'node lost: its sessions end');
     for (const { id, status } of moved) {
-      this.sessions!.movedElsewhere(id, status);
+      this.sessions!.endedForLostNode(id, status);
       this.announce(id, status);
     }
   }

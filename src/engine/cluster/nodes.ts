@@ -43,8 +43,15 @@ export async function drainNode(store: Store, id: string): Promise<{ id: string;
  * Forgets a node that no longer runs; what it left in the store ends (decisions.md 1). A node that
  * still heart-beats is refused: drain it and stop its engine first.
  */
-export async function removeNode(store: Store, config: EngineConfig, id: string, now = Date.now()): Promise<{ id: string; ended: number }> {
-  return store.atomically(async (tx) => {
+export async function removeNode(
+  store: Store,
+  config: EngineConfig,
+  id: string,
+  now = Date.now(),
+  /** What follows the sessions ended (their webhook events), after the removal is written. */
+  after?: (moved: Array<{ id: string; status: string }>) => Promise<void>,
+): Promise<{ id: string; ended: number }> {
+  const removed = await store.atomically(async (tx) => {
     const node = await tx.node(id);
     if (!node) throw new Error(`unknown node "${id}"; remote-browser-kit nodes list shows them`);
     if (node.state !== 'lost' && now - node.heartbeat_at < config.cluster.lostAfterMs) {
@@ -52,6 +59,8 @@ export async function removeNode(store: Store, config: EngineConfig, id: string,
     }
     const ended = await tx.endSessionsOfNode(id, now, { running: 'the node that ran the session was removed', starting: 'the node that started the session was removed' });
     await tx.removeNode(id);
-    return { id, ended: ended.length };
+    return { id, ended };
   });
+  await after?.(removed.ended);
+  return { id, ended: removed.ended.length };
 }

@@ -7,6 +7,7 @@ import { discardRest, readJsonBody } from '../../http/node-body.js';
 import {
   parseCreateRequest,
   parseRemoveRequest,
+  parseWebhookRequest,
   type ImageListResponse,
   type UserApiResponse,
   type UserQuotaResponse,
@@ -18,6 +19,9 @@ import type { SessionRuntime } from '../runtime/runtime.js';
 import type { AccountRow, Store } from '../store/store.js';
 import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from './limits.js';
+import type { ApiObserver } from '../operations/api-observer.js';
+import type { Logger } from '../operations/logger.js';
+import type { SessionWebhooks } from '../webhooks/webhooks.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 import { sendJson } from './respond.js';
 import { removalAnswer } from './outcomes.js';
@@ -40,11 +44,15 @@ export interface ApiOptions {
   clientAddress: (request: IncomingMessage) => string;
   /** A running session's DevTools address for programs (automation.ts); absent: the endpoint says it is not offered. */
   automation?: (account: AccountRow, id: string | null, version: 'v8' | 'v7') => Promise<unknown>;
+  /** The account's webhook receiver (webhooks/webhooks.ts, decisions.md 61); absent: v8 user/webhook says it is not offered. */
+  webhooks?: Pick<SessionWebhooks, 'get' | 'set' | 'remove'>;
+  /** Logs and metrics of creates and rate-limit refusals (operations/api-observer.ts). */
+  observer?: ApiObserver;
 }
 
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
 export interface Api {
-  (request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean>;
+  (request: IncomingMessage, response: ServerResponse, url: URL, log?: () => Logger): Promise<boolean>;
   answer(request: ApiRequest): Promise<ApiAnswer | null>;
 }
 
@@ -52,7 +60,7 @@ export function createApi(options: ApiOptions): Api {
   const { config, store, accounts, sessions, runtime } = options;
   // One budget per API key (decisions.md 19), whatever carries the key: v8, v7, or a v6 session key made from it.
   const keyLimiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'api' });
-  const v6 = createV6Api({ config, store, accounts, sessions, runtime, now: options.now, limiter: options.limiter, keyLimiter });
+  const v6 = createV6Api({ config, store, accounts, sessions, runtime, now: options.now, limiter: options.limiter, keyLimiter, ...(options.observer ? { onRateLimited: options.observer.rateLimited } : {}) });
 
   const imageList = (): ImageListResponse => ({
     status: 'ok',
@@ -94,8 +102,9 @@ export function createApi(options: ApiOptions): Api {
    */
   const admit = (keyHash: string): Promise<ApiAnswer | null> =>
     takePoint(keyLimiter, keyHash).then((wait) =>
-      wait === null ? null : answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) }));
+      wait === null ? null : (options.observer?.rateLimited('api_key'), answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) })));
 
+  const notOffered = { status: 'denied', message: 'this service does not send webhooks' };
   const upgradeForApi = () => answer({ status: 'upgrade', message: 'your plan does not include programmatic access to the API' });
 
   /** Authentication, the rate limit and the plan's programmatic access, before a request that writes. */
@@ -138,8 +147,10 @@ export function createApi(options: ApiOptions): Api {
         if (!body.ok) return answer({ status: 'denied', message: body.message });
         const parsed = parseCreateRequest(body.value);
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        if (version === 'v8') return answer(v8CreateAnswer(await sessions.create(account, parsed.value, V8_TERMS)));
-        return answer(v7CreateAnswer(await sessions.create(account, v7CreateRequest(parsed.value, config), V7_TERMS)));
+        const wanted = version === 'v8' ? parsed.value : v7CreateRequest(parsed.value, config);
+        const outcome = await sessions.create(account, wanted, version === 'v8' ? V8_TERMS : V7_TERMS);
+        options.observer?.created(request.log?.(), account, wanted, outcome, version);
+        return answer(version === 'v8' ? v8CreateAnswer(outcome) : v7CreateAnswer(outcome));
       }
       case 'GET vm/data': {
         const id = url.searchParams.get('id');
@@ -164,6 +175,23 @@ export function createApi(options: ApiOptions): Api {
         return read(request, true, async (account) =>
           automation ? automation(account, id, version) : { status: 'denied', message: 'programs cannot drive sessions on this service' });
       }
+      // Session webhooks (decisions.md 61): v8 only.
+      case 'GET user/webhook':
+      case 'POST user/webhook':
+      case 'DELETE user/webhook': {
+        const { webhooks } = options;
+        if (version !== 'v8') break;
+        if (request.method === 'GET') return read(request, true, async (account) => (webhooks ? webhooks.get(account.id) : notOffered));
+        const account = await programmatic(request);
+        if (!isAccount(account)) return account;
+        if (!webhooks) return answer(notOffered);
+        if (request.method === 'DELETE') return answer(await webhooks.remove(account.id));
+        const body = await request.body();
+        if (!body.ok) return answer({ status: 'denied', message: body.message });
+        const parsed = parseWebhookRequest(body.value);
+        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
+        return answer(await webhooks.set(account.id, parsed.value.url));
+      }
       case 'GET user/api':
       case 'GET user/quota':
         return read(request, false, async (account) => {
@@ -174,12 +202,11 @@ export function createApi(options: ApiOptions): Api {
           const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await sessions.hasProgrammaticAccess(account), ...meters };
           return version === 'v7' ? v7UserApi(user) : user;
         });
-      default:
-        return answer({ status: 'denied', message: `no endpoint ${request.method} /${version}/${match[2]!.slice(0, 100)}` }, 404);
     }
+    return answer({ status: 'denied', message: `no endpoint ${request.method} /${version}/${match[2]!.slice(0, 100)}` }, 404);
   };
 
-  const api = async (request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> => {
+  const api = async (request: IncomingMessage, response: ServerResponse, url: URL, log?: () => Logger): Promise<boolean> => {
     let bodyRead = false;
     const reply = await respond({
       method: request.method ?? 'GET',
@@ -187,6 +214,7 @@ export function createApi(options: ApiOptions): Api {
       headers: request.headers,
       body: () => ((bodyRead = true), readJsonBody(request)),
       client: options.clientAddress(request),
+      ...(log ? { log } : {}),
     });
     if (!reply) return false;
     // A body the endpoint did not read (a GET's, an unknown path's) is read first, as a refused one is.

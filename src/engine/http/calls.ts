@@ -4,6 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { BodyResult } from '../../http/json-body.js';
+import type { Logger } from '../operations/logger.js';
 import { retryAfterSeconds } from '../../http/headers.js';
 
 /** A request as the API reads it, whatever carried it: node:http or a Web-standard Request. */
@@ -14,6 +15,8 @@ export interface ApiRequest {
   body(): Promise<BodyResult>;
   /** The caller's network address, where known: the budget of the v6 request that has no key. */
   client?: string;
+  /** The request's logger, bound to its request id, made when first asked for (operations/http-observer.ts). */
+  log?: () => Logger;
 }
 
 /** An answer in the envelope, for the caller to write. */

@@ -12,6 +12,9 @@ import {
   userApiResponseSchema,
   userQuotaResponseSchema,
   vmDataResponseSchema,
+  webhookEventSchema,
+  webhookRequestSchema,
+  webhookResponseSchema,
 } from '../../protocol/index.js';
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { target: 'openapi-3.0', unrepresentable: 'any', io: 'output' });
@@ -59,6 +62,29 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       },
       '/v8/user/api': { get: { summary: 'Account, access and usage meters', security: secured, responses: answer(userApiResponseSchema, 'account and meters') } },
       '/v8/user/quota': { get: { summary: 'Usage meters', security: secured, responses: answer(userQuotaResponseSchema, 'meters') } },
+      // Session webhooks (decisions.md 61).
+      '/v8/user/webhook': {
+        get: { summary: "The account's session webhook (never its secret), or null", security: secured, responses: answer(webhookResponseSchema, 'the webhook') },
+        post: {
+          summary: 'Set the address that receives session events (https); the answer shows its signing secret, only this once',
+          description: 'Events (session.running, session.error, session.ended) are POSTed as JSON with the header RBK-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the secret>; retried with back-off for a day until the receiver answers 2xx; an event may come more than once, drop repeats by its id. Addresses that are not public are refused (denied) unless the operator allows their range.',
+          security: secured,
+          requestBody: { required: true, content: { 'application/json': { schema: schema(webhookRequestSchema) } } },
+          responses: answer(webhookResponseSchema, 'the webhook, with its secret'),
+        },
+        delete: { summary: 'Remove the webhook (events not yet delivered are dropped)', security: secured, responses: answer(webhookResponseSchema, 'removed: webhook null') },
+      },
+    },
+    // OpenAPI 3.0 has no webhooks section (3.1 has): the events are described as an extension.
+    'x-webhooks': {
+      sessionEvent: {
+        post: {
+          summary: 'A session became running, failed to start, or ended',
+          parameters: [{ name: 'RBK-Signature', in: 'header', required: true, schema: { type: 'string' }, description: 't=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">' }],
+          requestBody: { required: true, content: { 'application/json': { schema: schema(webhookEventSchema) } } },
+          responses: { '200': { description: 'received (any 2xx); anything else is retried' } },
+        },
+      },
     },
   };
 }

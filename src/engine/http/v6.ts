@@ -44,6 +44,8 @@ export interface V6Options {
   limiter: (settings: LimitSettings) => RateLimiterAbstract;
   /** The API keys' limiter of v8 and v7, keyed by the key's hash: a session key spends its API key's budget. */
   keyLimiter: RateLimiterAbstract;
+  /** Counts a request a limit turned away (the metrics). */
+  onRateLimited?: (limit: 'api_key' | 'v6_client') => void;
   accounts: Accounts;
   sessions: SessionService;
   runtime: SessionRuntime;
@@ -86,6 +88,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
   /** One point from a budget: null when the request may go on, else the 429 answer. */
   const admitOn = async (limiter: RateLimiterAbstract, key: string): Promise<ApiAnswer | null> => {
     const wait = await takePoint(limiter, key);
+    if (wait !== null) options.onRateLimited?.(limiter === clientLimiter ? 'v6_client' : 'api_key');
     return wait === null ? null : failure('srv-error', `too many requests; retry after ${wait} s`, 429, {}, { 'retry-after': String(wait) });
   };
 

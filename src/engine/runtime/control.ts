@@ -61,6 +61,11 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   private drops: number[] = [];
   /** Why the guard is lost, once it is (the session must then end); null while it holds. */
   lostReason: string | null = null;
+  /**
+   * The DevTools targets of the engine's own connections (each browser-level connection is a
+   * target of type "browser"): hidden from programs and never theirs to attach to (automation/engine-targets.ts).
+   */
+  private readonly ownTargets = new Set<string>();
 
   private constructor(
     private readonly devtoolsUrl: string,
@@ -70,6 +75,11 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   ) {
     super();
     this.current = client;
+  }
+
+  /** Whether `targetId` is one of the engine's own connections to the browser (the guard's, now or before a re-arm). */
+  isOwnTarget(targetId: string): boolean {
+    return this.ownTargets.has(targetId);
   }
 
   /** The live DevTools connection (a new one after each re-arm). */
@@ -125,6 +135,10 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
           break;
       }
     });
+    // Known before the guard is armed, so a program never sees this connection listed.
+    // Without a targetId, Target.getTargetInfo answers the asking connection's own target.
+    const own = (await client.send('Target.getTargetInfo', {} as never)) as unknown as { targetInfo: { targetId: string } };
+    this.ownTargets.add(own.targetInfo.targetId);
     await Promise.all([
       // Reports every target that exists now too: what opened while the guard was down is handled.
       client.send('Target.setDiscoverTargets', { discover: true }),

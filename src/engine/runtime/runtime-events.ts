@@ -2,6 +2,7 @@
 // browser or display exited, a page crashed, the DevTools guard was lost) and notices that do not
 // (the session started warm or cold, a navigation or a connection was refused, the sound server was lost; later: a download finished). A new kind is classified
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
+import { classifyAddress } from './address-policy.js';
 import type { BrowserProcess } from './browser.js';
 import type { BrowserControl } from './control.js';
 import type { Display } from './display.js';
@@ -33,16 +34,26 @@ export type SessionEndingEvent = {
   [K in RuntimeEventKind]: (typeof ENDS_SESSION)[K] extends true ? { sessionId: string; kind: K; ends: true; message: string } : never;
 }[RuntimeEventKind];
 
+/**
+ * What a refusal was about, for the operator's log: the target (`host:port`, or a page's scheme)
+ * and the category of its address (`loopback`, `private`… , `metadata-name`, `browser-page`),
+ * never the address a name resolved to.
+ */
+export interface RefusalDetail {
+  target: string;
+  category: string;
+}
+
 /** A notice: told to whoever listens, never the end of the session. */
 export type RuntimeNotice = {
-  [K in RuntimeEventKind]: (typeof ENDS_SESSION)[K] extends false ? { sessionId: string; kind: K; ends: false; message: string } : never;
+  [K in RuntimeEventKind]: (typeof ENDS_SESSION)[K] extends false ? { sessionId: string; kind: K; ends: false; message: string; detail?: RefusalDetail } : never;
 }[RuntimeEventKind];
 
 export type RuntimeEvent = SessionEndingEvent | RuntimeNotice;
 
 /** An event of `kind`, with whether it ends the session set from ENDS_SESSION. */
-export function runtimeEvent(sessionId: string, kind: RuntimeEventKind, message: string): RuntimeEvent {
-  return { sessionId, kind, ends: ENDS_SESSION[kind], message } as RuntimeEvent;
+export function runtimeEvent(sessionId: string, kind: RuntimeEventKind, message: string, detail?: RefusalDetail): RuntimeEvent {
+  return { sessionId, kind, ends: ENDS_SESSION[kind], message, ...(detail ? { detail } : {}) } as RuntimeEvent;
 }
 
 /** What the `started` notice says: how the session came to be ready, and in how long. */
@@ -66,15 +77,16 @@ export interface WatchedSession {
  * Reports every event of a running session's parts through `report` (which words the reason and
  * drops events of a session being stopped).
  */
-export function watchSession(session: WatchedSession, report: (kind: RuntimeEventKind, message: string) => void): void {
+export function watchSession(session: WatchedSession, report: (kind: RuntimeEventKind, message: string, detail?: RefusalDetail) => void): void {
   void session.browser.process.exited.then(({ code, signal }) => report('browser-exited', `${session.browserName} exited (${signal ?? `code ${code}`})`));
   void session.display.server.exited.then(({ code, signal }) => report('display-exited', `Xvnc exited (${signal ?? `code ${code}`})`));
   session.control?.on('page-crashed', ({ status }) => report('page-crashed', `a page crashed (${status})`));
-  session.control?.on('refused', ({ url }) => report('refused', `refused ${url.slice(0, 200)}`));
+  session.control?.on('refused', ({ url }) => report('refused', `refused ${url.slice(0, 200)}`, { target: /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? 'page', category: 'browser-page' }));
   session.control?.on('guard-lost', ({ reason }) => report('guard-lost', reason));
   // Lost while the session was starting: said now that someone listens.
   if (session.control?.lostReason) report('guard-lost', session.control.lostReason);
-  session.egress.on('refused', ({ target, reason }) => report('refused', `refused ${target}: ${reason}`));
+  session.egress.on('refused', ({ target, reason, address }) =>
+    report('refused', `refused ${target}: ${reason}`, { target, category: address === undefined ? 'metadata-name' : (classifyAddress(address) ?? 'this-host') }));
   if (session.sound?.lostReason) report('sound-lost', session.sound.lostReason);
   else session.sound?.once('lost', (reason) => report('sound-lost', reason));
 }

@@ -23,7 +23,7 @@ import { interfaceLocale } from './locales.js';
 import { isTimeZone } from './time-zones.js';
 import { abortable, withTimeout } from './processes.js';
 import { reapRoot, SHARED_DIR, type ReapReport } from './reap.js';
-import { ENDS_SESSION, runtimeEvent, startedMessage, watchSession, type RuntimeEvent, type RuntimeEventKind } from './runtime-events.js';
+import { ENDS_SESSION, runtimeEvent, startedMessage, watchSession, type RuntimeEvent, type RuntimeEventKind, type RefusalDetail } from './runtime-events.js';
 import { SessionSlot, type SlotSettings, type SlotShape } from './slot.js';
 import { WarmPool, type WarmPoolOptions, type WarmPoolStats } from './warm-pool.js';
 import type { SessionSound, SoundSettings } from './sound.js';
@@ -366,13 +366,13 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   /** Reports the running session's events; those of a session being stopped are dropped. */
   private watch(session: RuntimeSession, slot: SessionSlot): void {
     this.sessions.set(session.id, { session, slot, stopping: false });
-    watchSession({ ...session, browserName: session.image.name }, (kind: RuntimeEventKind, message: string) => {
+    watchSession({ ...session, browserName: session.image.name }, (kind: RuntimeEventKind, message: string, detail?: RefusalDetail) => {
       const entry = this.sessions.get(session.id);
       if (!entry || entry.stopping) return;
       // A process the kernel ended at the session's memory cap says so, not just "crashed".
       const capped = ENDS_SESSION[kind] && session.sandbox.oomKills() > 0 && this.confinement;
       const reason = capped ? `the session reached its memory limit (${this.confinement!.memoryMb} MB): ${message}` : message;
-      this.emit('event', runtimeEvent(session.id, kind, reason));
+      this.emit('event', runtimeEvent(session.id, kind, reason, detail));
     });
   }
 

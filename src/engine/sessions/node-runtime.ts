@@ -17,6 +17,8 @@ export interface RunningSession {
   readonly sound: SessionSound | null;
   /** The browser's DevTools address (Chromium family; null for Firefox), for programs (the automation channel). */
   readonly browser?: { readonly devtoolsUrl: string | null };
+  /** The engine's DevTools guard (Chromium family): which targets are its own connections, hidden from programs. */
+  readonly control?: { isOwnTarget(targetId: string): boolean } | null;
   /** The session's directory as its browser sees it (its downloads folder is in it). */
   readonly sandbox?: { readonly dir: string };
   /** Bytes through the session's egress route so far (its meters). */

@@ -1,6 +1,7 @@
 // The sessions this node runs: their starts in the background (with the displays viewers may join
 // early), the runtime behind each running session, their byte meters, and their ends. Moves each
 // session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
+import type { SessionDevTools } from '../channels/channel.js';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
 import type { SessionRow, Store } from '../store/store.js';
@@ -17,6 +18,8 @@ export interface NodeRunsOptions {
   exits: ExitSettings;
   now: () => number;
   move: Move;
+  /** Bytes written to the meters since the last write: all egress, and the residential part. */
+  onBytes?: (egress: number, residential: number) => void;
 }
 
 export class NodeRuns {
@@ -53,12 +56,17 @@ export class NodeRuns {
   }
 
   /** The DevTools end of a Chromium-family session running here (the automation channel); undefined otherwise. */
-  devtoolsOf(sessionId: string): { url: string; folders: { downloads: string; uploads: string } } | undefined {
+  devtoolsOf(sessionId: string): SessionDevTools | undefined {
     const runtimeId = this.live.get(sessionId);
     const session = runtimeId ? this.options.runtime.get(runtimeId) : undefined;
     const url = session?.browser?.devtoolsUrl;
     if (!session?.sandbox || !url) return undefined;
-    return { url, folders: { downloads: `${session.sandbox.dir}/downloads`, uploads: `${session.sandbox.dir}/uploads` } };
+    return {
+      url,
+      folders: { downloads: `${session.sandbox.dir}/downloads`, uploads: `${session.sandbox.dir}/uploads` },
+      // Asked each time: the guard's connection is a new target after each re-arm.
+      isEngineTarget: (targetId) => session.control?.isOwnTarget(targetId) ?? false,
+    };
   }
 
   /** The runtime id of a session running here. */
@@ -148,6 +156,8 @@ export class NodeRuns {
     const { sent, received } = session.egress.bytes();
     if (sent + received === row.egress_bytes) return;
     await store.updateSession(row.id, { egress_bytes: sent + received, ...(row.egress === 'residential' ? { residential_bytes: sent + received } : {}) });
+    const added = Math.max(0, sent + received - Number(row.egress_bytes));
+    this.options.onBytes?.(added, row.egress === 'residential' ? added : 0);
   }
 
   /** Ends every start and runtime here without moving any session (the store already ended them). */

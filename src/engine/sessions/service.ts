@@ -17,6 +17,7 @@ import { createSession } from './creation.js';
 import { movableFrom, type MoveCause, type SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
 import type { ClusterLink } from './cluster-link.js';
+import type { SessionDevTools } from '../channels/channel.js';
 import type { Presence } from '../channels/presence.js';
 import { sessionOwner } from '../cluster/owner.js';
 import type { CreateOutcome, CreateTerms, NodeAnswer, RemoveOutcome } from './outcomes.js';
@@ -45,11 +46,22 @@ export interface SessionServiceOptions {
   /** Where share links point (the viewer site). */
   shareBase: () => string;
   secret: string;
+  /** Egress bytes of this node's sessions as they are written (the metrics count them). */
+  onBytes?: (egress: number, residential: number) => void;
+}
+
+/** A move this node made (or, for `node-gone`, made for a lost node): logs, metrics and webhooks follow it. */
+export interface SessionMove {
+  id: string;
+  to: SessionStatus;
+  cause: MoveCause;
 }
 
 export interface SessionServiceEvents {
   /** A session's status moved (share links follow this). */
   status: [{ id: string; status: string }];
+  /** A move made here, with its cause (operations/session-observer.ts). */
+  moved: [SessionMove];
 }
 
 export class SessionService extends EventEmitter<SessionServiceEvents> {
@@ -69,7 +81,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.nodeId = options.nodeId;
     this.now = options.now;
     this.accounts = new AccountUsage({ store: this.store, plan: (id) => options.accounts.plan(id), now: this.now });
-    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move) });
+    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}) });
     this.options.runtime.on('event', (event) => {
       // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
       if (!event.ends) return;
@@ -81,7 +93,10 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** Moves a session's status in the store, as the lifecycle allows, and tells whoever follows it, on every node. */
   private async move(id: string, cause: MoveCause, from: SessionStatus[], to: SessionStatus, fields: Partial<SessionRow> = {}): Promise<boolean> {
     const moved = await this.store.moveSession(id, movableFrom(from, to, cause), to, fields);
-    if (moved) this.moved(id, to);
+    if (moved) {
+      this.moved(id, to);
+      this.emit('moved', { id, to, cause });
+    }
     return moved;
   }
 
@@ -94,6 +109,12 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** A status change another node made (cluster/node-link.ts calls this). */
   movedElsewhere(id: string, status: string): void {
     this.emit('status', { id, status });
+  }
+
+  /** This node ended a session of a lost node in the store (cluster/node-link.ts): followers here, and the move's observers. */
+  endedForLostNode(id: string, status: string): void {
+    this.emit('status', { id, status });
+    this.emit('moved', { id, to: status as SessionStatus, cause: 'node-gone' });
   }
 
   // Share links and viewers -----------------------------------------------------------------------
@@ -119,6 +140,11 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return { linkId, ...shareUrlFor(this.options.shareBase(), linkId, row.share_language as ShareLanguage) };
   }
 
+  /** The session a runtime session of this node belongs to (runtime events name runtime sessions). */
+  sessionOfRuntime(runtimeId: string): string | undefined {
+    return this.runs.sessionOfRuntime(runtimeId);
+  }
+
   /** The display of a session of this engine that is running or starting (viewers join it), or undefined. */
   displayOf(sessionId: string): Display | undefined {
     return this.runs.displayOf(sessionId);
@@ -137,7 +163,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   /** The DevTools end of a Chromium-family session running here (programs drive it), or undefined. */
-  devtoolsOf(sessionId: string): { url: string; folders: { downloads: string; uploads: string } } | undefined {
+  devtoolsOf(sessionId: string): SessionDevTools | undefined {
     return this.runs.devtoolsOf(sessionId);
   }
 
@@ -233,7 +259,10 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     if (this.store.dialect === 'sqlite') await this.store.adoptSessionsWithoutNode(this.nodeId);
     const moved = await this.store.atomically((tx) =>
       tx.endSessionsOfNode(this.nodeId, this.now(), { running: 'the engine restarted', starting: 'the engine restarted before the session was ready' }));
-    for (const { id, status } of moved) this.moved(id, status);
+    for (const { id, status } of moved) {
+      this.moved(id, status);
+      this.emit('moved', { id, to: status as SessionStatus, cause: 'node-gone' });
+    }
     const count = (status: string) => moved.filter((m) => m.status === status).length;
     return { suspended: count('suspended'), errored: count('error'), deleted: count('deleted') };
   }

@@ -29,5 +29,11 @@ export interface Database extends SqlConnection {
    */
   listen(channel: string, onMessage: (payload: string) => void): Promise<void>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * Readiness (decisions.md 60): resolves when a write could start now, waiting at most
+   * `timeoutMs`; rejects with the database's error when it could not (held by another process,
+   * unreachable).
+   */
+  probeWrite(timeoutMs: number): Promise<void>;
   close(): Promise<void>;
 }

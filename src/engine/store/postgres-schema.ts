@@ -114,6 +114,29 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `ALTER TABLE sessions ADD COLUMN view_link_hash TEXT;
    CREATE UNIQUE INDEX sessions_view_link ON sessions(view_link_hash);
    ALTER TABLE sessions ADD COLUMN viewers INTEGER NOT NULL DEFAULT 0;`,
+  // Session webhooks and their delivery queue (schema.ts, the same migration).
+  `CREATE TABLE webhooks (
+     account_id TEXT PRIMARY KEY REFERENCES accounts(id),
+     url TEXT NOT NULL,
+     secret TEXT NOT NULL,
+     created_at BIGINT NOT NULL
+   );
+   CREATE TABLE webhook_deliveries (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL,
+     type TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at BIGINT NOT NULL,
+     claimed_by TEXT,
+     claimed_until BIGINT,
+     delivered_at BIGINT,
+     failed_at BIGINT,
+     last_error TEXT
+   );
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE delivered_at IS NULL AND failed_at IS NULL;
+   CREATE INDEX webhook_deliveries_account ON webhook_deliveries(account_id);`,
   // The warm browsers each node has ready (schema.ts, the same migration).
   `ALTER TABLE nodes ADD COLUMN warm TEXT NOT NULL DEFAULT '[]';`,
 ];

@@ -79,17 +79,19 @@ export class PostgresDatabase extends PostgresConnection implements Database {
     /** The connection pool; the rate limiter shares it. */
     readonly pool: pg.Pool,
     private readonly config: pg.ClientConfig,
+    /** Where the database's own troubles are told (the engine's log). */
+    private readonly warn: (message: string) => void,
   ) {
     super(pool);
   }
 
   /** Connects to the database at `url` (postgres://user:password@host:port/db) and migrates it. */
-  static async open(url: string): Promise<PostgresDatabase> {
+  static async open(url: string, warn: (message: string) => void = (message) => console.warn(message)): Promise<PostgresDatabase> {
     const where = describe(url);
     const config: pg.ClientConfig = { connectionString: url, types: numberTypes(), keepAlive: true, connectionTimeoutMillis: 15_000 };
     const pool = new pg.Pool(config);
     // A connection that breaks while idle in the pool is dropped by the pool; nothing else to do.
-    pool.on('error', (error) => console.warn(`database connection lost (${where}): ${error.message}`));
+    pool.on('error', (error) => warn(`database connection lost (${where}): ${error.message}`));
     let client: pg.PoolClient;
     try {
       client = await pool.connect();
@@ -104,7 +106,7 @@ export class PostgresDatabase extends PostgresConnection implements Database {
       await pool.end().catch(() => {});
       throw new Error(`cannot prepare the database at ${where}: ${reason(migrated)}`);
     }
-    return new PostgresDatabase(pool, config);
+    return new PostgresDatabase(pool, config, warn);
   }
 
   async transaction<T>(work: (tx: SqlConnection) => Promise<T>, lock: string): Promise<T> {
@@ -124,6 +126,19 @@ export class PostgresDatabase extends PostgresConnection implements Database {
     } finally {
       // A connection that could not roll back is closed instead of going back to the pool.
       client.release(broken ?? false);
+    }
+  }
+
+  /** A round trip on a pooled connection within `timeoutMs` (Postgres takes writes whenever it answers). */
+  async probeWrite(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error('cannot reach the database: no answer in time'), { code: 'ETIMEDOUT' })), timeoutMs);
+    });
+    try {
+      await Promise.race([this.run('SELECT 1'), late]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -190,7 +205,7 @@ export class PostgresDatabase extends PostgresConnection implements Database {
       try {
         handler(payload);
       } catch (error) {
-        console.warn(`a handler of database channel ${channel} failed: ${reason(error)}`);
+        this.warn(`a handler of database channel ${channel} failed: ${reason(error)}`);
       }
     }
   }

@@ -106,6 +106,32 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE sessions ADD COLUMN view_link_hash TEXT;
    CREATE UNIQUE INDEX sessions_view_link ON sessions(view_link_hash);
    ALTER TABLE sessions ADD COLUMN viewers INTEGER NOT NULL DEFAULT 0;`,
+  // Session webhooks (decisions.md 61): one receiver per account with its signing secret, and the
+  // events waiting to be delivered. A node claims a delivery (claimed_by/claimed_until) under the
+  // store's webhooks lock, so one node sends each event; the id is the event's, so the same event
+  // is never queued twice.
+  `CREATE TABLE webhooks (
+     account_id TEXT PRIMARY KEY REFERENCES accounts(id),
+     url TEXT NOT NULL,
+     secret TEXT NOT NULL,
+     created_at INTEGER NOT NULL
+   );
+   CREATE TABLE webhook_deliveries (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL,
+     type TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at INTEGER NOT NULL,
+     claimed_by TEXT,
+     claimed_until INTEGER,
+     delivered_at INTEGER,
+     failed_at INTEGER,
+     last_error TEXT
+   );
+   CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE delivered_at IS NULL AND failed_at IS NULL;
+   CREATE INDEX webhook_deliveries_account ON webhook_deliveries(account_id);`,
   // The warm browsers each node has ready (decisions.md 64): a JSON array of "browser language"
   // kinds, written with every heartbeat, so that placement can prefer a node with a fitting one.
   `ALTER TABLE nodes ADD COLUMN warm TEXT NOT NULL DEFAULT '[]';`,

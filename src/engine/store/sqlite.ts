@@ -113,6 +113,19 @@ export class SqliteDatabase implements Database {
     for (const listener of this.listeners.get(channel) ?? []) queueMicrotask(() => listener(payload));
   }
 
+  /** Takes the write lock and lets it go at once, waiting at most `timeoutMs` for another process to let it go. */
+  async probeWrite(timeoutMs: number): Promise<void> {
+    // A transaction of this process holds the lock: the database takes writes.
+    if (this.held) return;
+    this.db.pragma(`busy_timeout = ${Math.max(0, Math.round(timeoutMs))}`);
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      this.db.exec('ROLLBACK');
+    } finally {
+      this.db.pragma('busy_timeout = 5000');
+    }
+  }
+
   async close(): Promise<void> {
     await this.idle();
     this.db.close();

@@ -152,6 +152,16 @@ export class Store {
     return this.db.close();
   }
 
+  /** Where this store's queries run (inside atomically(), the transaction's): for the stores of other parts (webhooks/webhook-store.ts). */
+  get sql(): SqlConnection {
+    return this.connection;
+  }
+
+  /** Readiness: whether the database takes a write now (database.ts probeWrite). */
+  probeWrite(timeoutMs: number): Promise<void> {
+    return this.db.probeWrite(timeoutMs);
+  }
+
   private all<T>(sql: string, params: readonly SqlValue[] = []): Promise<T[]> {
     return this.connection.all<T>(sql, params);
   }
@@ -293,6 +303,15 @@ export class Store {
       nodeId === undefined ? statuses : [...statuses, nodeId],
     );
     return rows.map((row) => withFlags(row)!);
+  }
+
+  /** This node's sessions that hold a slot or are ending, counted by status and browser (the metrics' gauge). */
+  async sessionCountsOfNode(nodeId: string): Promise<Array<{ status: string; browser: string; n: number }>> {
+    const rows = await this.all<{ status: string; browser: string; n: number }>(
+      "SELECT status, browser, COUNT(*) AS n FROM sessions WHERE node_id = ? AND status IN ('starting', 'running', 'stopping') GROUP BY status, browser",
+      [nodeId],
+    );
+    return rows.map((row) => ({ ...row, n: Number(row.n) }));
   }
 
   /** Moves a session from one of `from` to `to`; false when it was in none of them. */

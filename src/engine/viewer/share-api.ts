@@ -32,6 +32,8 @@ export interface ShareApiOptions {
   clientAddress: (request: IncomingMessage) => string;
   /** Makes the look-up limiter (http/limits.ts: shared by every node of a cluster). */
   limiter: (settings: LimitSettings) => RateLimiterAbstract;
+  /** Counts a look-up the limit turned away (the metrics). */
+  onRateLimited?: () => void;
 }
 
 /** A share link as its page's HTTP status tells it: 200, 410, 404, or 429 with the wait. */
@@ -103,6 +105,7 @@ export function createShareApi(options: ShareApiOptions) {
     }
     const found = await lookUp(request, path.linkId);
     if ('limited' in found) {
+      options.onRateLimited?.();
       sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, 429, { ...CORS, 'retry-after': String(found.limited) });
       return true;
     }

@@ -1,0 +1,96 @@
+// What every HTTP request of the engine leaves behind (decisions.md 60): a request id (the
+// caller's `X-Request-Id` when it is a plain token, else a new one; sent back in the answer),
+// a logger bound to it, one count and one latency of its route template, and a debug line.
+// Routes are templates (`/v8/vm/data`, `/share/:link/events`): never an id, a link or a query.
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseShareApiPath } from '../../protocol/index.js';
+import type { Logger } from './logger.js';
+import type { EngineMetrics } from './metrics.js';
+
+const API_ROUTES = new Set(['image', 'openapi.json', 'vm/create', 'vm/data', 'vm/remove', 'vm/automation', 'user/api', 'user/quota', 'user/webhook']);
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const SHARE_PAGE = /^\/(?:[A-Za-z-]{1,10}\/)?s$/;
+
+/** The route template of a path, for labels and log lines. */
+export function routeOf(pathname: string): string {
+  const api = /^\/(v8|v7)\/(.+)$/.exec(pathname);
+  if (api) return API_ROUTES.has(api[2]!) ? pathname : `/${api[1]}/unknown`;
+  if (pathname.startsWith('/api/v6/')) return `/api/v6/${pathname.slice(8).split('/')[0]!.replace(/[^a-z]/gi, '').slice(0, 20) || 'unknown'}`;
+  if (pathname === '/b') return '/b';
+  const share = parseShareApiPath(pathname);
+  if (share) return share.route === 'state' ? '/share/:link' : `/share/:link/${share.route}`;
+  if (pathname.startsWith('/internal/v1/')) return '/internal/v1/sessions';
+  if (pathname.startsWith('/automation/')) return '/automation/:token';
+  if (SHARE_PAGE.test(pathname)) return '/:lang/s';
+  if (pathname.startsWith('/assets/')) return '/assets';
+  if (pathname === '/' || pathname === '/healthz' || pathname === '/readyz' || pathname === '/metrics' || pathname === '/favicon.ico') return pathname;
+  return 'unmatched';
+}
+
+// Made ids: a random prefix per process and a counter (unique per node, cheaper than random bytes per request).
+const ID_PREFIX = randomBytes(4).toString('hex');
+let made = 0;
+
+/** The caller's request id when it is a plain token, else a new one. */
+export function requestIdOf(request: IncomingMessage): string {
+  const given = request.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${ID_PREFIX}${(++made).toString(16).padStart(8, '0')}`;
+}
+
+/** The labelled series of each route, made once: prom-client hashes labels on every call otherwise. */
+type RouteSeries = { count: (status: number) => { inc(): void }; seconds: { observe(value: number): void } };
+const seriesCache = new WeakMap<EngineMetrics, Map<string, RouteSeries>>();
+
+function seriesOf(metrics: EngineMetrics, route: string, method: string): RouteSeries {
+  let routes = seriesCache.get(metrics);
+  if (!routes) seriesCache.set(metrics, (routes = new Map()));
+  const key = `${method} ${route}`;
+  let series = routes.get(key);
+  if (!series) {
+    const byStatus = new Map<number, { inc(): void }>();
+    series = {
+      count: (status) => {
+        let counter = byStatus.get(status);
+        if (!counter) byStatus.set(status, (counter = metrics.httpRequests.labels(route, method, String(status))));
+        return counter;
+      },
+      seconds: metrics.httpSeconds.labels(route, method),
+    };
+    routes.set(key, series);
+  }
+  return series;
+}
+
+/** What the handlers get of a request's observation: its id, and its logger (made only when asked for). */
+export interface RequestLog {
+  readonly reqId: string;
+  log(): Logger;
+}
+
+/**
+ * Starts observing one request: sets `X-Request-Id` on the answer and answers the request's
+ * logger; counts and times the request when its answer ends.
+ */
+export function observeRequest(request: IncomingMessage, response: ServerResponse, pathname: string, logger: Logger, metrics: EngineMetrics | null): RequestLog {
+  const reqId = requestIdOf(request);
+  response.setHeader('x-request-id', reqId);
+  let child: Logger | undefined;
+  const observed: RequestLog = { reqId, log: () => (child ??= logger.child({ reqId })) };
+  const debug = logger.isLevelEnabled('debug');
+  if (!metrics && !debug) return observed;
+  const started = process.hrtime.bigint();
+  response.once('close', () => {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const route = routeOf(pathname);
+    const method = request.method ?? 'GET';
+    const status = response.headersSent ? response.statusCode : 0;
+    if (metrics) {
+      const series = seriesOf(metrics, route, method);
+      series.count(status).inc();
+      series.seconds.observe(seconds);
+    }
+    if (debug) observed.log().debug({ method, route, status, ms: Math.round(seconds * 10_000) / 10 }, 'request');
+  });
+  return observed;
+}

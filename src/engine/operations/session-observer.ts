@@ -1,0 +1,69 @@
+// What follows each session move this node makes (decisions.md 60, 61): one log line (running with
+// its start time, ended with its reason), the metrics of starts and ends, and the account's
+// webhook event. Also the runtime's refusals (a target the session may not reach), logged with
+// their category and host, never the address a name resolved to.
+import type { SessionRuntime } from '../runtime/runtime.js';
+import type { SessionMove, SessionService } from '../sessions/service.js';
+import { endCategory } from '../sessions/end-reasons.js';
+import type { Store } from '../store/store.js';
+import { eventTypeOf } from '../webhooks/events.js';
+import type { SessionWebhooks } from '../webhooks/webhooks.js';
+import type { Logger } from './logger.js';
+import type { EngineMetrics } from './metrics.js';
+
+export interface SessionObserverOptions {
+  sessions: SessionService;
+  runtime: Pick<SessionRuntime, 'get' | 'on'>;
+  store: Store;
+  logger: Logger;
+  metrics: EngineMetrics | null;
+  webhooks: SessionWebhooks;
+}
+
+/** Follows the service's moves until the engine closes; answers when every follow-up begun has ended. */
+export function observeSessions(options: SessionObserverOptions): { settled(): Promise<void> } {
+  const { sessions, runtime, store, logger, metrics, webhooks } = options;
+  const pending = new Set<Promise<void>>();
+
+  const follow = async (move: SessionMove): Promise<void> => {
+    const type = eventTypeOf(move.to, move.cause);
+    if (!type) return;
+    const row = await store.session(move.id);
+    if (!row) return;
+    const fields = { vmId: row.id, account: row.account_id, browser: row.browser };
+    if (type === 'session.running') {
+      const start = (row.runtime_id && runtime.get(row.runtime_id)?.start) || 'cold';
+      const seconds = Math.max(0, ((row.running_at ?? row.created_at) - row.created_at) / 1000);
+      metrics?.sessionStarts.inc({ browser: row.browser, start });
+      metrics?.startSeconds.observe({ browser: row.browser, start }, seconds);
+      logger.info({ ...fields, start, startMs: Math.round(seconds * 1000) }, 'session running');
+    } else {
+      const category = endCategory(row.status, row.end_reason);
+      metrics?.sessionEnds.inc({ browser: row.browser, category });
+      const line = { ...fields, status: row.status, category, reason: row.end_reason };
+      if (type === 'session.error') logger.warn(line, 'session failed to start');
+      else logger.info(line, 'session ended');
+    }
+    await webhooks.queueEvent(row, type);
+  };
+
+  sessions.on('moved', (move) => {
+    const work = follow(move)
+      .catch((error: unknown) => logger.warn({ err: error, vmId: move.id, to: move.to }, 'a session event could not be logged or queued for its webhook'))
+      .finally(() => pending.delete(work));
+    pending.add(work);
+  });
+
+  runtime.on('event', (event) => {
+    if (event.ends) return;
+    const vmId = sessions.sessionOfRuntime(event.sessionId);
+    if (event.kind === 'refused') logger.info({ vmId, ...event.detail }, 'session target refused');
+    else logger.info({ vmId, kind: event.kind, reason: event.message }, 'session notice');
+  });
+
+  return {
+    async settled() {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+  };
+}

@@ -1,0 +1,39 @@
+// A session's webhook events (decisions.md 61): which moves make one (the session became running,
+// failed to start, or ended: one of the last two per session, never both), the event's body, and
+// its signature (`RBK-Signature: t=<unix seconds>,v1=<HMAC-SHA256 of "<t>.<body>">`, as Stripe
+// signs; the server package's verifyWebhook checks it).
+import { createHash, createHmac } from 'node:crypto';
+import type { WebhookEvent, WebhookEventType } from '../../protocol/index.js';
+import { endCategory } from '../sessions/end-reasons.js';
+import type { SessionRow } from '../store/store.js';
+
+/** The event a session's move to `to` makes, or null (moves on to deleted, and stopping after an end, make none). */
+export function eventTypeOf(to: string, cause: string): WebhookEventType | null {
+  if (to === 'running') return 'session.running';
+  if (to === 'error') return 'session.error';
+  // Removal ends the session when it is asked for (stopping); the service's own ends suspend it.
+  if (to === 'suspended' || (to === 'stopping' && cause === 'removed')) return 'session.ended';
+  return null;
+}
+
+/** The event's id: the same for the same session and type on every node, so it is queued once. */
+export function eventId(sessionId: string, type: WebhookEventType): string {
+  return `evt_${createHash('sha256').update(`${sessionId}:${type}`).digest('hex').slice(0, 32)}`;
+}
+
+export function sessionEvent(row: SessionRow, type: WebhookEventType, at: number): WebhookEvent {
+  const ended = type !== 'session.running';
+  return {
+    id: eventId(row.id, type),
+    type,
+    time: new Date(ended ? (row.ended_at ?? at) : (row.running_at ?? at)).toISOString(),
+    vmId: row.id,
+    status: row.status,
+    ...(ended ? { category: endCategory(row.status, row.end_reason), reason: row.end_reason ?? 'unknown' } : {}),
+  };
+}
+
+/** The signature header's value for `body` at `seconds` (unix time). */
+export function signWebhook(secret: string, body: string, seconds: number): string {
+  return `t=${seconds},v1=${createHmac('sha256', secret).update(`${seconds}.${body}`).digest('hex')}`;
+}
