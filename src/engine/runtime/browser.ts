@@ -137,13 +137,17 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     signalProcess(process, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
   };
+  const endpoint = waitForDevToolsPort(sandbox, profile, process);
+  endpoint.catch(() => undefined);
   // Ready to be seen: the browser's window is on the display (the page itself may still be
-  // loading, or never load: the person sees the browser's own progress or error). Watched from
-  // now on, while DevTools comes up and the engine connects.
-  const windowShown = withTimeout(waitForWindow(sandbox, env, process, ANY_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch(failed);
+  // loading, or never load: the person sees the browser's own progress or error). Chromium maps
+  // it some 150 ms after DevTools answers, so it is looked for from then on, while the engine
+  // connects: each look starts a program in the session, and looking from the launch would start
+  // a dozen more on the cores the browser is starting on.
+  const windowShown = withTimeout(endpoint.then(() => waitForWindow(sandbox, env, process, ANY_WINDOW)), launch.timeoutMs, `${launch.image.name}'s window`).catch(failed);
   windowShown.catch(() => undefined);
   const devtoolsUrl = await withTimeout(
-    waitForDevToolsPort(sandbox, profile, process).then((endpoint) => reachDevTools(sandbox, endpoint, process)),
+    endpoint.then((found) => reachDevTools(sandbox, found, process)),
     launch.timeoutMs,
     `${launch.image.name}'s DevTools endpoint`,
   ).catch(failed);
