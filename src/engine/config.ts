@@ -60,8 +60,8 @@ export const DEFAULT_PLANS: Plan[] = [
   { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15, sound: true },
 ];
 
-/** The warm pool's defaults: a small machine's (up to four idle Chromium browsers and one display). */
-export const DEFAULT_WARM = { memoryMb: 768, browsers: null, displays: 1, languages: ['en'], quietMinutes: 10 };
+/** The warm pool's defaults: a small machine's (about five idle Chromium browsers, or two and a Firefox, and a display). */
+export const DEFAULT_WARM = { memoryMb: 1024, browsers: null, displays: 1, languages: ['en'], quietMinutes: 10 };
 
 /** The day v6's Sunset header names unless the operator chooses another: a year after its deprecation. */
 export const DEFAULT_V6_SUNSET = '2027-11-21';

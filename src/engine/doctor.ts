@@ -7,7 +7,7 @@ import { discoverImages, type BrowserImage } from './runtime/catalog.js';
 import { probeConfinement } from './runtime/confinement.js';
 import { BUILT_IN_LOCALE } from './runtime/locales.js';
 import { probeSound } from './runtime/sound.js';
-import { BROWSER_ESTIMATE_MB } from './runtime/warm-pool.js';
+import { WARM_ESTIMATE_MB } from './runtime/warm-pool.js';
 
 export interface DoctorCheck {
   name: string;
@@ -38,14 +38,14 @@ export function warmPoolCheck(warm: EngineConfig['warm'] = DEFAULT_WARM, totalMb
   if (warm.memoryMb === 0 || warm.browsers === 0) {
     return { name, ok: true, detail: `warm browsers off (warm.memoryMb 0 or warm.browsers 0): every session starts cold${warm.displays > 0 ? `, on one of ${warm.displays} ready displays` : ''}` };
   }
-  const fits = Math.floor(Math.max(0, warm.memoryMb - warm.displays * 40) / BROWSER_ESTIMATE_MB);
+  const fits = Math.floor(Math.max(0, warm.memoryMb - warm.displays * WARM_ESTIMATE_MB.display) / WARM_ESTIMATE_MB.chromium);
   const most = warm.browsers === null ? fits : Math.min(fits, warm.browsers);
   const ok = warm.memoryMb + 1024 <= totalMb;
   return {
     name,
     ok,
     detail:
-      `on: up to ${warm.memoryMb} MB, about ${most} Chromium browser${most === 1 ? '' : 's'} at ~${BROWSER_ESTIMATE_MB} MB each idle, and ${warm.displays} ready display${warm.displays === 1 ? '' : 's'}; ` +
+      `on: up to ${warm.memoryMb} MB, about ${most} Chromium browser${most === 1 ? '' : 's'} at ~${WARM_ESTIMATE_MB.chromium} MB each idle (Firefox ESR ~${WARM_ESTIMATE_MB.firefox} MB), and ${warm.displays} ready display${warm.displays === 1 ? '' : 's'}; ` +
       `kept warm: ${warm.languages.join(', ') || 'none'}; more for languages created lately, fewer after ${warm.quietMinutes} quiet minutes` +
       (ok ? '' : ` — more than this host's ${totalMb} MB can hold beside sessions: lower warm.memoryMb`),
   };

@@ -26,13 +26,13 @@ describe('the warm pool\'s demand', () => {
   });
 
   it('grows with the recent rate of creates, first browsers first, up to the budget and the cap', () => {
-    const demand = new WarmDemand({ memoryMb: 1000, maxBrowsers: null, kept: [en], quietMs: 10 * MINUTE });
-    // 20 creates of en within the last 30 s (two-thirds a second): en wants 1 + 2 more.
+    const demand = new WarmDemand({ memoryMb: 2000, maxBrowsers: null, kept: [en], quietMs: 10 * MINUTE });
+    // 20 creates of en within the last 30 s (two-thirds a second): en wants 1 + 3 more.
     for (let i = 0; i < 20; i++) demand.record(en, i * 1000);
     demand.record(ja, 19_000);
-    expect(wants(demand, 20_000)).toEqual(['en:3', 'ja:1']);
+    expect(wants(demand, 20_000)).toEqual(['en:4', 'ja:1']);
     // A budget for three: ja keeps its first browser before en gets a third.
-    expect(wants(demand, 20_000, 300)).toEqual(['en:2', 'ja:1']);
+    expect(wants(demand, 20_000, 600)).toEqual(['en:2', 'ja:1']);
     const capped = new WarmDemand({ memoryMb: 1000, maxBrowsers: 2, kept: [en], quietMs: 10 * MINUTE });
     for (let i = 0; i < 20; i++) capped.record(en, i * 1000);
     capped.record(ja, 19_000);
@@ -47,8 +47,8 @@ describe('doctor', () => {
   it('shows the warm pool the configuration asks for, and says when the host cannot hold it', () => {
     const shown = warmPoolCheck(DEFAULT_WARM, 8192);
     expect(shown.ok).toBe(true);
-    expect(shown.detail).toMatch(/^on: up to 768 MB, about 4 Chromium browsers at ~150 MB each idle, and 1 ready display; kept warm: en;/);
-    expect(formatDoctor({ ok: true, checks: [shown], images: [] })).toContain('warm pool (sessions start in a ready browser): on: up to 768 MB');
+    expect(shown.detail).toMatch(/^on: up to 1024 MB, about 5 Chromium browsers at ~170 MB each idle \(Firefox ESR ~470 MB\), and 1 ready display; kept warm: en;/);
+    expect(formatDoctor({ ok: true, checks: [shown], images: [] })).toContain('warm pool (sessions start in a ready browser): on: up to 1024 MB');
     expect(warmPoolCheck({ ...DEFAULT_WARM, memoryMb: 0 }, 8192).detail).toMatch(/^warm browsers off .* on one of 1 ready displays$/);
     const tooBig = warmPoolCheck({ ...DEFAULT_WARM, memoryMb: 4096 }, 4096);
     expect(tooBig.ok).toBe(false);

@@ -65,7 +65,7 @@ beforeAll(async () => {
     warm: { demand: { memoryMb: 10_000, maxBrowsers: 3, kept: [{ browser: 'chromium', language: 'en' }, { browser: 'chromium', language: 'de' }, { browser: 'firefox-esr', language: 'en' }], quietMs: 600_000 } },
   }));
   runtime.on('event', (event) => events.push(event));
-  await runtime.warmed();
+  await runtime.warmed(45_000);
 });
 
 afterAll(async () => {
@@ -81,7 +81,7 @@ const startOf = (session: RuntimeSession) => events.find((e) => e.sessionId === 
 
 describe('a warm browser takes the session\'s choices at hand-out', () => {
   it('an exit city in another time zone: the exit carries the traffic; the page, a new tab and a worker report the zone', async () => {
-    await runtime.warmed();
+    await runtime.warmed(45_000);
     const before = exitCity.bytes().received;
     const session = await runtime.startSession({ browser: 'chromium', url: `${origin}/zone`, language: 'en', layout: 'us', timeZone: 'Asia/Tokyo', upstreamProxyUrl: exitCity.proxyUrl });
     try {
@@ -99,7 +99,7 @@ describe('a warm browser takes the session\'s choices at hand-out', () => {
   });
 
   it('a residential route in German with layout de: the route carries the traffic, the key of a US y types z', async () => {
-    await runtime.warmed();
+    await runtime.warmed(45_000);
     const before = residential.bytes().received;
     const session = await runtime.startSession({ browser: 'chromium', url: `${origin}/type`, language: 'de', layout: 'de', timeZone: 'Europe/Berlin', upstreamProxyUrl: residential.proxyUrl });
     try {
@@ -119,7 +119,7 @@ describe('a warm browser takes the session\'s choices at hand-out', () => {
   });
 
   it('Firefox ESR through an exit city with layout de: the exit carries the traffic, the page loads in the default zone, the key of a US y types z', async () => {
-    await runtime.warmed();
+    await runtime.warmed(45_000);
     const before = exitCity.bytes().received;
     const session = await runtime.startSession({ browser: 'firefox-esr', url: `${origin}/firefox`, language: 'en', layout: 'de', upstreamProxyUrl: exitCity.proxyUrl });
     try {
@@ -135,14 +135,14 @@ describe('a warm browser takes the session\'s choices at hand-out', () => {
   });
 
   it('leaks nothing: a cookie and a localStorage value of one session are absent in the next that takes a warm browser', async () => {
-    await runtime.warmed();
+    await runtime.warmed(45_000);
     const first = await runtime.startSession({ browser: 'chromium', url: `${origin}/plain`, language: 'en', layout: 'us' });
     expect(first.start).toBe('warm-browser');
     await waitFor(() => first.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Plain');
     await first.control!.evaluate(`document.cookie = 'left=behind; max-age=3600'; localStorage.setItem('left', 'behind'); document.cookie`);
     expect(await first.control!.evaluate('document.cookie')).toBe('left=behind');
     await runtime.stopSession(first.id);
-    await runtime.warmed();
+    await runtime.warmed(45_000);
     const next = await runtime.startSession({ browser: 'chromium', url: `${origin}/plain`, language: 'en', layout: 'us' });
     try {
       expect(next.start).toBe('warm-browser');
@@ -159,7 +159,7 @@ describe('a warm browser takes the session\'s choices at hand-out', () => {
 
 describe('a pool sized by demand', () => {
   it('under a burst larger than the pool the rest start cold, none fails, and the pool refills after the live starts', async () => {
-    await runtime.warmed();
+    await runtime.warmed(45_000);
     const ready = () => runtime.warmStats().browsers.map((b) => `${b.browser} ${b.language}:${b.count}`).sort();
     expect(ready()).toEqual(['chromium de:1', 'chromium en:1', 'firefox-esr en:1']);
     const warmedBefore = runtime.warmStats().started;
@@ -170,7 +170,7 @@ describe('a pool sized by demand', () => {
       expect(sessions.map((s) => startOf(s).split(':')[0]).sort()).toEqual(['cold start', 'cold start', 'warm start']);
       // Nothing was warmed while the live sessions started.
       expect(runtime.warmStats().started).toBe(warmedBefore);
-      await runtime.warmed();
+      await runtime.warmed(45_000);
       const after = runtime.warmStats();
       expect(after.started).toBe(warmedBefore + 1);
       expect(ready()).toEqual(['chromium de:1', 'chromium en:1', 'firefox-esr en:1']);

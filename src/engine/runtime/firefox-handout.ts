@@ -16,7 +16,7 @@ export async function openInFirefox(sandbox: SessionSandbox, display: Display, u
   // typed as Enter, are lost on it.
   await sandbox.run('xdotool', ['key', '--clearmodifiers', 'ctrl+l'], display.env);
   await new Promise((resolve) => setTimeout(resolve, BAR_SELECTED_MS));
-  await sandbox.run('xdotool', ['type', '--clearmodifiers', '--delay', '1', url], display.env);
+  await sandbox.run('xdotool', ['type', '--clearmodifiers', '--delay', '0', url], display.env);
   await sandbox.run('xdotool', ['key', '--clearmodifiers', 'Return'], display.env);
 }
 

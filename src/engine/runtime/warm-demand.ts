@@ -24,10 +24,11 @@ export interface WarmDemandSettings {
 /** Creates within this window make the rate that adds warm browsers of a kind. */
 export const RATE_WINDOW_MS = 30_000;
 /**
- * About how long replacing a taken warm browser takes on a loaded machine: a kind created at rate
+ * About how long replacing a taken warm browser takes on a loaded machine (a second of quiet after
+ * the start that took it, then a start of its own, slower beside live sessions): a kind created at rate
  * r per second wants r x this many more browsers ready, so that the next create still finds one.
  */
-const REFILL_SECONDS = 3;
+const REFILL_SECONDS = 5;
 
 const keyOf = (kind: WarmKind) => `${kind.browser}\u0000${kind.language}`;
 

@@ -9,6 +9,7 @@ import { launchBrowser, WARM_PAGE } from './browser.js';
 import type { BrowserImage } from './catalog.js';
 import { BrowserControl } from './control.js';
 import { interfaceLocale } from './locales.js';
+import { withTimeout } from './processes.js';
 import type { SessionSlot, SlotShape } from './slot.js';
 import { WarmDemand, type WarmDemandSettings, type WarmKind } from './warm-demand.js';
 
@@ -41,7 +42,7 @@ export interface WarmPoolStats {
   browsers: Array<WarmKind & { count: number }>;
   /** Warm browsers wanted now (by kind, summed), under the budget. */
   wanted: number;
-  /** Memory the ready slots hold now (their cgroups; estimated where unconfined). */
+  /** Memory the ready slots hold now, as the budget counts it (each slot's cgroup, at least its estimate). */
   memoryMb: number;
   budgetMb: number | null;
   /** Warm browsers started since the pool opened, and how many could not start. */
@@ -52,12 +53,12 @@ export interface WarmPoolStats {
 }
 
 /**
- * What one warm browser holds at least: an idle Chromium's share of memory beside others (PSS,
- * docs/benchmarks.md). Its cgroup's count can be lower (files read before are charged to whoever
- * read them first), so the larger of the two is what the budget counts.
+ * What one warm slot holds at least, by browser family, and a ready display: its processes' share
+ * of memory beside the others (PSS; docs/benchmarks.md, "The warm pool"). A slot's cgroup counts
+ * less (the browser's files, read first by another session, are charged to that one), so the
+ * budget counts the larger of the two.
  */
-export const BROWSER_ESTIMATE_MB = 150;
-const DISPLAY_ESTIMATE_MB = 40;
+export const WARM_ESTIMATE_MB = { chromium: 170, firefox: 470, display: 15 } as const;
 /** How often a quiet pool looks again at what it wants (learned kinds age out; the node's load changes). */
 const IDLE_CHECK_MS = 1000;
 
@@ -74,6 +75,8 @@ export class WarmPool {
   private settled = false;
   private started = 0;
   private failed = 0;
+  /** What a warm browser of each image was last measured to hold: kept when none is ready, so the plan does not swing. */
+  private readonly measuredMb = new Map<string, number>();
 
   constructor(
     private readonly options: WarmPoolOptions | undefined,
@@ -167,7 +170,7 @@ export class WarmPool {
   private plan(): { displays: number; browsers: Array<{ kind: WarmKind; count: number }> } {
     const displays = this.options?.displays ?? 0;
     const fixed = (this.options?.browsers ?? []).map((want) => ({ kind: { browser: want.browser, language: want.language ?? 'en' }, count: want.count ?? 1 }));
-    const learned = this.demand?.wants(Date.now(), (browser) => this.estimateMb(browser), displays * DISPLAY_ESTIMATE_MB) ?? [];
+    const learned = this.demand?.wants(Date.now(), (browser) => this.estimateMb(browser), displays * WARM_ESTIMATE_MB.display) ?? [];
     const browsers = [...fixed];
     for (const want of learned) {
       const same = browsers.find((b) => b.kind.browser === want.kind.browser && b.kind.language === want.kind.language);
@@ -177,10 +180,11 @@ export class WarmPool {
     return { displays, browsers: browsers.filter((want) => this.startable(want.kind)) };
   }
 
-  /** What a warm browser of `browser` holds: the mean of those ready now, at least the estimate. */
+  /** What a warm browser of `browser` holds: the mean of those ready now, else the last measured, else the estimate. */
   private estimateMb(browser: string): number {
-    const measured = this.browsers.filter((s) => s.browser?.image.id === browser).map(slotMb).filter((mb) => mb > 0);
-    return Math.max(BROWSER_ESTIMATE_MB, measured.length > 0 ? measured.reduce((a, b) => a + b, 0) / measured.length : 0);
+    const measured = this.browsers.filter((s) => s.browser?.image.id === browser).map(slotMb);
+    if (measured.length > 0) this.measuredMb.set(browser, measured.reduce((a, b) => a + b, 0) / measured.length);
+    return this.measuredMb.get(browser) ?? WARM_ESTIMATE_MB[this.host.image(browser)?.family ?? 'chromium'];
   }
 
   private startable(kind: WarmKind): boolean {
@@ -245,12 +249,16 @@ export class WarmPool {
     const { geometry, timeZone, startTimeoutMs: timeoutMs } = this.host;
     const slot = await this.host.startSlot({ ...geometry, layout: 'us', language });
     this.started++;
-    try {
+    const ready = async () => {
       // Chromium waits on an empty page (WARM_PAGE says why); Firefox on the blank page.
       const page = image.family === 'chromium' ? WARM_PAGE : 'about:blank';
       const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...geometry, language, locale, timeZone, timeoutMs }, page);
       const browser = await slot.addBrowser({ process, image, language, timeZone, control: null });
       if (process.devtoolsUrl) [browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl, language), process.windowShown]);
+    };
+    try {
+      // Bounded as a session's start is: a browser that never answers must not hold the pool up.
+      await withTimeout(ready(), timeoutMs, `a warm ${image.name}`);
     } catch (error) {
       await this.host.discard(slot);
       throw error;
@@ -279,9 +287,8 @@ function warmable(image: BrowserImage): boolean {
   return image.family === 'chromium' || image.family === 'firefox';
 }
 
-/** What a ready slot holds now, in MB: its cgroup's memory, or the estimate when unconfined. */
+/** What a ready slot holds now, in MB, as the budget counts it: its cgroup's memory, at least the estimate. */
 function slotMb(slot: SessionSlot): number {
-  const bytes = slot.sandbox.memoryBytes();
-  if (bytes !== null) return bytes / MB;
-  return slot.browser ? BROWSER_ESTIMATE_MB : DISPLAY_ESTIMATE_MB;
+  const estimate = WARM_ESTIMATE_MB[slot.browser?.image.family ?? 'display'];
+  return Math.max(estimate, (slot.sandbox.memoryBytes() ?? 0) / MB);
 }

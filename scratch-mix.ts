@@ -1,0 +1,10 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:http';
+import { warmMixBench } from './bench/warm-mix.ts';
+const server = createServer((req, res) => res.writeHead(200, {'content-type':'text/html'}).end('<title>bench</title><h1>A simple page</h1>'));
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const root = await mkdtemp(join(tmpdir(), 'rbk-mixt-'));
+await warmMixBench(root, `http://127.0.0.1:${(server.address() as any).port}`);
+server.close(); await rm(root, { recursive: true, force: true });
