@@ -1,10 +1,11 @@
-// The warm pool: ready displays (sandbox, egress route, Xvnc and window manager) and ready
-// Chromium-family browsers waiting on an empty page, one kind per browser and session language, in
-// the default time zone, at the default geometry. A session takes one and gets its own choices at
-// hand-out (time zone, exit, layout, start page: runtime.ts, slot.ts, zone-override.ts); a warm
-// browser serves one session only. How many of each kind is the demand's business (warm-demand.ts)
-// under a memory budget; warming yields to live sessions: nothing starts while a session's start
-// waits, just after one, or while the node is at its limit (decisions.md 64).
+// The warm pool: ready displays (sandbox, egress route, Xvnc, window manager, sound) and ready
+// browsers waiting in such slots, one kind per browser and session language, started in the
+// default time zone at the default geometry. A session takes one and gets its own choices at
+// hand-out (exit, layout, time zone, first page: runtime.ts, slot.ts, zone-override.ts,
+// firefox-handout.ts; a Firefox keeps the zone it started in); a warm browser serves one session
+// only. How many of each kind is the demand's business (warm-demand.ts) under a memory budget;
+// warming yields to live sessions: nothing starts while a session's start waits, just after one,
+// or while the node is at its limit (decisions.md 63, 64).
 import { launchBrowser, WARM_PAGE } from './browser.js';
 import type { BrowserImage } from './catalog.js';
 import { BrowserControl } from './control.js';
