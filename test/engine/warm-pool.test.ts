@@ -25,11 +25,15 @@ new Worker(URL.createObjectURL(new Blob([code], { type: 'text/javascript' }))).o
 </script>`;
 const TYPE_PAGE = '<!doctype html><title>Type here</title><input id="field" autofocus>';
 const PLAIN_PAGE = '<!doctype html><title>Plain</title>';
-/** For Firefox (no DevTools): reports its zone and history on load, and what is typed into its field. */
+/** For Firefox (no DevTools): reports its zone and history on load, when its field has the keyboard, and what is typed there. */
 const FIREFOX_PAGE = `<!doctype html><title>Firefox page</title><input id="field" autofocus><script>
 const report = (where, value) => fetch('/zone-report?' + where + '=' + encodeURIComponent(value));
 report('firefox', Intl.DateTimeFormat().resolvedOptions().timeZone + ' ' + new Date(2026, 0, 1).getTimezoneOffset() + ' history ' + history.length);
-document.getElementById('field').oninput = (e) => report('typed', e.target.value);
+const field = document.getElementById('field');
+field.oninput = (e) => report('typed', e.target.value);
+// The page has the keyboard once the address bar let it go (as after any address typed there).
+if (document.hasFocus() && document.activeElement === field) report('focused', 'yes');
+else field.onfocus = () => report('focused', 'yes');
 </script>`;
 
 let target: Server;
@@ -127,6 +131,7 @@ describe('a warm browser takes the session\'s choices at hand-out', () => {
       expect(startOf(session)).toMatch(/^warm start/);
       expect(await waitFor(() => reports.get('firefox'), (report) => report !== undefined)).toBe('UTC 0 history 2');
       expect(exitCity.bytes().received).toBeGreaterThan(before + FIREFOX_PAGE.length);
+      expect(await waitFor(() => reports.get('focused'), (focused) => focused !== undefined)).toBe('yes');
       await x(session, 'xdotool', ['key', '29']);
       expect(await waitFor(() => reports.get('typed'), (typed) => typed !== undefined)).toBe('z');
     } finally {
