@@ -3,7 +3,8 @@
 // hand-out: its exit carries its traffic, its pages, new tabs and workers report its time zone,
 // its keyboard layout types `z` on the key where a US keyboard has `y`, its start page loads; and
 // nothing of an earlier session is left in the next one. A burst larger than the pool starts the
-// rest cold, none failing, and the pool refills after the live starts, not during them.
+// rest cold, none failing, and the pool refills after the live starts, not during them; a node at
+// its limit of sessions warms nothing.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -185,3 +186,25 @@ describe('a pool sized by demand', () => {
     }
   });
 });
+
+describe('a node at its limit', () => {
+  it('warms nothing while it runs its limit of sessions, and refills once one ends', async () => {
+    const limitRoot = await mkdtemp(join(tmpdir(), 'rbk-warm-limit-'));
+    const { runtime: limited } = await SessionRuntime.open({ root: limitRoot, egress: { allow: ['127.0.0.1/32'] }, sessionLimit: 1, warm: { browsers: [{ browser: 'chromium', language: 'en', count: 1 }] } });
+    try {
+      await limited.warmed(45_000);
+      const session = await limited.startSession({ browser: 'chromium', url: `${origin}/plain`, language: 'en', layout: 'us' });
+      expect(session.start).toBe('warm-browser');
+      // Past the quiet second after a start: the pool would refill now, but the node is full.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(limited.warmStats()).toMatchObject({ browsers: [], waiting: 'the node runs its limit of 1 sessions' });
+      await limited.stopSession(session.id);
+      await limited.warmed(45_000);
+      expect(limited.warmCount()).toEqual({ displays: 0, browsers: 1 });
+    } finally {
+      await limited.close();
+      await rm(limitRoot, { recursive: true, force: true });
+    }
+  });
+});
+
