@@ -3,6 +3,7 @@
 // here a light shape check keeps the schema library out of the browser bundle. It never holds
 // an API key: the route on the customer's server does.
 import type { CreateRequest, ImageListResponse, UserQuotaResponse } from '../protocol/index.js';
+import type { SessionFileEntry } from '../protocol/files.js';
 import { IDEMPOTENCY_HEADER, PROXY_PATHS, type ProxyCreateResponse, type ProxySession } from '../protocol/proxy.js';
 import { fieldOf, RemoteBrowserClientError } from './error.js';
 
@@ -22,6 +23,10 @@ export interface RemoteBrowserClient {
   session(handle: string): Promise<ProxySession>;
   end(handle: string): Promise<void>;
   usage(): Promise<UserQuotaResponse>;
+  /** A session's files: what its browser downloaded and what it was given (issue 23). */
+  files(handle: string): Promise<SessionFileEntry[]>;
+  /** Where the browser saves one of them from: a real download with the file's own name. */
+  fileUrl(handle: string, name: string): string;
 }
 
 // An API key has no place in a browser: refuse anything that looks like one.
@@ -90,6 +95,8 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
     end: async (handle) => {
       await call(PROXY_PATHS.session(handle), () => true, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     },
+    files: async (handle) => (await call<{ files: SessionFileEntry[] }>(PROXY_PATHS.files(handle), (b) => Array.isArray(b.files))).files,
+    fileUrl: (handle, name) => `${endpoint}${PROXY_PATHS.fileDownload(handle, name)}`,
     usage: () => call<UserQuotaResponse>(PROXY_PATHS.usage, (b) => typeof b.running_session_limit === 'number' && Array.isArray(b.pools)),
   };
 }

@@ -10,6 +10,7 @@ export const remoteBrowserKeys = {
   images: (endpoint: string) => ['rbk', endpoint, 'images'] as const,
   session: (endpoint: string, handle: string) => ['rbk', endpoint, 'session', handle] as const,
   usage: (endpoint: string) => ['rbk', endpoint, 'usage'] as const,
+  files: (endpoint: string, handle: string) => ['rbk', endpoint, 'session', handle, 'files'] as const,
 };
 
 // Plain option objects (what react-query's queryOptions() returns), so this file needs no React.
@@ -37,4 +38,9 @@ export function sessionQuery(client: RemoteBrowserClient, handle: string) {
       return sessionPollDelay(query.state.dataUpdateCount);
     },
   };
+}
+
+/** A running session's files, read again every 2 s while someone shows them (downloads arrive on their own). */
+export function sessionFilesQuery(client: RemoteBrowserClient, handle: string) {
+  return { queryKey: remoteBrowserKeys.files(client.endpoint, handle), queryFn: () => client.files(handle), refetchInterval: 2000 };
 }

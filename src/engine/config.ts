@@ -12,6 +12,9 @@ import { DEFAULT_DISPLAY_LIMITS } from './viewer/viewer-room.js';
 import { DEFAULT_VIEWER_SEATS } from './viewer/viewer-seats.js';
 import { COUNTRY_TIME_ZONES, isTimeZone } from './runtime/time-zones.js';
 
+/** Files in and out of sessions (decisions.md 55-57): on, 256 MB a file and 512 MB a session (inside the 1 GB disk), 32 MiB/s a transfer. */
+export const DEFAULT_FILES = { downloads: true, uploads: true, maxFileMb: 256, maxSessionMb: 512, bytesPerSecond: 32 * 1024 * 1024 as number | null };
+
 /** An IANA time zone name (decisions.md 43). */
 const timeZoneSchema = z.string().refine(isTimeZone, 'must be an IANA time zone name, for example Europe/Berlin or UTC');
 
@@ -27,6 +30,10 @@ export const planSchema = z.object({
   idle_timeout_minutes: z.number().positive(),
   /** Whether viewers of the plan's sessions may hear them (decisions.md 53); on unless a plan says false. */
   sound: z.boolean().default(true),
+  /** Whether the plan's sessions hand out what their browser downloaded (decisions.md 56); on unless a plan says false. */
+  downloads: z.boolean().default(true),
+  /** Whether files may be given to the plan's sessions (decisions.md 56); on unless a plan says false. */
+  uploads: z.boolean().default(true),
 });
 export type Plan = z.infer<typeof planSchema>;
 
@@ -53,11 +60,11 @@ export type ExitLocation = z.infer<typeof locationSchema>;
 export type ExitCity = z.infer<typeof citySchema>;
 
 export const DEFAULT_PLANS: Plan[] = [
-  { id: 'free', name: 'Free', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 120, idle_timeout_minutes: 15, sound: true },
-  { id: 'pro', name: 'Pro', running_session_limit: 5, cycle_session_limit: 1000, residential_cycle_mb_limit: 1024, location_access: true, programmatic_access: true, max_session_minutes: 480, idle_timeout_minutes: 30, sound: true },
-  { id: 'team', name: 'Team', running_session_limit: 20, cycle_session_limit: 10000, residential_cycle_mb_limit: 10240, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true },
-  { id: 'unlimited', name: 'Unlimited', running_session_limit: 50, cycle_session_limit: null, residential_cycle_mb_limit: 102400, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true },
-  { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15, sound: true },
+  { id: 'free', name: 'Free', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 120, idle_timeout_minutes: 15, sound: true, downloads: true, uploads: true },
+  { id: 'pro', name: 'Pro', running_session_limit: 5, cycle_session_limit: 1000, residential_cycle_mb_limit: 1024, location_access: true, programmatic_access: true, max_session_minutes: 480, idle_timeout_minutes: 30, sound: true, downloads: true, uploads: true },
+  { id: 'team', name: 'Team', running_session_limit: 20, cycle_session_limit: 10000, residential_cycle_mb_limit: 10240, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true, downloads: true, uploads: true },
+  { id: 'unlimited', name: 'Unlimited', running_session_limit: 50, cycle_session_limit: null, residential_cycle_mb_limit: 102400, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true, downloads: true, uploads: true },
+  { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15, sound: true, downloads: true, uploads: true },
 ];
 
 /** The warm pool's defaults: a small machine's (about five idle Chromium browsers, or two and a Firefox, and a display). */
@@ -155,6 +162,22 @@ export const engineConfigSchema = z
         programsPerSession: z.number().int().min(1).max(64).default(4),
       })
       .default({ tokenSeconds: 600, programsPerSession: 4 }),
+    /**
+     * Files in and out of sessions (decisions.md 55-57): whether downloads are handed out and
+     * uploads taken at all, the caps on uploads (one file, and a session's uploads together; they
+     * must fit in `confinement.diskMb`), and the pace of each transfer (bytes a second; null: as
+     * fast as it goes).
+     */
+    files: z
+      .object({
+        downloads: z.boolean().default(DEFAULT_FILES.downloads),
+        uploads: z.boolean().default(DEFAULT_FILES.uploads),
+        maxFileMb: z.number().int().min(1).default(DEFAULT_FILES.maxFileMb),
+        maxSessionMb: z.number().int().min(1).default(DEFAULT_FILES.maxSessionMb),
+        bytesPerSecond: z.number().int().min(65_536).nullable().default(DEFAULT_FILES.bytesPerSecond),
+      })
+      .default(DEFAULT_FILES)
+      .refine((f) => f.maxFileMb <= f.maxSessionMb, { message: 'maxFileMb must not be above maxSessionMb', path: ['maxFileMb'] }),
     /** The deprecated v6 interface: the day its answers' Sunset header names (decisions.md 35). */
     v6: z
       .object({ sunset: z.iso.date('must be a date of the form YYYY-MM-DD').default(DEFAULT_V6_SUNSET) })
@@ -272,6 +295,9 @@ export const engineConfigSchema = z
         });
       });
     });
+    if (config.files.maxSessionMb >= config.confinement.diskMb) {
+      context.addIssue({ code: 'custom', path: ['files', 'maxSessionMb'], message: `must be below confinement.diskMb (${config.confinement.diskMb}): uploads share the session's disk with its browser` });
+    }
     if (config.v6.sunset < V6_DEPRECATED_ON) {
       context.addIssue({ code: 'custom', path: ['v6', 'sunset'], message: `must not be before ${V6_DEPRECATED_ON}, the day v6 was deprecated` });
     }

@@ -28,6 +28,9 @@ import { ChannelRegistry } from './channels/registry.js';
 import { rfbChannel } from './channels/rfb.js';
 import { soundChannel } from './channels/sound.js';
 import { automationChannel } from './channels/automation.js';
+import { filesChannel } from './channels/files.js';
+import { FilesLink } from './cluster/files-link.js';
+import { SessionFilesService } from './sessions/files.js';
 import { createAutomation } from './http/automation.js';
 import { probeSound } from './runtime/sound.js';
 import { ChannelRouter } from './channels/router.js';
@@ -243,6 +246,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   });
   webhooks = new SessionWebhooks({ store, settings: config.webhooks, nodeId, now, logger, metrics, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) });
   const observer = observeSessions({ sessions, runtime, store, logger, metrics, webhooks });
+  // Files in and out of sessions (decisions.md 55-57): here through the program inside the session, elsewhere through its node.
+  const filesLink = new FilesLink({
+    secret: config.cluster.secret ?? '',
+    now: Date.now,
+    internalUrlOf: (id) => link.internalUrlOf(id),
+    filesHere: (id) => sessions.filesOf(id),
+  });
+  const files = new SessionFilesService({ sessions, settings: config.files, ...(clustered ? { remote: (node: string, id: string) => filesLink.at(node, id) } : {}) });
+  const fileTransfers = { files, bytesPerSecond: config.files.bytesPerSecond };
   const recovered = await sessions.recover();
   const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
@@ -253,13 +265,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     automation: (account, id, version) => automation!.address(account, id, version),
     webhooks,
     observer: apiObserver(logger, metrics),
+    files: fileTransfers,
   });
 
   // Every stream of a session is a channel (docs/architecture.md "Channels"); RFB is the first.
   const channels = new ChannelRegistry()
     .register(rfbChannel({ seats: config.viewers, openFiles, displayLimits: config.display }))
     .register(soundChannel({ openFiles }))
-    .register(automationChannel({ openFiles, programsPerSession: config.automation.programsPerSession }));
+    .register(automationChannel({ openFiles, programsPerSession: config.automation.programsPerSession }))
+    .register(filesChannel({ openFiles, snapshot: (id) => fileSnapshot(id) }));
   const router = new ChannelRouter({
     registry: channels,
     nodeId,
@@ -284,14 +298,23 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     router,
     clientAddress,
   });
-  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
+  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
+  /** What the files channel sends a controlling viewer: the list (downloads only when they may move) and the switches. */
+  async function fileSnapshot(id: string) {
+    const row = await store.session(id);
+    const here = sessions.filesOf(id);
+    if (!row || !here) return null;
+    const switches = await files.switches(row);
+    return { type: 'files' as const, files: await here.list(switches.downloads ? ['download', 'upload'] : ['upload']), ...switches };
+  }
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse, requestUrl: URL, observed: RequestLog) => {
-    if (clustered && (await link.handle(request, response, requestUrl))) return;
+    if (clustered && ((await link.handle(request, response, requestUrl)) || (await filesLink.handle(request, response, requestUrl)))) return;
     if (await api(request, response, requestUrl, observed.log)) return;
     // Nothing below reads a request body: one that was sent anyway is read (and dropped) before
     // the answer, so that the client can finish sending and read it (node-body.ts).
+    if (await shareApi.transfer(request, response, requestUrl)) return;
     await discardRest(request);
     if (await shareApi.handle(request, response, requestUrl)) return;
     if (await site.handle(request, response, requestUrl)) return;
@@ -375,6 +398,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     reaped,
     recovered,
     async fetch(request) {
+      // A file's bytes stream through node:http (http/files.ts): in-process callers reach it over loopback.
+      const target = new URL(request.url);
+      if (/^\/v[78]\/vm\/files\/(download|upload)$/.test(target.pathname)) {
+        const init: RequestInit & { duplex?: 'half' } = { method: request.method, headers: request.headers, redirect: 'manual', signal: request.signal };
+        if (request.body) Object.assign(init, { body: request.body, duplex: 'half' });
+        return fetch(`${url}${target.pathname}${target.search}`, init);
+      }
       let child: Logger | undefined;
       const log = () => (child ??= logger.child({ reqId: request.headers.get('x-request-id') ?? randomBytes(8).toString('hex') }));
       try {

@@ -8,6 +8,9 @@ export const PROXY_PATHS = {
   images: '/images',
   sessions: '/sessions',
   session: (handle: string) => `/sessions/${encodeURIComponent(handle)}`,
+  /** A session's files (issue 23): the list, one file's download, an upload. */
+  files: (handle: string) => `/sessions/${encodeURIComponent(handle)}/files`,
+  fileDownload: (handle: string, name: string) => `/sessions/${encodeURIComponent(handle)}/files/download?name=${encodeURIComponent(name)}`,
   usage: '/usage',
 } as const;
 

@@ -1,25 +1,27 @@
-// The share API's paths, `/share/<link_id>[/events|/rfb|/sound|/ping|/view-only]` under a share base: the
+// The share API's paths, `/share/<link_id>[/events|/rfb|/sound|/ping|/view-only|/files[/download|/upload]]` under a share base: the
 // viewer builds them and the engine reads them with these two functions, so the two never drift.
 
 /**
  * What a share link's API offers: its viewer state, a stream of its changes, RFB, the session's
  * sound (a WebSocket: one JSON text message saying the format, then one binary message per Opus
- * packet), a ping, a view-only link.
+ * packet), a ping, a view-only link, and the session's files (issue 23): `files`, a WebSocket that
+ * sends their list as it changes (src/protocol/files.ts), `files/download?name=` (GET, the bytes as
+ * a download) and `files/upload?name=` (POST, the body), for the share link's holder only.
  */
-export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'ping', 'view-only'] as const;
+export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'ping', 'view-only', 'files', 'files/download', 'files/upload'] as const;
 export type ShareApiRoute = (typeof SHARE_API_ROUTES)[number];
 
 /** Link ids are base64url; the API reads at most this many characters of one. */
-const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|ping|view-only))?$/;
+const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|ping|view-only|files|files\/download|files\/upload))?$/;
 
 /** The path of one route of a link's share API: `/share/<link_id>` for its state, else `/share/<link_id>/<route>`. */
 export function shareApiPath(linkId: string, route: ShareApiRoute = 'state'): string {
   return route === 'state' ? `/share/${linkId}` : `/share/${linkId}/${route}`;
 }
 
-/** The full address of a route under a share base; RFB's and sound's are WebSocket addresses (ws: or wss:). */
+/** The full address of a route under a share base; RFB's, sound's and files' are WebSocket addresses (ws: or wss:). */
 export function shareApiUrl(shareBase: string, linkId: string, route: ShareApiRoute = 'state'): string {
-  const base = route === 'rfb' || route === 'sound' ? shareBase.replace(/^http/, 'ws') : shareBase;
+  const base = route === 'rfb' || route === 'sound' || route === 'files' ? shareBase.replace(/^http/, 'ws') : shareBase;
   return `${base}${shareApiPath(linkId, route)}`;
 }
 

@@ -236,6 +236,25 @@ export const automationResponseSchema = z.object({
 });
 export type AutomationResponse = z.infer<typeof automationResponseSchema>;
 
+/** One file of a session (decisions.md 55; src/protocol/files.ts). */
+export const sessionFileSchema = z.object({
+  name: z.string(),
+  size: z.number().int().min(0),
+  kind: z.enum(['download', 'upload']),
+  /** When it was last written (ISO 8601 UTC). */
+  created: z.string(),
+  /** `downloading` while the remote browser still writes it (not fetchable yet). */
+  state: z.enum(['complete', 'downloading']),
+});
+
+/** GET /v8/vm/files?id=: a running session's downloads and uploads (decisions.md 55). */
+export const filesListResponseSchema = z.object({ status: z.literal('ok'), files: z.array(sessionFileSchema) });
+export type FilesListAnswer = z.infer<typeof filesListResponseSchema>;
+
+/** POST /v8/vm/files/upload?id=&name=: the file written into the session's uploads folder. */
+export const fileUploadResponseSchema = z.object({ status: z.literal('ok'), name: z.string(), size: z.number().int().min(0) });
+export type FileUploadAnswer = z.infer<typeof fileUploadResponseSchema>;
+
 // ---------------------------------------------------------------------------------------------
 // Share API
 

@@ -12,6 +12,7 @@ import { useEndSession } from './hooks/useEndSession.js';
 import { useImages } from './hooks/useImages.js';
 import { useSession } from './hooks/useSession.js';
 import { useRemoteBrowser } from './RemoteBrowserProvider.js';
+import { LaunchedFiles } from './launcher/LaunchedFiles.js';
 
 export interface LaunchedSession {
   handle: string;
@@ -183,6 +184,7 @@ function LaunchedPanel({ created, browserName, onOpenViewer, onSessionChange, on
           </span>
         </div>
       ) : null}
+      <LaunchedFiles handle={created.handle} running={status === 'running'} />
       {end.error ? <LaunchError error={end.error} retryIn={0} onRetry={() => end.mutate(created.handle)} /> : null}
       {ended ? (
         <button type="button" className="rbk-button rbk-button--primary" onClick={onAnother}>

@@ -8,4 +8,5 @@ export { useSession } from './hooks/useSession.js';
 export { useCreateSession, type CreateSessionInput } from './hooks/useCreateSession.js';
 export { useEndSession } from './hooks/useEndSession.js';
 export { useUsage } from './hooks/useUsage.js';
+export { useSessionFiles } from './hooks/useSessionFiles.js';
 export { UsageMeters, type UsageMetersProps, type UsageMetersState } from './UsageMeters.js';

@@ -8,6 +8,7 @@ import { readJsonRequest } from '../http/json-body.js';
 import { parseCreateRequest, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
 import type { RemoteBrowserService } from './service-client.js';
+import { filesEndpointOf, serveFiles, type FilesEndpoint } from './proxy-files.js';
 import { createSessionHandles, SECRET_MIN_CHARS, type SessionHandles } from './session-handles.js';
 import type { ProxyCreateResponse, ProxyEndResponse, ProxySessionResponse } from './wire.js';
 
@@ -149,7 +150,7 @@ export function isUnderBasePath(path: string, basePath: string): boolean {
   return pathname === basePath || pathname.startsWith(`${basePath}/`);
 }
 
-type Endpoint = { name: 'images' | 'create' | 'usage' } | { name: 'read' | 'end'; handle: string };
+type Endpoint = { name: 'images' | 'create' | 'usage' } | { name: 'read' | 'end'; handle: string } | { name: FilesEndpoint; handle: string };
 
 function endpointOf(method: string, rest: string): Endpoint | { allow: string } | null {
   const path = rest.replace(/\/$/, '');
@@ -157,14 +158,16 @@ function endpointOf(method: string, rest: string): Endpoint | { allow: string } 
   if (path === '/images') return only('GET', { name: 'images' });
   if (path === '/usage') return only('GET', { name: 'usage' });
   if (path === '/sessions') return only('POST', { name: 'create' });
-  const session = /^\/sessions\/([^/]+)$/.exec(path);
+  const session = /^\/sessions\/([^/]+)(?:\/(files(?:\/download|\/upload)?))?$/.exec(path);
   if (!session) return null;
+  const files = filesEndpointOf(session[2]);
   let handle: string;
   try {
     handle = decodeURIComponent(session[1]!);
   } catch {
     handle = '';
   }
+  if (files) return only(files.method, { name: files.name, handle });
   return method === 'GET' ? { name: 'read', handle } : only('POST, DELETE', { name: 'end', handle });
 }
 
@@ -207,7 +210,7 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
    * grants). The scheme is not compared, as Next.js compares server actions' origins: TLS often
    * ends at a proxy, and frameworks build request.url from their own listen address.
    */
-  const crossSiteRefusal = (request: Request, url: URL, method: string): Response | null => {
+  const crossSiteRefusal = (request: Request, url: URL, method: string, endpoint: Endpoint['name']): Response | null => {
     const origin = request.headers.get('origin');
     const ownHosts = [url.host, request.headers.get('host'), request.headers.get('x-forwarded-host')?.split(',')[0]!.trim()];
     // An Origin without a host (`null`, junk) is nobody's own, even where an own host is empty.
@@ -218,10 +221,12 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
     if (fromElsewhere) {
       return reply({ status: 'insecure', reason: 'cross_site', message: 'requests from other sites are refused: call this route from pages of this site (or list the origin in allowedOrigins)' }, 403);
     }
-    // A cross-site form can post text/plain or form data, never JSON without a preflight.
+    // A cross-site form can post text/plain or form data, never JSON (nor a file as
+    // application/octet-stream, which uploads take) without a preflight.
     const mediaType = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if ((method === 'POST' || method === 'DELETE') && mediaType !== 'application/json') {
-      return reply({ status: 'insecure', reason: 'content_type', message: 'send POST and DELETE requests with Content-Type: application/json' }, 415);
+    const expected = endpoint === 'upload' ? 'application/octet-stream' : 'application/json';
+    if ((method === 'POST' || method === 'DELETE') && mediaType !== expected) {
+      return reply({ status: 'insecure', reason: 'content_type', message: endpoint === 'upload' ? 'send uploads with Content-Type: application/octet-stream' : 'send POST and DELETE requests with Content-Type: application/json' }, 415);
     }
     return null;
   };
@@ -320,6 +325,14 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
       }
       case 'create':
         return create(request, context);
+      case 'files':
+      case 'download':
+      case 'upload': {
+        // A user reaches only files of their own sessions: the handle is sealed to them.
+        const vmId = await (await sessionHandles()).open(endpoint.handle, context.user.id);
+        if (vmId === null) return refused(404, UNKNOWN_SESSION);
+        return serveFiles(service, endpoint.name, vmId, request, (body, status) => reply(body as Answer, status));
+      }
       case 'read':
       case 'end': {
         const vmId = await (await sessionHandles()).open(endpoint.handle, context.user.id);
@@ -343,7 +356,7 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
     if (!endpoint) return refused(404, `no endpoint ${method} ${url.pathname.slice(0, 100)}`);
     if ('allow' in endpoint) return reply({ status: 'denied', message: `use ${endpoint.allow} here` }, 405, { allow: endpoint.allow });
 
-    const crossSite = crossSiteRefusal(request, url, method);
+    const crossSite = crossSiteRefusal(request, url, method, endpoint.name);
     if (crossSite) return crossSite;
 
     let user: User | null | undefined;

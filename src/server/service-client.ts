@@ -15,8 +15,12 @@ import {
   type RemoveResponse,
   automationResponseSchema,
   webhookResponseSchema,
+  filesListResponseSchema,
+  fileUploadResponseSchema,
   type AutomationResponse,
   type WebhookResponse,
+  type FilesListAnswer,
+  type FileUploadAnswer,
   type SessionEntry,
   type UserApiResponse,
   type UserQuotaResponse,
@@ -44,13 +48,29 @@ export interface RemoteBrowserService {
   userApi(options?: CallOptions): Promise<UserApiResponse>;
   /** GET /v8/user/quota: meters and pools. */
   userQuota(options?: CallOptions): Promise<UserQuotaResponse>;
+  /** GET /v8/vm/files?id=: a running session's downloads and uploads (issue 23). Absent on older services' fakes. */
+  files?(vmId: string, options?: CallOptions): Promise<FilesListAnswer['files']>;
+  /** GET /v8/vm/files/download?id=&name=: one file, its bytes streamed (the timeout covers the answer's start only). */
+  downloadFile?(vmId: string, name: string, options?: CallOptions): Promise<SessionFileDownload>;
+  /** POST /v8/vm/files/upload?id=&name=: the body streamed into the session's uploads folder. */
+  uploadFile?(vmId: string, name: string, body: FileBody, options?: CallOptions): Promise<FileUploadAnswer>;
 }
+
+/** A file's bytes as they arrive from the service. */
+export interface SessionFileDownload {
+  name: string;
+  size: number;
+  body: ReadableStream<Uint8Array>;
+}
+
+/** What an upload may send: a stream (sent as it is read) or bytes at hand. */
+export type FileBody = ReadableStream<Uint8Array> | Blob | ArrayBuffer | Uint8Array;
 
 /**
  * The service as the customer's own server calls it: the proxy route's calls, and the DevTools
  * address for a program (never handed to a browser: the proxy route does not offer it).
  */
-export interface ServiceClient extends RemoteBrowserService {
+export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile'>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile'>> {
   /** GET /v8/vm/automation?id=: a short-lived DevTools address of a running Chromium session, for a program on this server. */
   automation(vmId: string, options?: CallOptions): Promise<AutomationResponse>;
   /** GET /v8/user/webhook: the account's webhook receiver (without its secret), or null. */
@@ -264,7 +284,60 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     },
     userApi: (options) => get('user/api', 'user/api', userApiResponseSchema, options),
     userQuota: (options) => get('user/quota', 'user/quota', userQuotaResponseSchema, options),
+    files: async (vmId, options) => (await get(`vm/files?id=${encodeURIComponent(vmId)}`, 'the file list', filesListResponseSchema, options)).files,
+    downloadFile: (vmId, name, options) => transfer(`vm/files/download?id=${encodeURIComponent(vmId)}&name=${encodeURIComponent(name)}`, 'GET', `the file "${name}"`, undefined, options)
+      .then((response) => ({ name, size: Number(response.headers.get('content-length') ?? 0), body: response.body! })),
+    uploadFile: async (vmId, name, body, options) => {
+      const response = await transfer(`vm/files/upload?id=${encodeURIComponent(vmId)}&name=${encodeURIComponent(name)}`, 'POST', `the upload of "${name}"`, body, options);
+      return fileUploadResponseSchema.parse(await response.json());
+    },
   };
+
+  /**
+   * A call whose body or answer streams: the key as for any call, the timeout for the answer's
+   * start only (a file takes as long as it takes), never repeated (a stream is read once). An
+   * answer in the envelope that is not ok becomes the same typed error as any call's.
+   */
+  async function transfer(path: string, method: 'GET' | 'POST', what: string, body: FileBody | undefined, callOptions: CallOptions | undefined): Promise<Response> {
+    const key = readApiKey(options.apiKey);
+    const started = new AbortController();
+    const timer = setTimeout(() => started.abort(new RemoteBrowserError('timeout', `the service at ${root} did not start answering ${what} within ${timeoutMs} ms`)), timeoutMs);
+    const signal = callOptions?.signal ? AbortSignal.any([callOptions.signal, started.signal]) : started.signal;
+    const init: RequestInit & { duplex?: 'half' } = { method, headers: { authorization: `Bearer ${key}`, 'user-agent': 'remote-browser-kit' }, signal, redirect: 'error' };
+    if (body !== undefined) {
+      init.body = body as BodyInit;
+      (init.headers as Record<string, string>)['content-type'] = 'application/octet-stream';
+      if (body instanceof ReadableStream) init.duplex = 'half';
+    }
+    let response: Response;
+    try {
+      response = await fetchImpl(`${root}/v8/${path}`, init);
+    } catch (cause) {
+      if (callOptions?.signal?.aborted) throw callOptions.signal.reason;
+      if (started.signal.aborted) throw started.signal.reason;
+      throw new RemoteBrowserError('unreachable', `could not reach the service at ${root} for ${what}: ${String((cause as Error)?.message ?? cause)}`, { cause });
+    } finally {
+      clearTimeout(timer);
+    }
+    if (response.ok && !(response.headers.get('content-type') ?? '').includes('json')) return response;
+    if (method === 'POST' && response.ok) {
+      const text = await response.text();
+      const envelope = envelopeSchema.safeParse(JSON.parse(text));
+      if (envelope.success && envelope.data.status === 'ok') return new Response(text, { headers: response.headers });
+      return refuse(envelope.success ? envelope.data : undefined, response);
+    }
+    const envelope = envelopeSchema.safeParse(await response.json().catch(() => null));
+    return refuse(envelope.success ? envelope.data : undefined, response);
+  }
+
+  function refuse(envelope: { status: string; message?: string | undefined; reason?: string | undefined } | undefined, response: Response): never {
+    const httpStatus = response.status;
+    if (!envelope) throw new RemoteBrowserError('invalid_response', `the service answered HTTP ${httpStatus} without its envelope: is baseUrl a v8 service?`, { httpStatus });
+    const message = envelope.message ?? `the service answered ${envelope.status}`;
+    if (httpStatus === 401) throw new RemoteBrowserError('unauthorized', `the service refused the API key (${message}): check apiKey`, { httpStatus });
+    const code = envelope.status === 'error' ? 'service_error' : envelope.status === 'ok' ? 'invalid_response' : envelope.status;
+    throw new RemoteBrowserError(code as 'denied', message, { httpStatus, ...(envelope.reason === undefined ? {} : { reason: envelope.reason }) });
+  }
 }
 
 /** An engine in this process: `createEngine()`'s result, or anything with its Web-standard `fetch`. */

@@ -251,9 +251,10 @@ describe('the channel router', () => {
     const answer = nextMessage(opened.socket);
     opened.socket.send(Buffer.from('abc'));
     expect(await answer).toBe('ABC');
-    // The owner's policy refuses for a view link; its close reaches the caller through the entry node.
+    // The owner's policy refuses for a view link; its close (the channel's `refused`, not the
+    // entry node's "end closed") reaches the caller through the entry node.
     opened.socket.send(Buffer.from('x'));
-    expect((await opened.closed).code).toBe(4003);
+    expect((await opened.closed).code).toBe(4004);
     await until(() => !owner.presence.attended(SESSION) && entryChannel.seats.length === 0 && ownerChannel.seats.length === 0);
   });
 });

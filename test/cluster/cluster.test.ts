@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
+import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import {
@@ -178,6 +179,31 @@ describe('three nodes on one Postgres behind nginx', () => {
       expect(packets.length).toBeGreaterThan(25);
       expect(Math.abs(loudestFrequency(await decodeOpus(packets)) - 440)).toBeLessThan(15);
     }
+  }, 60_000);
+
+  it("a session's files move through any node: upload through one that does not run it, listed on the files channel of another, fetched through nginx", async () => {
+    const vmId = running[0]!;
+    const owner = await nodeOf(vmId);
+    const [first, second] = NODE_IDS.filter((id) => id !== owner).map((id) => nodes.get(id)!.url);
+    const given = Buffer.from(Array.from({ length: 3 * 1024 * 1024 }, (_, i) => (i * 7) % 251));
+    const uploaded = await fetch(`${first}/v8/vm/files/upload?id=${vmId}&name=${encodeURIComponent('given file.bin')}`, { method: 'POST', headers: { authorization: `Bearer ${account.key}` }, body: new Uint8Array(given) as unknown as BodyInit });
+    expect(await uploaded.json()).toEqual({ status: 'ok', name: 'given file.bin', size: given.length });
+    const listed = await new Promise<string>((resolve, reject) => {
+      const socket = new WebSocket(`${second!.replace('http', 'ws')}/share/${links.get(vmId)!}/files`);
+      socket.on('message', (data) => {
+        socket.close();
+        resolve(data.toString());
+      });
+      socket.on('error', reject);
+    });
+    expect(JSON.parse(listed).files).toEqual([expect.objectContaining({ name: 'given file.bin', kind: 'upload', size: given.length })]);
+    for (const base of [second!, nginx.url]) {
+      const fetched = await fetch(`${base}/share/${links.get(vmId)!}/files/download?name=${encodeURIComponent('given file.bin')}`);
+      expect(fetched.headers.get('content-disposition')).toContain("filename*=UTF-8''given%20file.bin");
+      expect(Buffer.from(await fetched.arrayBuffer()).equals(given)).toBe(true);
+    }
+    const api = await fetch(`${first}/v8/vm/files?id=${vmId}`, { headers: { authorization: `Bearer ${account.key}` } });
+    expect(((await api.json()) as { files: unknown[] }).files).toHaveLength(1);
   }, 60_000);
 
   it('remove through a node that does not run the session stops the browser on the node that does; viewers on a third node hear it', async () => {

@@ -28,7 +28,7 @@ describe('PostgresDatabase', () => {
     );
     expect(tables.map((t) => t.table_name)).toEqual([
       'accounts', 'api_keys', 'engine_settings', 'idempotency', 'nodes', 'rate_limits', 'schema_migrations',
-      'sessions', 'short_urls', 'subscriptions', 'v6_tokens',
+      'sessions', 'short_urls', 'subscriptions', 'v6_tokens', 'webhook_deliveries', 'webhooks',
     ]);
     expect(await first!.all('SELECT version FROM schema_migrations')).toEqual(
       POSTGRES_MIGRATIONS.map((_, index) => ({ version: index + 1 })),

@@ -566,9 +566,10 @@ function judge(req: Exchange, answer: Answer): void {
   if (api) return judgeApi(req, answer, api[1] as 'v8' | 'v7', `${req.method} ${api[2]}`, context);
   if (share) return judgeShare(req, answer, share, context);
   if (judgeSite(req, answer, url, context)) return;
-  if (req.method === 'GET' && path === '/healthz') {
+  // A load balancer's probe may be GET or HEAD (decisions.md 60).
+  if ((req.method === 'GET' || req.method === 'HEAD') && path === '/healthz') {
     expect(answer.http, context).toBe(200);
-    expect(answer.json, context).toMatchObject({ status: 'ok', node: expect.any(String), sessions: expect.any(Number) });
+    if (req.method === 'GET') expect(answer.json, context).toMatchObject({ status: 'ok', node: expect.any(String), sessions: expect.any(Number) });
     return;
   }
   // Anything else: 404 in the envelope.

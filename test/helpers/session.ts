@@ -27,3 +27,21 @@ export async function typeAddress(session: RuntimeSession, address: string): Pro
   await pause(200);
   await x(session, 'xdotool', ['key', 'Return']);
 }
+
+/** Whether the browser's own file dialog ("Open File") shows on the session's display within the time. */
+export async function fileDialogShows(session: RuntimeSession, timeoutMs = 10_000): Promise<boolean> {
+  const found = await waitFor(() => x(session, 'xdotool', ['search', '--onlyvisible', '--name', '^Open File$']).catch(() => ''), (ids) => ids.trim() !== '', timeoutMs);
+  return found.trim() !== '';
+}
+
+/**
+ * Where the "Open" button of the browser's file dialog is on a display of `width` x `height`: GTK
+ * puts it 52 px left of and 28 px above the dialog's bottom right, and a dialog taller than the
+ * display is cut at its bottom.
+ */
+export async function fileDialogOpenButton(session: RuntimeSession, width: number, height: number): Promise<{ x: number; y: number }> {
+  const id = (await x(session, 'xdotool', ['search', '--onlyvisible', '--name', '^Open File$'])).trim().split('\n')[0]!;
+  const geometry = await x(session, 'xdotool', ['getwindowgeometry', '--shell', id]);
+  const value = (name: string) => Number(new RegExp(`^${name}=(\\d+)`, 'm').exec(geometry)?.[1] ?? NaN);
+  return { x: Math.min(value('X') + value('WIDTH'), width) - 52, y: Math.min(value('Y') + value('HEIGHT'), height) - 28 };
+}

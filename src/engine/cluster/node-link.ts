@@ -198,7 +198,8 @@ export class NodeLink implements ClusterLink {
 
   // Calls to the node that runs a session -------------------------------------------------------
 
-  private async internalUrlOf(nodeId: string): Promise<string | undefined> {
+  /** The internal address of a node that is not lost (cluster/files-link.ts calls it too). */
+  async internalUrlOf(nodeId: string): Promise<string | undefined> {
     const node = await this.store.node(nodeId);
     return node && node.state !== 'lost' ? node.internal_url : undefined;
   }

@@ -16,7 +16,7 @@ import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/runtime.js';
-import type { AccountRow, Store } from '../store/store.js';
+import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from './limits.js';
 import type { ApiObserver } from '../operations/api-observer.js';
@@ -28,6 +28,10 @@ import { removalAnswer } from './outcomes.js';
 import { createV6Api, isV6Path } from './v6.js';
 import { V7_TERMS, v7CreateAnswer, v7CreateRequest, v7SessionList, v7UserApi, v7UserQuota } from './v7.js';
 import { V8_TERMS, v8CreateAnswer, v8SessionList } from './v8.js';
+import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from './files.js';
+
+/** The file endpoints that stream (node:http only): `vm/files/download` and `vm/files/upload`. */
+const FILE_TRANSFER = /^\/(v8|v7)\/vm\/files\/(download|upload)$/;
 
 export interface ApiOptions {
   config: EngineConfig;
@@ -42,6 +46,8 @@ export interface ApiOptions {
   limiter: (settings: LimitSettings) => RateLimiterAbstract;
   /** The client's address behind trusted proxies (client-address.ts). */
   clientAddress: (request: IncomingMessage) => string;
+  /** Files in and out of sessions (files.ts, decisions.md 55); absent: the endpoints say they are not offered. */
+  files?: FileTransferOptions;
   /** A running session's DevTools address for programs (automation.ts); absent: the endpoint says it is not offered. */
   automation?: (account: AccountRow, id: string | null, version: 'v8' | 'v7') => Promise<unknown>;
   /** The account's webhook receiver (webhooks/webhooks.ts, decisions.md 61); absent: v8 user/webhook says it is not offered. */
@@ -128,6 +134,30 @@ export function createApi(options: ApiOptions): Api {
     return (await admitted) ?? outcome;
   };
 
+  /** One session of the caller's account by its id, or the refusal (another account's id is not confirmed). */
+  const ownSession = async (account: AccountRow, id: string | null, version: string): Promise<SessionRow | { status: 'denied'; message: string }> => {
+    if (id === null || id === '') return { status: 'denied', message: `id: send the session's id (the vmId that POST /${version}/vm/create answered) as ?id=` };
+    const row = await store.session(id.slice(0, 200));
+    return row && row.account_id === account.id ? row : { status: 'denied', message: 'id: unknown session' };
+  };
+
+  /** `vm/files/download` and `vm/files/upload`: the key, its rate limit and the plan checked as for any call, then the bytes streamed. */
+  const transfer = async (request: IncomingMessage, response: ServerResponse, url: URL, apiRequest: ApiRequest): Promise<void> => {
+    const [, version, direction] = FILE_TRANSFER.exec(url.pathname)!;
+    const method = direction === 'download' ? 'GET' : 'POST';
+    const refuse = async (reply: ApiAnswer) => {
+      await discardRest(request);
+      sendJson(response, reply.body, reply.status, reply.headers);
+    };
+    if (request.method !== method) return refuse(answer({ status: 'denied', message: `use ${method} for /${version}/vm/files/${direction}` }, 405));
+    const account = await programmatic(apiRequest);
+    if (!isAccount(account)) return refuse(account);
+    const row = await ownSession(account, url.searchParams.get('id'), version!);
+    if ('message' in row) return refuse(answer(row, direction === 'download' ? 403 : 200));
+    if (!options.files) return refuse(answer({ status: 'denied', message: 'files cannot be moved on this service' }, 403));
+    return direction === 'download' ? sendSessionFile(request, response, row, url, options.files) : receiveSessionFile(request, response, row, url, options.files);
+  };
+
   const respond = async (request: ApiRequest): Promise<ApiAnswer | null> => {
     const { url } = request;
     if (isV6Path(url.pathname)) return v6(request);
@@ -192,6 +222,18 @@ export function createApi(options: ApiOptions): Api {
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
         return answer(await webhooks.set(account.id, parsed.value.url));
       }
+      // Files in and out of a session (decisions.md 55): the list here; the bytes stream (api below).
+      case 'GET vm/files': {
+        const id = url.searchParams.get('id');
+        return read(request, true, async (account) => {
+          const row = await ownSession(account, id, version);
+          if ('message' in row) return row;
+          return options.files ? options.files.files.list(row) : { status: 'denied', message: 'files cannot be moved on this service' };
+        });
+      }
+      case 'GET vm/files/download':
+      case 'POST vm/files/upload':
+        return answer({ status: 'denied', message: `${route.split(' ')[1]} streams its bytes: call it over HTTP, not in-process` });
       case 'GET user/api':
       case 'GET user/quota':
         return read(request, false, async (account) => {
@@ -208,14 +250,19 @@ export function createApi(options: ApiOptions): Api {
 
   const api = async (request: IncomingMessage, response: ServerResponse, url: URL, log?: () => Logger): Promise<boolean> => {
     let bodyRead = false;
-    const reply = await respond({
+    const apiRequest: ApiRequest = {
       method: request.method ?? 'GET',
       url,
       headers: request.headers,
       body: () => ((bodyRead = true), readJsonBody(request)),
       client: options.clientAddress(request),
       ...(log ? { log } : {}),
-    });
+    };
+    if (FILE_TRANSFER.test(url.pathname)) {
+      await transfer(request, response, url, apiRequest);
+      return true;
+    }
+    const reply = await respond(apiRequest);
     if (!reply) return false;
     // A body the endpoint did not read (a GET's, an unknown path's) is read first, as a refused one is.
     if (!bodyRead) await discardRest(request);

@@ -9,6 +9,8 @@ import {
   removeRequestSchema,
   removeResponseSchema,
   automationResponseSchema,
+  fileUploadResponseSchema,
+  filesListResponseSchema,
   userApiResponseSchema,
   userQuotaResponseSchema,
   vmDataResponseSchema,
@@ -58,6 +60,46 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
           security: secured,
           parameters: [{ name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' }],
           responses: answer(automationResponseSchema, 'the DevTools address and when it expires'),
+        },
+      },
+      '/v8/vm/files': {
+        get: {
+          summary: "A running session's files: what its browser downloaded and what was given to it",
+          description: 'Downloads are listed while the plan and the service let them move; one still arriving is `downloading` with its size so far. Refused (denied) for an unknown or another account\'s session and a session that is not running (its files went with it).',
+          security: secured,
+          parameters: [{ name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' }],
+          responses: answer(filesListResponseSchema, 'the files'),
+        },
+      },
+      '/v8/vm/files/download': {
+        get: {
+          summary: "One of a session's files, as a download (streamed)",
+          description: 'The file\'s bytes with `Content-Disposition: attachment` (its own name, RFC 5987 `filename*`). A name that is not one plain file name (1-255 bytes of UTF-8, no `/`, no NUL, not `.` or `..`) answers 400; a file that is not there 404; anything refused (a link or device in the folder, a download still arriving, another account\'s session, downloads off: denied; the plan: upgrade) 403; always in the envelope, naming the field.',
+          security: secured,
+          parameters: [
+            { name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' },
+            { name: 'name', in: 'query', required: true, schema: { type: 'string' }, description: 'the file\'s name, as listed' },
+            { name: 'kind', in: 'query', required: false, schema: { type: 'string', enum: ['download', 'upload'] }, description: 'which folder (default: downloads, then uploads)' },
+          ],
+          responses: {
+            '200': { description: 'the file', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+            ...Object.fromEntries(['400', '403', '404'].map((code) => [code, { description: 'refused (envelope)', content: { 'application/json': { schema: schema(failureSchema) } } }])),
+            '401': { description: 'missing, unknown or revoked API key', content: { 'application/json': { schema: schema(failureSchema) } } },
+            '429': { description: 'rate limited (reason rate_limited); see Retry-After', content: { 'application/json': { schema: schema(failureSchema) } } },
+          },
+        },
+      },
+      '/v8/vm/files/upload': {
+        post: {
+          summary: "Give a file to a running session: it lands in its uploads folder, where the browser's file dialog opens",
+          description: 'The request body is the file (streamed). The same name again replaces it. Refused (denied, naming the field) for a name that is not one plain file name, a file over the per-file cap or uploads over the session\'s cap (the cap in the message; nothing is written), uploads switched off; upgrade when the plan leaves uploads out.',
+          security: secured,
+          parameters: [
+            { name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' },
+            { name: 'name', in: 'query', required: true, schema: { type: 'string' }, description: 'the file\'s name in the session' },
+          ],
+          requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+          responses: answer(fileUploadResponseSchema, 'written'),
         },
       },
       '/v8/user/api': { get: { summary: 'Account, access and usage meters', security: secured, responses: answer(userApiResponseSchema, 'account and meters') } },

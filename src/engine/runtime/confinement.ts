@@ -5,7 +5,7 @@
 // space, and a cgroup that caps memory and processes. Unconfined (an operator's explicit opt-in),
 // the processes run as the engine, as they did before confinement existed.
 import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
-import { chown, mkdir } from 'node:fs/promises';
+import { chown, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createSessionCgroup, findHierarchies, type ResourceLimits, type SessionCgroup } from './cgroups.js';
 import { SESSION_MARKER, sessionMarker, signalProcess, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
@@ -146,7 +146,21 @@ export function probeConfinement(): ConfinementProbe {
 }
 
 /** Directories every session's processes expect under the session directory. */
-const SESSION_SUBDIRS = ['home', 'config', 'cache', 'tmp', 'profile', 'downloads'];
+const SESSION_SUBDIRS = ['home', 'config', 'cache', 'tmp', 'profile', 'downloads', 'uploads', 'config/gtk-3.0', 'profile/Default'];
+
+/**
+ * Files a session starts with, so that the browser's file dialog opens in its uploads folder
+ * (issue 23) and offers its two folders and nothing else by name: Chromium's last selected
+ * folder, the XDG folders (Firefox opens its upload dialog on the desktop folder; GTK lists them)
+ * and GTK's bookmarks. Written before any program of the session runs.
+ */
+function sessionStartFiles(dir: string): Array<[string, string]> {
+  return [
+    ['config/user-dirs.dirs', `XDG_DESKTOP_DIR="${dir}/uploads"\nXDG_DOWNLOAD_DIR="${dir}/downloads"\n`],
+    ['config/gtk-3.0/bookmarks', `file://${dir}/uploads\nfile://${dir}/downloads\n`],
+    ['profile/Default/Preferences', `${JSON.stringify({ selectfile: { last_directory: `${dir}/uploads` }, savefile: { default_directory: `${dir}/downloads` } })}\n`],
+  ];
+}
 
 function sessionEnvironment(dir: string, hostDir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -186,6 +200,7 @@ function runProcess(process: SupervisedProcess, command: string, timeoutMs: numb
 /** Processes run as the engine, in the session directory on the host (insecure: operator opt-in). */
 export async function openHostSandbox(hostDir: string, egressProxyUrl: string): Promise<SessionSandbox> {
   await Promise.all(SESSION_SUBDIRS.map((d) => mkdir(join(hostDir, d), { recursive: true })));
+  await Promise.all(sessionStartFiles(hostDir).map(([file, text]) => writeFile(join(hostDir, file), text)));
   const env = sessionEnvironment(hostDir, hostDir);
   const sandbox: SessionSandbox = {
     confined: false,
@@ -304,7 +319,9 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       // can run, nor be mapped as code); say so; then become the session uid for good and relay to
       // the egress route, under the exec guard like every process of the session.
       SH, '-c',
-      `set -e; cd ${dir}; mkdir -p ${SESSION_SUBDIRS.join(' ')}; chown -R ${uid}:${uid} ${dir} /tmp; chmod 1777 /tmp; ` +
+      `set -e; cd ${dir}; mkdir -p ${SESSION_SUBDIRS.join(' ')}; ` +
+        sessionStartFiles(dir).map(([file, text]) => `printf '%s' '${text}' > ${file}; `).join('') +
+        `chown -R ${uid}:${uid} ${dir} /tmp; chmod 1777 /tmp; ` +
         `for m in ${WRITABLE_MOUNTS.join(' ')}; do ${MOUNT} -o remount,bind,nosuid,nodev,noexec "$m"; done; echo ready; exec "$@"`,
       'sh',
       ...drop,

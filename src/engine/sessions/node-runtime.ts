@@ -6,6 +6,7 @@ import type { BrowserImage } from '../runtime/catalog.js';
 import type { Display } from '../runtime/display.js';
 import type { RuntimeEvent, SessionSpec } from '../runtime/runtime.js';
 import type { SessionSound } from '../runtime/sound.js';
+import type { SessionSandbox } from '../runtime/confinement.js';
 
 export type { RuntimeEvent, SessionSpec };
 
@@ -19,8 +20,8 @@ export interface RunningSession {
   readonly browser?: { readonly devtoolsUrl: string | null };
   /** The engine's DevTools guard (Chromium family): which targets are its own connections, hidden from programs. */
   readonly control?: { isOwnTarget(targetId: string): boolean } | null;
-  /** The session's directory as its browser sees it (its downloads folder is in it). */
-  readonly sandbox?: { readonly dir: string };
+  /** The session's sandbox: its directory as its browser sees it (its downloads folder is in it), where its files program runs. */
+  readonly sandbox?: SessionSandbox;
   /** Bytes through the session's egress route so far (its meters). */
   readonly egress: { bytes(): { sent: number; received: number } };
 }

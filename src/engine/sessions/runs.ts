@@ -4,6 +4,7 @@
 import type { SessionDevTools } from '../channels/channel.js';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
+import { SessionFiles } from '../runtime/session-files.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
@@ -67,6 +68,13 @@ export class NodeRuns {
       // Asked each time: the guard's connection is a new target after each re-arm.
       isEngineTarget: (targetId) => session.control?.isOwnTarget(targetId) ?? false,
     };
+  }
+
+  /** The files of a session running here (issue 23), or undefined (starting, or elsewhere). */
+  filesOf(sessionId: string): SessionFiles | undefined {
+    const runtimeId = this.live.get(sessionId);
+    const session = runtimeId ? this.options.runtime.get(runtimeId) : undefined;
+    return session?.sandbox ? new SessionFiles(session.sandbox) : undefined;
   }
 
   /** The runtime id of a session running here. */

@@ -23,6 +23,7 @@ import { sessionOwner } from '../cluster/owner.js';
 import type { CreateOutcome, CreateTerms, NodeAnswer, RemoveOutcome } from './outcomes.js';
 import { placeSession } from './placement.js';
 import { NodeRuns } from './runs.js';
+import type { SessionFiles } from '../runtime/session-files.js';
 import { shareLinkHash, shareUrlFor, viewLinkId } from './share-links.js';
 import { every, sweep } from './sweeper.js';
 
@@ -155,6 +156,18 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const subscription = (await this.store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
     const plan = subscription && this.options.accounts.plan(subscription.plan_id);
     return plan?.sound !== false;
+  }
+
+  /** What the plan a session takes its slot from lets it move: its `downloads` and `uploads` switches (decisions.md 56). */
+  async planFiles(row: SessionRow): Promise<{ downloads: boolean; uploads: boolean }> {
+    const subscription = (await this.store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
+    const plan = subscription && this.options.accounts.plan(subscription.plan_id);
+    return { downloads: plan?.downloads !== false, uploads: plan?.uploads !== false };
+  }
+
+  /** The files of a session running here (issue 23), or undefined. */
+  filesOf(sessionId: string): SessionFiles | undefined {
+    return this.runs.filesOf(sessionId);
   }
 
   /** The sound of a session running here: null without sound, undefined while it starts. */

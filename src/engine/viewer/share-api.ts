@@ -17,6 +17,8 @@ import { VIEWER_CLOSE } from '../channels/close-codes.js';
 import type { Presence } from '../channels/presence.js';
 import type { ChannelRouter } from '../channels/router.js';
 import type { ViewerRights } from './viewer-room.js';
+import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from '../http/files.js';
+import { discardRest } from '../../http/node-body.js';
 
 export interface ShareApiOptions {
   sessions: SessionService;
@@ -26,6 +28,8 @@ export interface ShareApiOptions {
   router: ChannelRouter;
   /** Whether sessions here have sound (configuration `sound`, and its programs installed): the state says so. */
   sound?: boolean;
+  /** Files in and out of the link's session (http/files.ts); absent: the share link moves no files. */
+  files?: FileTransferOptions;
   /** Look-ups of unknown link ids (guesses) per client address per minute; valid links never count. */
   lookupsPerMinute?: number;
   /** The client's address behind trusted proxies (http/client-address.ts). */
@@ -157,6 +161,36 @@ export function createShareApi(options: ShareApiOptions) {
     return true;
   }
 
+  /**
+   * `files/download` (GET) and `files/upload` (POST) of a link: the share link's holder only (a
+   * view-only link moves nothing, 403). Taken before the engine drops unread bodies; false for any
+   * other path.
+   */
+  async function transfer(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
+    const path = parseShareApiPath(url.pathname);
+    if (!path || (path.route !== 'files/download' && path.route !== 'files/upload')) return false;
+    const method = path.route === 'files/download' ? 'GET' : 'POST';
+    const refuse = async (status: number, body: unknown, headers: Record<string, string> = {}) => {
+      await discardRest(request);
+      sendJson(response, body, status, { ...CORS, ...headers });
+      return true;
+    };
+    if (request.method === 'OPTIONS') {
+      response.writeHead(204, { ...SECURITY_HEADERS, ...CORS, 'access-control-allow-methods': method, 'access-control-allow-headers': 'content-type', 'access-control-max-age': '600' }).end();
+      return true;
+    }
+    if (request.method !== method) return refuse(405, { status: 'denied', message: `use ${method}` });
+    const found = await lookUp(request, path.linkId);
+    if ('limited' in found) return refuse(429, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, { 'retry-after': String(found.limited) });
+    if (!found.row) return refuse(404, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' });
+    if (found.rights !== 'control') return refuse(403, { status: 'denied', message: "a view-only link moves no files; ask whoever shared it for the share link" });
+    if (!options.files) return refuse(403, { status: 'denied', message: 'files cannot be moved on this service' });
+    const transferOptions = { ...options.files, headers: { ...CORS, 'access-control-expose-headers': 'content-disposition, content-length' } };
+    if (method === 'GET') await sendSessionFile(request, response, found.row, url, transferOptions);
+    else await receiveSessionFile(request, response, found.row, url, transferOptions);
+    return true;
+  }
+
   /** A WebSocket to one of the link's channels (RFB today): the link is checked here, the router does the rest. */
   async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<boolean> {
     const url = requestTargetUrl(request.url, 'http://engine');
@@ -180,6 +214,7 @@ export function createShareApi(options: ShareApiOptions) {
 
   return {
     handle,
+    transfer,
     upgrade,
     linkStatus,
   };

@@ -12,6 +12,7 @@ import { useRemoteScreen } from './useRemoteScreen.js';
 import { useRemoteSound } from './useRemoteSound.js';
 import { useRoundTrip } from './useRoundTrip.js';
 import { ViewerToolbar } from './ViewerToolbar.js';
+import { FilesControl } from './FilesControl.js';
 
 export interface LiveScreenProps {
   shareBase: string;
@@ -75,6 +76,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
           pasting={pasting}
           onPaste={() => setPasting((p) => !p)}
           sound={remoteSound}
+          files={<FilesControl shareBase={shareBase} linkId={linkId} viewOnly={viewOnly} hidden={hidden} dropRef={rootRef} />}
           fullscreen={fullscreen}
           onFullscreen={toggleFullscreen}
           onLeave={onLeave}

@@ -1,6 +1,7 @@
 // The live screen's toolbar: connection state and quality, what this link lets its holder do,
 // who watches, and the controls (view-only link, keyboard, sticky keys, paste, sound, full screen,
-// leave). File controls join it here.
+// leave), and the session's files (FilesControl.tsx).
+import type { ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ConnectionState } from '../../core/reconnect.js';
 import { connectionQuality } from '../../core/share-api.js';
@@ -28,6 +29,8 @@ export interface ViewerToolbarProps {
   onPress: (keysym: number) => void;
   pasting: boolean;
   onPaste: () => void;
+  /** The files control (downloads and uploads), for a link that controls. */
+  files?: ReactNode;
   /** The session's sound and the listener's mute and volume. */
   sound: RemoteSound;
   fullscreen: boolean;
@@ -81,6 +84,7 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
           <button type="button" className="rbk-button" aria-expanded={props.pasting} onClick={props.onPaste}>
             {t('toolbar.paste')}
           </button>
+          {props.files}
         </>
       ) : null}
       {/* ---------------------------------------------------------------- Every viewer */}

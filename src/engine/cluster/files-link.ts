@@ -1,0 +1,116 @@
+// Files of a session another node runs (issue 23): the node a caller reached asks the owner over
+// signed node-to-node HTTP, `/internal/v1/sessions/<id>/files/(list|read|write)`, and streams the
+// bytes through as they come (never held whole on either node). The signature covers the method,
+// the path with its query (the file's name, kind and caps) and the time, as node-link.ts's calls
+// do; the body of a write is the file itself and is not signed (decisions.md 55). The caller's
+// rights and the plan were checked where the request arrived; the owner only reads or writes.
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { PassThrough, pipeline, type Readable } from 'node:stream';
+import { FILE_KINDS, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
+import { FileRefusal, type UploadCaps } from '../runtime/session-files.js';
+import type { FilesAt } from '../sessions/files.js';
+import { sendJson } from '../http/respond.js';
+import { signCall, verifyCall } from './node-link.js';
+
+const AUTH_HEADER = 'x-rbk-node-auth';
+const PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/files\/(list|read|write)$/;
+
+export interface FilesLinkOptions {
+  secret: string;
+  now: () => number;
+  /** The internal address of a node that is not lost. */
+  internalUrlOf(nodeId: string): Promise<string | undefined>;
+  /** The files of a session this node runs. */
+  filesHere(sessionId: string): FilesAt | undefined;
+}
+
+type Refused = { status: 'refused'; reason: FileRefusal['reason']; message: string };
+
+export class FilesLink {
+  constructor(private readonly options: FilesLinkOptions) {}
+
+  /** The files of a session `nodeId` runs, as if they were here. */
+  at(nodeId: string, sessionId: string): FilesAt {
+    const call = async (op: string, query: Record<string, string>, method: 'GET' | 'POST', body?: Readable): Promise<IncomingMessage> => {
+      const base = await this.options.internalUrlOf(nodeId);
+      if (!base) throw new Error('the node that runs this session is gone');
+      const path = `/internal/v1/sessions/${sessionId}/files/${op}?${new URLSearchParams(query).toString()}`;
+      const url = new URL(path, base);
+      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      return new Promise<IncomingMessage>((resolve, reject) => {
+        const outgoing = send(url, { method, headers: { [AUTH_HEADER]: signCall(this.options.secret, method, path, '', this.options.now()) } }, resolve);
+        outgoing.on('error', reject);
+        if (body) {
+          body.on('error', (error) => outgoing.destroy(error));
+          body.pipe(outgoing);
+        } else outgoing.end();
+      });
+    };
+    const json = async (answer: IncomingMessage): Promise<Record<string, unknown>> => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer) chunks.push(chunk as Buffer);
+      const value = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+      if (value.status === 'refused') throw new FileRefusal((value as Refused).reason, (value as Refused).message);
+      if (value.status !== 'ok') throw new Error(String(value.message ?? 'the node that runs this session refused'));
+      return value;
+    };
+    return {
+      list: async (kinds = FILE_KINDS) => (await json(await call('list', { kinds: kinds.join(',') }, 'GET'))).files as SessionFileEntry[],
+      read: async (kind, name) => {
+        const answer = await call('read', { kind, name }, 'GET');
+        if (answer.headers['content-type']?.startsWith('application/json')) {
+          await json(answer);
+          throw new Error('the node that runs this session sent no file');
+        }
+        const size = Number(answer.headers['x-rbk-size']);
+        const stream = new PassThrough({ highWaterMark: 64 * 1024 });
+        pipeline(answer, stream, () => undefined);
+        return { size, stream, cancel: () => answer.destroy() };
+      },
+      write: async (name, body, caps) =>
+        Number((await json(await call('write', { name, file: String(caps.maxFileBytes), session: String(caps.maxSessionBytes) }, 'POST', body))).size),
+    };
+  }
+
+  /** Answers a node-to-node files call; false when the path is not one. */
+  async handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
+    const match = PATH.exec(url.pathname);
+    if (!match) return false;
+    const header = request.headers[AUTH_HEADER];
+    const signed = verifyCall(this.options.secret, Array.isArray(header) ? header[0] : header, request.method ?? 'GET', `${url.pathname}${url.search}`, '', this.options.now());
+    const op = match[2]!;
+    if (!signed || request.method !== (op === 'write' ? 'POST' : 'GET')) {
+      request.resume();
+      sendJson(response, { status: 'denied', message: 'not a call from a node of this cluster' }, 403);
+      return true;
+    }
+    const files = this.options.filesHere(match[1]!);
+    if (!files) {
+      request.resume();
+      sendJson(response, { status: 'denied', message: 'the session does not run on this node' });
+      return true;
+    }
+    const query = url.searchParams;
+    try {
+      if (op === 'list') {
+        const kinds = (query.get('kinds') ?? '').split(',').filter((k): k is FileKind => FILE_KINDS.includes(k as FileKind));
+        sendJson(response, { status: 'ok', files: await files.list(kinds) });
+      } else if (op === 'read') {
+        const read = await files.read(query.get('kind') as FileKind, query.get('name') ?? '');
+        response.writeHead(200, { 'content-type': 'application/octet-stream', 'x-rbk-size': String(read.size), 'content-length': String(read.size) });
+        pipeline(read.stream, response, (error) => {
+          if (error) read.cancel();
+        });
+      } else {
+        const caps: UploadCaps = { maxFileBytes: Number(query.get('file')), maxSessionBytes: Number(query.get('session')) };
+        sendJson(response, { status: 'ok', size: await files.write(query.get('name') ?? '', request, caps) });
+      }
+    } catch (error) {
+      request.resume();
+      if (error instanceof FileRefusal) sendJson(response, { status: 'refused', reason: error.reason, message: error.message } satisfies Refused);
+      else sendJson(response, { status: 'error', message: (error as Error).message });
+    }
+    return true;
+  }
+}

@@ -1,0 +1,216 @@
+// A session's files: what its browser downloaded (`/session/downloads`) and what was given to it
+// (`/session/uploads`), listed, read and written only by a short Perl program started inside the
+// session as its uid, under the exec guard (docs/security.md, "Files in and out"). The engine never
+// opens a path of the session itself: a link, a FIFO or a device left in a folder is refused by
+// that program (it opens with O_NOFOLLOW and reads only regular files), and whatever it could reach
+// is what the session's own uid in its own mount view can reach, never the host's files. Bytes pass
+// through its stdin and stdout, piped with back-pressure, never held whole.
+import type { Readable } from 'node:stream';
+import { fileNameProblem, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
+import type { SessionSandbox } from './confinement.js';
+import { signalProcess, type SupervisedProcess } from './processes.js';
+
+const PERL = '/usr/bin/perl';
+
+/** The session's folders, under its directory. */
+export const FILE_FOLDERS: Record<FileKind, string> = { download: 'downloads', upload: 'uploads' };
+
+/** Temporary name an upload is written under until it is whole (never listed). */
+const UPLOAD_TEMPORARY = '.rbk-upload-';
+
+/** Suffixes of downloads still arriving: Chromium's, and Firefox's (which also leaves an empty file under the final name). */
+const IN_PROGRESS = /\.(crdownload|part)$/;
+
+/**
+ * The program, one statement per line (it travels as an argument). Exit codes: 2 bad request or
+ * folder, 3 no such file, 4 not a regular file, 5 over the per-file cap, 6 over the session's cap,
+ * 7 the session's disk is full. `list kind=dir...`: one line per regular file, `kind TAB name as hex
+ * TAB size TAB mtime`. `read dir name`: its size on a line, then its bytes. `write dir name perFile
+ * perSession`: stdin into a temporary file, renamed once whole; prints the size.
+ */
+const FILES_SCRIPT = [
+  'use strict; use Fcntl qw(:DEFAULT :mode);',
+  'binmode STDIN; binmode STDOUT;',
+  'sub fail { print STDERR "$_[1]\\n"; exit $_[0] }',
+  'sub enter { my $dir = shift; my @l = lstat($dir); @l && S_ISDIR($l[2]) or fail(2, "the folder is missing or not a folder"); chdir($dir) or fail(2, "cannot enter the folder: $!"); my @s = stat("."); ($s[0] == $l[0] && $s[1] == $l[1]) or fail(2, "the folder changed"); }',
+  'sub plain { my $n = shift; (length($n) >= 1 && length($n) <= 255 && $n !~ m{[/\\0]} && $n ne "." && $n ne "..") or fail(2, "not a plain file name"); }',
+  'sub regular_files { opendir(my $dh, ".") or fail(2, "cannot list the folder: $!"); my @out; for my $n (readdir $dh) { next if $n eq "." || $n eq ".." || index($n, "' + UPLOAD_TEMPORARY + '") == 0; my @s = lstat($n); push @out, [$n, @s] if @s && S_ISREG($s[2]); } return @out; }',
+  'my $op = shift @ARGV // "";',
+  'if ($op eq "list") { for my $pair (@ARGV) { my ($kind, $dir) = split(/=/, $pair, 2); enter($dir); for my $f (regular_files()) { print join("\\t", $kind, unpack("H*", $f->[0]), $f->[8], $f->[10]), "\\n"; } } exit 0; }',
+  'if ($op eq "read") { my ($dir, $n) = @ARGV; plain($n); enter($dir);',
+  '  sysopen(my $fh, $n, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) or fail($!{ENOENT} ? 3 : 4, "cannot open it: $!");',
+  '  my @s = stat($fh); S_ISREG($s[2]) or fail(4, "not a regular file");',
+  '  syswrite(STDOUT, "$s[7]\\n") or exit 1;',
+  '  while (1) { my $r = sysread($fh, my $buf, 262144); defined $r or fail(1, "read: $!"); last if $r == 0; my $o = 0; while ($o < $r) { my $w = syswrite(STDOUT, $buf, $r - $o, $o); defined $w or exit 1; $o += $w; } }',
+  '  exit 0; }',
+  'if ($op eq "write") { my ($dir, $n, $per_file, $per_session) = @ARGV; plain($n); enter($dir);',
+  '  my $used = 0; for my $f (regular_files()) { $used += $f->[8] unless $f->[0] eq $n; }',
+  '  my $room = $per_session - $used; my $max = $per_file < $room ? $per_file : $room;',
+  '  $max >= 0 or fail(6, "the session\'s uploads are full");',
+  '  my $tmp = "' + UPLOAD_TEMPORARY + '$$"; unlink($tmp);',
+  '  sysopen(my $fh, $tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600) or fail(2, "cannot write: $!");',
+  '  my $total = 0;',
+  '  while (1) { my $r = sysread(STDIN, my $buf, 262144); defined $r or do { unlink($tmp); fail(1, "read: $!") }; last if $r == 0; $total += $r;',
+  '    if ($total > $max) { unlink($tmp); fail($total > $per_file ? 5 : 6, "too large"); }',
+  '    my $o = 0; while ($o < $r) { my $w = syswrite($fh, $buf, $r - $o, $o); defined $w or do { my $full = $!{ENOSPC}; unlink($tmp); fail($full ? 7 : 1, "write: $!") }; $o += $w; } }',
+  '  close($fh) or do { unlink($tmp); fail($!{ENOSPC} ? 7 : 1, "write: $!") };',
+  '  rename($tmp, $n) or do { unlink($tmp); fail(1, "rename: $!") };',
+  '  print "$total\\n"; exit 0; }',
+  'fail(2, "unknown operation");',
+].join('\n');
+
+/** The program's exit, once its output has been read to the end too. */
+async function outcome(helper: SupervisedProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  const stdout = helper.child.stdout!;
+  const drained = stdout.readableEnded || stdout.destroyed ? Promise.resolve() : new Promise<void>((resolve) => stdout.once('close', () => resolve()));
+  const [exit] = await Promise.all([helper.exited, drained]);
+  return exit;
+}
+
+/** Why a file could not be listed, read or written; `field` is what the caller's message names. */
+export class FileRefusal extends Error {
+  constructor(
+    readonly reason: 'name' | 'missing' | 'not-regular' | 'downloading' | 'file-cap' | 'session-cap' | 'disk-full',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Caps on what uploads may write (bytes). */
+export interface UploadCaps {
+  maxFileBytes: number;
+  maxSessionBytes: number;
+}
+
+/** A session's downloads and uploads, through a program inside it. */
+export class SessionFiles {
+  constructor(private readonly sandbox: SessionSandbox) {}
+
+  private folder(kind: FileKind): string {
+    return `${this.sandbox.dir}/${FILE_FOLDERS[kind]}`;
+  }
+
+  private start(args: string[], stdin: 'ignore' | 'pipe'): SupervisedProcess {
+    if (this.sandbox.ended()) throw new Error("the session's sandbox has ended");
+    const helper = this.sandbox.spawn('files', PERL, ['-e', FILES_SCRIPT, '--', ...args], { env: this.sandbox.env, stdio: [stdin, 'pipe', 'pipe'], mayRun: [] });
+    helper.child.once('error', () => undefined);
+    return helper;
+  }
+
+  /** Every regular file of both folders; downloads still arriving are marked and named as they will be. */
+  async list(kinds: readonly FileKind[] = ['download', 'upload']): Promise<SessionFileEntry[]> {
+    if (kinds.length === 0) return [];
+    const helper = this.start(['list', ...kinds.map((kind) => `${kind}=${this.folder(kind)}`)], 'ignore');
+    let out = '';
+    helper.child.stdout!.setEncoding('utf8');
+    helper.child.stdout!.on('data', (chunk: string) => (out += chunk));
+    const { code, signal } = await outcome(helper);
+    if (code !== 0) throw new Error(`listing the session's files failed: ${helper.stderrTail() || (signal ?? `exit ${code}`)}`);
+    const found: SessionFileEntry[] = [];
+    for (const line of out.split('\n')) {
+      const [kind, hex, size, mtime] = line.split('\t');
+      if (!kind || hex === undefined || size === undefined || mtime === undefined) continue;
+      const name = Buffer.from(hex, 'hex').toString('utf8');
+      const downloading = kind === 'download' && IN_PROGRESS.test(name);
+      found.push({
+        name: downloading ? name.replace(IN_PROGRESS, '') : name,
+        size: Number(size),
+        kind: kind as FileKind,
+        created: new Date(Number(mtime) * 1000).toISOString(),
+        state: downloading ? 'downloading' : 'complete',
+      });
+    }
+    // Firefox keeps an empty file under the final name while `.part` grows: one entry, downloading.
+    const arriving = new Set(found.filter((f) => f.state === 'downloading').map((f) => f.name));
+    return found
+      .filter((f) => f.state === 'downloading' || f.kind !== 'download' || !arriving.has(f.name))
+      .sort((a, b) => (a.created < b.created ? 1 : a.created > b.created ? -1 : a.name.localeCompare(b.name)));
+  }
+
+  /**
+   * A file's bytes: its size, then a stream of exactly that many bytes (the program reads the file
+   * it opened, so a file that grows meanwhile still sends `size`). Refused with FileRefusal.
+   */
+  async read(kind: FileKind, name: string): Promise<{ size: number; stream: Readable; cancel: () => void }> {
+    const problem = fileNameProblem(name);
+    if (problem) throw new FileRefusal('name', problem);
+    if (kind === 'download') {
+      const arriving = (await this.list(['download'])).find((f) => f.name === name && f.state === 'downloading');
+      if (arriving) throw new FileRefusal('downloading', `name: "${name}" is still downloading (${arriving.size} bytes so far); fetch it once it is complete`);
+    }
+    const helper = this.start(['read', this.folder(kind), name], 'ignore');
+    const stdout = helper.child.stdout!;
+    const size = await new Promise<number>((resolve, reject) => {
+      let head = Buffer.alloc(0);
+      let settled = false;
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        stdout.off('data', onData);
+        outcome();
+      };
+      const onData = (chunk: Buffer) => {
+        head = Buffer.concat([head, chunk]);
+        const newline = head.indexOf(10);
+        if (newline < 0) {
+          if (head.length > 32) settle(() => reject(new Error('the files program answered nonsense')));
+          return;
+        }
+        settle(() => {
+          // The bytes after the size line are the file's first: back into the stream, paused until the caller reads.
+          stdout.pause();
+          const rest = head.subarray(newline + 1);
+          if (rest.length > 0) stdout.unshift(rest);
+          resolve(Number(head.subarray(0, newline).toString('ascii')));
+        });
+      };
+      stdout.on('data', onData);
+      const failure = (code: number | null) =>
+        code === 3 ? new FileRefusal('missing', `name: no ${kind} named "${name}" in this session`)
+        : code === 4 ? new FileRefusal('not-regular', `name: "${name}" is not a plain file (a link, folder or device is never handed out)`)
+        : new Error(`reading the session's file failed: ${helper.stderrTail() || `exit ${code}`}`);
+      // No size line before the output ended: the program refused; its exit code says why.
+      stdout.once('end', () => void helper.exited.then(({ code }) => settle(() => reject(failure(code)))));
+      void helper.exited.then(({ code }) => {
+        // A program that read the file exits 0; its bytes may still be on their way.
+        if (code !== 0) settle(() => reject(failure(code)));
+      });
+    });
+    return { size, stream: stdout, cancel: () => signalProcess(helper, 'SIGKILL') };
+  }
+
+  /**
+   * Writes `body` as the upload `name` (replacing one of that name), within the caps; resolves
+   * with its size. Nothing stays behind when it is refused: the partial file is removed.
+   */
+  async write(name: string, body: Readable, caps: UploadCaps): Promise<number> {
+    const problem = fileNameProblem(name);
+    if (problem) throw new FileRefusal('name', problem);
+    const helper = this.start(['write', this.folder('upload'), name, String(caps.maxFileBytes), String(caps.maxSessionBytes)], 'pipe');
+    const stdin = helper.child.stdin!;
+    stdin.on('error', () => undefined);
+    let out = '';
+    helper.child.stdout!.setEncoding('utf8');
+    helper.child.stdout!.on('data', (chunk: string) => (out += chunk));
+    let bodyFailed: Error | undefined;
+    body.on('error', (error) => {
+      bodyFailed = error;
+      signalProcess(helper, 'SIGKILL');
+    });
+    // The body ends early (the caller went away): the program is ended, its partial file with it.
+    body.once('close', () => {
+      if (!body.readableEnded) signalProcess(helper, 'SIGKILL');
+    });
+    body.pipe(stdin);
+    const { code, signal } = await outcome(helper);
+    body.unpipe(stdin);
+    if (code === 0) return Number(out.trim());
+    const mb = (bytes: number) => `${Math.floor(bytes / (1024 * 1024))} MB`;
+    if (code === 5) throw new FileRefusal('file-cap', `body: a file may be at most ${mb(caps.maxFileBytes)} on this service`);
+    if (code === 6) throw new FileRefusal('session-cap', `body: a session's uploads may add up to at most ${mb(caps.maxSessionBytes)}; this one does not fit`);
+    if (code === 7) throw new FileRefusal('disk-full', "body: the session's disk is full");
+    if (bodyFailed || signal) throw new Error(`the upload was cut off: ${bodyFailed?.message ?? 'the sender went away'}`);
+    throw new Error(`writing the session's file failed: ${helper.stderrTail() || `exit ${code}`}`);
+  }
+}

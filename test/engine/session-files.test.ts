@@ -1,0 +1,134 @@
+// A session's files through the program inside it (issue 23), with real parts: a confined Chromium
+// session whose page downloads a file into its downloads folder; uploads written, listed and read
+// back byte for byte; hostile names, a link to a host file, a FIFO and oversized uploads refused,
+// with nothing written outside the session and nothing read from outside it; the remote file
+// dialog opening in the uploads folder.
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SessionRuntime, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import { FileRefusal, SessionFiles } from '../../src/engine/runtime/session-files.js';
+import { waitFor } from '../helpers/session.js';
+
+const PAYLOAD = randomBytes(3 * 1024 * 1024 + 17);
+const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const CAPS = { maxFileBytes: 4 * 1024 * 1024, maxSessionBytes: 6 * 1024 * 1024 };
+
+let site: Server;
+let origin: string;
+let dataDir: string;
+let runtime: SessionRuntime;
+let session: RuntimeSession;
+let files: SessionFiles;
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+async function refusal(promise: Promise<unknown>): Promise<FileRefusal> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(FileRefusal);
+  return error as FileRefusal;
+}
+
+beforeAll(async () => {
+  site = createServer((request, response) => {
+    if (request.url === '/report.bin') {
+      response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="report.bin"', 'content-length': PAYLOAD.length });
+      response.end(PAYLOAD);
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Files</title><a id="get" href="/report.bin">get</a><input type="file" id="pick">');
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  dataDir = await mkdtemp(join(tmpdir(), 'rbk-files-'));
+  ({ runtime } = await SessionRuntime.open({ root: join(dataDir, 'sessions'), egress: { allow: ['127.0.0.1/32'] }, confinement: { memoryMb: 1024, diskMb: 96 } }));
+  session = await runtime.startSession({ browser: 'chromium', url: `${origin}/`, language: 'en', layout: 'us' });
+  files = new SessionFiles(session.sandbox);
+}, 60_000);
+
+afterAll(async () => {
+  await runtime?.close();
+  await new Promise((resolve) => site?.close(resolve));
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe("a confined session's files", () => {
+  it('lists a file the remote page downloaded, and reads it back with the same SHA-256', async () => {
+    await waitFor(() => session.control!.evaluate("Boolean(document.getElementById('get'))").catch(() => false), Boolean);
+    await session.control!.evaluate("document.getElementById('get').click(), 1");
+    const listed = await waitFor(() => files.list(), (list) => list.some((f) => f.name === 'report.bin' && f.state === 'complete'), 20_000);
+    const entry = listed.find((f) => f.name === 'report.bin')!;
+    expect(entry).toMatchObject({ kind: 'download', size: PAYLOAD.length, state: 'complete' });
+    expect(Date.parse(entry.created)).toBeGreaterThan(Date.now() - 60_000);
+    const { size, stream } = await files.read('download', 'report.bin');
+    expect(size).toBe(PAYLOAD.length);
+    expect(sha(await readAll(stream))).toBe(sha(PAYLOAD));
+  });
+
+  it('writes an upload, lists it and reads it back; the same name again replaces it', async () => {
+    expect(await files.write('notes (1).txt', Readable.from([Buffer.from('first')]), CAPS)).toBe(5);
+    expect(await files.write('Grüße ✓.bin', Readable.from([PAYLOAD]), CAPS)).toBe(PAYLOAD.length);
+    expect(sha(await readAll((await files.read('upload', 'Grüße ✓.bin')).stream))).toBe(sha(PAYLOAD));
+    expect(await files.write('notes (1).txt', Readable.from([Buffer.from('second!')]), CAPS)).toBe(7);
+    const uploads = (await files.list()).filter((f) => f.kind === 'upload');
+    expect(uploads.map((f) => [f.name, f.size]).sort()).toEqual([['Grüße ✓.bin', PAYLOAD.length], ['notes (1).txt', 7]]);
+    // Written as the session's uid, in its own folder, where the browser reads it.
+    const written = await stat(session.sandbox.hostPath('/session/uploads/notes (1).txt'));
+    expect(written.uid).toBe(session.sandbox.uid);
+  });
+
+  it('refuses hostile names and writes nothing anywhere', async () => {
+    const before = await readdir(session.sandbox.hostPath('/session'));
+    for (const name of ['../../etc/passwd', '/etc/passwd', 'a/b', 'nul\0byte', '.', '..', '', 'x'.repeat(300), 'é'.repeat(128)]) {
+      const refused = await refusal(files.write(name, Readable.from([Buffer.from('owned')]), CAPS));
+      expect(refused.reason).toBe('name');
+      expect(refused.message).toMatch(/^name: /);
+      expect((await refusal(files.read('download', name))).reason).toBe('name');
+    }
+    expect(await readdir(session.sandbox.hostPath('/session'))).toEqual(before);
+    expect(existsSync(join(session.sandbox.hostPath('/session'), 'etc'))).toBe(false);
+  });
+
+  it('refuses a link planted in downloads that points at a file outside, and a FIFO, without reading them', async () => {
+    await session.sandbox.run('/usr/bin/ln', ['-s', '/etc/hostname', '/session/downloads/hostname'], session.sandbox.env);
+    await session.sandbox.run('/usr/bin/mkfifo', ['/session/downloads/pipe'], session.sandbox.env);
+    expect((await files.list()).map((f) => f.name)).not.toContain('hostname');
+    expect((await refusal(files.read('download', 'hostname'))).reason).toBe('not-regular');
+    expect((await refusal(files.read('download', 'pipe'))).reason).toBe('not-regular');
+    expect((await refusal(files.read('download', 'absent.pdf'))).reason).toBe('missing');
+    // An upload under a link's name replaces the link; the file it pointed at is untouched.
+    await session.sandbox.run('/usr/bin/ln', ['-s', '/session/home/target', '/session/uploads/trap'], session.sandbox.env);
+    await files.write('trap', Readable.from([Buffer.from('data')]), CAPS);
+    expect(existsSync(session.sandbox.hostPath('/session/home/target'))).toBe(false);
+  });
+
+  it('refuses a file over the per-file cap and uploads over the session cap, leaving nothing behind', async () => {
+    const big = randomBytes(CAPS.maxFileBytes + 1);
+    const tooBig = await refusal(files.write('big.bin', Readable.from([big]), { ...CAPS, maxSessionBytes: 64 * 1024 * 1024 }));
+    expect(tooBig.reason).toBe('file-cap');
+    expect(tooBig.message).toContain('4 MB');
+    // 3 MB are there already; another 3.5 MB pass the file cap but not the session's 6 MB.
+    const full = await refusal(files.write('more.bin', Readable.from([randomBytes(3.5 * 1024 * 1024)]), CAPS));
+    expect(full.reason).toBe('session-cap');
+    expect(full.message).toContain('6 MB');
+    const left = await readdir(session.sandbox.hostPath('/session/uploads'));
+    expect(left.sort()).toEqual(['Grüße ✓.bin', 'notes (1).txt', 'trap']);
+  });
+
+  it("opens the browser's file dialog in the uploads folder", async () => {
+    const preferences = await stat(session.sandbox.hostPath('/session/profile/Default/Preferences'));
+    expect(preferences.isFile()).toBe(true);
+    const dirs = await readdir(session.sandbox.hostPath('/session'));
+    expect(dirs).toEqual(expect.arrayContaining(['downloads', 'uploads']));
+  });
+});
