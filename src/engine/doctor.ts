@@ -32,7 +32,7 @@ const REQUIRED_TOOLS: Array<[string, string, string]> = [
 ];
 
 
-/** The warm pool the configuration asks for, and whether this host's memory holds it beside sessions. */
+/** The warm pool the configuration asks for, and whether it leaves this host's sessions at least half its memory. */
 export function warmPoolCheck(warm: EngineConfig['warm'] = DEFAULT_WARM, totalMb = Math.round(totalmem() / 1024 / 1024)): DoctorCheck {
   const name = 'warm pool (sessions start in a ready browser)';
   if (warm.memoryMb === 0 || warm.browsers === 0) {
@@ -40,14 +40,15 @@ export function warmPoolCheck(warm: EngineConfig['warm'] = DEFAULT_WARM, totalMb
   }
   const fits = Math.floor(Math.max(0, warm.memoryMb - warm.displays * WARM_ESTIMATE_MB.display) / WARM_ESTIMATE_MB.chromium);
   const most = warm.browsers === null ? fits : Math.min(fits, warm.browsers);
-  const ok = warm.memoryMb + 1024 <= totalMb;
+  // Sessions need the rest: a pool that may hold more than half the host's memory is too big.
+  const ok = warm.memoryMb <= totalMb / 2;
   return {
     name,
     ok,
     detail:
       `on: up to ${warm.memoryMb} MB, about ${most} Chromium browser${most === 1 ? '' : 's'} at ~${WARM_ESTIMATE_MB.chromium} MB each idle (Firefox ESR ~${WARM_ESTIMATE_MB.firefox} MB), and ${warm.displays} ready display${warm.displays === 1 ? '' : 's'}; ` +
       `kept warm: ${warm.languages.join(', ') || 'none'}; more for languages created lately, fewer after ${warm.quietMinutes} quiet minutes` +
-      (ok ? '' : ` — more than this host's ${totalMb} MB can hold beside sessions: lower warm.memoryMb`),
+      (ok ? '' : ` — more than half of this host's ${totalMb} MB, which sessions need: lower warm.memoryMb`),
   };
 }
 
