@@ -1,6 +1,7 @@
 // `npm run bench -- runtime`: how fast sessions become ready and stop, what an idle session
 // costs in memory, and whether anything leaks over many start/stop cycles; each figure twice in
-// one run, unconfined and confined (docs/security.md), so the cost of confinement is a ratio.
+// one run, unconfined and confined (docs/security.md), so the cost of confinement is a ratio; then
+// a mix of sessions against the default warm pool (warm-mix.ts).
 import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,7 @@ import { DEFAULT_CONFINEMENT, openConfinedSandbox } from '../src/engine/runtime/
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { rootKey, SessionRuntime, type RuntimeSession } from '../src/engine/runtime/runtime.js';
 import { percentile, report as reportFigure } from './stats.js';
+import { warmMixBench } from './warm-mix.js';
 
 const PAGE = '<!doctype html><title>bench</title><body><h1>A simple page</h1><p>remote-browser-kit runtime benchmark</p>';
 const egress = { allow: ['127.0.0.1/32'] };
@@ -193,6 +195,7 @@ export async function runtimeBench(): Promise<void> {
     await sandboxCost(root);
     execGuardCost();
     await cpuCapCost(join(root, 'cpu-cap'), spec);
+    await warmMixBench(join(root, 'warm-mix'), url.replace(/\/$/, ''));
   } finally {
     server.close();
     await rm(root, { recursive: true, force: true });

@@ -207,8 +207,9 @@ export function buildCli(): Command {
     .command('doctor')
     .description('report what this host has for running sessions and what is missing')
     .option('--json', 'print the report as JSON')
-    .action(async (options: { json?: boolean }) => {
-      const report = await runDoctor();
+    .option('--config <file>', 'the engine\'s configuration file (its warm pool is shown)')
+    .action(async (options: { json?: boolean; config?: string }) => {
+      const report = await runDoctor(await loadEngineConfig(options.config));
       console.log(options.json ? JSON.stringify(report, null, 2) : formatDoctor(report));
       process.exitCode = report.ok ? 0 : 1;
     });

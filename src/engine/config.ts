@@ -68,6 +68,9 @@ export const DEFAULT_PLANS: Plan[] = [
   { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15, sound: true, downloads: true, uploads: true },
 ];
 
+/** The warm pool's defaults: a small machine's (about five idle Chromium browsers, or two and a Firefox, and a display). */
+export const DEFAULT_WARM = { memoryMb: 1024, browsers: null, displays: 1, languages: ['en'], quietMinutes: 10 };
+
 /** The day v6's Sunset header names unless the operator chooses another: a year after its deprecation. */
 export const DEFAULT_V6_SUNSET = '2027-11-21';
 
@@ -114,7 +117,23 @@ export const engineConfigSchema = z
       .refine((d) => d.minWidth <= d.maxWidth && d.minHeight <= d.maxHeight, 'the minimum must not be above the maximum'),
     /** The time zone of sessions without an exit location (and of v7 sessions whose location was not applied). */
     timeZone: timeZoneSchema.default('UTC'),
-    warm: z.object({ browsers: z.number().int().min(0).default(0), displays: z.number().int().min(0).default(0) }).default({ browsers: 0, displays: 0 }),
+    /**
+     * The warm pool (decisions.md 63, 64): ready browsers per session language, sized by the recent
+     * creates under `memoryMb`, kept one each for `languages` even when quiet; ready displays for
+     * sessions no warm browser fits. `memoryMb: 0` turns warm browsers off.
+     */
+    warm: z
+      .object({
+        memoryMb: z.number().int().min(0).default(DEFAULT_WARM.memoryMb),
+        /** At most this many warm browsers; null: as many as the budget holds. */
+        browsers: z.number().int().min(0).nullable().default(DEFAULT_WARM.browsers),
+        displays: z.number().int().min(0).default(DEFAULT_WARM.displays),
+        /** Session languages kept warm even when no session asked for them lately. */
+        languages: z.array(z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/, 'must be a language tag such as en or pt-BR')).default(DEFAULT_WARM.languages),
+        /** A language learned from creates is let go after this many minutes without one. */
+        quietMinutes: z.number().positive().max(10_080).default(DEFAULT_WARM.quietMinutes),
+      })
+      .default(DEFAULT_WARM),
     /** Every session's caps and uid range (docs/security.md). */
     confinement: z
       .object({

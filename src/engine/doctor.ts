@@ -1,10 +1,13 @@
 // `remote-browser-kit doctor`: what this host has for running sessions (the interface languages of
 // each browser among it), and what is missing.
 import { existsSync } from 'node:fs';
+import { totalmem } from 'node:os';
+import { DEFAULT_WARM, type EngineConfig } from './config.js';
 import { discoverImages, type BrowserImage } from './runtime/catalog.js';
 import { probeConfinement } from './runtime/confinement.js';
 import { BUILT_IN_LOCALE } from './runtime/locales.js';
 import { probeSound } from './runtime/sound.js';
+import { WARM_ESTIMATE_MB } from './runtime/warm-pool.js';
 
 export interface DoctorCheck {
   name: string;
@@ -28,7 +31,28 @@ const REQUIRED_TOOLS: Array<[string, string, string]> = [
   ['Noto CJK fonts (Japanese pages)', '/usr/share/fonts/opentype/noto', 'fonts-noto-cjk'],
 ];
 
-export async function runDoctor(): Promise<DoctorReport> {
+
+/** The warm pool the configuration asks for, and whether it leaves this host's sessions at least half its memory. */
+export function warmPoolCheck(warm: EngineConfig['warm'] = DEFAULT_WARM, totalMb = Math.round(totalmem() / 1024 / 1024)): DoctorCheck {
+  const name = 'warm pool (sessions start in a ready browser)';
+  if (warm.memoryMb === 0 || warm.browsers === 0) {
+    return { name, ok: true, detail: `warm browsers off (warm.memoryMb 0 or warm.browsers 0): every session starts cold${warm.displays > 0 ? `, on one of ${warm.displays} ready displays` : ''}` };
+  }
+  const fits = Math.floor(Math.max(0, warm.memoryMb - warm.displays * WARM_ESTIMATE_MB.display) / WARM_ESTIMATE_MB.chromium);
+  const most = warm.browsers === null ? fits : Math.min(fits, warm.browsers);
+  // Sessions need the rest: a pool that may hold more than half the host's memory is too big.
+  const ok = warm.memoryMb <= totalMb / 2;
+  return {
+    name,
+    ok,
+    detail:
+      `on: up to ${warm.memoryMb} MB, about ${most} Chromium browser${most === 1 ? '' : 's'} at ~${WARM_ESTIMATE_MB.chromium} MB each idle (Firefox ESR ~${WARM_ESTIMATE_MB.firefox} MB), and ${warm.displays} ready display${warm.displays === 1 ? '' : 's'}; ` +
+      `kept warm: ${warm.languages.join(', ') || 'none'}; more for languages created lately, fewer after ${warm.quietMinutes} quiet minutes` +
+      (ok ? '' : ` — more than half of this host's ${totalMb} MB, which sessions need: lower warm.memoryMb`),
+  };
+}
+
+export async function runDoctor(config?: Pick<EngineConfig, 'warm'>): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
   const [major] = process.versions.node.split('.').map(Number);
   checks.push({ name: 'Node.js', ok: (major ?? 0) >= 20, detail: `v${process.versions.node}${(major ?? 0) >= 20 ? '' : ' (needs 20 or later)'}` });
@@ -45,6 +69,7 @@ export async function runDoctor(): Promise<DoctorReport> {
     ok: confinement.available,
     detail: confinement.available ? 'available' : `missing: ${confinement.missing.join('; ')}`,
   });
+  checks.push(warmPoolCheck(config?.warm));
   // Sessions run without sound when these are missing (never refused): the check says so.
   const sound = probeSound();
   checks.push({

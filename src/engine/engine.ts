@@ -19,7 +19,7 @@ import { sendJson } from './http/respond.js';
 import { discardRest } from '../http/node-body.js';
 import { requestTargetUrl } from '../http/request-target.js';
 import { OpenFiles } from './runtime/open-files.js';
-import { SessionRuntime, type ReapReport } from './runtime/runtime.js';
+import { SessionRuntime, type ReapReport, type WarmPoolOptions } from './runtime/runtime.js';
 import { POSTGRES_PART, requireEngineParts } from './parts.js';
 import { SessionService } from './sessions/service.js';
 import type { ChannelCredential } from './channels/channel.js';
@@ -144,6 +144,16 @@ export function offsetClock(file: string): () => number {
   };
 }
 
+/** The runtime's warm pool from the configuration: Chromium browsers by demand, and ready displays. */
+export function warmPoolOptions(config: EngineConfig): WarmPoolOptions | undefined {
+  const { memoryMb, browsers, displays, languages, quietMinutes } = config.warm;
+  if (memoryMb === 0 && displays === 0) return undefined;
+  const demand = memoryMb > 0 && browsers !== 0
+    ? { memoryMb, maxBrowsers: browsers, kept: languages.map((language) => ({ browser: 'chromium', language })), quietMs: quietMinutes * 60_000 }
+    : undefined;
+  return { displays, ...(demand ? { demand } : {}) };
+}
+
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
   const config = parseEngineConfig(options.config ?? {});
   const dataDir = resolve(options.dataDir ?? '.data');
@@ -165,9 +175,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     throw error;
   }
   const secret = await store.settingOrInsert('share_link_secret', randomBytes(32).toString('base64url'));
-  const warm = config.warm.browsers > 0 || config.warm.displays > 0
-    ? { displays: config.warm.displays, browsers: config.warm.browsers > 0 ? [{ browser: 'chromium', count: config.warm.browsers }] : [] }
-    : undefined;
+  const warm = warmPoolOptions(config);
   if (config.insecure.unconfined) {
     logger.warn(
       'INSECURE: insecure.unconfined is set. Sessions run as this engine\'s own user with its files and network: ' +
@@ -183,12 +191,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     timeZone: config.timeZone,
     sound: config.sound,
     ...(warm ? { warm } : {}),
+    sessionLimit: config.node.capacity,
   });
 
   let url = '';
   // On one machine the link only registers the node (capacity, `nodes list`); in a cluster it is
   // also how nodes reach each other.
-  const identity = { id: nodeId, internalUrl: '', advertisedUrl: '', capacity: config.node.capacity, browsers: runtime.images.filter((i) => i.enabled).map((i) => i.id) };
+  const identity = { id: nodeId, internalUrl: '', advertisedUrl: '', capacity: config.node.capacity, browsers: runtime.images.filter((i) => i.enabled).map((i) => i.id), warm: () => runtime.warmStats().browsers.map((b) => `${b.browser} ${b.language}`) };
   const link = new NodeLink({
     store,
     node: identity,
@@ -220,7 +229,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         attachments: () => presence.totals(),
         capacity: () => config.node.capacity,
         nodeState: sources.nodeState,
-        warm: () => runtime.warmCount(),
+        warm: () => ({ ...runtime.warmCount(), memoryMb: runtime.warmStats().memoryMb }),
         webhookQueue: () => webhooks.queue.pendingCount(),
       })
     : null;

@@ -41,7 +41,7 @@ export interface EngineConfig {
   shareBase: string | null;
   locations: unknown[];
   residential: { upstream: string | null; countries: string[] | null };
-  warm: { browsers: number };
+  warm: { memoryMb?: number; browsers?: number | null; displays?: number };
   v6?: { sunset: string };
   database?: string | null;
   cluster?: { secret: string | null; heartbeatMs?: number; lostAfterMs?: number };
@@ -118,7 +118,8 @@ export function testConfig(overrides: Partial<EngineConfig> = {}): EngineConfig 
     shareBase: SHARE_BASE,
     locations: LOCATIONS,
     residential: { upstream: DEAD_UPSTREAM, countries: null },
-    warm: { browsers: 0 },
+    // No warm pool: these tests find a session's processes and directory as the only new ones.
+    warm: { memoryMb: 0, displays: 0 },
     ...overrides,
   };
 }

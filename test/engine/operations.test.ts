@@ -103,7 +103,7 @@ describe('the operator listener', () => {
     expect(engine.operatorUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(new URL(engine.operatorUrl!).port).not.toBe(new URL(engine.url).port);
     const families = parseExposition(await metricsText());
-    for (const name of ['rbk_sessions', 'rbk_session_starts_total', 'rbk_session_start_seconds', 'rbk_session_ends_total', 'rbk_attachments', 'rbk_egress_bytes_total', 'rbk_residential_bytes_total', 'rbk_node_load', 'rbk_warm_pool', 'rbk_http_requests_total', 'rbk_http_request_duration_seconds', 'rbk_rate_limited_total', 'rbk_store_errors_total', 'rbk_webhook_queue']) {
+    for (const name of ['rbk_sessions', 'rbk_session_starts_total', 'rbk_session_start_seconds', 'rbk_session_ends_total', 'rbk_attachments', 'rbk_egress_bytes_total', 'rbk_residential_bytes_total', 'rbk_node_load', 'rbk_warm_pool', 'rbk_warm_pool_memory_bytes', 'rbk_http_requests_total', 'rbk_http_request_duration_seconds', 'rbk_rate_limited_total', 'rbk_store_errors_total', 'rbk_webhook_queue']) {
       expect(families.has(name), name).toBe(true);
     }
     const onPublic = await fetch(`${engine.url}/metrics`);

@@ -6,7 +6,7 @@ import { leastLoaded, placeSession, type PlacementStore } from '../../src/engine
 import type { NodeWithLoad } from '../../src/engine/store/store.js';
 
 function node(id: string, load: number, capacity: number | null, extra: Partial<NodeWithLoad> = {}): NodeWithLoad {
-  return { id, internal_url: '', advertised_url: '', capacity, browsers: '["chromium","firefox-esr"]', state: 'active', started_at: 0, heartbeat_at: 0, load, ...extra };
+  return { id, internal_url: '', advertised_url: '', capacity, browsers: '["chromium","firefox-esr"]', warm: '[]', state: 'active', started_at: 0, heartbeat_at: 0, load, ...extra };
 }
 
 function storeOf(nodes: NodeWithLoad[]): PlacementStore {
@@ -35,6 +35,17 @@ describe('placement on one machine', () => {
 });
 
 describe('placement in a cluster', () => {
+  it('prefers a node with a warm browser of the session\'s browser and language, among those with room', async () => {
+    const warmDe = (id: string, load: number, capacity: number | null) => node(id, load, capacity, { warm: '["chromium de","chromium en"]' });
+    const nodes = [node('a', 0, 10), warmDe('b', 5, 10), warmDe('full', 10, 10)];
+    expect(leastLoaded(nodes, 'chromium', always, 'de')?.id).toBe('b');
+    // No warm browser of that kind anywhere (or no language given): the most free room, as before.
+    expect(leastLoaded(nodes, 'chromium', always, 'ja')?.id).toBe('a');
+    expect(leastLoaded(nodes, 'firefox-esr', always, 'de')?.id).toBe('a');
+    expect(leastLoaded(nodes, 'chromium', always)?.id).toBe('a');
+    expect(await placeSession(storeOf(nodes), { browser: 'chromium', language: 'en', nodeId: 'a', capacity: null, alive: always })).toBe('b');
+  });
+
   it('takes the node with the most free room for its capacity, then the fewest sessions, then the id', () => {
     expect(leastLoaded([node('a', 3, 4), node('b', 2, 4), node('c', 4, 10)], 'chromium', always)?.id).toBe('c');
     // Half free each: the fewer sessions win.

@@ -37,6 +37,8 @@ export interface NodeIdentity {
   advertisedUrl: string;
   capacity: number | null;
   browsers: string[];
+  /** The kinds of warm browser ready now ("browser language"), told with each heartbeat for placement. */
+  warm?: () => string[];
 }
 
 export interface NodeLinkOptions {
@@ -107,6 +109,7 @@ export class NodeLink implements ClusterLink {
       advertised_url: node.advertisedUrl,
       capacity: node.capacity,
       browsers: JSON.stringify(node.browsers),
+      warm: JSON.stringify(node.warm?.() ?? []),
       state: 'active',
       started_at: now,
       heartbeat_at: now,
@@ -121,7 +124,7 @@ export class NodeLink implements ClusterLink {
     this.beating = true;
     try {
       const now = this.options.now();
-      if (!(await this.store.heartbeat(this.nodeId, now))) {
+      if (!(await this.store.heartbeat(this.nodeId, now, JSON.stringify(this.options.node.warm?.() ?? [])))) {
         // Declared lost (silent too long) or removed while still running: its sessions ended in
         // the store, so their browsers end here too; then it takes new sessions again.
         this.options.logger?.warn('this node was declared lost (its heartbeats stopped); its sessions ended, it joins again');

@@ -15,7 +15,8 @@ export interface MetricSources {
   capacity(): number | null;
   /** This node's state in the store: active, draining or lost. */
   nodeState(): Promise<string | undefined>;
-  warm(): { displays: number; browsers: number };
+  /** The warm pool: ready displays and browsers, and the memory they hold (runtime.warmStats()). */
+  warm(): { displays: number; browsers: number; memoryMb: number };
   /** Webhook events waiting to be delivered, on the whole service. */
   webhookQueue(): Promise<number>;
 }
@@ -105,6 +106,14 @@ export class EngineMetrics {
         const warm = sources.warm();
         this.set({ kind: 'displays' }, warm.displays);
         this.set({ kind: 'browsers' }, warm.browsers);
+      },
+    });
+    new Gauge({
+      name: 'rbk_warm_pool_memory_bytes',
+      help: 'Memory the ready warm slots on this node hold (their cgroups), within warm.memoryMb',
+      registers,
+      collect() {
+        this.set(sources.warm().memoryMb * 1024 * 1024);
       },
     });
     this.httpRequests = new Counter({ name: 'rbk_http_requests_total', help: 'HTTP requests answered, by route template, method and status code', labelNames: ['route', 'method', 'status'], registers });

@@ -57,6 +57,8 @@ export function observeSessions(options: SessionObserverOptions): { settled(): P
   runtime.on('event', (event) => {
     if (event.ends) return;
     const vmId = sessions.sessionOfRuntime(event.sessionId);
+    // How a session started is on its `running` line (start kind and ms), with its id.
+    if (event.kind === 'started') return;
     if (event.kind === 'refused') logger.info({ vmId, ...event.detail }, 'session target refused');
     else logger.info({ vmId, kind: event.kind, reason: event.message }, 'session notice');
   });

@@ -137,13 +137,17 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     signalProcess(process, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
   };
+  const endpoint = waitForDevToolsPort(sandbox, profile, process);
+  endpoint.catch(() => undefined);
   // Ready to be seen: the browser's window is on the display (the page itself may still be
-  // loading, or never load: the person sees the browser's own progress or error). Watched from
-  // now on, while DevTools comes up and the engine connects.
-  const windowShown = withTimeout(waitForWindow(sandbox, env, process, ANY_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch(failed);
+  // loading, or never load: the person sees the browser's own progress or error). Chromium maps
+  // it some 150 ms after DevTools answers, so it is looked for from then on, while the engine
+  // connects: each look starts a program in the session, and looking from the launch would start
+  // a dozen more on the cores the browser is starting on.
+  const windowShown = withTimeout(endpoint.then(() => waitForWindow(sandbox, env, process, ANY_WINDOW)), launch.timeoutMs, `${launch.image.name}'s window`).catch(failed);
   windowShown.catch(() => undefined);
   const devtoolsUrl = await withTimeout(
-    waitForDevToolsPort(sandbox, profile, process).then((endpoint) => reachDevTools(sandbox, endpoint, process)),
+    endpoint.then((found) => reachDevTools(sandbox, found, process)),
     launch.timeoutMs,
     `${launch.image.name}'s DevTools endpoint`,
   ).catch(failed);
@@ -280,7 +284,15 @@ async function waitForWindow(sandbox: SessionSandbox, env: NodeJS.ProcessEnv, pr
   }
 }
 
-/** Starts the image's browser on `firstUrl` (http, https or about:blank). */
+/**
+ * The empty page a warm Chromium waits on. Not about:blank: Chromium gives a tab showing that (or
+ * its new-tab page) to the address bar's focus, and keeps it there through a navigation from
+ * DevTools, so a warm session's first keys would go to the address bar; on this page the tab has
+ * the focus, as in a browser started on an address.
+ */
+export const WARM_PAGE = 'data:text/html,';
+
+/** Starts the image's browser on `firstUrl` (http, https, about:blank or the warm page). */
 export function launchBrowser(launch: BrowserLaunch, firstUrl: string): Promise<BrowserProcess> {
   if (!launch.image.enabled || !launch.image.executable) {
     return Promise.reject(new Error(`${launch.image.name} is not available on this host: ${launch.image.reason ?? 'unknown reason'}`));

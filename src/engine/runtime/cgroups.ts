@@ -25,6 +25,8 @@ export interface SessionCgroup {
   oomKills(): number;
   /** Periods in which the session used up its CPU share and had to wait (0 without a cpu controller). */
   cpuThrottled(): number;
+  /** Memory the session's processes and files hold now, in bytes (its memory controller's count). */
+  memoryBytes(): number;
   /** Kills every process still in the group and removes the group. */
   remove(): Promise<void>;
 }
@@ -148,6 +150,16 @@ export async function createSessionCgroup(name: string, limits: ResourceLimits):
         try {
           const match = /^nr_throttled (\d+)$/m.exec(readFileSync(join(dir, 'cpu.stat'), 'utf8'));
           if (match) return Number(match[1]);
+        } catch {
+          /* not this hierarchy's file */
+        }
+      }
+      return 0;
+    },
+    memoryBytes() {
+      for (const { dir, version } of dirs) {
+        try {
+          return Number(readFileSync(join(dir, version === 2 ? 'memory.current' : 'memory.usage_in_bytes'), 'utf8').trim()) || 0;
         } catch {
           /* not this hierarchy's file */
         }

@@ -88,6 +88,8 @@ export interface SessionSandbox {
   oomKills(): number;
   /** Periods in which the session had used up its CPU cap and waited. */
   cpuThrottled(): number;
+  /** Memory the session holds now, in bytes (its cgroup's count); null unconfined (not counted). */
+  memoryBytes(): number | null;
   /** Ends every process of the session and releases its uid, cgroup and namespaces. */
   stop(): Promise<void>;
 }
@@ -218,6 +220,7 @@ export async function openHostSandbox(hostDir: string, egressProxyUrl: string): 
     ended: () => false,
     oomKills: () => 0,
     cpuThrottled: () => 0,
+    memoryBytes: () => null,
     async stop() {
       /* the runtime ends the processes it started */
     },
@@ -406,6 +409,7 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       ended: () => ended,
       oomKills: () => ownedCgroup.oomKills(),
       cpuThrottled: () => ownedCgroup.cpuThrottled(),
+      memoryBytes: () => ownedCgroup.memoryBytes(),
       async stop() {
         // bubblewrap ends with its process group; its child, the init of the session's pid
         // namespace, dies with it (--die-with-parent), and the kernel then ends every other process

@@ -287,6 +287,20 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     }
   }
 
+  /**
+   * Opens `url` in a new tab in place of the page a warm browser waited on, and resolves once the
+   * tab is there and its navigation has begun (not when it loads). A tab of its own, not a
+   * navigation of the waiting one: its history holds the address alone (Back is off, and the page
+   * reads a history of one, as in a browser started on the address). Only http and https are
+   * accepted, and the blank page.
+   */
+  async openInPlace(url: string): Promise<void> {
+    if (!isNavigableUrl(url) && url !== 'about:blank') throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
+    const waiting = await this.firstPage();
+    await this.client.send('Target.createTarget', { url });
+    await this.client.send('Target.closeTarget', { targetId: waiting });
+  }
+
   /** Evaluates an expression in the first page (tests and diagnostics). */
   async evaluate(expression: string): Promise<unknown> {
     const sessionId = await this.attach(await this.firstPage());

@@ -46,6 +46,8 @@ const RFB_SOCKET = 'rfb.sock';
 const X_AUTHORITY = '.Xauthority';
 // Every viewer sees this as the desktop's name (Xvnc would say user@host).
 const DESKTOP_NAME = 'Remote browser';
+/** The keyboard layout Xvnc starts with. */
+const XVNC_LAYOUT = 'us';
 // sun_path is 108 bytes on Linux; a longer path would make Xvnc fail with an obscure error.
 const MAX_SOCKET_PATH = 107;
 
@@ -155,7 +157,9 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
     },
   };
   try {
-    await display.setLayout(options.layout);
+    // Xvnc starts with the US layout (rules evdev, model pc105): setxkbmap, a program started in
+    // the session on every start path, only runs for another one.
+    if (options.layout !== XVNC_LAYOUT) await display.setLayout(options.layout);
   } catch (error) {
     await display.stop();
     throw error;

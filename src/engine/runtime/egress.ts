@@ -72,6 +72,11 @@ export interface EgressRoute {
   off(event: 'refused', listener: (refusal: EgressRefusal) => void): this;
   /** Shows later refusals in `language` (a warm route learns its session's language when taken). */
   setLanguage(language: string): void;
+  /**
+   * Sends later connections on through `upstreamProxyUrl` (an exit location or the residential
+   * route), or straight out when undefined: a warm route learns its session's exit when taken.
+   */
+  setUpstream(upstreamProxyUrl: string | undefined): void;
   /** Stops listening and ends every open connection, tunnels included. */
   close(): Promise<void>;
 }
@@ -104,6 +109,7 @@ class SessionEgressRoute implements EgressRoute {
     private readonly closedBytes: { sent: number; received: number },
     private readonly agents: { http: http.Agent; https: https.Agent },
     private readonly shownIn: { language: string },
+    private readonly upstream: { url: string | undefined },
     /** The listener that hands connections to `server` (its port, or a unix socket). */
     private readonly gate: EgressGate,
   ) {
@@ -117,6 +123,16 @@ class SessionEgressRoute implements EgressRoute {
 
   setLanguage(language: string): void {
     this.shownIn.language = language;
+  }
+
+  setUpstream(upstreamProxyUrl: string | undefined): void {
+    const url = upstreamProxyUrl === undefined ? undefined : checkUpstreamProxyUrl(upstreamProxyUrl);
+    if (url === this.upstream.url) return;
+    this.upstream.url = url;
+    // Nothing the browser opened before carries on the old way: open tunnels and kept sockets end.
+    this.server.closeConnections();
+    this.agents.http.destroy();
+    this.agents.https.destroy();
   }
 
   bytes(): { sent: number; received: number } {
@@ -160,8 +176,8 @@ class SessionEgressRoute implements EgressRoute {
 export async function startEgressRoute(options: EgressRouteOptions): Promise<EgressRoute> {
   const allowed = parseAllowRanges(options.policy.allow);
   const hostAddresses = canonicalHostAddresses(options.hostAddresses ?? interfaceAddresses());
-  const upstreamProxyUrl =
-    options.upstreamProxyUrl === undefined ? undefined : checkUpstreamProxyUrl(options.upstreamProxyUrl);
+  // Read at each connection: a warm route is given its session's upstream when the session takes it.
+  const upstream = { url: options.upstreamProxyUrl === undefined ? undefined : checkUpstreamProxyUrl(options.upstreamProxyUrl) };
   const lookup = options.lookup ?? dns.lookup;
   const events = new EventEmitter<{ refused: [EgressRefusal] }>();
   const closedBytes = { sent: 0, received: 0 };
@@ -193,7 +209,7 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
     const pools = { httpAgent: agents.http, httpsAgent: agents.https };
     // proxy-chain hands dnsLookup to the upstream connection too, where it would answer with the
     // target's address; the upstream proxy resolves the target itself.
-    if (upstreamProxyUrl !== undefined) return { ...pools, upstreamProxyUrl };
+    if (upstream.url !== undefined) return { ...pools, upstreamProxyUrl: upstream.url };
     return { ...pools, dnsLookup: pinnedLookup(check.addresses) };
   };
 
@@ -222,5 +238,5 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
   // An unheard 'error' on the proxy's server would end the whole engine, not just this session.
   server.server.on('error', () => {});
 
-  return new SessionEgressRoute(options.sessionId, server, events, closedBytes, agents, shownIn, gate);
+  return new SessionEgressRoute(options.sessionId, server, events, closedBytes, agents, shownIn, upstream, gate);
 }

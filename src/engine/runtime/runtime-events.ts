@@ -1,6 +1,6 @@
 // What a running session reports to the service, in two kinds: events that end the session (its
 // browser or display exited, a page crashed, the DevTools guard was lost) and notices that do not
-// (a navigation or a connection was refused, the sound server was lost; later: a download finished). A new kind is classified
+// (the session started warm or cold, a navigation or a connection was refused, the sound server was lost; later: a download finished). A new kind is classified
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
 import { classifyAddress } from './address-policy.js';
 import type { BrowserProcess } from './browser.js';
@@ -18,6 +18,11 @@ export const ENDS_SESSION = {
   'guard-lost': true,
   /** A navigation or a connection the guard refused: the session goes on. */
   refused: false,
+  /**
+   * The session is ready: `warm …` when it took a ready browser (its choices applied at hand-out),
+   * `cold …` when its browser started for it (on a ready display or from nothing), with the time.
+   */
+  started: false,
   /** The session's sound server is gone: listeners are told, the browser and its picture go on (decisions.md 53). */
   'sound-lost': false,
 } as const;
@@ -49,6 +54,12 @@ export type RuntimeEvent = SessionEndingEvent | RuntimeNotice;
 /** An event of `kind`, with whether it ends the session set from ENDS_SESSION. */
 export function runtimeEvent(sessionId: string, kind: RuntimeEventKind, message: string, detail?: RefusalDetail): RuntimeEvent {
   return { sessionId, kind, ends: ENDS_SESSION[kind], message, ...(detail ? { detail } : {}) } as RuntimeEvent;
+}
+
+/** What the `started` notice says: how the session came to be ready, and in how long. */
+export function startedMessage(start: 'cold' | 'warm-display' | 'warm-browser', readyMs: number): string {
+  const how = { 'warm-browser': 'warm start: a ready browser took the session\'s choices', 'warm-display': 'cold start: the browser started on a ready display', cold: 'cold start: every part of the session started for it' }[start];
+  return `${how}, ready in ${Math.round(readyMs)} ms`;
 }
 
 /** The parts of a running session whose events are reported. */

@@ -4,6 +4,7 @@
 // a warm display or in a warm browser (warm-pool.ts); what an earlier run left behind is reaped
 // first (reap.ts); what a running session reports comes out as runtime events (runtime-events.ts).
 import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { launchBrowser, type BrowserProcess } from './browser.js';
@@ -11,6 +12,8 @@ import { discoverImages, type BrowserImage } from './catalog.js';
 import { DEFAULT_CONFINEMENT, probeConfinement, type ConfinementSettings, type SessionSandbox } from './confinement.js';
 import { writeSharedFiles } from './chromium-policies.js';
 import { BrowserControl, isNavigableUrl } from './control.js';
+import { overrideTimeZone } from './zone-override.js';
+import { openInFirefox } from './firefox-handout.js';
 import type { Display } from './display.js';
 import type { EgressPolicy } from './address-policy.js';
 import type { EgressRoute } from './egress.js';
@@ -20,14 +23,14 @@ import { interfaceLocale } from './locales.js';
 import { isTimeZone } from './time-zones.js';
 import { abortable, withTimeout } from './processes.js';
 import { reapRoot, SHARED_DIR, type ReapReport } from './reap.js';
-import { ENDS_SESSION, runtimeEvent, watchSession, type RuntimeEvent, type RuntimeEventKind, type RefusalDetail } from './runtime-events.js';
+import { ENDS_SESSION, runtimeEvent, startedMessage, watchSession, type RuntimeEvent, type RuntimeEventKind, type RefusalDetail } from './runtime-events.js';
 import { SessionSlot, type SlotSettings, type SlotShape } from './slot.js';
-import { WarmPool, type WarmPoolOptions } from './warm-pool.js';
+import { WarmPool, type WarmPoolOptions, type WarmPoolStats } from './warm-pool.js';
 import type { SessionSound, SoundSettings } from './sound.js';
 
 export { reapRoot, rootKey, type ReapReport } from './reap.js';
 export type { RuntimeEvent, RuntimeNotice, SessionEndingEvent } from './runtime-events.js';
-export type { WarmPoolOptions } from './warm-pool.js';
+export type { WarmPoolOptions, WarmPoolStats } from './warm-pool.js';
 
 export interface SessionSpec {
   /** An image id from the catalog, e.g. `chromium`, `firefox-esr`. */
@@ -61,6 +64,8 @@ export interface RuntimeOptions {
   /** Installed browsers; discovered when omitted. */
   images?: BrowserImage[];
   warm?: WarmPoolOptions;
+  /** Sessions this node runs at once (its `node.capacity`); null or absent: no limit. Warming stops at it. */
+  sessionLimit?: number | null;
   /** A session that is not ready within this time fails with the reason. Default 20 s. */
   startTimeoutMs?: number;
   /** Default 1280x720. */
@@ -101,6 +106,20 @@ export interface RuntimeSession {
 }
 
 const DEFAULT_GEOMETRY = { width: 1280, height: 720 };
+/** The host's MemAvailable in MB, or null where it cannot be read. */
+function memoryAvailableMb(): number | null {
+  try {
+    const kb = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1];
+    return kb === undefined ? null : Math.round(Number(kb) / 1024);
+  } catch {
+    return null;
+  }
+}
+
+/** After a session's start, warming waits this long: its first page is still loading. */
+const START_QUIET_MS = 1000;
+/** Warming stops while the host has less memory available than this. */
+const MEMORY_RESERVE_MB = 1024;
 
 export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   readonly root: string;
@@ -113,6 +132,9 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   /** Slot starts in progress: close() waits for them, then stops what they started. */
   private readonly slotStarts = new Set<Promise<unknown>>();
   private closed = false;
+  /** Session starts under way, and when the last one ended: warming yields to them. */
+  private startsWaiting = 0;
+  private lastStartEnded = 0;
   private readonly geometry: { width: number; height: number };
   /** The time zone of sessions without an exit location. */
   readonly timeZone: string;
@@ -145,7 +167,22 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       image: (id) => this.image(id),
       startSlot: (shape) => this.startSlot(shape),
       discard: (slot) => this.discard(slot),
+      busy: () => this.busy(),
     });
+  }
+
+  /**
+   * Why warming must wait now, or null: a live session's start is under way or has just ended (its
+   * page is still loading), the node is at its session limit, or the host is short of memory.
+   */
+  private busy(): string | null {
+    if (this.startsWaiting > 0) return 'a session is starting';
+    if (performance.now() - this.lastStartEnded < START_QUIET_MS) return 'a session has just started';
+    const limit = this.options.sessionLimit;
+    if (limit !== undefined && limit !== null && this.sessions.size >= limit) return `the node runs its limit of ${limit} sessions`;
+    const available = memoryAvailableMb();
+    if (available !== null && available < MEMORY_RESERVE_MB) return `the host has ${available} MB of memory available (the pool leaves ${MEMORY_RESERVE_MB} MB)`;
+    return null;
   }
 
   private get startTimeoutMs(): number {
@@ -175,7 +212,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       const { chromiumPolicyDir } = await writeSharedFiles(runtime.slotSettings.sharedDir);
       if (chromiumPolicyDir) runtime.slotSettings.chromiumPolicyDir = chromiumPolicyDir;
     }
-    runtime.warm.schedule();
+    runtime.warm.open();
     return { runtime, reaped };
   }
 
@@ -207,11 +244,22 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     if (!locale) throw new Error(`${image.name} cannot show its interface in "${spec.language}" on this host (it has ${image.locales.join(', ')})`);
     const timeZone = spec.timeZone ?? this.timeZone;
     if (!isTimeZone(timeZone)) throw new Error(`unknown time zone "${timeZone}"; an IANA name is expected, for example Europe/Berlin`);
+    this.warm.noteCreate(image, spec.language, timeZone);
+    this.startsWaiting++;
+    try {
+      return await this.start(spec, image, locale, url, timeZone);
+    } finally {
+      this.startsWaiting--;
+      this.lastStartEnded = performance.now();
+    }
+  }
+
+  private async start(spec: SessionSpec, image: BrowserImage, locale: string, url: string | undefined, timeZone: string): Promise<RuntimeSession> {
     const started = performance.now();
     const timeoutMs = this.startTimeoutMs;
     const width = spec.width ?? this.geometry.width;
     const height = spec.height ?? this.geometry.height;
-    const fitsWarm = width === this.geometry.width && height === this.geometry.height && !spec.upstreamProxyUrl;
+    const fitsWarm = width === this.geometry.width && height === this.geometry.height;
     const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone) : undefined;
     let slot = warm?.slot;
     const start: StartKind = warm?.kind ?? 'cold';
@@ -221,8 +269,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         const shape: SlotShape = { width, height, layout: spec.layout, language: spec.language, ...(spec.upstreamProxyUrl ? { upstreamProxyUrl: spec.upstreamProxyUrl } : {}) };
         slot = await abortable(withTimeout(this.startSlot(shape), timeoutMs, 'the display start'), spec.signal, (late) => this.discard(late));
       } else {
-        slot.egress.setLanguage(spec.language);
-        if (slot.display.layout !== spec.layout) await slot.display.setLayout(spec.layout);
+        // The session's choices, applied as it takes the warm slot (decisions.md 63).
+        await slot.handOut({ language: spec.language, layout: spec.layout, upstreamProxyUrl: spec.upstreamProxyUrl });
       }
       const current = slot;
       spec.onDisplay?.(current.display);
@@ -237,9 +285,17 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
             if (url) await browser.control.firstNavigationStarted();
           };
           await Promise.all([process.windowShown, connected()]);
-        } else if (current.browser.control && url) {
-          // A warm browser waits on about:blank: it starts on the first page now.
-          await current.browser.control.navigate(url);
+        } else if (current.browser.control) {
+          // A warm browser waits on an empty page in the default zone: it takes the session's
+          // zone, then starts on the first page (or the blank page a browser without one shows).
+          if (current.browser.timeZone !== timeZone) {
+            await overrideTimeZone(current.browser.control, timeZone);
+            current.browser.timeZone = timeZone;
+          }
+          await current.browser.control.openInPlace(url ?? 'about:blank');
+        } else if (url) {
+          // A warm Firefox waits on about:blank: its address bar takes the first page.
+          await openInFirefox(current.sandbox, current.display, url);
         }
       };
       await abortable(withTimeout(ready(), timeoutMs, `${image.name} starting on the first page`), spec.signal);
@@ -258,6 +314,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         readyMs: performance.now() - started,
       };
       this.watch(session, current);
+      this.emit('event', runtimeEvent(session.id, 'started', startedMessage(start, session.readyMs)));
       return session;
     } catch (error) {
       if (slot) await slot.stop();
@@ -296,9 +353,14 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     return this.warm.count();
   }
 
-  /** Resolves when the warm pool has been filled to its configured size. */
-  async warmed(): Promise<void> {
-    await this.warm.filled();
+  /** What the warm pool holds and wants now (doctor, the health answer, the metrics). */
+  warmStats(): WarmPoolStats {
+    return this.warm.stats();
+  }
+
+  /** Resolves when the warm pool holds what it wants now. */
+  async warmed(timeoutMs?: number): Promise<void> {
+    await this.warm.filled(timeoutMs);
   }
 
   /** Reports the running session's events; those of a session being stopped are dropped. */

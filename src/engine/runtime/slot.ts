@@ -122,6 +122,16 @@ export class SessionSlot {
     }
   }
 
+  /**
+   * A warm slot taken by a session: its route's refusals in the session's language, its traffic
+   * through the session's exit (or straight out), its display in the session's keyboard layout.
+   */
+  async handOut(choices: { language: string; layout: string; upstreamProxyUrl: string | undefined }): Promise<void> {
+    this.egress.setLanguage(choices.language);
+    this.egress.setUpstream(choices.upstreamProxyUrl);
+    if (this.display.layout !== choices.layout) await this.display.setLayout(choices.layout);
+  }
+
   /** Adds the browser once its process runs (its DevTools control follows), and records it. */
   async addBrowser(browser: BrowserPart): Promise<BrowserPart> {
     const value = this.parts.add(browserPart(browser));

@@ -1,19 +1,26 @@
-// The warm pool: ready displays (sandbox, egress route, Xvnc and window manager) and ready
-// Chromium-family browsers at about:blank per language, in the default time zone, at the default
-// geometry, so that a session can start in a fraction of a cold start. Taken slots are replaced
-// in the background, one at a time, a moment later (a browser starting at once would compete for
-// the CPU with the start that took a slot).
-import { launchBrowser } from './browser.js';
+// The warm pool: ready displays (sandbox, egress route, Xvnc, window manager, sound) and ready
+// browsers waiting in such slots, one kind per browser and session language, started in the
+// default time zone at the default geometry. A session takes one and gets its own choices at
+// hand-out (exit, layout, time zone, first page: runtime.ts, slot.ts, zone-override.ts,
+// firefox-handout.ts; a Firefox keeps the zone it started in); a warm browser serves one session
+// only. How many of each kind is the demand's business (warm-demand.ts) under a memory budget;
+// warming yields to live sessions: nothing starts while a session's start waits, just after one,
+// or while the node is at its limit (decisions.md 63, 64).
+import { launchBrowser, WARM_PAGE } from './browser.js';
 import type { BrowserImage } from './catalog.js';
 import { BrowserControl } from './control.js';
 import { interfaceLocale } from './locales.js';
+import { withTimeout } from './processes.js';
 import type { SessionSlot, SlotShape } from './slot.js';
+import { WarmDemand, type WarmDemandSettings, type WarmKind } from './warm-demand.js';
 
 export interface WarmPoolOptions {
   /** Ready displays (Xvnc + window manager + egress route) kept at the default geometry. */
   displays?: number;
-  /** Ready Chromium-family browsers at about:blank, per image and language, in the default time zone. */
+  /** Ready browsers kept whatever the demand, per image and language (tests, benchmarks). */
   browsers?: Array<{ browser: string; language?: string; count?: number }>;
+  /** Warm browsers sized by the recent creates, under a memory budget (the engine's default). */
+  demand?: WarmDemandSettings;
 }
 
 /** What the pool needs of its runtime. */
@@ -26,106 +33,263 @@ export interface WarmPoolHost {
   startSlot(shape: SlotShape): Promise<SessionSlot>;
   /** Stops a slot in the background; close() waits for it. */
   discard(slot: SessionSlot): Promise<void>;
+  /** Why warming must wait now (a live session's start, the node's limit), or null when it may go on. */
+  busy(): string | null;
 }
 
-/** How long after a warm slot is taken the pool starts its replacement. */
-const REFILL_DELAY_MS = 1500;
+/** What the pool holds, for doctor, the health answer and the metrics. */
+export interface WarmPoolStats {
+  displays: number;
+  browsers: Array<WarmKind & { count: number }>;
+  /** Warm browsers wanted now (by kind, summed), under the budget. */
+  wanted: number;
+  /** Memory the ready slots hold now, as the budget counts it (each slot's cgroup, at least its estimate). */
+  memoryMb: number;
+  budgetMb: number | null;
+  /** Warm browsers started since the pool opened, and how many could not start. */
+  started: number;
+  failed: number;
+  /** Why warming waits now, or null. */
+  waiting: string | null;
+}
+
+/**
+ * What one warm slot holds at least, by browser family, and a ready display: its processes' share
+ * of memory beside the others (PSS; docs/benchmarks.md, "The warm pool"). A slot's cgroup counts
+ * less (the browser's files, read first by another session, are charged to that one), so the
+ * budget counts the larger of the two.
+ */
+export const WARM_ESTIMATE_MB = { chromium: 170, firefox: 470, display: 15 } as const;
+/** How often a quiet pool looks again at what it wants (learned kinds age out; the node's load changes). */
+const IDLE_CHECK_MS = 1000;
+
+const MB = 1024 * 1024;
 
 export class WarmPool {
   private readonly displays: SessionSlot[] = [];
   private readonly browsers: SessionSlot[] = [];
-  private refill: Promise<void> = Promise.resolve();
+  private readonly demand: WarmDemand | null;
   private closed = false;
+  private loop: Promise<void> = Promise.resolve();
+  private wake: (() => void) | undefined;
+  /** True while the pool has what it wants (filled() waits for it). */
+  private settled = false;
+  private started = 0;
+  private failed = 0;
+  /** What a warm browser of each image was last measured to hold: kept when none is ready, so the plan does not swing. */
+  private readonly measuredMb = new Map<string, number>();
 
   constructor(
     private readonly options: WarmPoolOptions | undefined,
     private readonly host: WarmPoolHost,
-  ) {}
+  ) {
+    this.demand = options?.demand ? new WarmDemand(options.demand) : null;
+  }
+
+  /** Starts keeping the pool filled, in the background. */
+  open(): void {
+    if (this.options) this.loop = this.run();
+  }
+
+  /** A session of `image` in `language` is being created: what the demand learns from. */
+  noteCreate(image: BrowserImage, language: string, timeZone: string): void {
+    // A Firefox session in another zone could not take a warm Firefox: it teaches the pool nothing.
+    if (!this.demand || !warmable(image) || (image.family !== 'chromium' && timeZone !== this.host.timeZone)) return;
+    this.demand.record({ browser: image.id, language }, Date.now());
+    this.poke();
+  }
 
   /**
-   * A ready slot for a session of `image`, `language` and `timeZone`: a warm browser only when its
-   * language and time zone are the session's (both are set when a browser starts), else a warm
-   * display; undefined when none fits. A slot whose sandbox ended, or whose browser lost its
-   * guard, while it waited is not handed out.
+   * A ready slot for a session of `image`, `language` and `timeZone`: a warm browser of its image
+   * and language (a Chromium browser takes any zone at hand-out), else a warm display; undefined
+   * when none fits. A slot whose sandbox ended, or whose browser lost its guard, is not handed out.
    */
   take(image: BrowserImage, language: string, timeZone: string): { slot: SessionSlot; kind: 'warm-browser' | 'warm-display' } | undefined {
+    const fits = (s: SessionSlot) => s.browser?.image.id === image.id && s.browser.language === language && (image.family === 'chromium' || s.browser.timeZone === timeZone);
+    const index = this.browsers.findIndex(fits);
     let taken: { slot: SessionSlot; kind: 'warm-browser' | 'warm-display' } | undefined;
-    const index = this.browsers.findIndex((s) => s.browser?.image.id === image.id && s.browser.language === language && s.browser.timeZone === timeZone);
     if (index !== -1) taken = { slot: this.browsers.splice(index, 1)[0]!, kind: 'warm-browser' };
     else if (this.displays.length > 0) taken = { slot: this.displays.shift()!, kind: 'warm-display' };
     if (!taken) return undefined;
+    this.poke();
     if (taken.slot.sandbox.ended() || taken.slot.browser?.control?.lostReason) {
       void this.host.discard(taken.slot);
       return undefined;
     }
-    this.schedule(REFILL_DELAY_MS);
     return taken;
   }
 
-  /** Number of ready warm slots, for benchmarks and operators. */
+  /** Number of ready warm slots (the health answer). */
   count(): { displays: number; browsers: number } {
     return { displays: this.displays.length, browsers: this.browsers.length };
   }
 
-  /** Resolves when the pool has been filled to its configured size. */
-  async filled(): Promise<void> {
-    let before: Promise<void>;
-    do {
-      before = this.refill;
-      await before;
-    } while (before !== this.refill);
+  stats(): WarmPoolStats {
+    const browsers = new Map<string, WarmKind & { count: number }>();
+    for (const slot of this.browsers) {
+      const kind = { browser: slot.browser!.image.id, language: slot.browser!.language };
+      const key = `${kind.browser} ${kind.language}`;
+      browsers.set(key, { ...kind, count: (browsers.get(key)?.count ?? 0) + 1 });
+    }
+    const held = [...this.displays, ...this.browsers].reduce((sum, slot) => sum + slotMb(slot), 0);
+    return {
+      displays: this.displays.length,
+      browsers: [...browsers.values()],
+      wanted: this.plan().browsers.reduce((sum, want) => sum + want.count, 0),
+      memoryMb: Math.round(held),
+      budgetMb: this.demand?.settings.memoryMb ?? null,
+      started: this.started,
+      failed: this.failed,
+      waiting: this.host.busy(),
+    };
+  }
+
+  /** Resolves once the pool holds what it wants (rejects, saying so, if that takes over `timeoutMs`). */
+  async filled(timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed && this.options && !this.settled) {
+      if (Date.now() > deadline) throw new Error(`the warm pool did not fill within ${timeoutMs} ms (${JSON.stringify(this.stats())})`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   /** Stops filling and hands back every ready slot, for the runtime to stop. */
   async close(): Promise<SessionSlot[]> {
     this.closed = true;
-    await this.refill.catch(() => undefined);
+    this.poke();
+    await this.loop;
     return [...this.displays.splice(0), ...this.browsers.splice(0)];
   }
 
-  /** Fills the pool to its size in the background, after `delayMs`. */
-  schedule(delayMs = 0): void {
-    const warm = this.options;
-    if (!warm || this.closed) return;
-    const { geometry } = this.host;
-    this.refill = this.refill.then(async () => {
-      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-      while (!this.closed && this.displays.length < (warm.displays ?? 0)) {
-        this.displays.push(await this.host.startSlot({ ...geometry, layout: 'us', language: 'en' }));
+  /** Makes the pool look again now (a slot was taken, a create was noted). */
+  private poke(): void {
+    this.settled = false;
+    this.wake?.();
+  }
+
+  /** What the pool wants now: ready displays, and browsers of each kind. */
+  private plan(): { displays: number; browsers: Array<{ kind: WarmKind; count: number }> } {
+    const displays = this.options?.displays ?? 0;
+    const fixed = (this.options?.browsers ?? []).map((want) => ({ kind: { browser: want.browser, language: want.language ?? 'en' }, count: want.count ?? 1 }));
+    const learned = this.demand?.wants(Date.now(), (browser) => this.estimateMb(browser), displays * WARM_ESTIMATE_MB.display) ?? [];
+    const browsers = [...fixed];
+    for (const want of learned) {
+      const same = browsers.find((b) => b.kind.browser === want.kind.browser && b.kind.language === want.kind.language);
+      if (same) same.count = Math.max(same.count, want.count);
+      else browsers.push(want);
+    }
+    return { displays, browsers: browsers.filter((want) => this.startable(want.kind)) };
+  }
+
+  /** What a warm browser of `browser` holds: the mean of those ready now, else the last measured, else the estimate. */
+  private estimateMb(browser: string): number {
+    const measured = this.browsers.filter((s) => s.browser?.image.id === browser).map(slotMb);
+    if (measured.length > 0) this.measuredMb.set(browser, measured.reduce((a, b) => a + b, 0) / measured.length);
+    return this.measuredMb.get(browser) ?? WARM_ESTIMATE_MB[this.host.image(browser)?.family ?? 'chromium'];
+  }
+
+  private startable(kind: WarmKind): boolean {
+    const image = this.host.image(kind.browser);
+    return Boolean(image?.enabled && warmable(image) && interfaceLocale(kind.language, image.locales));
+  }
+
+  private ofKind(kind: WarmKind): SessionSlot[] {
+    return this.browsers.filter((s) => s.browser?.image.id === kind.browser && s.browser.language === kind.language);
+  }
+
+  /** Keeps the pool at what it wants, one slot at a time, until closed. */
+  private async run(): Promise<void> {
+    while (!this.closed) {
+      const plan = this.plan();
+      // Shrinking: a kind no longer wanted (quiet, or over the budget) gives back its oldest browser.
+      const surplus = this.browsers.find((slot) => {
+        const want = plan.browsers.find((w) => w.kind.browser === slot.browser?.image.id && w.kind.language === slot.browser.language);
+        return this.ofKind({ browser: slot.browser!.image.id, language: slot.browser!.language }).length > (want?.count ?? 0);
+      });
+      if (surplus) {
+        this.browsers.splice(this.browsers.indexOf(surplus), 1);
+        await this.host.discard(surplus);
+        continue;
       }
-      for (const want of warm.browsers ?? []) {
-        const image = this.host.image(want.browser);
-        if (!image?.enabled || image.family !== 'chromium') continue;
-        const language = want.language ?? 'en';
-        const locale = interfaceLocale(language, image.locales);
-        if (!locale) continue;
-        const timeZone = this.host.timeZone;
-        const have = () => this.browsers.filter((s) => s.browser?.image.id === image.id && s.browser.language === language).length;
-        while (!this.closed && have() < (want.count ?? 1)) {
-          const slot = await this.host.startSlot({ ...geometry, layout: 'us', language });
-          const timeoutMs = this.host.startTimeoutMs;
-          try {
-            const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...geometry, language, locale, timeZone, timeoutMs }, 'about:blank');
-            const browser = await slot.addBrowser({ process, image, language, timeZone, control: null });
-            [browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl!, language), process.windowShown]);
-          } catch (error) {
-            await slot.stop();
-            throw error;
-          }
-          if (this.closed) await slot.stop();
-          else this.browsers.push(slot);
-          // A warm browser that loses its guard while it waits is not kept (decisions.md 49).
-          slot.browser?.control?.once('guard-lost', () => {
-            const at = this.browsers.indexOf(slot);
-            if (at === -1) return;
-            this.browsers.splice(at, 1);
-            void this.host.discard(slot);
-            this.schedule();
-          });
+      if (this.displays.length > plan.displays) {
+        await this.host.discard(this.displays.pop()!);
+        continue;
+      }
+      const missing = plan.browsers.find((want) => this.ofKind(want.kind).length < want.count);
+      const needed = missing !== undefined || this.displays.length < plan.displays;
+      this.settled = !needed;
+      if (needed && this.host.busy() === null) {
+        try {
+          if (this.displays.length < plan.displays) this.displays.push(await this.host.startSlot({ ...this.host.geometry, layout: 'us', language: 'en' }));
+          else await this.warmBrowser(missing!.kind);
+        } catch {
+          // A warm slot that cannot start leaves the pool short; cold starts still work and say why.
+          this.failed++;
+          await this.pause(Math.min(30_000, 1000 * this.failed));
         }
+        continue;
       }
-    }).catch(() => {
-      /* a warm slot that cannot start leaves the pool short; cold starts still work and report why */
+      await this.pause(needed ? 200 : IDLE_CHECK_MS);
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
   }
+
+  private async warmBrowser(kind: WarmKind): Promise<void> {
+    const image = this.host.image(kind.browser)!;
+    const { language } = kind;
+    const locale = interfaceLocale(language, image.locales)!;
+    const { geometry, timeZone, startTimeoutMs: timeoutMs } = this.host;
+    const slot = await this.host.startSlot({ ...geometry, layout: 'us', language });
+    this.started++;
+    const ready = async () => {
+      // Chromium waits on an empty page (WARM_PAGE says why); Firefox on the blank page.
+      const page = image.family === 'chromium' ? WARM_PAGE : 'about:blank';
+      const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...geometry, language, locale, timeZone, timeoutMs }, page);
+      const browser = await slot.addBrowser({ process, image, language, timeZone, control: null });
+      if (process.devtoolsUrl) [browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl, language), process.windowShown]);
+    };
+    try {
+      // Bounded as a session's start is: a browser that never answers must not hold the pool up.
+      await withTimeout(ready(), timeoutMs, `a warm ${image.name}`);
+    } catch (error) {
+      await this.host.discard(slot);
+      throw error;
+    }
+    if (this.closed) return void (await this.host.discard(slot));
+    this.browsers.push(slot);
+    // A warm browser that loses its guard, or whose browser or display ends, while it waits is not kept (decisions.md 49).
+    const drop = () => {
+      const at = this.browsers.indexOf(slot);
+      if (at === -1) return;
+      this.browsers.splice(at, 1);
+      void this.host.discard(slot);
+      this.poke();
+    };
+    slot.browser?.control?.once('guard-lost', drop);
+    void slot.browser?.process.process.exited.then(drop);
+    void slot.display.server.exited.then(drop);
+  }
+}
+
+/**
+ * Whether a browser of `image` can wait warm: every family can; Chromium takes any zone at
+ * hand-out, Firefox serves sessions in the zone it started in (the default) only.
+ */
+function warmable(image: BrowserImage): boolean {
+  return image.family === 'chromium' || image.family === 'firefox';
+}
+
+/** What a ready slot holds now, in MB, as the budget counts it: its cgroup's memory, at least the estimate. */
+function slotMb(slot: SessionSlot): number {
+  const estimate = WARM_ESTIMATE_MB[slot.browser?.image.family ?? 'display'];
+  return Math.max(estimate, (slot.sandbox.memoryBytes() ?? 0) / MB);
 }

@@ -1,7 +1,7 @@
 // Which node a new session runs on (decided inside the create transaction, with the quota): on
 // one machine this node, unless it drains or is full; in a cluster the least loaded node that is
-// alive, takes new sessions and can start the browser. Reads the store through two queries only,
-// so it is tested with plain rows.
+// alive, takes new sessions and can start the browser, a node with a warm browser of the session's
+// kind first (decisions.md 64). Reads the store through two queries only, so it is tested with plain rows.
 import type { NodeRow, NodeWithLoad } from '../store/store.js';
 
 /** What placement reads of the store (a transaction's). */
@@ -13,6 +13,8 @@ export interface PlacementStore {
 export interface PlacementRequest {
   /** The image id the session starts. */
   browser: string;
+  /** The session's language: a node with a warm browser of this browser and language is preferred. */
+  language?: string;
   /** This node: the one there is on one machine. */
   nodeId: string;
   /** This node's own capacity setting (one machine); null = no limit. */
@@ -31,11 +33,24 @@ export async function placeSession(store: PlacementStore, request: PlacementRequ
     const here = (await store.nodes()).find((node) => node.id === nodeId);
     return (here?.load ?? 0) < capacity ? nodeId : null;
   }
-  return leastLoaded(await store.nodes(), request.browser, alive)?.id ?? null;
+  return leastLoaded(await store.nodes(), request.browser, alive, request.language)?.id ?? null;
 }
 
-/** The cluster's choice: the most free room for its capacity, then the fewest sessions, then the id. */
-export function leastLoaded(nodes: readonly NodeWithLoad[], browser: string, alive: (node: NodeWithLoad) => boolean): NodeWithLoad | undefined {
+/** Whether the node said, at its last heartbeat, that it has a warm `browser` for sessions in `language`. */
+function hasWarm(node: NodeWithLoad, browser: string, language: string | undefined): boolean {
+  if (language === undefined) return false;
+  try {
+    return (JSON.parse(node.warm ?? '[]') as string[]).includes(`${browser} ${language}`);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The cluster's choice: a node with a warm browser of the session's kind, then the most free room
+ * for its capacity, then the fewest sessions, then the id.
+ */
+export function leastLoaded(nodes: readonly NodeWithLoad[], browser: string, alive: (node: NodeWithLoad) => boolean, language?: string): NodeWithLoad | undefined {
   const room = (node: NodeWithLoad) => (node.capacity === null ? 1 : (node.capacity - node.load) / Math.max(node.capacity, 1));
   const candidates = nodes.filter(
     (node) =>
@@ -44,6 +59,7 @@ export function leastLoaded(nodes: readonly NodeWithLoad[], browser: string, ali
       (node.capacity === null || node.load < node.capacity) &&
       (JSON.parse(node.browsers) as string[]).includes(browser),
   );
-  candidates.sort((a, b) => room(b) - room(a) || a.load - b.load || a.id.localeCompare(b.id));
+  const warm = (node: NodeWithLoad) => (hasWarm(node, browser, language) ? 1 : 0);
+  candidates.sort((a, b) => warm(b) - warm(a) || room(b) - room(a) || a.load - b.load || a.id.localeCompare(b.id));
   return candidates[0];
 }

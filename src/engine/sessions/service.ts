@@ -201,7 +201,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       ...this.options,
       at: this.now(),
       usage: this.accounts,
-      place: (tx) => placeSession(tx, { browser: admitted.image.id, nodeId: this.nodeId, capacity: config.node.capacity, ...(cluster ? { alive: (node: NodeWithLoad) => cluster.alive(node) } : {}) }),
+      place: (tx) => placeSession(tx, { browser: admitted.image.id, language: admitted.language, nodeId: this.nodeId, capacity: config.node.capacity, ...(cluster ? { alive: (node: NodeWithLoad) => cluster.alive(node) } : {}) }),
     }, account, request, admitted, terms);
     if (session) {
       if (session.node_id === this.nodeId) this.runs.start(session);

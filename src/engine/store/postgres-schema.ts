@@ -137,4 +137,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE delivered_at IS NULL AND failed_at IS NULL;
    CREATE INDEX webhook_deliveries_account ON webhook_deliveries(account_id);`,
+  // The warm browsers each node has ready (schema.ts, the same migration).
+  `ALTER TABLE nodes ADD COLUMN warm TEXT NOT NULL DEFAULT '[]';`,
 ];

@@ -132,4 +132,7 @@ export const MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE delivered_at IS NULL AND failed_at IS NULL;
    CREATE INDEX webhook_deliveries_account ON webhook_deliveries(account_id);`,
+  // The warm browsers each node has ready (decisions.md 64): a JSON array of "browser language"
+  // kinds, written with every heartbeat, so that placement can prefer a node with a fitting one.
+  `ALTER TABLE nodes ADD COLUMN warm TEXT NOT NULL DEFAULT '[]';`,
 ];

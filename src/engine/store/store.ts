@@ -96,6 +96,8 @@ export interface NodeRow {
   capacity: number | null;
   /** JSON array of the browser ids it can start. */
   browsers: string;
+  /** JSON array of the warm browsers it has ready, as "browser language" kinds (its last heartbeat's). */
+  warm: string;
   state: 'active' | 'draining' | 'lost';
   started_at: number;
   heartbeat_at: number;
@@ -410,16 +412,16 @@ export class Store {
   /** Registers a node (or the same node again after a restart): active, heart-beating now. */
   async registerNode(node: NodeRow): Promise<void> {
     await this.run(
-      `INSERT INTO nodes (id, internal_url, advertised_url, capacity, browsers, state, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO nodes (id, internal_url, advertised_url, capacity, browsers, warm, state, started_at, heartbeat_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET internal_url = excluded.internal_url, advertised_url = excluded.advertised_url, capacity = excluded.capacity,
-         browsers = excluded.browsers, state = excluded.state, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
-      [node.id, node.internal_url, node.advertised_url, node.capacity, node.browsers, node.state, node.started_at, node.heartbeat_at],
+         browsers = excluded.browsers, warm = excluded.warm, state = excluded.state, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
+      [node.id, node.internal_url, node.advertised_url, node.capacity, node.browsers, node.warm, node.state, node.started_at, node.heartbeat_at],
     );
   }
 
-  /** A node's heartbeat; false when the node is unknown or was declared lost (it must re-register). */
-  async heartbeat(id: string, now: number): Promise<boolean> {
-    return (await this.run("UPDATE nodes SET heartbeat_at = ? WHERE id = ? AND state IN ('active', 'draining')", [now, id])) > 0;
+  /** A node's heartbeat, with the warm browsers it has ready; false when the node is unknown or was declared lost (it must re-register). */
+  async heartbeat(id: string, now: number, warm = '[]'): Promise<boolean> {
+    return (await this.run("UPDATE nodes SET heartbeat_at = ?, warm = ? WHERE id = ? AND state IN ('active', 'draining')", [now, warm, id])) > 0;
   }
 
   async node(id: string): Promise<NodeRow | undefined> {
