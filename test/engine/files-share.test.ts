@@ -98,6 +98,7 @@ describe("a share link's files", () => {
     const arriving = viewer.messages.flatMap((m) => m.files).filter((f) => f.state === 'downloading');
     expect(arriving.length).toBeGreaterThan(0);
     expect(arriving.every((f) => f.size < PAYLOAD.length)).toBe(true);
+    expect([...new Set(arriving.map((f) => f.name))]).toEqual([NAME]);
     expect(viewer.messages.at(-1)!.files.find((f) => f.name === NAME)).toMatchObject({ kind: 'download', size: PAYLOAD.length });
     const response = await fetch(`${engine.url}/share/${linkId}/files/download?name=${encodeURIComponent(NAME)}`);
     expect(response.status).toBe(200);

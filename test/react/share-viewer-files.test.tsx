@@ -187,9 +187,8 @@ describe('the Files control', () => {
     const panel = screen.getByRole('region', { name: en.title });
     await poll(() => session.control!.evaluate("Boolean(document.getElementById('get'))").catch(() => false), Boolean);
     await session.control!.evaluate("document.getElementById('get').click(), 1");
-    // While it arrives: an entry saying so, with its size so far. (Chromium writes it as
-    // "Unconfirmed <n>.crdownload" until it is whole, so the name shown meanwhile is that one.)
-    const arriving = await within(panel).findByText(new RegExp(`^${fill(en.arriving, { name: '.+' })}$`), {}, { timeout: 10_000 });
+    // While it arrives: an entry saying so, under its own name, with its size so far.
+    const arriving = await within(panel).findByText(fill(en.arriving, { name: NAME }), {}, { timeout: 10_000 });
     expect(arriving.closest('li')).toHaveAttribute('data-state', 'downloading');
     expect(within(arriving.closest('li')!).getByText(/^[\d.]+ (kB|MB)$/)).toBeInTheDocument();
     const save = await within(panel).findByRole('link', { name: fill(en.save, { name: NAME }) }, { timeout: 20_000 });

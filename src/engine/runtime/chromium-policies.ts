@@ -12,6 +12,10 @@ export function chromiumPolicies(downloadDir: string): Record<string, unknown> {
     // connection; the engine closes developer tools windows itself (control.ts).
     DownloadDirectory: downloadDir,
     PromptForDownloadLocation: false,
+    // Safe Browsing cannot work here (its lists are never fetched: --disable-background-networking);
+    // left on, every download waits for a verdict under the name "Unconfirmed <n>.crdownload",
+    // so a viewer could not see which file is arriving (decisions.md 57).
+    SafeBrowsingProtectionLevel: 0,
     // WebRTC uses the proxy (TCP) only: no UDP that the egress route does not see.
     WebRtcIPHandling: 'disable_non_proxied_udp',
     WebRtcUdpPortRange: '',
