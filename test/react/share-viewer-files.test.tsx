@@ -15,7 +15,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { WebSocket as NodeWebSocket } from 'ws';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { SHARE_LANGUAGES } from '../../src/protocol/index.js';
@@ -41,44 +40,7 @@ let linkId: string;
 let session: RuntimeSession;
 const api = v8Caller(() => engine.url, () => key);
 
-/**
- * The browser's WebSocket over `ws`: Node's own WebSocket, which jsdom's window has, dispatches
- * events that jsdom's Event class does not accept. A refused upgrade closes without opening, as in
- * a browser.
- */
-class BrowserWebSocket {
-  static readonly CONNECTING = 0;
-  static readonly OPEN = 1;
-  static readonly CLOSING = 2;
-  static readonly CLOSED = 3;
-  binaryType: BinaryType = 'blob';
-  onopen: ((event: object) => void) | null = null;
-  onmessage: ((event: { data: unknown }) => void) | null = null;
-  onclose: ((event: { code: number; reason: string }) => void) | null = null;
-  onerror: ((event: object) => void) | null = null;
-  readonly #socket: NodeWebSocket;
-  constructor(readonly url: string, protocols?: string | string[]) {
-    this.#socket = new NodeWebSocket(url, protocols);
-    this.#socket.on('open', () => this.onopen?.({}));
-    this.#socket.on('message', (data: Buffer, binary: boolean) =>
-      this.onmessage?.({ data: binary ? data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) : data.toString('utf8') }),
-    );
-    this.#socket.on('error', () => this.onerror?.({}));
-    this.#socket.on('close', (code: number, reason: Buffer) => this.onclose?.({ code, reason: reason.toString('utf8') }));
-  }
-  get readyState(): number {
-    return this.#socket.readyState;
-  }
-  send(data: string | ArrayBufferLike): void {
-    this.#socket.send(data);
-  }
-  close(code?: number, reason?: string): void {
-    this.#socket.close(code, reason);
-  }
-}
-
 beforeAll(async () => {
-  vi.stubGlobal('WebSocket', BrowserWebSocket);
   site = createServer((request, response) => {
     if (request.url === '/report') {
       // Slowly, so that the viewer sees it arrive: 3 MB over about 3 s.
