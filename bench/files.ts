@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { createEngine } from '../src/engine/engine.js';
 import { percentile, report } from './stats.js';
+import { keyToChangedPixel } from './viewer-input.js';
 
 const MB = 1024 * 1024;
 const SIZE = 100 * MB;
@@ -26,20 +27,7 @@ async function keyLatencies(page: Page, presses: number): Promise<number[]> {
   await page.waitForTimeout(300);
   const latencies: number[] = [];
   for (let i = 0; i < presses; i++) {
-    const measured = page.evaluate(`new Promise((resolve) => {
-      const canvas = document.querySelector('.rbk-viewer__screen canvas');
-      const context = canvas.getContext('2d', { willReadFrequently: true });
-      const read = () => Array.from(context.getImageData(Math.floor(canvas.width / 2), Math.floor(canvas.height * 0.8), 1, 1).data).join(',');
-      const before = read();
-      document.addEventListener('keydown', () => {
-        const started = performance.now();
-        const poll = () => (read() !== before || performance.now() - started > 2000) ? resolve(performance.now() - started) : setTimeout(poll, 1);
-        poll();
-      }, { capture: true, once: true });
-    })`);
-    await page.waitForTimeout(20);
-    await page.keyboard.press('a');
-    latencies.push(Number(await measured));
+    latencies.push(await keyToChangedPixel(page));
     await page.waitForTimeout(150);
   }
   return latencies;

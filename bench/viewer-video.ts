@@ -17,6 +17,7 @@ import { chromium, type Page } from 'playwright-core';
 import { createEngine } from '../src/engine/engine.js';
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { percentile, report } from './stats.js';
+import { keyToChangedPixel } from './viewer-input.js';
 
 const SECONDS = 5;
 const PAGES: Record<string, string> = {
@@ -185,20 +186,7 @@ export async function videoBench(): Promise<void> {
       await keys.page.waitForTimeout(500);
       const latencies: number[] = [];
       for (let i = 0; i < 20; i++) {
-        const measured = keys.page.evaluate(`new Promise((resolve) => {
-          const canvas = document.querySelector('.rbk-viewer__screen canvas');
-          const context = canvas.getContext('2d', { willReadFrequently: true });
-          const read = () => Array.from(context.getImageData(Math.floor(canvas.width / 2), Math.floor(canvas.height * 0.8), 1, 1).data).join(',');
-          const before = read();
-          document.addEventListener('keydown', () => {
-            const started = performance.now();
-            const poll = () => (read() !== before || performance.now() - started > 2000) ? resolve(performance.now() - started) : setTimeout(poll, 1);
-            poll();
-          }, { capture: true, once: true });
-        })`);
-        await keys.page.waitForTimeout(20);
-        await keys.page.keyboard.press('a');
-        latencies.push(Number(await measured));
+        latencies.push(await keyToChangedPixel(keys.page));
         await keys.page.waitForTimeout(100);
       }
       const measured = { viewer: '1280x800', samples: latencies.length, video: webCodecs ? 'offered (noVNC asks for each update)' : 'none (no WebCodecs: continuous updates)' };

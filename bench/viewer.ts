@@ -15,6 +15,7 @@ import { createEngine } from '../src/engine/engine.js';
 import { soundFigures } from './viewer-sound.js';
 import { percentile, report } from './stats.js';
 import { videoBench } from './viewer-video.js';
+import { keyToChangedPixel } from './viewer-input.js';
 
 const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 5);
 /** `RBK_BENCH_VIEWER=sound` measures the sound alone (the picture's figures take most of the run). */
@@ -181,20 +182,7 @@ export async function viewerBench(): Promise<void> {
       // The watcher starts the clock at the viewer's own keydown (a real key press from the
       // browser's input pipeline) and stops it when the remote page's colour change is drawn.
       // A string, not a function: the TypeScript runner would wrap named helpers in code the page lacks.
-      const measured = keys.page.evaluate(`new Promise((resolve) => {
-        const canvas = document.querySelector('.rbk-viewer__screen canvas');
-        const context = canvas.getContext('2d', { willReadFrequently: true });
-        const read = () => Array.from(context.getImageData(Math.floor(canvas.width / 2), Math.floor(canvas.height * 0.8), 1, 1).data).join(',');
-        const before = read();
-        document.addEventListener('keydown', () => {
-          const started = performance.now();
-          const poll = () => (read() !== before || performance.now() - started > 2000) ? resolve(performance.now() - started) : setTimeout(poll, 1);
-          poll();
-        }, { capture: true, once: true });
-      })`);
-      await keys.page.waitForTimeout(20);
-      await keys.page.keyboard.press('a');
-      latencies.push(Number(await measured));
+      latencies.push(await keyToChangedPixel(keys.page));
       await keys.page.waitForTimeout(100);
     }
     // A press whose change was not drawn within 2 s would count as 2,000 ms: say so.
