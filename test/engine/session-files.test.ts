@@ -114,13 +114,13 @@ describe("a confined session's files", () => {
 
   it("lists a download Firefox is still writing once, under its final name, and will not hand it out yet", async () => {
     // Firefox ESR writes `report.<8 random>.pdf.part` and keeps an empty `report.pdf` for it.
-    await session.sandbox.run('/usr/bin/truncate', ['-s', '1000', '/session/downloads/quarterly.AkNkM1eD.pdf.part'], session.sandbox.env);
+    await session.sandbox.run('/usr/bin/truncate', ['-s', '1000', '/session/downloads/quarterly.Ak_kM1-D.pdf.part'], session.sandbox.env);
     await session.sandbox.run('/usr/bin/truncate', ['-s', '0', '/session/downloads/quarterly.pdf'], session.sandbox.env);
     const arriving = (await files.list(['download'])).filter((f) => f.name.startsWith('quarterly'));
     expect(arriving).toEqual([expect.objectContaining({ name: 'quarterly.pdf', size: 1000, state: 'downloading' })]);
     expect((await refusal(files.read('download', 'quarterly.pdf'))).reason).toBe('downloading');
     // Whole: Firefox moves it over the empty file.
-    await session.sandbox.run('/usr/bin/mv', ['/session/downloads/quarterly.AkNkM1eD.pdf.part', '/session/downloads/quarterly.pdf'], session.sandbox.env);
+    await session.sandbox.run('/usr/bin/mv', ['/session/downloads/quarterly.Ak_kM1-D.pdf.part', '/session/downloads/quarterly.pdf'], session.sandbox.env);
     expect((await files.list(['download'])).filter((f) => f.name.startsWith('quarterly'))).toEqual([expect.objectContaining({ name: 'quarterly.pdf', size: 1000, state: 'complete' })]);
   });
 

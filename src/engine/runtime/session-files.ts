@@ -23,9 +23,10 @@ const IN_PROGRESS = /\.(crdownload|part)$/;
 
 /**
  * The random part Firefox ESR puts into the name of a download still arriving, before its last
- * extension: `report.AkNkM1eD.bin.part` while the empty `report.bin` waits for it.
+ * extension: `report.AkNkM1eD.bin.part` while the empty `report.bin` waits for it. Its letters
+ * are base64url's: `-` and `_` too (`report.XHr6d_t5.bin.part`).
  */
-const FIREFOX_PART_RANDOM = /\.[A-Za-z0-9]{8}(?=\.[^.]*$|$)/;
+const FIREFOX_PART_RANDOM = /\.[A-Za-z0-9_-]{8}(?=\.[^.]*$|$)/;
 
 /**
  * The name a download still arriving will have: its in-progress name without the suffix, and
