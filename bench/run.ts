@@ -1,5 +1,5 @@
 // Benchmark entry: `npm run bench -- <name>` prints one JSON object per line. Figures, not tests.
-import { apiBench } from './api.js';
+import { apiBench, operationsBench } from './api.js';
 import { automationBench } from './automation.js';
 import { bundleBench } from './bundle.js';
 import { clusterBench } from './cluster.js';
@@ -10,7 +10,7 @@ import { soakBench } from './soak.js';
 import { soundBench } from './sound.js';
 import { viewerBench } from './viewer.js';
 
-const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench };
+const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench, operations: operationsBench };
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const chosen = names.length > 0 ? names : Object.keys(benches);
 for (const name of chosen) {

@@ -110,6 +110,25 @@ describe('the operator listener', () => {
     expect(onPublic.status).toBe(404);
   });
 
+  it('counts and times each answer by route template and status, never by the path it was asked with', async () => {
+    const route = { route: '/v8/vm/data', method: 'GET' };
+    const before = parseExposition(await metricsText());
+    for (let i = 0; i < 3; i++) expect((await api('GET', 'vm/data')).json.status).toBe('ok');
+    expect((await fetch(`${engine.url}/v8/vm/nothing-here-${key.slice(-6)}`)).status).toBe(404);
+    const after = parseExposition(await metricsText());
+    const moved = (name: string, labels: Record<string, string>) => (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0);
+    expect(moved('rbk_http_requests_total', { ...route, status: '200' })).toBe(3);
+    expect(moved('rbk_http_requests_total', { route: '/v8/unknown', method: 'GET', status: '404' })).toBe(1);
+    expect(moved('rbk_http_request_duration_seconds_count', route)).toBe(3);
+    expect(moved('rbk_http_request_duration_seconds_sum', route)).toBeGreaterThan(0);
+    // The buckets are cumulative and end at the count.
+    const buckets = after.get('rbk_http_request_duration_seconds')!.samples.filter((s) => s.name.endsWith('_bucket') && s.labels.route === route.route && s.labels.method === 'GET');
+    expect(buckets.map((s) => s.labels.le).at(-1)).toBe('+Inf');
+    for (let i = 1; i < buckets.length; i++) expect(buckets[i]!.value).toBeGreaterThanOrEqual(buckets[i - 1]!.value);
+    expect(buckets.at(-1)!.value).toBe(sample(after, 'rbk_http_request_duration_seconds_count', route));
+    expect(await metricsText()).not.toContain('nothing-here');
+  });
+
   it('the Grafana dashboard in docs/ asks only for series the engine exports', async () => {
     const dashboard = JSON.parse(await readFile('docs/grafana-dashboard.json', 'utf8')) as { panels: Array<{ targets: Array<{ expr: string }> }> };
     const asked = new Set(dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => target.expr.match(/rbk_[a-z0-9_]+/g) ?? [])));

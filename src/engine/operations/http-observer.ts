@@ -1,8 +1,10 @@
 // What every HTTP request of the engine leaves behind (decisions.md 60): a request id (the
 // caller's `X-Request-Id` when it is a plain token, else a new one; sent back in the answer),
-// a logger bound to it, one count and one latency of its route template, and a debug line.
+// a logger bound to it, one count and one time to answer of its route template
+// (http-answers.ts), and a debug line.
 // Routes are templates (`/v8/vm/data`, `/share/:link/events`): never an id, a link or a query.
 import { randomBytes } from 'node:crypto';
+import { subscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parseShareApiPath } from '../../protocol/index.js';
 import type { Logger } from './logger.js';
@@ -38,39 +40,45 @@ export function requestIdOf(request: IncomingMessage): string {
   return typeof given === 'string' && REQUEST_ID.test(given) ? given : `${ID_PREFIX}${(++made).toString(16).padStart(8, '0')}`;
 }
 
-/** The labelled series of each route, made once: prom-client hashes labels on every call otherwise. */
-type RouteSeries = { count: (status: number) => { inc(): void }; seconds: { observe(value: number): void } };
-const seriesCache = new WeakMap<EngineMetrics, Map<string, RouteSeries>>();
-
-function seriesOf(metrics: EngineMetrics, route: string, method: string): RouteSeries {
-  let routes = seriesCache.get(metrics);
-  if (!routes) seriesCache.set(metrics, (routes = new Map()));
-  const key = `${method} ${route}`;
-  let series = routes.get(key);
-  if (!series) {
-    const byStatus = new Map<number, { inc(): void }>();
-    series = {
-      count: (status) => {
-        let counter = byStatus.get(status);
-        if (!counter) byStatus.set(status, (counter = metrics.httpRequests.labels(route, method, String(status))));
-        return counter;
-      },
-      seconds: metrics.httpSeconds.labels(route, method),
-    };
-    routes.set(key, series);
-  }
-  return series;
-}
-
 /** What the handlers get of a request's observation: its id, and its logger (made only when asked for). */
 export interface RequestLog {
   readonly reqId: string;
   log(): Logger;
 }
 
+/** What an answer carries until it is sent: when its request came, and where to count it. */
+interface Observation {
+  readonly started: number;
+  readonly pathname: string;
+  readonly method: string;
+  readonly metrics: EngineMetrics | null;
+  readonly debug: boolean;
+  readonly observed: RequestLog;
+}
+const OBSERVATION = Symbol('rbk.observation');
+type ObservedResponse = ServerResponse & { [OBSERVATION]?: Observation };
+
+/**
+ * Counts, times and (at debug) logs one answer once it is sent. Node publishes every answer's end
+ * on its `http.server.response.finish` channel: one subscriber for the process, rather than a
+ * 'close' listener on each answer (docs/benchmarks.md, "Metrics and logs on against off"). An
+ * answer whose caller left before it was sent is not counted: the metric counts answers.
+ */
+function answered({ response }: { response: ObservedResponse }): void {
+  const observation = response[OBSERVATION];
+  if (!observation) return;
+  response[OBSERVATION] = undefined;
+  const seconds = (performance.now() - observation.started) / 1000;
+  const route = routeOf(observation.pathname);
+  const { method, metrics } = observation;
+  metrics?.http.add(route, method, response.statusCode, seconds);
+  if (observation.debug) observation.observed.log().debug({ method, route, status: response.statusCode, ms: Math.round(seconds * 10_000) / 10 }, 'request');
+}
+subscribe('http.server.response.finish', answered as (message: unknown) => void);
+
 /**
  * Starts observing one request: sets `X-Request-Id` on the answer and answers the request's
- * logger; counts and times the request when its answer ends.
+ * logger; the answer is counted and timed once it has been sent.
  */
 export function observeRequest(request: IncomingMessage, response: ServerResponse, pathname: string, logger: Logger, metrics: EngineMetrics | null): RequestLog {
   const reqId = requestIdOf(request);
@@ -79,18 +87,6 @@ export function observeRequest(request: IncomingMessage, response: ServerRespons
   const observed: RequestLog = { reqId, log: () => (child ??= logger.child({ reqId })) };
   const debug = logger.isLevelEnabled('debug');
   if (!metrics && !debug) return observed;
-  const started = process.hrtime.bigint();
-  response.once('close', () => {
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    const route = routeOf(pathname);
-    const method = request.method ?? 'GET';
-    const status = response.headersSent ? response.statusCode : 0;
-    if (metrics) {
-      const series = seriesOf(metrics, route, method);
-      series.count(status).inc();
-      series.seconds.observe(seconds);
-    }
-    if (debug) observed.log().debug({ method, route, status, ms: Math.round(seconds * 10_000) / 10 }, 'request');
-  });
+  (response as ObservedResponse)[OBSERVATION] = { started: performance.now(), pathname, method: request.method ?? 'GET', metrics, debug, observed };
   return observed;
 }

@@ -4,6 +4,7 @@
 // No label ever carries a key, a link id, a URL or a session id: every label value is one of a
 // short list (statuses, browsers, reasons, route templates).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { HttpAnswers } from './http-answers.js';
 
 /** What the gauges read at each scrape (this node's view). */
 export interface MetricSources {
@@ -23,7 +24,6 @@ export interface MetricSources {
 
 /** Seconds: a create answers in tens of ms; a cold Chromium start takes one to a few seconds. */
 const START_BUCKETS = [0.25, 0.5, 1, 1.5, 2, 3, 5, 8, 13, 20, 30, 60];
-const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 
 export class EngineMetrics {
   readonly registry = new Registry();
@@ -33,8 +33,8 @@ export class EngineMetrics {
   readonly createRefusals: Counter<'reason'>;
   readonly egressBytes: Counter;
   readonly residentialBytes: Counter;
-  readonly httpRequests: Counter<'route' | 'method' | 'status'>;
-  readonly httpSeconds: Histogram<'route' | 'method'>;
+  /** HTTP answers by route template, method and status, and their times (http-answers.ts). */
+  readonly http = new HttpAnswers();
   readonly rateLimited: Counter<'limit'>;
   readonly storeErrors: Counter<'kind'>;
   readonly webhookDeliveries: Counter<'outcome'>;
@@ -116,8 +116,7 @@ export class EngineMetrics {
         this.set(sources.warm().memoryMb * 1024 * 1024);
       },
     });
-    this.httpRequests = new Counter({ name: 'rbk_http_requests_total', help: 'HTTP requests answered, by route template, method and status code', labelNames: ['route', 'method', 'status'], registers });
-    this.httpSeconds = new Histogram({ name: 'rbk_http_request_duration_seconds', help: 'Time to answer an HTTP request, by route template and method', labelNames: ['route', 'method'], buckets: HTTP_BUCKETS, registers });
+    this.http.register(this.registry);
     this.rateLimited = new Counter({ name: 'rbk_rate_limited_total', help: 'Requests refused by a rate limit: api_key, share_lookup, v6_client', labelNames: ['limit'], registers });
     this.storeErrors = new Counter({ name: 'rbk_store_errors_total', help: 'Requests that failed on the database: busy, disk_full, unreachable', labelNames: ['kind'], registers });
     this.webhookDeliveries = new Counter({ name: 'rbk_webhook_deliveries_total', help: 'Webhook delivery attempts by this node: delivered, retry, abandoned, refused (egress rules)', labelNames: ['outcome'], registers });
