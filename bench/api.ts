@@ -153,7 +153,8 @@ async function benchPage() {
 export async function apiBench(): Promise<void> {
   installSystemPackages(BENCH_PACKAGES);
   const page = await benchPage();
-  const engine = await startBenchEngine(operations);
+  // No warm browsers: create to running is a cold start here (bench/runtime.ts measures warm ones).
+  const engine = await startBenchEngine(operations, false);
   try {
     const answers: number[] = [];
     const toRunning: number[] = [];
