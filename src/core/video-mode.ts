@@ -7,7 +7,9 @@
 // empty for a second, the video closes (the engine stops encoding when no one else watches), the
 // held request goes to Xvnc, which answers with everything that changed since its last update, and
 // the overlay goes once noVNC has drawn that: the text is as sharp as before. Keys and the pointer
-// go through RFB throughout. Loaded lazily (only where the engine offers video and the browser
+// go through RFB throughout. While the video shows, a request for the display's first pixel stands
+// in for the held one (decisions.md 69): Xvnc sends the remote cursor's shape only inside an
+// update, so this keeps it current at the cost of that one pixel, and everything else stays pending. Loaded lazily (only where the engine offers video and the browser
 // decodes it), so it imports no code of the viewer's entry.
 import { RfbMotion, VideoStillness } from './video-motion.js';
 import { canPlayVideo, VideoPlayer } from './video-player.js';
@@ -31,6 +33,13 @@ const SET_ENCODINGS = 2;
 const FRAMEBUFFER_UPDATE_REQUEST = 3;
 const SET_DESKTOP_SIZE = 251;
 const CONTINUOUS_UPDATES = -313;
+/**
+ * An incremental FramebufferUpdateRequest for the display's top-left pixel. Xvnc (TigerVNC's
+ * VNCSConnectionST) answers a request with the changes inside its region only, leaving the rest
+ * pending, and sends a new cursor shape with the next update it may send: so while this one is
+ * outstanding, cursor changes come at once and at most this pixel's changes with them.
+ */
+const CURSOR_REQUEST = Uint8Array.of(FRAMEBUFFER_UPDATE_REQUEST, 1, 0, 0, 0, 0, 0, 1, 0, 1);
 /** The overlay goes at the latest this long after the held request went (Xvnc answers only when something changed). */
 const LEAVE_TIMEOUT_MS = 1000;
 
@@ -88,8 +97,9 @@ export class VideoMode {
             if (this.#motion.moving(now)) this.#start();
           }
           if (this.#state === 'video') {
+            // Held for when the video stops; the cursor's request goes in its place.
             this.#held = Uint8Array.from(bytes);
-            return;
+            return send(CURSOR_REQUEST);
           }
           // noVNC asks again once it has read Xvnc's answer: that answer is being drawn now.
           if (this.#state === 'leaving') this.#finishLeaving();

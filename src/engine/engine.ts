@@ -270,11 +270,14 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     files: fileTransfers,
   });
 
+  // Video likewise (decisions.md 65): configured, and this host's ffmpeg grabs X and encodes H.264.
+  // The channel knows too: a watcher another node forwards finds no video here when it is off here.
+  const video = config.video !== false && (await probeVideo()).available;
   // Every stream of a session is a channel (docs/architecture.md "Channels"); RFB is the first.
   const channels = new ChannelRegistry()
     .register(rfbChannel({ seats: config.viewers, openFiles, displayLimits: config.display }))
     .register(soundChannel({ openFiles }))
-    .register(videoChannel({ openFiles, settings: config.video || DEFAULT_VIDEO }))
+    .register(videoChannel({ openFiles, settings: video ? config.video || DEFAULT_VIDEO : null }))
     .register(automationChannel({ openFiles, programsPerSession: config.automation.programsPerSession }))
     .register(filesChannel({ openFiles, snapshot: (id) => fileSnapshot(id) }));
   const router = new ChannelRouter({
@@ -290,8 +293,6 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   });
   // Sound is offered where it is configured and its programs are installed (decisions.md 53).
   const sound = config.sound !== false && probeSound().available;
-  // Video likewise (decisions.md 65): configured, and this host's ffmpeg grabs X and encodes H.264.
-  const video = config.video !== false && (await probeVideo()).available;
   // The automation secret, like the share-link secret, is the store's: every node checks every node's tokens.
   automation = createAutomation({
     session: (id) => store.session(id),

@@ -82,19 +82,24 @@ export function relay(socket: WebSocket, openEnd: () => Duplex, options: RelayOp
   });
 }
 
-/** The close an owner node gave a forwarded connection, when it was one of the viewer's (4000-4999). */
+/** The close the sound and video channels give when the session has none (VIDEO_CLOSE.unavailable, serveSoundListener). */
+const NO_STREAM = 1011;
+
+/** The close an owner node gave a forwarded connection, when it was one of the viewer's (4000-4999, or NO_STREAM). */
 const forwardedClose = new WeakMap<Duplex, CloseReason>();
 
 /**
  * A WebSocket to another node as a channel's end (the forwarding node's side). ws's own stream only
  * ends its readable half when the socket closes; the relay waits for 'close', so it is destroyed:
  * a connection the owner closes closes the caller's too, with the owner's code and reason when
- * they are the viewer's own (close-codes.ts), so a viewer learns the same on every node.
+ * they are the viewer's own (close-codes.ts) or the sound or video channel's "nothing to stream
+ * here" (1011 with its reason: sound or video off on the owner), so a viewer learns the same on
+ * every node.
  */
 export function webSocketEnd(socket: WebSocket): Duplex {
   const stream = createWebSocketStream(socket);
   socket.once('close', (code: number, reason: Buffer) => {
-    if (code >= 4000 && code < 5000) forwardedClose.set(stream, { code, reason: reason.toString() });
+    if ((code >= 4000 && code < 5000) || code === NO_STREAM) forwardedClose.set(stream, { code, reason: reason.toString() });
     stream.destroy();
   });
   return stream;

@@ -14,7 +14,12 @@ import { VIEWER_CLOSE } from './close-codes.js';
 import { SessionSeats } from './session-seats.js';
 
 export interface VideoChannelOptions {
-  settings: VideoSettings;
+  /**
+   * The encoder's settings; null where this node offers no video (configuration `video: false`,
+   * or an ffmpeg without x11grab or libx264): a watcher, also one another node forwards, is closed
+   * at once with VIDEO_CLOSE.unavailable and nothing runs in the session.
+   */
+  settings: VideoSettings | null;
   /** Watchers per session on this node (each restarts the session's encoder when it joins). */
   watchersPerSession?: number;
   /** The engine's open files: a watcher is refused when it would eat into the reserve. */
@@ -29,7 +34,7 @@ export function videoChannel(options: VideoChannelOptions): Channel {
   const videos = new WeakMap<Display, SessionVideo>();
   const videoOf = (display: Display) => {
     let video = videos.get(display);
-    if (!video) videos.set(display, (video = new SessionVideo(display, options.settings)));
+    if (!video) videos.set(display, (video = new SessionVideo(display, options.settings!)));
     return video;
   };
   return {
@@ -46,7 +51,7 @@ export function videoChannel(options: VideoChannelOptions): Channel {
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
-        serveVideoWatcher(socket, videoOf(ends.display));
+        serveVideoWatcher(socket, options.settings ? videoOf(ends.display) : null);
       });
     },
     close() {
