@@ -9,8 +9,9 @@
 // the overlay goes once noVNC has drawn that: the text is as sharp as before. Keys and the pointer
 // go through RFB throughout. While the video shows, a request for the display's first pixel stands
 // in for the held one (decisions.md 69): Xvnc sends the remote cursor's shape only inside an
-// update, so this keeps it current at the cost of that one pixel, and everything else stays pending. Loaded lazily (only where the engine offers video and the browser
-// decodes it), so it imports no code of the viewer's entry.
+// update, so this keeps it current at the cost of that one pixel, and everything else stays
+// pending. Loaded lazily (only where the engine offers video and the browser decodes it), so it
+// imports no code of the viewer's entry.
 import { RfbMotion, VideoStillness } from './video-motion.js';
 import { canPlayVideo, VideoPlayer } from './video-player.js';
 
