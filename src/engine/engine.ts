@@ -2,11 +2,11 @@
 // runtime behind the HTTP interface; with a Postgres database, a node of a cluster (several
 // engines share the work). `remote-browser-kit serve` runs the same thing.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import { Accounts } from './accounts/accounts.js';
+import type { Accounts } from './accounts/accounts.js';
 import { NodeLink } from './cluster/node-link.js';
 import { parseEngineConfig, type EngineConfig } from './config.js';
 import { createApi } from './http/api.js';
@@ -20,7 +20,6 @@ import { discardRest } from '../http/node-body.js';
 import { requestTargetUrl } from '../http/request-target.js';
 import { OpenFiles } from './runtime/open-files.js';
 import { SessionRuntime, type ReapReport, type WarmPoolOptions } from './runtime/runtime.js';
-import { POSTGRES_PART, requireEngineParts } from './parts.js';
 import { SessionService } from './sessions/service.js';
 import type { ChannelCredential } from './channels/channel.js';
 import { Presence } from './channels/presence.js';
@@ -38,8 +37,8 @@ import { DEFAULT_VIDEO, probeVideo } from './runtime/video.js';
 import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
 import { createViewerSite } from './viewer/site.js';
-import { SqliteDatabase } from './store/sqlite.js';
-import { Store } from './store/store.js';
+import type { Store } from './store/store.js';
+import { nodeIdOf, openDataDirectory } from './data-directory.js';
 import { apiObserver } from './operations/api-observer.js';
 import { observeRequest, type RequestLog } from './operations/http-observer.js';
 import { createLogger, type Logger } from './operations/logger.js';
@@ -86,44 +85,6 @@ export interface Engine {
   /** The v8/v7 interface in-process, without a socket: same checks, limits and answers as over HTTP. */
   fetch(request: Request): Promise<Response>;
   close(): Promise<void>;
-}
-
-/**
- * Opens the store and accounts: Postgres when `database` (or the configuration) names one, else
- * SQLite in the data directory. The operator CLI uses this without serving.
- */
-export async function openDataDirectory(
-  dataDir: string,
-  config: EngineConfig,
-  now: () => number = Date.now,
-  database: string | null = config.database,
-  warn: (message: string) => void = (message) => console.warn(`remote-browser-kit: ${message}`),
-): Promise<{ store: Store; accounts: Accounts }> {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  let opened;
-  if (database) {
-    if (!/^postgres(ql)?:\/\//.test(database)) throw new Error('--database must be a postgres:// URL (without it, SQLite in the data directory is used)');
-    requireEngineParts('A postgres:// database', [POSTGRES_PART]);
-    const { PostgresDatabase } = await import('./store/postgres.js');
-    opened = await PostgresDatabase.open(database, warn);
-  } else {
-    opened = new SqliteDatabase(join(dataDir, 'engine.sqlite'));
-  }
-  const store = new Store(opened);
-  return { store, accounts: new Accounts(store, config, now) };
-}
-
-/** This node's id: the configured one, else one made at the first start and kept in the data directory. */
-function nodeIdOf(dataDir: string, config: EngineConfig): string {
-  if (config.node.id) return config.node.id;
-  const file = join(dataDir, 'node-id');
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    const id = `node-${randomBytes(6).toString('hex')}`;
-    writeFileSync(file, `${id}\n`, { mode: 0o600 });
-    return id;
-  }
 }
 
 /** A clock that adds the number of ms in `file` (re-read when it changes): for tests only. */

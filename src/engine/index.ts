@@ -7,8 +7,9 @@ import { requireEngineParts } from './parts.js';
 
 requireEngineParts('remote-browser-kit/engine');
 
-const [engine, config, runtime, catalog, addressPolicy, doctor] = await Promise.all([
+const [engine, dataDirectory, config, runtime, catalog, addressPolicy, doctor] = await Promise.all([
   import('./engine.js'),
+  import('./data-directory.js'),
   import('./config.js'),
   import('./runtime/runtime.js'),
   import('./runtime/catalog.js'),
@@ -16,7 +17,8 @@ const [engine, config, runtime, catalog, addressPolicy, doctor] = await Promise.
   import('./doctor.js'),
 ]);
 
-export const { createEngine, openDataDirectory } = engine;
+export const { createEngine } = engine;
+export const { openDataDirectory } = dataDirectory;
 export type { Engine, EngineOptions } from './engine.js';
 export const DEFAULT_PLANS: typeof import('./config.js').DEFAULT_PLANS = config.DEFAULT_PLANS;
 export const { loadEngineConfig, parseEngineConfig } = config;

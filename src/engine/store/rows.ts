@@ -1,0 +1,113 @@
+// The store's rows (store.ts): what a record of each table is, as the store hands it out in the
+// product's words on both databases (SQLite's 0/1 flags made booleans here). The queries that
+// read and write them are all in store.ts.
+
+export interface AccountRow {
+  id: string;
+  contact: string;
+  language: string | null;
+  layout: string | null;
+  created_at: number;
+}
+
+export interface SubscriptionRow {
+  id: string;
+  account_id: string;
+  plan_id: string;
+  cycle_anchor: string;
+  position: number;
+  created_at: number;
+  ended_at: number | null;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  account_id: string;
+  key_hash: string;
+  prefix: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface SessionRow {
+  id: string;
+  account_id: string;
+  subscription_id: string;
+  status: string;
+  browser: string;
+  browser_name: string;
+  url: string | null;
+  language: string;
+  layout: string;
+  country: string | null;
+  exit_city: string | null;
+  egress: string | null;
+  share_language: string;
+  callback_url: string | null;
+  link_hash: string;
+  /** The view-only link's hash, once the share link's holder asked for one. */
+  view_link_hash: string | null;
+  /** Viewers connected now, as the node that runs it counts them. */
+  viewers: number;
+  counted: boolean;
+  ever_ran: boolean;
+  created_at: number;
+  running_at: number | null;
+  ended_at: number | null;
+  last_viewer_at: number | null;
+  egress_bytes: number;
+  residential_bytes: number;
+  runtime_id: string | null;
+  end_reason: string | null;
+  location_applied: boolean | null;
+  location_reason: string | null;
+  /** The node that runs (or ran) it. */
+  node_id: string | null;
+}
+
+export interface PoolUsage {
+  running: number;
+  cycleSessions: number;
+  residentialBytes: number;
+}
+
+export interface IdempotencyRow {
+  request_hash: string;
+  response: string;
+}
+
+/** The columns of a session list entry (GET /v8/vm/data). */
+export type SessionSummaryRow = Pick<SessionRow, 'id' | 'account_id' | 'status' | 'browser_name' | 'created_at' | 'location_applied' | 'location_reason'>;
+export const SUMMARY_COLUMNS = 'id, account_id, status, browser_name, created_at, location_applied, location_reason';
+
+/** A node of the cluster (one engine process), with how many sessions it runs now. */
+export interface NodeRow {
+  id: string;
+  /** How other nodes reach it (node-to-node calls). */
+  internal_url: string;
+  /** What callers and viewers reach it at (or the load balancer in front of the cluster). */
+  advertised_url: string;
+  /** Sessions it may run at once; null = no limit. */
+  capacity: number | null;
+  /** JSON array of the browser ids it can start. */
+  browsers: string;
+  /** JSON array of the warm browsers it has ready, as "browser language" kinds (its last heartbeat's). */
+  warm: string;
+  state: 'active' | 'draining' | 'lost';
+  started_at: number;
+  heartbeat_at: number;
+}
+
+export type NodeWithLoad = NodeRow & { load: number };
+
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied'] as const;
+
+/** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
+export function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {
+  if (!row) return row;
+  for (const flag of SESSION_FLAGS) {
+    const value = row[flag] as unknown;
+    if (typeof value === 'number') (row as Record<string, unknown>)[flag] = value === 1;
+  }
+  return row;
+}
