@@ -6,7 +6,7 @@
 // twice as long before it is tried the next time. Pure: time comes from the caller.
 
 /** A change waits this long after the last one: the restarted encoder's first key frame must get through. */
-export const SETTLE_MS = 2000;
+export const SETTLE_MS = 1000;
 /** No drops for this long: try the rung above. */
 export const CALM_MS = 10_000;
 /** The calm period doubles after each failed try, up to this. */
