@@ -3,8 +3,11 @@
 // autoplay muted loop>` filling the remote window) watched through the share link in Debian
 // Chromium, on an engine with `video` on: the distinct frames the viewer draws per second, the bits
 // it receives, the encoder's CPU; the same clip as today's RFB stream (a viewer without WebCodecs);
-// the same with the viewer's link throttled to 2 Mbit/s; and key press to changed pixels with video
-// offered (noVNC asking for each update) against the figures of the picture without it.
+// the same with the viewer's link throttled to 2 Mbit/s, by DevTools (pacing inside the viewer
+// browser) and by a real slow link (test/helpers/throttled-link.ts: a TCP proxy with backpressure,
+// so the engine's socket backs up); key press to changed pixels while the video shows, on loopback
+// and on that 2 Mbit/s link; and key press to changed pixels with video offered (noVNC asking for
+// each update) against the figures of the picture without it.
 import { execFile } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
@@ -16,16 +19,36 @@ import { promisify } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
 import { createEngine } from '../src/engine/engine.js';
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
+import { startThrottledLink, type ThrottledLink } from '../test/helpers/throttled-link.js';
 import { percentile, report } from './stats.js';
 import { keyToChangedPixel } from './viewer-input.js';
 
 const SECONDS = 5;
 const PAGES: Record<string, string> = {
   '/video': '<!doctype html><title>video</title><body style="margin:0;background:#000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:100vh"></video>',
+  // The clip over the top 60 % of the window, and below it a strip that changes colour at each key.
+  '/video-keys': '<!doctype html><title>video and keys</title><body style="margin:0;background:#ff0000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:60vh;background:#000"></video><script>let on=false;addEventListener("keydown",()=>{on=!on;document.body.style.background=on?"#0000ff":"#ff0000"})</script>',
   '/keys': '<!doctype html><title>keys</title><body style="margin:0;background:#ff0000"><script>let on=false;addEventListener("keydown",()=>{on=!on;document.body.style.background=on?"#0000ff":"#ff0000"})</script>',
 };
 /** A viewer page without WebCodecs: what a browser outside a secure context gets (today's RFB stream). */
 const NO_WEBCODECS = 'delete window.VideoDecoder; delete window.EncodedVideoChunk;';
+/** The slow link: 2 Mbit/s each way, 10 ms each way. */
+const SLOW_LINK = { kbitPerSecond: 2000, delayMs: 10 };
+
+/**
+ * In the viewer page: ms from the next keydown to the screen's pixel (centre, four fifths down)
+ * changing in what the viewer shows: the video overlay while it shows, else noVNC's canvas.
+ */
+const NEXT_KEY_TO_SHOWN_PIXEL = `new Promise((resolve) => {
+  const shown = () => { const overlay = document.querySelector('.rbk-viewer__video'); return overlay && overlay.style.display !== 'none' ? overlay : document.querySelector('.rbk-viewer__screen canvas'); };
+  const read = () => { const canvas = shown(); return Array.from(canvas.getContext('2d', { willReadFrequently: true }).getImageData(Math.floor(canvas.width / 2), Math.floor(canvas.height * 0.8), 1, 1).data.slice(0, 3)); };
+  const before = read();
+  document.addEventListener('keydown', () => {
+    const started = performance.now();
+    const poll = () => { const now = read(); (now.some((c, i) => Math.abs(c - before[i]) > 64) || performance.now() - started > 3000) ? resolve(performance.now() - started) : setTimeout(poll, 1); };
+    poll();
+  }, { capture: true, once: true });
+})`;
 
 async function cpuTicks(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
@@ -86,7 +109,7 @@ export async function videoBench(): Promise<void> {
     (await (await fetch(`${engine.url}/v8${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json()) as Record<string, any>;
 
   /** A session on `path` and a viewer of it (1280x800), its received bytes counted per channel. */
-  async function watch(path: string, options: { webCodecs: boolean; throttleKbps?: number }) {
+  async function watch(path: string, options: { webCodecs: boolean; throttleKbps?: number; link?: ThrottledLink }) {
     const created = await call('/vm/create', { browser: 'chromium', url: `${origin}${path}` });
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     if (!options.webCodecs) await page.addInitScript(NO_WEBCODECS);
@@ -96,11 +119,16 @@ export async function videoBench(): Promise<void> {
       await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 20, downloadThroughput: (options.throttleKbps * 1000) / 8, uploadThroughput: (options.throttleKbps * 1000) / 8 });
     }
     const received = { rfb: 0, video: 0 };
+    /** The encoder's bit rate as each format message said it (the ladder's rungs, decisions.md 68). */
+    const rungs: number[] = [];
     page.on('websocket', (socket) => {
       const channel = socket.url().endsWith('/video') ? 'video' : socket.url().endsWith('/rfb') ? 'rfb' : null;
-      if (channel) socket.on('framereceived', (frame) => (received[channel] += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length));
+      if (channel) socket.on('framereceived', (frame) => {
+        received[channel] += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length;
+        if (channel === 'video' && typeof frame.payload === 'string') rungs.push(Number(JSON.parse(frame.payload).bitrateKbps));
+      });
     });
-    await page.goto(created.shareUrl);
+    await page.goto(options.link ? options.link.through(created.shareUrl) : created.shareUrl);
     await page.waitForSelector('.rbk-viewer__live[data-connection="connected"]:not([aria-hidden])', { timeout: 30_000 });
     const runtime = engine.runtime.get((await engine.store.session(created.vmId))!.runtime_id!)!;
     const processes = async (pattern: RegExp) => (await findMarkedProcesses({ dir: runtime.dir })).filter((p) => !p.zombie && pattern.test(p.command));
@@ -108,6 +136,7 @@ export async function videoBench(): Promise<void> {
       page,
       runtime,
       received,
+      rungs,
       /** The display's Xvnc, and the video encoder while it runs. */
       xvnc: async () => (await processes(/(^|\/)Xvnc\b/)).map((p) => p.pid),
       encoder: async () => (await processes(/ffmpeg .*x11grab/)).map((p) => p.pid),
@@ -175,6 +204,47 @@ export async function videoBench(): Promise<void> {
     report('viewer', 'video_fps', throttled.fps, 'frames/s', { ...clipInfo, link: '2 Mbit/s, 20 ms', switched_to_video: switched, remote_page_fps: throttled.pageFps });
     report('viewer', 'video_kbit_per_s', throttled.kbitPerS, 'kbit/s', { ...clipInfo, link: '2 Mbit/s, 20 ms', video_share: Math.round(throttled.videoShare * 1000) / 1000 });
     await slow.end();
+
+    // A real slow link: the throttling proxy (2 Mbit/s with TCP backpressure, 20 ms round trip).
+    const link = await startThrottledLink({ port: Number(new URL(engine.url).port), ...SLOW_LINK });
+    const linkLabel = 'TCP proxy 2 Mbit/s (backpressure), 20 ms round trip';
+    try {
+      const proxied = await watch('/video', { webCodecs: true, link });
+      const switchedThere = await proxied.page.waitForSelector('.rbk-viewer__live[data-video]', { timeout: 30_000 }).then(() => true, () => false);
+      // Time for the ladder to find its rung.
+      await proxied.page.waitForTimeout(4000);
+      const linked = await playing(proxied);
+      report('viewer', 'video_fps', linked.fps, 'frames/s', { ...clipInfo, link: linkLabel, switched_to_video: switchedThere, remote_page_fps: linked.pageFps, encoder_kbps: proxied.rungs.join(' -> ') });
+      report('viewer', 'video_kbit_per_s', linked.kbitPerS, 'kbit/s', { ...clipInfo, link: linkLabel, video_share: Math.round(linked.videoShare * 1000) / 1000, encoder_kbps: proxied.rungs.join(' -> ') });
+      await proxied.end();
+
+      // Key press to changed pixels while the video shows (the strip under the clip changes colour),
+      // on loopback and on the slow link.
+      for (const through of [undefined, link]) {
+        const keys = await watch('/video-keys', { webCodecs: true, link: through });
+        const showing = await keys.page.waitForSelector('.rbk-viewer__live[data-video]', { timeout: 30_000 }).then(() => true, () => false);
+        await keys.page.waitForTimeout(through ? 4000 : 1500);
+        const box = (await keys.page.locator('.rbk-viewer__screen canvas').first().boundingBox())!;
+        await keys.page.mouse.click(box.x + box.width / 2, box.y + box.height * 0.8);
+        await keys.page.waitForTimeout(500);
+        const latencies: number[] = [];
+        let inVideo = 0;
+        for (let i = 0; i < 20; i++) {
+          const measured = keys.page.evaluate(NEXT_KEY_TO_SHOWN_PIXEL);
+          await keys.page.waitForTimeout(20);
+          await keys.page.keyboard.press('a');
+          latencies.push(Number(await measured));
+          if (await keys.page.locator('.rbk-viewer__live[data-video]').count()) inVideo++;
+          await keys.page.waitForTimeout(150);
+        }
+        const measured = { viewer: '1280x800', samples: latencies.length, link: through ? linkLabel : 'loopback', video_showing: showing ? `${inVideo}/${latencies.length} samples` : 'no', encoder_kbps: keys.rungs.join(' -> ') };
+        report('viewer', 'video_input_to_display_ms_p50', percentile(latencies, 50), 'ms', measured);
+        report('viewer', 'video_input_to_display_ms_p95', percentile(latencies, 95), 'ms', measured);
+        await keys.end();
+      }
+    } finally {
+      await link.close();
+    }
 
     // Key press to changed pixels, with video offered (noVNC asks for each update: no continuous
     // updates) and without (a viewer without WebCodecs: today's stream), in the same run.
