@@ -50,7 +50,7 @@ const NEXT_KEY_TO_SHOWN_PIXEL = `new Promise((resolve) => {
   }, { capture: true, once: true });
 })`;
 
-async function cpuTicks(pid: number): Promise<number> {
+export async function cpuTicks(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);

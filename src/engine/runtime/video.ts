@@ -29,6 +29,8 @@ export interface VideoSettings {
 export const DEFAULT_VIDEO: VideoSettings = { bitrateKbps: 2500, fps: 30, keyFrameSeconds: 2 };
 
 const FFMPEG = '/usr/bin/ffmpeg';
+/** The bit rate a slow watcher's link allowed is kept this long after everyone left, then the ceiling again. */
+const LADDER_MEMORY_MS = 30_000;
 
 let probed: Promise<{ available: boolean; missing: string[] }> | null = null;
 
@@ -105,6 +107,8 @@ export class SessionVideo {
   private encoder: SupervisedProcess | null = null;
   private stopped = false;
   private readonly ladder: BitRateLadder;
+  /** When the last watcher left: a watcher back soon (the viewer left video mode and came back) keeps the rung found. */
+  private idleSince = -Infinity;
 
   constructor(
     private readonly display: Display,
@@ -137,6 +141,7 @@ export class SessionVideo {
       process.nextTick(() => stream.finish('the session has ended'));
       return stream;
     }
+    if (this.streams.size === 0 && performance.now() - this.idleSince > LADDER_MEMORY_MS) this.ladder.reset();
     this.streams.add(stream);
     this.startEncoder();
     return stream;
@@ -153,7 +158,7 @@ export class SessionVideo {
     this.streams.delete(stream);
     if (this.streams.size > 0) return;
     this.stopEncoder();
-    this.ladder.reset();
+    this.idleSince = performance.now();
   }
 
   /** A watcher lost a frame to its link: a rung down (a restart, so a key frame) unless one was just taken. */
