@@ -24,7 +24,7 @@ import { percentile, report } from './stats.js';
 import { keyToChangedPixel } from './viewer-input.js';
 
 const SECONDS = 5;
-/** `RBK_BENCH_VIDEO_PARTS=clip,rfb,devtools,link,keys` measures only those parts (all by default). */
+/** `RBK_BENCH_VIDEO_PARTS=clip,rfb,devtools,link,keys` measures only those parts (all by default); `RBK_BENCH_VIDEO_TRACE=1` prints the slow-link viewer quarter second by quarter second. */
 const part = (name: string) => !process.env.RBK_BENCH_VIDEO_PARTS || process.env.RBK_BENCH_VIDEO_PARTS.split(',').includes(name);
 const PAGES: Record<string, string> = {
   '/video': '<!doctype html><title>video</title><body style="margin:0;background:#000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:100vh"></video>',
@@ -228,6 +228,14 @@ export async function videoBench(): Promise<void> {
       const switchedThere = await proxied.page.waitForSelector('.rbk-viewer__live[data-video]', { timeout: 30_000 }).then(() => true, () => false);
       // Time for the ladder to find its rung.
       await proxied.page.waitForTimeout(4000);
+      if (process.env.RBK_BENCH_VIDEO_TRACE) {
+        for (let i = 0; i < 40; i++) {
+          const before = { ...proxied.received };
+          await proxied.page.waitForTimeout(250);
+          const mode = await proxied.page.locator('.rbk-viewer__live[data-video]').count();
+          console.error(`trace ${i * 250} ms video=${mode} rfb=${proxied.received.rfb - before.rfb} video=${proxied.received.video - before.video} rungs=${proxied.rungs.join(',')}`);
+        }
+      }
       const linked = await playing(proxied);
       report('viewer', 'video_fps', linked.fps, 'frames/s', { ...clipInfo, link: linkLabel, switched_to_video: switchedThere, remote_page_fps: linked.pageFps, encoder_kbps: proxied.rungs.join(' -> ') });
       report('viewer', 'video_kbit_per_s', linked.kbitPerS, 'kbit/s', { ...clipInfo, link: linkLabel, video_share: Math.round(linked.videoShare * 1000) / 1000, encoder_kbps: proxied.rungs.join(' -> ') });
