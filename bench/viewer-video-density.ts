@@ -64,18 +64,19 @@ export async function videoDensityBench(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 3000));
 
       const encoders = (await Promise.all(watched.map(async (w) => (await findMarkedProcesses({ dir: w.dir })).filter((p) => !p.zombie && /ffmpeg .*x11grab/.test(p.command)).map((p) => p.pid)))).flat();
-      const before = await Promise.all(encoders.map(cpuTicks));
+      const before = await Promise.all(encoders.map((pid) => cpuTicks(pid).catch(() => null)));
       const frames = watched.map((w) => w.watcher.frames.length);
       const started = performance.now();
       await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
       const seconds = (performance.now() - started) / 1000;
-      const after = await Promise.all(encoders.map((pid) => cpuTicks(pid).catch(() => 0)));
+      const after = await Promise.all(encoders.map((pid) => cpuTicks(pid).catch(() => null)));
       const fps = watched.map((w, i) => (w.watcher.frames.length - frames[i]!) / seconds);
-      const encoderCpu = after.reduce((sum, ticks, i) => sum + ticks - before[i]!, 0) / seconds / Math.max(1, encoders.length);
+      // Per stream: every encoder process of the sessions (ffmpeg, and the wrapper that started it as the session uid) over the streams; one restarted meanwhile is not counted.
+      const encoderCpu = after.reduce<number>((sum, ticks, i) => sum + (ticks !== null && before[i] !== null ? ticks - before[i]! : 0), 0) / seconds / watched.length;
       const medianFps = percentile(fps, 50);
       const load = loadavg().map((l) => l.toFixed(2)).join(' ');
       report('viewer', 'video_density_fps_p50', medianFps, 'frames/s', { sessions: count, lowest: Math.round(Math.min(...fps) * 10) / 10, watcher: 'Node WebSocket client counting access units (receipts on, loopback)', load_average: load });
-      report('viewer', 'video_density_encoder_cpu_percent', encoderCpu, '% of one core per stream', { sessions: count, encoders: encoders.length, load_average: load });
+      report('viewer', 'video_density_encoder_cpu_percent', encoderCpu, '% of one core per stream', { sessions: count, processes: encoders.length, load_average: load });
       if (medianFps < 25) break;
     }
   } finally {
