@@ -63,20 +63,36 @@ export async function videoDensityBench(): Promise<void> {
       watched.push({ vmId: created.vmId, dir: runtime.dir, watcher: await watchVideo(`${engine.url.replace('http', 'ws')}/share/${linkId}/video`) });
       await new Promise((resolve) => setTimeout(resolve, 3000));
 
-      const encoders = (await Promise.all(watched.map(async (w) => (await findMarkedProcesses({ dir: w.dir })).filter((p) => !p.zombie && /ffmpeg .*x11grab/.test(p.command)).map((p) => p.pid)))).flat();
-      const before = await Promise.all(encoders.map((pid) => cpuTicks(pid).catch(() => null)));
+      // The encoders' CPU: their processes listed every half second (a ladder step restarts one),
+      // each counted from when it was first seen (from its start, if it started meanwhile).
+      const encoderPids = async () => (await Promise.all(watched.map(async (w) => (await findMarkedProcesses({ dir: w.dir })).filter((p) => !p.zombie && /ffmpeg .*x11grab/.test(p.command)).map((p) => p.pid)))).flat();
+      const seen = new Map<number, { first: number; last: number }>();
+      const sample = async (first: boolean) => {
+        for (const pid of await encoderPids()) {
+          const ticks = await cpuTicks(pid).catch(() => null);
+          if (ticks === null) continue;
+          const known = seen.get(pid);
+          if (known) known.last = ticks;
+          else seen.set(pid, { first: first ? ticks : 0, last: ticks });
+        }
+      };
+      await sample(true);
       const frames = watched.map((w) => w.watcher.frames.length);
+      const restarts = watched.reduce((sum, w) => sum + w.watcher.formats.length, 0);
       const started = performance.now();
-      await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
+      while (performance.now() - started < SECONDS * 1000) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await sample(false);
+      }
       const seconds = (performance.now() - started) / 1000;
-      const after = await Promise.all(encoders.map((pid) => cpuTicks(pid).catch(() => null)));
       const fps = watched.map((w, i) => (w.watcher.frames.length - frames[i]!) / seconds);
-      // Per stream: every encoder process of the sessions (ffmpeg, and the wrapper that started it as the session uid) over the streams; one restarted meanwhile is not counted.
-      const encoderCpu = after.reduce<number>((sum, ticks, i) => sum + (ticks !== null && before[i] !== null ? ticks - before[i]! : 0), 0) / seconds / watched.length;
+      const encoderCpu = [...seen.values()].reduce((sum, { first, last }) => sum + last - first, 0) / seconds / watched.length;
+      const rungs = watched.map((w) => w.watcher.formats.at(-1)?.bitrateKbps ?? 0);
+      const restartsNow = watched.reduce((sum, w) => sum + w.watcher.formats.length, 0) - restarts;
       const medianFps = percentile(fps, 50);
       const load = loadavg().map((l) => l.toFixed(2)).join(' ');
       report('viewer', 'video_density_fps_p50', medianFps, 'frames/s', { sessions: count, lowest: Math.round(Math.min(...fps) * 10) / 10, watcher: 'Node WebSocket client counting access units (receipts on, loopback)', load_average: load });
-      report('viewer', 'video_density_encoder_cpu_percent', encoderCpu, '% of one core per stream', { sessions: count, processes: encoders.length, load_average: load });
+      report('viewer', 'video_density_encoder_cpu_percent', encoderCpu, '% of one core per stream', { sessions: count, encoder_kbps: rungs.join(' '), encoder_restarts_while_measured: restartsNow, load_average: load });
       if (medianFps < 25) break;
     }
   } finally {
