@@ -20,6 +20,8 @@ import { percentile, report } from './stats.js';
 import { cpuTicks } from './viewer-video.js';
 
 const SECONDS = 5;
+/** `RBK_BENCH_VIDEO_RECEIPTS=0`: watchers that send no receipts (the engine's 64 KiB rule alone, no lateness rule). */
+const RECEIPTS = process.env.RBK_BENCH_VIDEO_RECEIPTS !== '0';
 /** At most this many sessions (`RBK_BENCH_VIDEO_SESSIONS`); the run stops earlier once the median falls under 25 frames a second. */
 const MAX_SESSIONS = Number(process.env.RBK_BENCH_VIDEO_SESSIONS ?? 8);
 const PAGE = '<!doctype html><title>video</title><body style="margin:0;background:#000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:100vh"></video>';
@@ -60,7 +62,7 @@ export async function videoDensityBench(): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       const linkId = new URL(created.shareUrl).search.slice(1);
-      watched.push({ vmId: created.vmId, dir: runtime.dir, watcher: await watchVideo(`${engine.url.replace('http', 'ws')}/share/${linkId}/video`) });
+      watched.push({ vmId: created.vmId, dir: runtime.dir, watcher: await watchVideo(`${engine.url.replace('http', 'ws')}/share/${linkId}/video`, { receipts: RECEIPTS }) });
       await new Promise((resolve) => setTimeout(resolve, 3000));
 
       // The encoders' CPU: their processes listed every half second (a ladder step restarts one),
@@ -91,7 +93,7 @@ export async function videoDensityBench(): Promise<void> {
       const restartsNow = watched.reduce((sum, w) => sum + w.watcher.formats.length, 0) - restarts;
       const medianFps = percentile(fps, 50);
       const load = loadavg().map((l) => l.toFixed(2)).join(' ');
-      report('viewer', 'video_density_fps_p50', medianFps, 'frames/s', { sessions: count, lowest: Math.round(Math.min(...fps) * 10) / 10, watcher: 'Node WebSocket client counting access units (receipts on, loopback)', load_average: load });
+      report('viewer', 'video_density_fps_p50', medianFps, 'frames/s', { sessions: count, lowest: Math.round(Math.min(...fps) * 10) / 10, watcher: `Node WebSocket client counting access units (receipts ${RECEIPTS ? 'on' : 'off'}, loopback)`, load_average: load });
       report('viewer', 'video_density_encoder_cpu_percent', encoderCpu, '% of one core per stream', { sessions: count, encoder_kbps: rungs.join(' '), encoder_restarts_while_measured: restartsNow, load_average: load });
       if (medianFps < 25) break;
     }
