@@ -158,11 +158,11 @@ export async function videoBench(): Promise<void> {
     const pids = [...(await viewer.xvnc()), ...(await viewer.encoder())];
     const encoderPids = new Set(await viewer.encoder());
     const before = { ...viewer.received };
-    const ticks = await Promise.all(pids.map(cpuTicks));
+    const ticks = await Promise.all(pids.map((pid) => cpuTicks(pid).catch(() => null)));
     const [fps, pageFps] = await Promise.all([framesPerSecond(viewer.page, SECONDS), viewer.runtime.control!.evaluate(PAGE_FPS(SECONDS)).then(Number)]);
     // An encoder restarted meanwhile (a new watcher, a new rung) is gone: its share is not counted.
     const after = await Promise.all(pids.map((pid) => cpuTicks(pid).catch(() => null)));
-    const cpu = (only: (pid: number) => boolean) => pids.reduce((sum, pid, i) => sum + (only(pid) && after[i] !== null ? after[i]! - ticks[i]! : 0), 0) / SECONDS;
+    const cpu = (only: (pid: number) => boolean) => pids.reduce((sum, pid, i) => sum + (only(pid) && after[i] !== null && ticks[i] !== null ? after[i]! - ticks[i]! : 0), 0) / SECONDS;
     return {
       fps,
       pageFps,
