@@ -21,7 +21,7 @@ export const VIDEO_CLOSE = { ended: 1000, unavailable: 1011 } as const;
  */
 const MAX_BUFFERED_BYTES = 64 * 1024;
 /** How much later than the link's round trip a frame may still be receipted before the next ones are dropped. */
-export const MAX_LATE_MS = 250;
+export const MAX_LATE_MS = 150;
 /** The link's round trip is the least seen over this long (a route may change). */
 const ROUND_TRIP_WINDOW_MS = 10_000;
 
