@@ -65,8 +65,11 @@ export class VideoStillness {
   }
 
   add(bytes: number, key: boolean, now: number): void {
-    if (!key) this.#units.push({ at: now, bytes });
     this.#trim(now);
+    // A key frame after a second with no frames: the engine dropped the frames between (a slow
+    // link, decisions.md 67) or the encoder restarted; a hole is not stillness, so judge afresh.
+    if (key && this.#units.length === 0 && now - this.#since >= this.thresholds.stillMs) this.#since = now;
+    if (!key) this.#units.push({ at: now, bytes });
   }
 
   still(now: number): boolean {

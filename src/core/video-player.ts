@@ -2,9 +2,10 @@
 // H.264 access unit per binary WebSocket message, src/protocol/video.ts) decoded with WebCodecs'
 // VideoDecoder and drawn, each frame as soon as it is decoded, onto a canvas of its own. A decoder
 // that gets behind (a busy or hidden tab) drops frames up to the next key frame rather than queue
-// them: the picture is late by one frame at most. No React; nothing touches the DOM but the canvas
+// them: the picture is late by one frame at most. Each frame read is receipted (the bytes read in
+// all), so the engine knows how much of the picture is still on its way. No React; nothing touches the DOM but the canvas
 // it is given. Loaded with the viewer's video mode (video-mode.ts), lazily.
-import { parseVideoFormat, VIDEO_KEY_FRAME, type VideoFormat } from '../protocol/video.js';
+import { parseVideoFormat, videoReceipt, VIDEO_KEY_FRAME, type VideoFormat } from '../protocol/video.js';
 
 export interface VideoPlayerOptions {
   /** The video channel's WebSocket address. */
@@ -45,6 +46,8 @@ export class VideoPlayer {
   #waitForKey = true;
   #ended = false;
   #context: CanvasRenderingContext2D | null = null;
+  /** Frame bytes read so far (binary messages' lengths): what each receipt says. */
+  #receivedBytes = 0;
 
   constructor(options: VideoPlayerOptions) {
     this.#options = options;
@@ -74,6 +77,8 @@ export class VideoPlayer {
       if (!format) return this.#end('the video format was not understood');
       return this.#configure(format);
     }
+    this.#receivedBytes += bytes!.length;
+    if (this.#socket?.readyState === WebSocket.OPEN) this.#socket.send(videoReceipt(this.#receivedBytes));
     if (!this.#decoder || bytes!.length < 2) return;
     const key = (bytes![0]! & VIDEO_KEY_FRAME) !== 0;
     this.#options.onUnit?.(bytes!.length, key);

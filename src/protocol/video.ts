@@ -11,6 +11,8 @@ export interface VideoFormat {
   codec: string;
   /** The avcC record (AVCDecoderConfigurationRecord), base64. */
   description: string;
+  /** The encoder's bit rate cap for the frames that follow (kbit/s): lower for a slow watcher (decisions.md 68). */
+  bitrateKbps?: number;
 }
 
 /** The first byte of a frame's message: bit 0 set when the frame is a key frame (decodable alone). */
@@ -28,10 +30,27 @@ export function parseVideoFormat(text: string): VideoFormat | null {
     return null;
   }
   if (typeof value !== 'object' || value === null) return null;
-  const { codec, description } = value;
+  const { codec, description, bitrateKbps } = value;
   if (typeof codec !== 'string' || !CODEC.test(codec)) return null;
   if (typeof description !== 'string' || description.length > 4096 || !BASE64.test(description)) return null;
+  if (Number.isSafeInteger(bitrateKbps) && bitrateKbps! > 0) return { codec, description, bitrateKbps };
   return { codec, description };
+}
+
+/**
+ * The watcher's receipt (decisions.md 67): after each frame it reads, a text message with the
+ * frame bytes (binary messages' lengths) it has read in all, in decimal. The engine keeps no more
+ * than a little of the picture on its way, whatever the sockets and the link buffer between.
+ */
+export function videoReceipt(receivedBytes: number): string {
+  return String(receivedBytes);
+}
+
+/** Reads a receipt (text, or bytes where a node link carried it); anything else gives `null`. */
+export function parseVideoReceipt(data: string | Uint8Array): number | null {
+  const text = typeof data === 'string' ? data : data.length <= 16 ? new TextDecoder().decode(data) : '';
+  if (!/^\d{1,15}$/.test(text)) return null;
+  return Number(text);
 }
 
 /** The codec string for an avcC record (its bytes 1 to 3: profile, constraint flags, level). */

@@ -41,6 +41,20 @@ describe('RfbMotion', () => {
 });
 
 describe('VideoStillness', () => {
+  it('takes a key frame after a hole (frames dropped for a slow link) as a new start, not as stillness', () => {
+    const still = new VideoStillness();
+    still.begin(0);
+    for (let t = 0; t < 1500; t += 33) still.add(10_000, false, t);
+    // Dropped up to the next key frame, 2 s later.
+    still.add(40_000, true, 3500);
+    expect(still.still(3500)).toBe(false);
+    for (let t = 3533; t < 4400; t += 33) still.add(10_000, false, t);
+    expect(still.still(4400)).toBe(false);
+    // A still picture after that is still.
+    for (let t = 4400; t < 5600; t += 33) still.add(26, false, t);
+    expect(still.still(5600)).toBe(true);
+  });
+
   it('is still once a second of frames (key frames aside) brought little, never in the first second', () => {
     const still = new VideoStillness();
     still.begin(0);

@@ -1,11 +1,12 @@
-// The video encoder's output as the engine reads it (src/engine/runtime/flv-avc.ts) and the video
-// channel's format message (src/protocol/video.ts): real FLV from Debian's ffmpeg and libx264, cut
-// into the avcC record and one access unit per frame, however the pipe splits it.
+// The video encoder's output as the engine reads it (src/engine/runtime/flv-avc.ts), the video
+// channel's format message and the watcher's receipts (src/protocol/video.ts): real FLV from
+// Debian's ffmpeg and libx264, cut into the avcC record and one access unit per frame, however
+// the pipe splits it.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { FlvAvcReader, FlvFormatError, type FlvAvcItem } from '../../src/engine/runtime/flv-avc.js';
-import { avcCodecString, parseVideoFormat } from '../../src/protocol/video.js';
+import { avcCodecString, parseVideoFormat, parseVideoReceipt, videoReceipt } from '../../src/protocol/video.js';
 
 async function encodedClip(): Promise<Buffer> {
   const { stdout } = await promisify(execFile)(
@@ -50,8 +51,19 @@ describe('FlvAvcReader', () => {
 describe('parseVideoFormat', () => {
   it('reads only a well-formed format', () => {
     expect(parseVideoFormat('{"codec":"avc1.42C01F","description":"AUIAH/+hAA=="}')).toEqual({ codec: 'avc1.42C01F', description: 'AUIAH/+hAA==' });
+    // The encoder's bit rate now, when the engine says it (decisions.md 68); anything else is left out.
+    expect(parseVideoFormat('{"codec":"avc1.42C01F","description":"AUIAH/+hAA==","bitrateKbps":1200}')).toEqual({ codec: 'avc1.42C01F', description: 'AUIAH/+hAA==', bitrateKbps: 1200 });
+    expect(parseVideoFormat('{"codec":"avc1.42C01F","description":"AUIAH/+hAA==","bitrateKbps":"fast"}')).toEqual({ codec: 'avc1.42C01F', description: 'AUIAH/+hAA==' });
     for (const text of ['nope', 'null', '{"codec":"vp8","description":"AA=="}', '{"codec":"avc1.42C01F"}', '{"codec":"avc1.42C01F","description":"<script>"}']) {
       expect(parseVideoFormat(text)).toBeNull();
     }
+  });
+});
+
+describe('video receipts', () => {
+  it('carry the frame bytes read in all, as text or as the bytes a node link carried', () => {
+    expect(parseVideoReceipt(videoReceipt(123_456))).toBe(123_456);
+    expect(parseVideoReceipt(new TextEncoder().encode(videoReceipt(42)))).toBe(42);
+    for (const data of ['', '-1', '1.5', '12ab', '{"codec":"avc1.42C01F"}', '9'.repeat(16)]) expect(parseVideoReceipt(data)).toBeNull();
   });
 });

@@ -5,12 +5,15 @@
 // WebCodecs decoder takes); each access unit goes to every watcher as it is encoded. The encoder
 // runs as the session uid in its namespaces, under the exec guard (it executes nothing) and in its
 // cgroup: its CPU is the session's. The first watcher starts it, each later one starts it again
-// (a key frame on join), the last one leaving stops it. Nothing here ends the session.
+// (a key frame on join), the last one leaving stops it. Its bit rate follows the slowest watcher
+// (video-ladder.ts): a watcher losing frames takes it down a rung, a calm period up again, each
+// change a restart with a key frame. Nothing here ends the session.
 import { EventEmitter } from 'node:events';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Display } from './display.js';
 import { FlvAvcReader, type FlvAvcItem } from './flv-avc.js';
+import { BitRateLadder } from './video-ladder.js';
 import { signalProcess, type SupervisedProcess } from './processes.js';
 import { avcCodecString, VIDEO_KEY_FRAME, type VideoFormat } from '../../protocol/video.js';
 
@@ -26,6 +29,8 @@ export interface VideoSettings {
 export const DEFAULT_VIDEO: VideoSettings = { bitrateKbps: 2500, fps: 30, keyFrameSeconds: 2 };
 
 const FFMPEG = '/usr/bin/ffmpeg';
+/** The bit rate a slow watcher's link allowed is kept this long after everyone left, then the ceiling again. */
+const LADDER_MEMORY_MS = 30_000;
 
 let probed: Promise<{ available: boolean; missing: string[] }> | null = null;
 
@@ -52,8 +57,16 @@ export class VideoStream extends EventEmitter<{ format: [VideoFormat]; frame: [B
   /** The format of the frames now coming, once the encoder said it. */
   format: VideoFormat | null = null;
 
-  constructor(private readonly leave: (stream: VideoStream) => void) {
+  constructor(
+    private readonly leave: (stream: VideoStream) => void,
+    private readonly lose: () => void = () => undefined,
+  ) {
     super();
+  }
+
+  /** The watcher dropped a frame because its link was behind: the encoder may go down a rung. */
+  dropped(): void {
+    if (!this.ended) this.lose();
   }
 
   /** Stops watching; the last watcher to leave stops the encoder. */
@@ -93,11 +106,21 @@ export class SessionVideo {
   private readonly streams = new Set<VideoStream>();
   private encoder: SupervisedProcess | null = null;
   private stopped = false;
+  private readonly ladder: BitRateLadder;
+  /** When the last watcher left: a watcher back soon (the viewer left video mode and came back) keeps the rung found. */
+  private idleSince = -Infinity;
 
   constructor(
     private readonly display: Display,
     private readonly settings: VideoSettings,
-  ) {}
+  ) {
+    this.ladder = new BitRateLadder(settings.bitrateKbps);
+  }
+
+  /** The encoder's bit rate now (kbit/s): the configured ceiling, or a rung under it for a slow watcher. */
+  get bitrateKbps(): number {
+    return this.ladder.kbps;
+  }
 
   get watching(): number {
     return this.streams.size;
@@ -110,11 +133,15 @@ export class SessionVideo {
 
   /** A new watcher: the encoder starts (again), so every watcher's next frame is a key frame. */
   watch(): VideoStream {
-    const stream = new VideoStream((leaving) => this.leave(leaving));
+    const stream = new VideoStream(
+      (leaving) => this.leave(leaving),
+      () => this.lose(),
+    );
     if (this.stopped) {
       process.nextTick(() => stream.finish('the session has ended'));
       return stream;
     }
+    if (this.streams.size === 0 && performance.now() - this.idleSince > LADDER_MEMORY_MS) this.ladder.reset();
     this.streams.add(stream);
     this.startEncoder();
     return stream;
@@ -129,12 +156,20 @@ export class SessionVideo {
 
   private leave(stream: VideoStream): void {
     this.streams.delete(stream);
-    if (this.streams.size === 0) this.stopEncoder();
+    if (this.streams.size > 0) return;
+    this.stopEncoder();
+    this.idleSince = performance.now();
+  }
+
+  /** A watcher lost a frame to its link: a rung down (a restart, so a key frame) unless one was just taken. */
+  private lose(): void {
+    if (this.ladder.dropped(performance.now()) !== null && this.encoder) this.startEncoder();
   }
 
   private startEncoder(): void {
     this.stopEncoder();
-    const encoder = this.display.spawnClient('video-encoder', FFMPEG, encoderArguments(String(this.display.env.DISPLAY), this.settings));
+    const settings = { ...this.settings, bitrateKbps: this.ladder.kbps };
+    const encoder = this.display.spawnClient('video-encoder', FFMPEG, encoderArguments(String(this.display.env.DISPLAY), settings));
     this.encoder = encoder;
     const reader = new FlvAvcReader();
     encoder.child.stdout!.on('data', (chunk: Buffer) => {
@@ -148,13 +183,15 @@ export class SessionVideo {
       }
       for (const item of items) {
         if (item.kind === 'config') {
-          const format = { codec: avcCodecString(item.avcC), description: item.avcC.toString('base64') };
+          const format = { codec: avcCodecString(item.avcC), description: item.avcC.toString('base64'), bitrateKbps: settings.bitrateKbps };
           for (const stream of this.streams) stream.reformat(format);
         } else {
           const message = Buffer.concat([Buffer.from([item.key ? VIDEO_KEY_FRAME : 0]), item.data]);
           for (const stream of this.streams) stream.deliver(message, item.key);
         }
       }
+      // Frames flowing and no watcher losing any for a while: a rung up.
+      if (this.encoder === encoder && this.ladder.calm(performance.now()) !== null) this.startEncoder();
     });
     encoder.child.once('error', () => undefined);
     void encoder.exited.then(({ code, signal }) => {

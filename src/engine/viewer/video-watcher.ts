@@ -1,9 +1,15 @@
 // The video channel's wire contract, served on one WebSocket: a JSON text message with the format
 // (src/protocol/video.ts) each time the encoder (re)starts, then one binary message per access
-// unit, until either side goes. A watcher on a slow link never gets a queue: once its socket holds
-// MAX_BUFFERED_BYTES, its frames are dropped until the next key frame finds the buffer drained (a
-// frame that refers to a dropped one cannot be drawn). Independent of how the socket was reached.
+// unit, until either side goes; the watcher answers each frame with a receipt. A watcher on a
+// slow link never gets a queue: a frame is dropped, and the frames after it until a key frame (a
+// frame that refers to a dropped one cannot be drawn), while the oldest frame not yet receipted
+// has been on its way longer than the link's own round trip and MAX_LATE_MS (decisions.md 67),
+// or while the socket itself holds MAX_BUFFERED_BYTES (a watcher that sends no receipts: the
+// kernel's buffers then hide the rest of the queue). Each drop is told to the session's video,
+// which lowers the encoder's bit rate for a watcher that keeps dropping (decisions.md 68).
+// Independent of how the socket was reached.
 import type { WebSocket } from 'ws';
+import { parseVideoReceipt } from '../../protocol/video.js';
 import type { SessionVideo } from '../runtime/video.js';
 
 /** Close codes the video channel uses: normal when the watcher leaves, 1011 when there is no video. */
@@ -14,6 +20,10 @@ export const VIDEO_CLOSE = { ended: 1000, unavailable: 1011 } as const;
  * the link is slower than the picture, and a later frame is worth more than this one.
  */
 const MAX_BUFFERED_BYTES = 64 * 1024;
+/** How much later than the link's round trip a frame may still be receipted before the next ones are dropped. */
+export const MAX_LATE_MS = 150;
+/** The link's round trip is the least seen over this long (a route may change). */
+const ROUND_TRIP_WINDOW_MS = 10_000;
 
 /** Makes `socket` a watcher of the display's video; without video the socket closes at once, saying why. */
 export function serveVideoWatcher(socket: WebSocket, video: SessionVideo | null): void {
@@ -24,18 +34,43 @@ export function serveVideoWatcher(socket: WebSocket, video: SessionVideo | null)
   const stream = video.watch();
   /** Frames are dropped until a key frame: after a drop, and until the first one. */
   let waitForKey = true;
+  /** Frames sent and not yet receipted: the frame bytes sent in all once each was sent, and when. */
+  const unreceipted: { end: number; at: number }[] = [];
+  let sentBytes = 0;
+  let receipts = false;
+  let roundTrip = { ms: Infinity, at: 0 };
+
+  socket.on('message', (data: Buffer | string) => {
+    const received = parseVideoReceipt(typeof data === 'string' ? data : new Uint8Array(data));
+    if (received === null) return;
+    receipts = true;
+    const now = performance.now();
+    let newest: { end: number; at: number } | undefined;
+    while (unreceipted.length > 0 && unreceipted[0]!.end <= received) newest = unreceipted.shift();
+    if (newest && (now - newest.at < roundTrip.ms || now - roundTrip.at > ROUND_TRIP_WINDOW_MS)) roundTrip = { ms: now - newest.at, at: now };
+  });
+  /** Whether the picture already on its way is late: then this frame would only wait behind it. */
+  const behind = (now: number) =>
+    socket.bufferedAmount > MAX_BUFFERED_BYTES || (receipts && unreceipted.length > 0 && now - unreceipted[0]!.at > roundTrip.ms + MAX_LATE_MS);
+
   stream.on('format', (format) => {
     waitForKey = true;
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(format));
   });
   stream.on('frame', (message, key) => {
     if (socket.readyState !== socket.OPEN) return;
-    if (socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+    const now = performance.now();
+    if (behind(now)) {
       waitForKey = true;
+      stream.dropped();
       return;
     }
     if (waitForKey && !key) return;
     waitForKey = false;
+    sentBytes += message.length;
+    unreceipted.push({ end: sentBytes, at: now });
+    // A watcher that never sends receipts must not grow this.
+    if (!receipts && unreceipted.length > 64) unreceipted.shift();
     socket.send(message, { binary: true });
   });
   stream.once('end', (reason) => {

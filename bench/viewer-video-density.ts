@@ -1,0 +1,109 @@
+// `RBK_BENCH_VIEWER=video-density npm run bench -- viewer`: how many sessions, each playing the
+// 1280x720 30 fps clip and each watched on its video channel, this machine carries at >= 25
+// frames a second (issue 25). Each watcher is a Node WebSocket client counting access units and
+// sending receipts (test/helpers/video-client.ts), not a browser: what is measured is the
+// sessions' side (their browsers playing the clip, their encoders), not the viewers' decoding.
+// Sessions are added one at a time; at each count: the median and lowest of the watchers' frames
+// per second, the encoders' CPU per stream and the load average.
+import { execFile } from 'node:child_process';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createEngine } from '../src/engine/engine.js';
+import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
+import { watchVideo, type VideoClient } from '../test/helpers/video-client.js';
+import { percentile, report } from './stats.js';
+import { cpuTicks } from './viewer-video.js';
+
+const SECONDS = 5;
+/** `RBK_BENCH_VIDEO_RECEIPTS=0`: watchers that send no receipts (the engine's 64 KiB rule alone, no lateness rule). */
+const RECEIPTS = process.env.RBK_BENCH_VIDEO_RECEIPTS !== '0';
+/** At most this many sessions (`RBK_BENCH_VIDEO_SESSIONS`); the run stops earlier once the median falls under 25 frames a second. */
+const MAX_SESSIONS = Number(process.env.RBK_BENCH_VIDEO_SESSIONS ?? 8);
+const PAGE = '<!doctype html><title>video</title><body style="margin:0;background:#000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:100vh"></video>';
+
+export async function videoDensityBench(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'rbk-video-density-'));
+  const clip = join(dir, 'clip.mp4');
+  await promisify(execFile)('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30:duration=10', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
+  const clipBytes = (await stat(clip)).size;
+  const site = createServer((request, response) => {
+    if (request.url === '/clip.mp4') return void createReadStream(clip).pipe(response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': clipBytes }));
+    response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+  });
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
+  const key = (await engine.accounts.create({ contact: 'bench@example.com', plans: ['team'] })).apiKey.key;
+  const call = async (path: string, body: unknown) =>
+    (await (await fetch(`${engine.url}/v8${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json()) as Record<string, any>;
+  const watched: { vmId: string; dir: string; watcher: VideoClient }[] = [];
+  try {
+    for (let count = 1; count <= MAX_SESSIONS; count++) {
+      const created = await call('/vm/create', { browser: 'chromium', url: origin });
+      if (created.status !== 'ok') {
+        report('viewer', 'video_density_refused', count, 'sessions', { answer: JSON.stringify(created).slice(0, 200) });
+        break;
+      }
+      let runtime;
+      for (let i = 0; i < 300 && !runtime?.control; i++) {
+        const row = await engine.store.session(created.vmId);
+        runtime = row?.runtime_id ? engine.runtime.get(row.runtime_id) : undefined;
+        if (!runtime?.control) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      if (!runtime?.control) throw new Error(`session ${count} did not start`);
+      // The clip playing, then a watcher of its video.
+      for (let i = 0; i < 150; i++) {
+        if (Number(await runtime.control.evaluate('(() => { const v = document.querySelector("video"); return v ? v.currentTime : 0 })()').catch(() => 0)) > 0.5) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const linkId = new URL(created.shareUrl).search.slice(1);
+      watched.push({ vmId: created.vmId, dir: runtime.dir, watcher: await watchVideo(`${engine.url.replace('http', 'ws')}/share/${linkId}/video`, { receipts: RECEIPTS }) });
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+
+      // The encoders' CPU: their processes listed every half second (a ladder step restarts one),
+      // each counted from when it was first seen (from its start, if it started meanwhile).
+      const encoderPids = async () => (await Promise.all(watched.map(async (w) => (await findMarkedProcesses({ dir: w.dir })).filter((p) => !p.zombie && /ffmpeg .*x11grab/.test(p.command)).map((p) => p.pid)))).flat();
+      const seen = new Map<number, { first: number; last: number }>();
+      const sample = async (first: boolean) => {
+        for (const pid of await encoderPids()) {
+          const ticks = await cpuTicks(pid).catch(() => null);
+          if (ticks === null) continue;
+          const known = seen.get(pid);
+          if (known) known.last = ticks;
+          else seen.set(pid, { first: first ? ticks : 0, last: ticks });
+        }
+      };
+      await sample(true);
+      const frames = watched.map((w) => w.watcher.frames.length);
+      const restarts = watched.reduce((sum, w) => sum + w.watcher.formats.length, 0);
+      const started = performance.now();
+      while (performance.now() - started < SECONDS * 1000) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        await sample(false);
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const fps = watched.map((w, i) => (w.watcher.frames.length - frames[i]!) / seconds);
+      const encoderCpu = [...seen.values()].reduce((sum, { first, last }) => sum + last - first, 0) / seconds / watched.length;
+      const rungs = watched.map((w) => w.watcher.formats.at(-1)?.bitrateKbps ?? 0);
+      const restartsNow = watched.reduce((sum, w) => sum + w.watcher.formats.length, 0) - restarts;
+      const medianFps = percentile(fps, 50);
+      const load = loadavg().map((l) => l.toFixed(2)).join(' ');
+      report('viewer', 'video_density_fps_p50', medianFps, 'frames/s', { sessions: count, lowest: Math.round(Math.min(...fps) * 10) / 10, watcher: `Node WebSocket client counting access units (receipts ${RECEIPTS ? 'on' : 'off'}, loopback)`, load_average: load });
+      report('viewer', 'video_density_encoder_cpu_percent', encoderCpu, '% of one core per stream', { sessions: count, encoder_kbps: rungs.join(' '), encoder_restarts_while_measured: restartsNow, load_average: load });
+      if (medianFps < 25) break;
+    }
+  } finally {
+    for (const w of watched) {
+      w.watcher.close();
+      await call('/vm/remove', { id: w.vmId }).catch(() => undefined);
+    }
+    await engine.close();
+    site.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
