@@ -154,9 +154,10 @@ export const engineConfigSchema = z
       .union([z.literal(false), z.object({ bitrateKbps: z.number().int().min(6).max(510).default(DEFAULT_SOUND.bitrateKbps) })])
       .default(DEFAULT_SOUND),
     /**
-     * The display's motion as video (issue 25, decisions.md 65): a viewer in a browser with
-     * WebCodecs switches to an H.264 stream of the display while motion lasts, encoded in the
-     * session only then; `false` offers no video (every viewer gets the RFB stream alone).
+     * The display's motion as video (issue 25, decisions.md 65-70; on by default, decision 71): a
+     * viewer in a browser with WebCodecs switches to an H.264 stream of the display while motion
+     * lasts, encoded in the session only then; `false` offers no video (every viewer gets the RFB
+     * stream alone).
      */
     video: z
       .union([
@@ -167,7 +168,7 @@ export const engineConfigSchema = z
           keyFrameSeconds: z.number().min(0.5).max(10).default(DEFAULT_VIDEO.keyFrameSeconds),
         }),
       ])
-      .default(false),
+      .default(DEFAULT_VIDEO),
     /**
      * Programs driving sessions over DevTools (decisions.md 54): how long an automation address's
      * token is good for, and how many programs may drive one session at once.
