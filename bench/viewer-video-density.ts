@@ -5,17 +5,13 @@
 // sessions' side (their browsers playing the clip, their encoders), not the viewers' decoding.
 // Sessions are added one at a time; at each count: the median and lowest of the watchers' frames
 // per second, the encoders' CPU per stream and the load average.
-import { execFile } from 'node:child_process';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createEngine } from '../src/engine/engine.js';
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { watchVideo, type VideoClient } from '../test/helpers/video-client.js';
+import { FULL_WINDOW_VIDEO_PAGE, startVideoSite } from '../test/helpers/video-site.js';
 import { percentile, report } from './stats.js';
 import { cpuTicks } from './viewer-video.js';
 
@@ -24,19 +20,11 @@ const SECONDS = 5;
 const RECEIPTS = process.env.RBK_BENCH_VIDEO_RECEIPTS !== '0';
 /** At most this many sessions (`RBK_BENCH_VIDEO_SESSIONS`); the run stops earlier once the median falls under 25 frames a second. */
 const MAX_SESSIONS = Number(process.env.RBK_BENCH_VIDEO_SESSIONS ?? 8);
-const PAGE = '<!doctype html><title>video</title><body style="margin:0;background:#000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:100vh"></video>';
 
 export async function videoDensityBench(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'rbk-video-density-'));
-  const clip = join(dir, 'clip.mp4');
-  await promisify(execFile)('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30:duration=10', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
-  const clipBytes = (await stat(clip)).size;
-  const site = createServer((request, response) => {
-    if (request.url === '/clip.mp4') return void createReadStream(clip).pipe(response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': clipBytes }));
-    response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  const site = await startVideoSite({ '/': FULL_WINDOW_VIDEO_PAGE }, 10);
+  const { origin } = site;
   const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
   const key = (await engine.accounts.create({ contact: 'bench@example.com', plans: ['team'] })).apiKey.key;
   const call = async (path: string, body: unknown) =>
@@ -103,7 +91,7 @@ export async function videoDensityBench(): Promise<void> {
       await call('/vm/remove', { id: w.vmId }).catch(() => undefined);
     }
     await engine.close();
-    site.close();
+    await site.close();
     await rm(dir, { recursive: true, force: true });
   }
 }

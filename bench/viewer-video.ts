@@ -8,18 +8,14 @@
 // so the engine's socket backs up); key press to changed pixels while the video shows, on loopback
 // and on that 2 Mbit/s link; and key press to changed pixels with video offered (noVNC asking for
 // each update) against the figures of the picture without it.
-import { execFile } from 'node:child_process';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadavg, tmpdir } from 'node:os';
-import { promisify } from 'node:util';
 import { chromium, type Page } from 'playwright-core';
 import { createEngine } from '../src/engine/engine.js';
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { startThrottledLink, type ThrottledLink } from '../test/helpers/throttled-link.js';
+import { FULL_WINDOW_VIDEO_PAGE, startVideoSite } from '../test/helpers/video-site.js';
 import { percentile, report } from './stats.js';
 import { keyToChangedPixel } from './viewer-input.js';
 
@@ -27,7 +23,7 @@ const SECONDS = 5;
 /** `RBK_BENCH_VIDEO_PARTS=clip,rfb,devtools,link,keys` measures only those parts (all by default); `RBK_BENCH_VIDEO_TRACE=1` prints the slow-link viewer quarter second by quarter second. */
 const part = (name: string) => !process.env.RBK_BENCH_VIDEO_PARTS || process.env.RBK_BENCH_VIDEO_PARTS.split(',').includes(name);
 const PAGES: Record<string, string> = {
-  '/video': '<!doctype html><title>video</title><body style="margin:0;background:#000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:100vh"></video>',
+  '/video': FULL_WINDOW_VIDEO_PAGE,
   // The clip over the top 60 % of the window, and below it a strip that changes colour at each key.
   '/video-keys': '<!doctype html><title>video and keys</title><body style="margin:0;background:#ff0000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:60vh;background:#000"></video><script>let on=false;addEventListener("keydown",()=>{on=!on;document.body.style.background=on?"#0000ff":"#ff0000"})</script>',
   '/keys': '<!doctype html><title>keys</title><body style="margin:0;background:#ff0000"><script>let on=false;addEventListener("keydown",()=>{on=!on;document.body.style.background=on?"#0000ff":"#ff0000"})</script>',
@@ -99,15 +95,8 @@ const PAGE_FPS = (seconds: number) => `new Promise((resolve) => {
 
 export async function videoBench(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'rbk-video-bench-'));
-  const clip = join(dir, 'clip.mp4');
-  await promisify(execFile)('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30:duration=10', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
-  const clipBytes = (await stat(clip)).size;
-  const site = createServer((request, response) => {
-    if (request.url === '/clip.mp4') return void createReadStream(clip).pipe(response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': clipBytes }));
-    response.writeHead(200, { 'content-type': 'text/html' }).end(PAGES[request.url ?? ''] ?? PAGES['/video']);
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  const site = await startVideoSite({ '/': PAGES['/video']!, ...PAGES }, 10);
+  const { origin } = site;
   const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
   const key = (await engine.accounts.create({ contact: 'bench@example.com', plans: ['team'] })).apiKey.key;
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
@@ -297,7 +286,7 @@ export async function videoBench(): Promise<void> {
   } finally {
     await browser.close();
     await engine.close();
-    site.close();
+    await site.close();
     await rm(dir, { recursive: true, force: true });
   }
 }

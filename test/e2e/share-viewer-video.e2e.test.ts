@@ -6,14 +6,9 @@
 // JPEG per frame). The page's text changes, then the video stops: the viewer goes back to RFB within seconds, receives nothing
 // while nothing changes, and its picture of the page's text is the display's own pixels (read raw
 // over RFB). A view-only viewer of phone size gets video too, laid over its scaled picture.
-import { execFile } from 'node:child_process';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
@@ -21,10 +16,11 @@ import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { connectRfb } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
+import { startVideoSite, type VideoSite } from '../helpers/video-site.js';
 
 let engine: Engine;
 let dir: string;
-let site: Server;
+let site: VideoSite;
 let origin: string;
 let key: string;
 let browser: Browser;
@@ -59,17 +55,8 @@ async function rates(viewer: { page: Page; received: { rfb: number; video: numbe
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rbk-video-e2e-'));
-  const clip = join(dir, 'clip.mp4');
-  // A test card with moving parts, 1280x720 at 30 fps, 4 s (looped by the page).
-  await promisify(execFile)('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30:duration=4', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
-  const clipBytes = (await stat(clip)).size;
-  site = createServer((request, response) => {
-    if (request.url === '/clip.mp4') return void createReadStream(clip).pipe(response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': clipBytes }));
-    if (request.url === '/favicon.ico') return void response.writeHead(404).end();
-    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(VIDEO_PAGE);
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  site = await startVideoSite({ '/': VIDEO_PAGE });
+  origin = site.origin;
   engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
   key = (await engine.accounts.create({ contact: 'video@example.com', plans: ['pro'] })).apiKey.key;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
@@ -78,8 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await engine?.close();
-  site?.closeAllConnections();
-  site?.close();
+  await site?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 

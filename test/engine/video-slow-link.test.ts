@@ -4,24 +4,20 @@
 // backs up). The encoder steps down to a bit rate the link carries, the frames keep coming (not
 // key frames only), and they stay current: once the clip stops, the still picture reaches the
 // watcher at once rather than after seconds of queued motion.
-import { execFile } from 'node:child_process';
-import { createReadStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { startThrottledLink, type ThrottledLink } from '../helpers/throttled-link.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
 import { watchVideo } from '../helpers/video-client.js';
+import { FULL_WINDOW_VIDEO_PAGE, startVideoSite, type VideoSite } from '../helpers/video-site.js';
 
 let engine: Engine;
 let dir: string;
-let site: Server;
+let site: VideoSite;
 let origin: string;
 let key: string;
 let link: ThrottledLink;
@@ -30,15 +26,8 @@ const api = v8Caller(() => engine.url, () => key);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rbk-video-link-'));
-  const clip = join(dir, 'clip.mp4');
-  await promisify(execFile)('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30:duration=4', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', clip]);
-  const clipBytes = (await stat(clip)).size;
-  site = createServer((request, response) => {
-    if (request.url === '/clip.mp4') return void createReadStream(clip).pipe(response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': clipBytes }));
-    response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><body style="margin:0;background:#000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:100vh"></video>');
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  site = await startVideoSite({ '/': FULL_WINDOW_VIDEO_PAGE });
+  origin = site.origin;
   engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
   key = (await engine.accounts.create({ contact: 'video-link@example.com', plans: ['pro'] })).apiKey.key;
   link = await startThrottledLink({ port: Number(new URL(engine.url).port), kbitPerSecond: 2000 });
@@ -47,8 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await link?.close();
   await engine?.close();
-  site?.closeAllConnections();
-  site?.close();
+  await site?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
