@@ -133,8 +133,12 @@ describe('a warm browser takes the session\'s choices at hand-out', () => {
       expect(await waitFor(() => reports.get('firefox'), (report) => report !== undefined)).toBe('UTC 0 history 2');
       expect(exitCity.bytes().received).toBeGreaterThan(before + FIREFOX_PAGE.length);
       expect(await waitFor(() => reports.get('focused'), (focused) => focused !== undefined)).toBe('yes');
+      // What is checked is the layout (which letter the key makes), not the key's delivery: an
+      // xdotool key into a window that just took the focus was once not delivered on a loaded
+      // CI machine (no input at all within 10 s), so a second press goes after 5 s of nothing.
       await x(session, 'xdotool', ['key', '29']);
-      expect(await waitFor(() => reports.get('typed'), (typed) => typed !== undefined)).toBe('z');
+      if ((await waitFor(() => reports.get('typed'), (typed) => typed !== undefined, 5_000)) === undefined) await x(session, 'xdotool', ['key', '29']);
+      expect(await waitFor(() => reports.get('typed'), (typed) => typed !== undefined)).toMatch(/^z+$/);
     } finally {
       await runtime.stopSession(session.id);
     }
