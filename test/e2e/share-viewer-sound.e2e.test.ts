@@ -126,9 +126,10 @@ describe('the viewer plays the session\'s sound', () => {
       await expect.poll(() => page.locator('.rbk-viewer__sound').getAttribute('data-sound'), { timeout: 10_000 }).toBe('playing');
 
       await expect.poll(async () => (await heardNow(page)).level, { timeout: 10_000 }).toBeGreaterThan(0.05);
-      const heard = await heardNow(page);
-      // One bin is 48000 / 8192 ≈ 5.9 Hz wide.
-      expect(Math.abs(heard.peakHz - 440)).toBeLessThan(12);
+      // One bin is 48000 / 8192 ≈ 5.9 Hz wide. Read until the tone is what is heard: on a loaded
+      // CI machine this test's own packet server once fell behind while the player was still
+      // settling its lead, and the spectrum of that moment peaked elsewhere (762 Hz).
+      await expect.poll(async () => Math.abs((await heardNow(page)).peakHz - 440), { timeout: 10_000 }).toBeLessThan(12);
 
       await mute.click();
       await expect.poll(() => mute.getAttribute('aria-pressed')).toBe('true');
