@@ -118,8 +118,14 @@ describe('the DevTools guard', () => {
     await typeAddress(session, 'chrome://version');
     expect(await waitFor(pages, (urls) => urls.some(refusalOf('chrome://version')), 10_000)).toEqual([expect.stringMatching(/^data:/)]);
 
-    await x(session, 'xdotool', ['key', 'F12']);
-    const opened = await waitFor(() => [...devtoolsOpened], (ids) => ids.length > 0, 5_000);
+    // A press into a window that has just changed page is now and then not delivered (seen once in
+    // CI under load): press a second time after 5 s of nothing. What is checked is what F12 does.
+    let opened: string[] = [];
+    for (let press = 0; press < 2 && opened.length === 0; press++) {
+      await x(session, 'xdotool', ['search', '--onlyvisible', '--class', 'chromium', 'windowactivate', '--sync']).catch(() => '');
+      await x(session, 'xdotool', ['key', 'F12']);
+      opened = await waitFor(() => [...devtoolsOpened], (ids) => ids.length > 0, 5_000);
+    }
     expect(opened.length, 'F12 opened developer tools').toBeGreaterThan(0);
     expect(await waitFor(() => opened.filter((id) => !devtoolsClosed.has(id)), (open) => open.length === 0, 5_000)).toEqual([]);
 
@@ -127,7 +133,7 @@ describe('the DevTools guard', () => {
     await expectGuardBack(killed);
     expect(await session.control!.pages()).toEqual([expect.stringMatching(/^data:/)]);
     expect(await sessionStatus()).toBe('running');
-  }, 40_000);
+  }, 50_000);
 
   it('replaces devtools:// typed into the only tab with the refusal page: the browser stays, the session runs', async () => {
     expect(await pages()).toHaveLength(1);
