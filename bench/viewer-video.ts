@@ -252,6 +252,7 @@ export async function videoBench(): Promise<void> {
             continue;
           }
           latencies.push(ms);
+          if (process.env.RBK_BENCH_VIDEO_TRACE) console.error(`trace key ${i}: ${Math.round(ms)} ms at ${Math.round(performance.now())}`);
           if (await keys.page.locator('.rbk-viewer__live[data-video]').count()) inVideo++;
           await keys.page.waitForTimeout(150);
         }

@@ -4,10 +4,13 @@
 // (ultrafast, zerolatency: no frame is held back for later ones; constrained baseline, which every
 // WebCodecs decoder takes); each access unit goes to every watcher as it is encoded. The encoder
 // runs as the session uid in its namespaces, under the exec guard (it executes nothing) and in its
-// cgroup: its CPU is the session's. The first watcher starts it, each later one starts it again
-// (a key frame on join), the last one leaving stops it. Its bit rate follows the slowest watcher
-// (video-ladder.ts): a watcher losing frames takes it down a rung, a calm period up again, each
-// change a restart with a key frame. Nothing here ends the session.
+// cgroup: its CPU is the session's. The first watcher starts it, the last one leaving stops it.
+// ffmpeg cannot be asked for a key frame while it runs, so where one is needed sooner than the
+// encoder's own (every 2 s) a replacement encoder starts and takes over at its first key frame,
+// the old one serving every watcher meanwhile (decisions.md 72): for a new watcher, for a watcher
+// whose frames were dropped (its picture stands still until a key frame), and for each change of
+// bit rate, which follows the slowest watcher (video-ladder.ts: a watcher losing frames takes it
+// down a rung, a calm period up again). Nothing here ends the session.
 import { EventEmitter } from 'node:events';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -31,6 +34,10 @@ export const DEFAULT_VIDEO: VideoSettings = { bitrateKbps: 2500, fps: 30, keyFra
 const FFMPEG = '/usr/bin/ffmpeg';
 /** The bit rate a slow watcher's link allowed is kept this long after everyone left, then the ceiling again. */
 const LADDER_MEMORY_MS = 30_000;
+/** About how long a new encoder takes to its first frame (266 ms measured here, docs/benchmarks.md). */
+const REPLACEMENT_MS = 300;
+/** A replacement for a watcher that lost frames is started at most this often. */
+const RECOVERY_INTERVAL_MS = 500;
 
 let probed: Promise<{ available: boolean; missing: string[] }> | null = null;
 
@@ -56,6 +63,8 @@ export class VideoStream extends EventEmitter<{ format: [VideoFormat]; frame: [B
   private ended = false;
   /** The format of the frames now coming, once the encoder said it. */
   format: VideoFormat | null = null;
+  /** Whether this watcher's frames were dropped and, its link clear again, it waits for a key frame to draw again. */
+  wantsKey = false;
 
   constructor(
     private readonly leave: (stream: VideoStream) => void,
@@ -66,7 +75,15 @@ export class VideoStream extends EventEmitter<{ format: [VideoFormat]; frame: [B
 
   /** The watcher dropped a frame because its link was behind: the encoder may go down a rung. */
   dropped(): void {
-    if (!this.ended) this.lose();
+    if (this.ended) return;
+    // A key frame now would be dropped too.
+    this.wantsKey = false;
+    this.lose();
+  }
+
+  /** The watcher skipped a frame, its link clear, because its last drop left it without a key frame. */
+  waiting(): void {
+    if (!this.ended) this.wantsKey = true;
   }
 
   /** Stops watching; the last watcher to leave stops the encoder. */
@@ -74,7 +91,7 @@ export class VideoStream extends EventEmitter<{ format: [VideoFormat]; frame: [B
     this.finish('closed by the watcher');
   }
 
-  /** @internal A new format: the frames after it are of it. */
+  /** @internal A new format: the frames after it are of it, beginning with a key frame. */
   reformat(format: VideoFormat): void {
     if (this.ended) return;
     this.format = format;
@@ -83,7 +100,9 @@ export class VideoStream extends EventEmitter<{ format: [VideoFormat]; frame: [B
 
   /** @internal One access unit as the wire carries it: flags byte, then AVC. */
   deliver(message: Buffer, key: boolean): void {
-    if (!this.ended && this.format) this.emit('frame', message, key);
+    if (this.ended || !this.format) return;
+    if (key) this.wantsKey = false;
+    this.emit('frame', message, key);
   }
 
   /** @internal `end` is emitted once, with the reason. */
@@ -101,10 +120,22 @@ export class VideoStream extends EventEmitter<{ format: [VideoFormat]; frame: [B
   }
 }
 
+/** One encoder process, with its format once it said it and when its last key frame came. */
+interface Encoder {
+  readonly process: SupervisedProcess;
+  format: VideoFormat | null;
+  lastKeyAt: number;
+}
+
 /** A session display's video: watchers get its picture as H.264 while they watch. */
 export class SessionVideo {
   private readonly streams = new Set<VideoStream>();
-  private encoder: SupervisedProcess | null = null;
+  /** The encoder whose frames the watchers get. */
+  private current: Encoder | null = null;
+  /** Its replacement while it starts: it takes over at its first key frame (decisions.md 72). */
+  private next: Encoder | null = null;
+  /** When the last replacement was started. */
+  private replacedAt = -Infinity;
   private stopped = false;
   private readonly ladder: BitRateLadder;
   /** When the last watcher left: a watcher back soon (the viewer left video mode and came back) keeps the rung found. */
@@ -126,12 +157,12 @@ export class SessionVideo {
     return this.streams.size;
   }
 
-  /** The encoder process while someone watches, else null. */
+  /** The encoder process while someone watches (the one starting, before the first frames), else null. */
   get encoderProcess(): SupervisedProcess | null {
-    return this.encoder;
+    return (this.current ?? this.next)?.process ?? null;
   }
 
-  /** A new watcher: the encoder starts (again), so every watcher's next frame is a key frame. */
+  /** A new watcher: a fresh encoder starts (unless one already is), and its first frame, a key frame, is the watcher's first. */
   watch(): VideoStream {
     const stream = new VideoStream(
       (leaving) => this.leave(leaving),
@@ -143,7 +174,7 @@ export class SessionVideo {
     }
     if (this.streams.size === 0 && performance.now() - this.idleSince > LADDER_MEMORY_MS) this.ladder.reset();
     this.streams.add(stream);
-    this.startEncoder();
+    if (!this.next) this.replaceEncoder();
     return stream;
   }
 
@@ -151,29 +182,50 @@ export class SessionVideo {
   close(): void {
     this.stopped = true;
     for (const stream of [...this.streams]) stream.finish('the session has ended');
-    this.stopEncoder();
+    this.stopEncoders();
   }
 
   private leave(stream: VideoStream): void {
     this.streams.delete(stream);
     if (this.streams.size > 0) return;
-    this.stopEncoder();
+    this.stopEncoders();
     this.idleSince = performance.now();
   }
 
-  /** A watcher lost a frame to its link: a rung down (a restart, so a key frame) unless one was just taken. */
+  /** A watcher lost a frame to its link: a rung down (a replacement) unless one was just taken. */
   private lose(): void {
-    if (this.ladder.dropped(performance.now()) !== null && this.encoder) this.startEncoder();
+    if (this.ladder.dropped(performance.now()) !== null && (this.current || this.next)) this.replaceEncoder();
   }
 
-  private startEncoder(): void {
-    this.stopEncoder();
+  /**
+   * A watcher whose frames were dropped draws again at the next key frame: when the encoder's own
+   * comes later than a replacement's would, and none was started within the last half second, a
+   * replacement starts now (ffmpeg cannot be asked for a key frame while it runs).
+   */
+  private recover(encoder: Encoder, now: number): void {
+    if (this.next || now - this.replacedAt < RECOVERY_INTERVAL_MS) return;
+    if (encoder.lastKeyAt + this.settings.keyFrameSeconds * 1000 - now < REPLACEMENT_MS) return;
+    if ([...this.streams].some((stream) => stream.wantsKey)) this.replaceEncoder();
+  }
+
+  /**
+   * Starts an encoder at the ladder's rate. The running one goes on serving every watcher until
+   * the new one's first key frame, which every watcher then gets after its format: no one sees
+   * the picture stop while the new one starts.
+   */
+  private replaceEncoder(): void {
+    if (this.next) signalProcess(this.next.process, 'SIGKILL');
     const settings = { ...this.settings, bitrateKbps: this.ladder.kbps };
-    const encoder = this.display.spawnClient('video-encoder', FFMPEG, encoderArguments(String(this.display.env.DISPLAY), settings));
-    this.encoder = encoder;
+    const encoder: Encoder = {
+      process: this.display.spawnClient('video-encoder', FFMPEG, encoderArguments(String(this.display.env.DISPLAY), settings)),
+      format: null,
+      lastKeyAt: -Infinity,
+    };
+    this.next = encoder;
+    this.replacedAt = performance.now();
     const reader = new FlvAvcReader();
-    encoder.child.stdout!.on('data', (chunk: Buffer) => {
-      if (this.encoder !== encoder) return;
+    encoder.process.child.stdout!.on('data', (chunk: Buffer) => {
+      if (encoder !== this.current && encoder !== this.next) return;
       let items: FlvAvcItem[];
       try {
         items = reader.push(chunk);
@@ -181,36 +233,48 @@ export class SessionVideo {
         this.endAll((error as Error).message);
         return;
       }
+      const now = performance.now();
       for (const item of items) {
         if (item.kind === 'config') {
-          const format = { codec: avcCodecString(item.avcC), description: item.avcC.toString('base64'), bitrateKbps: settings.bitrateKbps };
-          for (const stream of this.streams) stream.reformat(format);
-        } else {
-          const message = Buffer.concat([Buffer.from([item.key ? VIDEO_KEY_FRAME : 0]), item.data]);
-          for (const stream of this.streams) stream.deliver(message, item.key);
+          encoder.format = { codec: avcCodecString(item.avcC), description: item.avcC.toString('base64'), bitrateKbps: settings.bitrateKbps };
+          continue;
         }
+        if (encoder === this.next) {
+          if (!item.key || !encoder.format) continue;
+          this.takeOver(encoder);
+        }
+        if (item.key) encoder.lastKeyAt = now;
+        const message = Buffer.concat([Buffer.from([item.key ? VIDEO_KEY_FRAME : 0]), item.data]);
+        for (const stream of this.streams) stream.deliver(message, item.key);
       }
+      if (encoder !== this.current || this.next) return;
       // Frames flowing and no watcher losing any for a while: a rung up.
-      if (this.encoder === encoder && this.ladder.calm(performance.now()) !== null) this.startEncoder();
+      if (this.ladder.calm(now) !== null) this.replaceEncoder();
+      else this.recover(encoder, now);
     });
-    encoder.child.once('error', () => undefined);
-    void encoder.exited.then(({ code, signal }) => {
-      if (this.encoder !== encoder) return;
-      this.encoder = null;
-      this.endAll(`the video encoder exited (${signal ?? `code ${code}`})${encoder.stderrTail() ? `: ${encoder.stderrTail()}` : ''}`);
+    encoder.process.child.once('error', () => undefined);
+    void encoder.process.exited.then(({ code, signal }) => {
+      if (encoder !== this.current && encoder !== this.next) return;
+      this.endAll(`the video encoder exited (${signal ?? `code ${code}`})${encoder.process.stderrTail() ? `: ${encoder.process.stderrTail()}` : ''}`);
     });
+  }
+
+  /** The new encoder's first key frame: the old one stops, every watcher gets the new format. */
+  private takeOver(encoder: Encoder): void {
+    if (this.current) signalProcess(this.current.process, 'SIGKILL');
+    this.current = encoder;
+    this.next = null;
+    for (const stream of this.streams) stream.reformat(encoder.format!);
   }
 
   private endAll(reason: string): void {
     for (const stream of [...this.streams]) stream.finish(reason);
-    this.stopEncoder();
+    this.stopEncoders();
   }
 
-  private stopEncoder(): void {
-    const encoder = this.encoder;
-    if (!encoder) return;
-    this.encoder = null;
-    signalProcess(encoder, 'SIGKILL');
+  private stopEncoders(): void {
+    for (const encoder of [this.current, this.next]) if (encoder) signalProcess(encoder.process, 'SIGKILL');
+    this.current = this.next = null;
   }
 }
 

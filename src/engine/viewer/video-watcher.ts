@@ -3,11 +3,14 @@
 // unit, until either side goes; the watcher answers each frame with a receipt. A watcher on a
 // slow link never gets a queue: a frame is dropped, and the frames after it until a key frame (a
 // frame that refers to a dropped one cannot be drawn), while the oldest frame not yet receipted
-// has been on its way longer than the link's own round trip and MAX_LATE_MS (decisions.md 67),
-// or while the socket itself holds MAX_BUFFERED_BYTES (a watcher that sends no receipts: the
-// kernel's buffers then hide the rest of the queue). Each drop is told to the session's video,
-// which lowers the encoder's bit rate for a watcher that keeps dropping (decisions.md 68).
-// Independent of how the socket was reached.
+// is later than the link's own round trip and MAX_LATE_MS beyond when the encoder's bit rate
+// would have had it through (decisions.md 67 and 73: a key frame's own size is not lateness), or
+// while the socket itself holds MAX_BUFFERED_BYTES (a watcher that sends no receipts: the kernel's
+// buffers then hide the rest of the queue). Each drop is told to the session's video, which
+// lowers the encoder's bit rate for a watcher that keeps dropping (decisions.md 68); once the
+// link is clear again, the watcher's want of a key frame is told too, and the video gets it one
+// without waiting for the encoder's own (decisions.md 72). Independent of how the socket was
+// reached.
 import type { WebSocket } from 'ws';
 import { parseVideoReceipt } from '../../protocol/video.js';
 import type { SessionVideo } from '../runtime/video.js';
@@ -34,9 +37,15 @@ export function serveVideoWatcher(socket: WebSocket, video: SessionVideo | null)
   const stream = video.watch();
   /** Frames are dropped until a key frame: after a drop, and until the first one. */
   let waitForKey = true;
-  /** Frames sent and not yet receipted: the frame bytes sent in all once each was sent, and when. */
-  const unreceipted: { end: number; at: number }[] = [];
+  /**
+   * Frames sent and not yet receipted: the frame bytes sent in all once each was sent, when, and
+   * when the encoder's bit rate would have had it through (frames before it included).
+   */
+  const unreceipted: { end: number; at: number; through: number }[] = [];
   let sentBytes = 0;
+  /** The encoder's bit rate (kbit/s = bits/ms), as the format said, and when the last frame sent would be through at it. */
+  let kbps = 0;
+  let throughAt = 0;
   let receipts = false;
   let roundTrip = { ms: Infinity, at: 0 };
 
@@ -45,16 +54,17 @@ export function serveVideoWatcher(socket: WebSocket, video: SessionVideo | null)
     if (received === null) return;
     receipts = true;
     const now = performance.now();
-    let newest: { end: number; at: number } | undefined;
+    let newest: { end: number; at: number; through: number } | undefined;
     while (unreceipted.length > 0 && unreceipted[0]!.end <= received) newest = unreceipted.shift();
     if (newest && (now - newest.at < roundTrip.ms || now - roundTrip.at > ROUND_TRIP_WINDOW_MS)) roundTrip = { ms: now - newest.at, at: now };
   });
   /** Whether the picture already on its way is late: then this frame would only wait behind it. */
   const behind = (now: number) =>
-    socket.bufferedAmount > MAX_BUFFERED_BYTES || (receipts && unreceipted.length > 0 && now - unreceipted[0]!.at > roundTrip.ms + MAX_LATE_MS);
+    socket.bufferedAmount > MAX_BUFFERED_BYTES || (receipts && unreceipted.length > 0 && now - unreceipted[0]!.through > roundTrip.ms + MAX_LATE_MS);
 
   stream.on('format', (format) => {
     waitForKey = true;
+    kbps = format.bitrateKbps ?? 0;
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(format));
   });
   stream.on('frame', (message, key) => {
@@ -65,10 +75,15 @@ export function serveVideoWatcher(socket: WebSocket, video: SessionVideo | null)
       stream.dropped();
       return;
     }
-    if (waitForKey && !key) return;
+    if (waitForKey && !key) {
+      // The link is clear again: what this watcher lacks is a key frame.
+      stream.waiting();
+      return;
+    }
     waitForKey = false;
     sentBytes += message.length;
-    unreceipted.push({ end: sentBytes, at: now });
+    throughAt = Math.max(now, throughAt) + (kbps > 0 ? (message.length * 8) / kbps : 0);
+    unreceipted.push({ end: sentBytes, at: now, through: throughAt });
     // A watcher that never sends receipts must not grow this.
     if (!receipts && unreceipted.length > 64) unreceipted.shift();
     socket.send(message, { binary: true });
