@@ -256,7 +256,7 @@ export async function videoBench(): Promise<void> {
           if (await keys.page.locator('.rbk-viewer__live[data-video]').count()) inVideo++;
           await keys.page.waitForTimeout(150);
         }
-        const measured = { viewer: '1280x800', samples: latencies.length, load_average: clipInfo.load_average, link: through ? linkLabel : 'loopback', video_showing: showing ? `${inVideo}/${latencies.length} samples` : 'no', encoder_kbps: keys.rungs.join(' -> ') };
+        const measured = { viewer: '1280x800', samples: latencies.length, load_average: clipInfo.load_average, link: through ? linkLabel : 'loopback', video_showing: showing ? `${inVideo}/${latencies.length} samples` : 'no', encoder_kbps: keys.rungs.join(' -> '), max_ms: Math.round(Math.max(...latencies)) };
         report('viewer', 'video_input_to_display_ms_p50', percentile(latencies, 50), 'ms', measured);
         report('viewer', 'video_input_to_display_ms_p95', percentile(latencies, 95), 'ms', measured);
         await keys.end();
