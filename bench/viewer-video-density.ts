@@ -13,7 +13,7 @@ import { createEngine } from '../src/engine/engine.js';
 import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
 import { watchVideo, type VideoClient } from '../test/helpers/video-client.js';
 import type { WatchersAnswer, WatchersRequest } from './video-watchers.js';
-import { FULL_WINDOW_VIDEO_PAGE, startVideoSite } from '../test/helpers/video-site.js';
+import { clipPlaying, FULL_WINDOW_VIDEO_PAGE, startVideoSite } from '../test/helpers/video-site.js';
 import { percentile, report } from './stats.js';
 import { cpuTicks } from './viewer-video.js';
 
@@ -84,10 +84,7 @@ export async function videoDensityBench(): Promise<void> {
       }
       if (!runtime?.control) throw new Error(`session ${count} did not start`);
       // The clip playing, then a watcher of its video.
-      for (let i = 0; i < 150; i++) {
-        if (Number(await runtime.control.evaluate('(() => { const v = document.querySelector("video"); return v ? v.currentTime : 0 })()').catch(() => 0)) > 0.5) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await clipPlaying(runtime.control);
       const linkId = new URL(created.shareUrl).search.slice(1);
       await watchers.watch(`${engine.url.replace('http', 'ws')}/share/${linkId}/video`);
       watched.push({ vmId: created.vmId, dir: runtime.dir });

@@ -14,7 +14,7 @@ import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
-import { startVideoSite, type VideoSite } from '../helpers/video-site.js';
+import { clipPlaying, startVideoSite, type VideoSite } from '../helpers/video-site.js';
 
 let engine: Engine;
 let dir: string;
@@ -72,7 +72,7 @@ describe('the remote cursor while video shows', () => {
     try {
       await page.goto(created.shareUrl);
       await page.waitForSelector('.rbk-viewer__live[data-connection="connected"]:not([aria-hidden])', { timeout: 30_000 });
-      expect(await waitFor(() => control.evaluate('(() => { const v = document.querySelector("video"); return v ? v.currentTime : 0 })()'), (t) => Number(t) > 0.5, 15_000)).toBeGreaterThan(0.5);
+      expect(await clipPlaying(control)).toBeGreaterThan(0.5);
       await page.waitForSelector('.rbk-viewer__live[data-video]', { timeout: 20_000 });
       await page.waitForTimeout(1000);
 

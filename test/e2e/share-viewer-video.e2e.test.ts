@@ -16,7 +16,7 @@ import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { connectRfb } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
-import { startVideoSite, type VideoSite } from '../helpers/video-site.js';
+import { clipPlaying, startVideoSite, type VideoSite } from '../helpers/video-site.js';
 
 let engine: Engine;
 let dir: string;
@@ -82,7 +82,7 @@ describe('video in the live view', () => {
     const viewer = await openViewer(created.shareUrl, { width: 1280, height: 800 });
     let watcher: Awaited<ReturnType<typeof openViewer>> | undefined;
     try {
-      expect(await waitFor(() => control.evaluate('(() => { const v = document.querySelector("video"); return v ? v.currentTime : 0 })()'), (t) => Number(t) > 0.5, 15_000)).toBeGreaterThan(0.5);
+      expect(await clipPlaying(control)).toBeGreaterThan(0.5);
       // Sustained motion: the viewer switches to video.
       await viewer.page.waitForSelector('.rbk-viewer__live[data-video]', { timeout: 20_000 });
       await viewer.page.waitForTimeout(1000);

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import { waitFor } from '../helpers/session.js';
+import { controlOf, waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
 import { watchVideo, type VideoClient } from '../helpers/video-client.js';
-import { FULL_WINDOW_VIDEO_PAGE, startVideoSite, type VideoSite } from '../helpers/video-site.js';
+import { clipPlaying, FULL_WINDOW_VIDEO_PAGE, startVideoSite, type VideoSite } from '../helpers/video-site.js';
 
 const KEY_FRAME_SECONDS = 10;
 
@@ -50,11 +50,8 @@ describe('a watcher whose frames were dropped', () => {
   it('gets a key frame soon after its link clears, while another watcher keeps getting frames', async () => {
     const created = await api('/vm/create', { browser: 'chromium', url: site.origin });
     expect(created.status).toBe('ok');
-    const control = await waitFor(async () => {
-      const row = await engine.store.session(created.vmId);
-      return row?.runtime_id ? engine.runtime.get(row.runtime_id)?.control : undefined;
-    }, Boolean, 30_000);
-    expect(await waitFor(() => control!.evaluate('(() => { const v = document.querySelector("video"); return v ? v.currentTime : 0 })()'), (t) => Number(t) > 0.5, 15_000)).toBeGreaterThan(0.5);
+    const control = await controlOf(engine, created.vmId);
+    expect(await clipPlaying(control!)).toBeGreaterThan(0.5);
     const url = `${engine.url.replace('http', 'ws')}/share/${new URL(created.shareUrl).search.slice(1)}/video`;
     const steady = await watchVideo(url);
     let stalling: VideoClient | undefined;

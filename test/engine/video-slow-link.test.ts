@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { startThrottledLink, type ThrottledLink } from '../helpers/throttled-link.js';
-import { waitFor } from '../helpers/session.js';
+import { controlOf, waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
 import { watchVideo } from '../helpers/video-client.js';
-import { FULL_WINDOW_VIDEO_PAGE, startVideoSite, type VideoSite } from '../helpers/video-site.js';
+import { clipPlaying, FULL_WINDOW_VIDEO_PAGE, startVideoSite, type VideoSite } from '../helpers/video-site.js';
 
 let engine: Engine;
 let dir: string;
@@ -44,11 +44,8 @@ describe('video on a 2 Mbit/s link', () => {
   it('steps the encoder down to what the link carries, and the watcher keeps getting current frames', async () => {
     const created = await api('/vm/create', { browser: 'chromium', url: origin });
     expect(created.status).toBe('ok');
-    const control = await waitFor(async () => {
-      const row = await engine.store.session(created.vmId);
-      return row?.runtime_id ? engine.runtime.get(row.runtime_id)?.control : undefined;
-    }, Boolean, 30_000);
-    expect(await waitFor(() => control!.evaluate('(() => { const v = document.querySelector("video"); return v ? v.currentTime : 0 })()'), (t) => Number(t) > 0.5, 15_000)).toBeGreaterThan(0.5);
+    const control = await controlOf(engine, created.vmId);
+    expect(await clipPlaying(control!)).toBeGreaterThan(0.5);
     const linkId = new URL(created.shareUrl).search.slice(1);
     const watcher = await watchVideo(link.through(`${engine.url.replace('http', 'ws')}/share/${linkId}/video`));
     try {

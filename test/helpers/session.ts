@@ -1,5 +1,6 @@
 // Test helper for runtime sessions: X clients on a session's display (run inside the session,
 // the only place its display is reachable) and polling until a probe gives what a test waits for.
+import type { Engine } from '../../src/engine/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 
 /** Runs an X client (xdotool, setxkbmap, ...) on the session's display, inside the session. */
@@ -16,6 +17,14 @@ export async function waitFor<T>(probe: () => Promise<T> | T, accept: (value: T)
     value = await probe();
   }
   return value;
+}
+
+/** The browser control of the engine's session `vmId`, once it runs (up to 30 s), or undefined. */
+export function controlOf(engine: Engine, vmId: string) {
+  return waitFor(async () => {
+    const row = await engine.store.session(vmId);
+    return row?.runtime_id ? engine.runtime.get(row.runtime_id)?.control : undefined;
+  }, Boolean, 30_000);
 }
 
 /** Types an address into the browser's address bar and presses Enter, with a person's pauses. */

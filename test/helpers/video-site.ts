@@ -9,6 +9,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { waitFor } from './session.js';
+
+/** In a session's page: how far its clip has played (s), 0 before it plays. */
+const CLIP_PLAYED = '(() => { const v = document.querySelector("video"); return v ? v.currentTime : 0 })()';
+
+/** Waits (up to 15 s) until the clip in a session's page has played half a second; answers how far it has (s). */
+export async function clipPlaying(control: { evaluate(expression: string): Promise<unknown> }): Promise<number> {
+  return Number(await waitFor(() => control.evaluate(CLIP_PLAYED).catch(() => 0), (t) => Number(t) > 0.5, 15_000));
+}
 
 /** A page whose whole window is the looping clip. */
 export const FULL_WINDOW_VIDEO_PAGE = '<!doctype html><title>video</title><body style="margin:0;background:#000;overflow:hidden"><video src="/clip.mp4" autoplay muted loop style="display:block;width:100vw;height:100vh"></video>';
