@@ -1,8 +1,8 @@
 // The session encoder's bit rate ladder (src/engine/runtime/video-ladder.ts, decisions.md 68): a
-// watcher that keeps dropping frames (two bouts) takes the encoder down, one bout does not, a calm period brings it back up, and
-// a rung that failed soon after it was tried waits longer before it is tried again.
+// watcher that keeps dropping frames (two bouts) takes the encoder down, one bout does not, a calm period brings it back up on
+// trial (one bout ends the trial), and a rung that failed soon after it was tried waits longer before it is tried again.
 import { describe, expect, it } from 'vitest';
-import { BitRateLadder, BOUT_GAP_MS, BOUTS_WITHIN_MS, CALM_MS, ladderRungs, SETTLE_MS } from '../../src/engine/runtime/video-ladder.js';
+import { BitRateLadder, BOUT_GAP_MS, BOUTS_WITHIN_MS, CALM_MS, ladderRungs, SETTLE_MS, TRIAL_MS } from '../../src/engine/runtime/video-ladder.js';
 
 /** Two bouts of drops, the second at `at`: what takes the encoder down. */
 function twoBouts(ladder: BitRateLadder, at: number): number | null {
@@ -44,12 +44,21 @@ describe('BitRateLadder', () => {
     expect(twoBouts(ladder, 1000)).toBe(1200);
     expect(ladder.calm(1000 + CALM_MS - 1)).toBeNull();
     expect(ladder.calm(1000 + CALM_MS)).toBe(2500);
-    // Too much for the link: down again (after the settling time) ...
+    // Too much for the link: one bout of drops takes it down again (after the settling time) ...
     const failed = 1000 + CALM_MS + 2 * SETTLE_MS;
-    expect(twoBouts(ladder, failed)).toBe(1200);
+    expect(ladder.dropped(failed)).toBe(1200);
     // ... and the next try waits twice the calm period.
     expect(ladder.calm(failed + CALM_MS)).toBeNull();
     expect(ladder.calm(failed + 2 * CALM_MS)).toBe(2500);
+  });
+
+  it('ends a trial at one bout only while it is new: later, a single bout is a hiccup again', () => {
+    const ladder = new BitRateLadder(2500);
+    expect(twoBouts(ladder, 1000)).toBe(1200);
+    const steppedUp = 1000 + CALM_MS;
+    expect(ladder.calm(steppedUp)).toBe(2500);
+    expect(ladder.dropped(steppedUp + TRIAL_MS + 1)).toBeNull();
+    expect(ladder.kbps).toBe(2500);
   });
 
   it('starts again at the ceiling once reset (everyone left)', () => {

@@ -2,9 +2,10 @@
 // rungs from the configured ceiling down to about a quarter of it. A watcher whose frames are
 // dropped again and again (two bouts of drops within a few seconds: its link is slower than the
 // picture; one bout alone is as likely a busy machine's hiccup) takes the encoder a rung down, at
-// most once per settling time (each change restarts the encoder, a key frame for everyone); after a calm
-// period with no drops the encoder goes a rung up again, and a rung that soon dropped again waits
-// twice as long before it is tried the next time. Pure: time comes from the caller.
+// most once per settling time (each change starts a new encoder, a key frame for everyone); after a calm
+// period with no drops the encoder goes a rung up again: a trial, which one bout of drops ends (the
+// rung below was already found to hold), and a rung that failed its trial waits twice as long
+// before it is tried the next time. Pure: time comes from the caller.
 
 /** A change waits this long after the last one: the restarted encoder's first key frame must get through. */
 export const SETTLE_MS = 1000;
@@ -16,6 +17,8 @@ export const BOUTS_WITHIN_MS = 5000;
 export const CALM_MS = 10_000;
 /** The calm period doubles after each failed try, up to this. */
 export const MAX_CALM_MS = 80_000;
+/** A rung just stepped up to is on trial this long: one bout of drops takes it down again. */
+export const TRIAL_MS = 5000;
 
 /** The rungs for a ceiling: the ceiling, about half, about a quarter (kbit/s, never under 200). */
 export function ladderRungs(ceilingKbps: number): number[] {
@@ -49,7 +52,7 @@ export class BitRateLadder {
     // What is dropped while the restarted encoder settles is the old rate's queue: not counted.
     if (now - this.#changedAt < SETTLE_MS || this.#rung === this.rungs.length - 1) return null;
     if (bout) this.#bouts = [...this.#bouts.filter((at) => now - at < BOUTS_WITHIN_MS), now];
-    if (this.#bouts.length < 2) return null;
+    if (this.#bouts.length < (now - this.#steppedUpAt < TRIAL_MS ? 1 : 2)) return null;
     this.#bouts = [];
     if (now - this.#steppedUpAt < this.#calmMs) this.#calmMs = Math.min(MAX_CALM_MS, this.#calmMs * 2);
     this.#rung++;
