@@ -151,6 +151,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     confinement: config.insecure.unconfined ? false : config.confinement,
     timeZone: config.timeZone,
     sound: config.sound,
+    warn: (message) => logger.warn(message),
     ...(warm ? { warm } : {}),
     sessionLimit: config.node.capacity,
   });

@@ -80,6 +80,8 @@ export interface RuntimeOptions {
   confinement?: Partial<ConfinementSettings> | false;
   /** Each session's sound server and encoder settings (sound.ts); `false` runs no sound process at all. */
   sound?: Partial<SoundSettings> | false;
+  /** What the operator should know that ends nothing (a sound server that could not start); default console.warn. */
+  warn?: (message: string) => void;
 }
 
 /** How a session came to be ready: from nothing, on a warm display, or in a warm browser. */
@@ -157,6 +159,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       ...(options.egressConnections ? { egressConnections: options.egressConnections } : {}),
       ...(options.openFiles ? { openFiles: options.openFiles } : {}),
       ...(options.sound !== undefined ? { sound: options.sound } : {}),
+      ...(options.warn ? { warn: options.warn } : {}),
       startTimeoutMs: this.startTimeoutMs,
       onStop: (slot) => this.liveSlots.delete(slot),
     };

@@ -30,6 +30,8 @@ export interface SlotSettings {
   startTimeoutMs: number;
   /** Each session's sound settings; `false` runs no sound process at all (sound.ts). */
   sound?: Partial<SoundSettings> | false;
+  /** What the operator should know that ends nothing (the runtime's `warn`). */
+  warn?: (message: string) => void;
   /** Called as a slot begins to stop (the runtime forgets it). */
   onStop?: (slot: SessionSlot) => void;
 }
@@ -110,7 +112,7 @@ export class SessionSlot {
       }
       parts.add(displayPart(await startDisplay({ sandbox: slot.sandbox, width: shape.width, height: shape.height, layout: shape.layout, startTimeoutMs: settings.startTimeoutMs })));
       // Sound after the display, before the browser (which is given its server); never fails the slot.
-      const sound = await startSessionSound(slot.sandbox, settings.sound, settings.startTimeoutMs);
+      const sound = await startSessionSound(slot.sandbox, settings.sound, { timeoutMs: settings.startTimeoutMs, ...(settings.warn ? { warn: settings.warn } : {}) });
       if (sound) parts.add(soundPart(sound));
       await slot.record();
       return slot;

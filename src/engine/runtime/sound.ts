@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { lstat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SessionSandbox } from './confinement.js';
 import { OggOpusReader } from './ogg-opus.js';
@@ -234,7 +234,8 @@ export async function startSound(options: SoundStart): Promise<SessionSound> {
   const dir = join(sandbox.dir, SOUND_DIR);
   const socketPath = join(dir, 'native');
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
-    throw new Error(`the session directory ${sandbox.hostDir} is too long for the sound server's socket: choose a shorter data directory`);
+    // Named by the directory all sessions share, so the operator is told once, not once per session.
+    throw new Error(`session directories under ${dirname(sandbox.hostDir)} are too long for the sound server's socket: choose a shorter data directory`);
   }
   const server = sandbox.spawn(
     'pulseaudio',
@@ -282,17 +283,21 @@ const reportedFailures = new Set<string>();
  * turned sound off (no sound process at all), or when it cannot start here; the session then runs
  * without sound (the browser finds no server and plays into nothing), never fails for it.
  */
-export async function startSessionSound(sandbox: SessionSandbox, settings: Partial<SoundSettings> | false | undefined, timeoutMs?: number): Promise<SessionSound | null> {
+export async function startSessionSound(
+  sandbox: SessionSandbox,
+  settings: Partial<SoundSettings> | false | undefined,
+  options: { timeoutMs?: number; warn?: (message: string) => void } = {},
+): Promise<SessionSound | null> {
   if (settings === false) return null;
   const probe = probeSound();
   if (!probe.available) return null;
   try {
-    return await startSound({ sandbox, settings: { ...DEFAULT_SOUND, ...settings }, ...(timeoutMs ? { timeoutMs } : {}) });
+    return await startSound({ sandbox, settings: { ...DEFAULT_SOUND, ...settings }, ...(options.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
   } catch (error) {
     const reason = (error as Error).message;
     if (!reportedFailures.has(reason)) {
       reportedFailures.add(reason);
-      console.warn(`remote-browser-kit: sessions run without sound: ${reason}`);
+      (options.warn ?? ((message) => console.warn(`remote-browser-kit: ${message}`)))(`sessions run without sound: ${reason}`);
     }
     return null;
   }
