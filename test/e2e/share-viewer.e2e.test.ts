@@ -53,12 +53,23 @@ function viewerPoint(page: Page, x: number, y: number): Promise<{ x: number; y: 
   }, [x, y]);
 }
 
+/** Lets the slow first page answer. */
+let releaseSlowPage: () => void = () => undefined;
+const slowPageReleased = new Promise<void>((resolve) => (releaseSlowPage = resolve));
+
 beforeAll(async () => {
   site = createServer((request, response) => {
     if (request.url === '/favicon.ico') return void response.writeHead(404).end();
     const body = request.url === '/next' ? NEXT : FORM;
-    // The first page answers slowly, so the viewer's waiting screen is there to be seen.
-    setTimeout(() => response.writeHead(200, { 'content-type': 'text/html' }).end(body), request.url === '/slow' ? 1500 : 0);
+    // The first page answers only once the test has seen the viewer's waiting screen (at most
+    // 15 s): a fixed delay was over before a loaded machine had the viewer page up (seen in CI).
+    const answer = () => response.writeHead(200, { 'content-type': 'text/html' }).end(body);
+    if (request.url !== '/slow') return answer();
+    const late = setTimeout(answer, 15_000);
+    void slowPageReleased.then(() => {
+      clearTimeout(late);
+      answer();
+    });
   });
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
@@ -84,7 +95,8 @@ describe('a share link in a real browser', () => {
     page.on('websocket', (socket) => sockets.push(socket));
     try {
       await page.goto(created.shareUrl);
-      await expect.poll(() => page.getByRole('heading', { name: 'Preparing your browser' }).isVisible().catch(() => false), { timeout: 5000 }).toBe(true);
+      await expect.poll(() => page.getByRole('heading', { name: 'Preparing your browser' }).isVisible().catch(() => false), { timeout: 10_000 }).toBe(true);
+      releaseSlowPage();
 
       // Live: the remote page's yellow, drawn by the viewer.
       await page.waitForSelector('.rbk-viewer__screen canvas', { timeout: 20_000 });
