@@ -5,19 +5,17 @@
 // changes the viewer's cursor to the remote shapes (the overlay takes no pointer events, so the
 // pointer is over noVNC's canvas, whose CSS cursor noVNC sets), and RFB stays nearly silent: a
 // cursor shape and a pixel, not a JPEG per frame.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
-import { clipPlaying, startVideoSite, type VideoSite } from '../helpers/video-site.js';
+import { startVideoEngine, type VideoEngine } from '../helpers/video-engine.js';
+import { clipPlaying, type VideoSite } from '../helpers/video-site.js';
 
+let fixture: VideoEngine | undefined;
 let engine: Engine;
-let dir: string;
 let site: VideoSite;
 let origin: string;
 let key: string;
@@ -33,19 +31,14 @@ const CURSOR_PAGE =
   '<div style="position:fixed;left:50vw;top:0;width:50vw;height:50vh;cursor:text"></div></body>';
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-video-cursor-e2e-'));
-  site = await startVideoSite({ '/': CURSOR_PAGE });
+  ({ engine, site, key } = fixture = await startVideoEngine('video-cursor', { '/': CURSOR_PAGE }));
   origin = site.origin;
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
-  key = (await engine.accounts.create({ contact: 'video-cursor@example.com', plans: ['pro'] })).apiKey.key;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
-  await engine?.close();
-  await site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** What the user sees as the pointer at a point of the viewer: the CSS cursor of the element under it. */

@@ -6,20 +6,18 @@
 // JPEG per frame). The page's text changes, then the video stops: the viewer goes back to RFB within seconds, receives nothing
 // while nothing changes, and its picture of the page's text is the display's own pixels (read raw
 // over RFB). A view-only viewer of phone size gets video too, laid over its scaled picture.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/control.js';
 import { connectRfb } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
-import { clipPlaying, startVideoSite, type VideoSite } from '../helpers/video-site.js';
+import { startVideoEngine, type VideoEngine } from '../helpers/video-engine.js';
+import { clipPlaying, type VideoSite } from '../helpers/video-site.js';
 
+let fixture: VideoEngine | undefined;
 let engine: Engine;
-let dir: string;
 let site: VideoSite;
 let origin: string;
 let key: string;
@@ -54,19 +52,14 @@ async function rates(viewer: { page: Page; received: { rfb: number; video: numbe
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-video-e2e-'));
-  site = await startVideoSite({ '/': VIDEO_PAGE });
+  ({ engine, site, key } = fixture = await startVideoEngine('video', { '/': VIDEO_PAGE }));
   origin = site.origin;
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
-  key = (await engine.accounts.create({ contact: 'video@example.com', plans: ['pro'] })).apiKey.key;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
 }, 120_000);
 
 afterAll(async () => {
   await browser?.close();
-  await engine?.close();
-  await site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('video in the live view', () => {

@@ -4,20 +4,18 @@
 // as a viewer whose link or page stalls: the engine drops its frames. Once it answers again it
 // gets a key frame within a few seconds, not at the encoder's next own key frame, and the other
 // watcher's frames go on throughout, each new format followed by a key frame.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
 import { controlOf, waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
 import { watchVideo, type VideoClient } from '../helpers/video-client.js';
-import { clipPlaying, FULL_WINDOW_VIDEO_PAGE, startVideoSite, type VideoSite } from '../helpers/video-site.js';
+import { startVideoEngine, type VideoEngine } from '../helpers/video-engine.js';
+import { clipPlaying, FULL_WINDOW_VIDEO_PAGE, type VideoSite } from '../helpers/video-site.js';
 
 const KEY_FRAME_SECONDS = 10;
 
+let fixture: VideoEngine | undefined;
 let engine: Engine;
-let dir: string;
 let site: VideoSite;
 let key: string;
 
@@ -25,20 +23,11 @@ const api = v8Caller(() => engine.url, () => key);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-video-recovery-'));
-  site = await startVideoSite({ '/': FULL_WINDOW_VIDEO_PAGE });
-  engine = await createEngine({
-    dataDir: dir,
-    port: 0,
-    config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: { keyFrameSeconds: KEY_FRAME_SECONDS } } as never,
-  });
-  key = (await engine.accounts.create({ contact: 'video-recovery@example.com', plans: ['pro'] })).apiKey.key;
+  ({ engine, site, key } = fixture = await startVideoEngine('video-recovery', { '/': FULL_WINDOW_VIDEO_PAGE }, { keyFrameSeconds: KEY_FRAME_SECONDS }));
 }, 120_000);
 
 afterAll(async () => {
-  await engine?.close();
-  await site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** Each format message is followed by a key frame: a frame after a new format can always be drawn. */

@@ -4,19 +4,17 @@
 // backs up). The encoder steps down to a bit rate the link carries, the frames keep coming (not
 // key frames only), and they stay current: once the clip stops, the still picture reaches the
 // watcher at once rather than after seconds of queued motion.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
 import { startThrottledLink, type ThrottledLink } from '../helpers/throttled-link.js';
 import { controlOf, waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
 import { watchVideo } from '../helpers/video-client.js';
-import { clipPlaying, FULL_WINDOW_VIDEO_PAGE, startVideoSite, type VideoSite } from '../helpers/video-site.js';
+import { startVideoEngine, type VideoEngine } from '../helpers/video-engine.js';
+import { clipPlaying, FULL_WINDOW_VIDEO_PAGE, type VideoSite } from '../helpers/video-site.js';
 
+let fixture: VideoEngine | undefined;
 let engine: Engine;
-let dir: string;
 let site: VideoSite;
 let origin: string;
 let key: string;
@@ -25,19 +23,14 @@ let link: ThrottledLink;
 const api = v8Caller(() => engine.url, () => key);
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-video-link-'));
-  site = await startVideoSite({ '/': FULL_WINDOW_VIDEO_PAGE });
+  ({ engine, site, key } = fixture = await startVideoEngine('video-link', { '/': FULL_WINDOW_VIDEO_PAGE }));
   origin = site.origin;
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
-  key = (await engine.accounts.create({ contact: 'video-link@example.com', plans: ['pro'] })).apiKey.key;
   link = await startThrottledLink({ port: Number(new URL(engine.url).port), kbitPerSecond: 2000 });
 }, 120_000);
 
 afterAll(async () => {
   await link?.close();
-  await engine?.close();
-  await site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('video on a 2 Mbit/s link', () => {
