@@ -24,6 +24,7 @@ import { SessionService } from './sessions/service.js';
 import type { ChannelCredential } from './channels/channel.js';
 import { Presence } from './channels/presence.js';
 import { ChannelRegistry } from './channels/registry.js';
+import { Door } from './channels/door.js';
 import { rfbChannel } from './channels/rfb.js';
 import { soundChannel } from './channels/sound.js';
 import { videoChannel } from './channels/video.js';
@@ -237,15 +238,18 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const video = config.video !== false && (await probeVideo()).available;
   // Every stream of a session is a channel (docs/architecture.md "Channels"); RFB is the first.
   const channels = new ChannelRegistry()
-    .register(rfbChannel({ seats: config.viewers, openFiles, displayLimits: config.display }))
-    .register(soundChannel({ openFiles }))
-    .register(videoChannel({ openFiles, settings: video ? config.video || DEFAULT_VIDEO : null }))
-    .register(automationChannel({ openFiles, programsPerSession: config.automation.programsPerSession }))
-    .register(filesChannel({ openFiles, snapshot: (id) => fileSnapshot(id) }));
+    .register(rfbChannel({ seats: config.viewers, displayLimits: config.display }))
+    .register(soundChannel())
+    .register(videoChannel({ settings: video ? config.video || DEFAULT_VIDEO : null }))
+    .register(automationChannel({ programsPerSession: config.automation.programsPerSession }))
+    .register(filesChannel({ snapshot: (id) => fileSnapshot(id) }));
+  // Every attachment, whatever its channel (and the share API's event streams), passes this door.
+  const door = new Door({ perAddress: config.viewers.perAddress }, openFiles);
   const router = new ChannelRouter({
     registry: channels,
     nodeId,
     presence,
+    door,
     statusChanges: sessions,
     endsOf: (id) => {
       const display = sessions.displayOf(id);
@@ -266,7 +270,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     router,
     clientAddress,
   });
-  const shareApi = createShareApi({ sessions, presence, router, limiter, clientAddress, sound, video, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
+  const shareApi = createShareApi({ sessions, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, sound, video, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   /** What the files channel sends a controlling viewer: the list (downloads only when they may move) and the switches. */
   async function fileSnapshot(id: string) {
     const row = await store.session(id);
@@ -310,17 +314,22 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   // connection closes: no 'clientError' handler of ours drops them unanswered.
   // A WebSocket upgrade that no endpoint takes is refused in HTTP, as the share API refuses an unknown link.
   const noEndpoint = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nNot Found';
+  // Every branch is inside one catch: whatever an upgrade carries, its failure closes its own socket.
   server.on('upgrade', (request, socket, head) => {
-    const requestUrl = requestTargetUrl(request.url, 'http://engine');
-    if (!requestUrl) return void socket.end(noEndpoint);
-    if (clustered) {
-      const carried = link.verifyUpgrade(request, requestUrl);
-      if (carried) return router.openForwarded(request, socket, head, carried);
-    }
-    shareApi.upgrade(request, socket, head).then(
-      async (handled) => handled || (await automation!.upgrade(request, socket, head)) || socket.end(noEndpoint),
-      () => socket.destroy(),
-    );
+    socket.on('error', () => undefined);
+    const upgrade = async () => {
+      const requestUrl = requestTargetUrl(request.url, 'http://engine');
+      if (!requestUrl) return void socket.end(noEndpoint);
+      if (clustered) {
+        const carried = link.verifyUpgrade(request, requestUrl);
+        if (carried) return router.openForwarded(request, socket, head, carried);
+      }
+      if (!(await shareApi.upgrade(request, socket, head)) && !(await automation!.upgrade(request, socket, head))) socket.end(noEndpoint);
+    };
+    upgrade().catch((error: unknown) => {
+      logger.warn({ err: error, path: String(request.url).slice(0, 100) }, 'upgrade failed');
+      socket.destroy();
+    });
   });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);

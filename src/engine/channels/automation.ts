@@ -9,15 +9,12 @@
 import { WebSocket } from 'ws';
 import { EngineTargetView } from '../automation/engine-targets.js';
 import { judgeCommand, parseCommand, refusal } from '../automation/policy.js';
-import type { OpenFiles } from '../runtime/open-files.js';
 import type { Channel, CloseReason, SessionDevTools } from './channel.js';
 import { VIEWER_CLOSE } from './close-codes.js';
-import { SessionSeats } from './session-seats.js';
 
 export interface AutomationChannelOptions {
   /** Programs per session on this node (each holds a DevTools connection into the session). */
   programsPerSession?: number;
-  openFiles?: OpenFiles;
 }
 
 export const DEFAULT_PROGRAMS_PER_SESSION = 4;
@@ -32,8 +29,6 @@ const WAITING_LIMIT = 256;
 
 export function automationChannel(options: AutomationChannelOptions = {}): Channel {
   const limit = options.programsPerSession ?? DEFAULT_PROGRAMS_PER_SESSION;
-  // The program's WebSocket and its DevTools connection into the session: two files a seat.
-  const seats = new SessionSeats(limit, 2, options.openFiles);
   return {
     name: 'automation',
     opensWith: ['api-key'],
@@ -43,11 +38,10 @@ export function automationChannel(options: AutomationChannelOptions = {}): Chann
     openEnd: (session) => (session.devtools ? () => {
       throw new Error('the automation channel carries DevTools messages, not a byte stream');
     } : undefined),
-    seat: (sessionId) => seats.take(sessionId),
+    // Opened with an API key only (control); the program's WebSocket and its DevTools connection into the session: two files.
+    needs: { seats: { control: limit, view: 0 }, files: 2 },
     carry: ({ socket, ends }) => carryProgram(socket, ends.devtools!),
-    close() {
-      seats.clear();
-    },
+    close() {},
   };
 }
 

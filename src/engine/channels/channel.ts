@@ -1,14 +1,16 @@
 // A channel: one kind of stream between someone outside and a session (RFB to its display today;
 // sound, files and automation next). A channel says who may open it, how the node that runs the
 // session opens its end inside the session (always through a relay started as the session's uid:
-// the engine never opens a session's path as root), what a connection costs (a seat), what
-// presence counts it as, and the per-message policy it applies on the owning node. Everything
-// else (finding the owner, forwarding, closing when the session ends) is the router's, once.
+// the engine never opens a session's path as root), what a connection needs at the door (seats per
+// link, open files: door.ts), what presence counts it as, and the per-message policy it applies on
+// the owning node. Everything else (the door, finding the owner, forwarding, closing when the
+// session ends) is the router's, once.
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
 import type { SessionFolders } from '../automation/policy.js';
+import type { DoorNeeds } from './door.js';
 import type { AttachmentKind } from './presence.js';
 
 /** What a caller opens a channel with: the share link (control), a view-only link, or an API key. */
@@ -29,13 +31,8 @@ export interface CloseReason {
   reason: string;
 }
 
-/** Why a connection got no seat: its channel's seats for the session are taken, its address holds its share, or the engine is at its open-files reserve. */
+/** Why a connection got no seat at the door: its link's seats for the session are taken, its address holds its share, or the engine is at its open-files reserve. */
 export type SeatRefusal = 'full' | 'address' | 'busy';
-
-export interface ChannelSeat {
-  /** Gives the seat back (once; later calls do nothing). */
-  leave(): void;
-}
 
 /**
  * What a session has on the node that runs it to open channel ends in. A starting session has its
@@ -82,10 +79,11 @@ export interface Channel {
   /** The opener of the channel's end in a session this node runs, or undefined when the session has none (yet). */
   openEnd(session: SessionEnds): (() => Duplex) | undefined;
   /**
-   * A seat for a connection to `sessionId`, on the node the caller reached (`address`: the
-   * client's) and again on the owner (`address` null: counted where it arrived); or why none.
+   * What a connection needs at the door (door.ts): seats per session for each link, and the
+   * engine's open files it holds. The router admits it on the node the caller reached and again
+   * on the owner; the channel never seats anyone itself.
    */
-  seat(sessionId: string, rights: ChannelRights, address: string | null): ChannelSeat | SeatRefusal;
+  readonly needs: DoorNeeds;
   /** Carries one connection on the owning node with the channel's per-message policy; resolves when it ends. */
   carry(connection: ChannelConnection): Promise<void>;
   /** The engine closes: per-session state (RFB's rooms) goes. */

@@ -9,17 +9,14 @@
 // that a download is a real download of the viewer's browser. Across a cluster the owner's
 // messages cross the node link one by one and arrive as bytes; the viewer reads both.
 import type { FilesChannelMessage } from '../../protocol/files.js';
-import type { OpenFiles } from '../runtime/open-files.js';
 import type { Channel } from './channel.js';
 import { VIEWER_CLOSE } from './close-codes.js';
-import { SessionSeats } from './session-seats.js';
 
 export interface FilesChannelOptions {
   /** The session's files and switches as the channel sends them; null when the session is not running here. */
   snapshot(sessionId: string): Promise<FilesChannelMessage | null>;
-  /** Watchers per session on this node. */
+  /** Watchers per session on this node (the share link's only). */
   watchersPerSession?: number;
-  openFiles?: OpenFiles;
   /** How often the list is read: at rest, and while a download arrives (ms). */
   intervals?: { idle: number; arriving: number };
 }
@@ -27,7 +24,7 @@ export interface FilesChannelOptions {
 export const DEFAULT_FILE_WATCHERS_PER_SESSION = 16;
 
 export function filesChannel(options: FilesChannelOptions): Channel {
-  const seats = new SessionSeats(options.watchersPerSession ?? DEFAULT_FILE_WATCHERS_PER_SESSION, 1, options.openFiles);
+  const limit = options.watchersPerSession ?? DEFAULT_FILE_WATCHERS_PER_SESSION;
   const intervals = options.intervals ?? { idle: 1000, arriving: 250 };
   return {
     name: 'files',
@@ -38,7 +35,7 @@ export function filesChannel(options: FilesChannelOptions): Channel {
     openEnd: () => () => {
       throw new Error("the files channel sends the session's file list, not a byte stream");
     },
-    seat: (sessionId) => seats.take(sessionId),
+    needs: { seats: { control: limit, view: 0 }, files: 1 },
     carry({ socket, sessionId }) {
       return new Promise<void>((resolve) => {
         let last = '';
@@ -75,8 +72,6 @@ export function filesChannel(options: FilesChannelOptions): Channel {
         void look();
       });
     },
-    close() {
-      seats.clear();
-    },
+    close() {},
   };
 }

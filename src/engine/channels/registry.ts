@@ -21,6 +21,11 @@ export class ChannelRegistry {
     if (!ATTACHMENT_KINDS.includes(channel.attachment)) {
       throw new Error(`channel "${channel.name}": unknown attachment kind "${String(channel.attachment)}"; expected ${ATTACHMENT_KINDS.join(', ')}`);
     }
+    const { seats, files } = channel.needs ?? {};
+    const count = (n: unknown) => Number.isInteger(n) && (n as number) >= 0;
+    if (!seats || !count(seats.control) || !count(seats.view) || !count(files)) {
+      throw new Error(`channel "${channel.name}": declare its needs at the door: { seats: { control, view }, files }, whole numbers of 0 or more`);
+    }
     this.channels.set(channel.name, channel);
     return this;
   }

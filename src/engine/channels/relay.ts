@@ -66,8 +66,8 @@ export function relay(socket: WebSocket, openEnd: () => Duplex, options: RelayOp
         try {
           policy.admit(chunk, (bytes) => (writable = end.write(bytes)));
         } catch (error) {
-          if (!(error instanceof PolicyRefusal)) throw error;
-          return finish(options.onRefused ?? { code: 1008, reason: 'refused by the channel policy' });
+          // A policy that fails on input it did not foresee refuses it too: one connection ends, never the engine.
+          return finish(error instanceof PolicyRefusal ? (options.onRefused ?? { code: 1008, reason: 'refused by the channel policy' }) : { code: 1011, reason: 'the channel failed on this message' });
         }
       }
       if (!writable) socket.pause();

@@ -1,26 +1,26 @@
 // The RFB channel: a viewer's VNC stream to the session's display, the first channel on the seam.
 // Opened with the share link (control) or a view-only link (watch); its end is a new connection to
-// Xvnc's socket made by a relay inside the session (Display.connect); seats per link and per
-// address (viewer-seats.ts); on the owner, each viewer joins the session's room, where its rights
+// Xvnc's socket made by a relay inside the session (Display.connect); seats per link from the
+// configuration's `viewers` (the door, door.ts, holds them); on the owner, each viewer joins the session's room, where its rights
 // are enforced message by message and the display follows the controller (viewer-room.ts).
 import { bridgeToDisplay } from '../viewer/rfb-bridge.js';
 import { DEFAULT_DISPLAY_LIMITS, ViewerRoom, type DisplayLimits } from '../viewer/viewer-room.js';
-import { DEFAULT_VIEWER_SEATS, ViewerSeats, type ViewerSeatLimits } from '../viewer/viewer-seats.js';
-import type { OpenFiles } from '../runtime/open-files.js';
 import type { Channel } from './channel.js';
+import { DEFAULT_VIEWER_SEATS, type ViewerSeatLimits } from './door.js';
 import { VIEWER_CLOSE } from './close-codes.js';
 
 export interface RfbChannelOptions {
-  /** Seats per session for the share link's viewers and the view-only link's, and per client address (config `viewers`). */
+  /** Seats per session for the share link's viewers and the view-only link's (config `viewers`). */
   seats?: ViewerSeatLimits;
-  /** The engine's open files: a viewer is refused when it would eat into the reserve. */
-  openFiles?: OpenFiles;
   /** The sizes viewers may give a display (config `display`). */
   displayLimits?: DisplayLimits;
 }
 
+/** Files a viewer makes the engine hold: its WebSocket and its relay's three pipes into the session. */
+export const FILES_PER_VIEWER = 4;
+
 export function rfbChannel(options: RfbChannelOptions = {}): Channel {
-  const seats = new ViewerSeats(options.seats ?? DEFAULT_VIEWER_SEATS, options.openFiles);
+  const seats = options.seats ?? DEFAULT_VIEWER_SEATS;
   /** The viewers of each session this node runs: rights, control, display size. */
   const rooms = new Map<string, ViewerRoom>();
   const closes = { endClosed: VIEWER_CLOSE.displayGone, refused: VIEWER_CLOSE.protocol };
@@ -30,7 +30,8 @@ export function rfbChannel(options: RfbChannelOptions = {}): Channel {
     attachment: 'viewer',
     closes,
     openEnd: (session) => () => session.display.connect(),
-    seat: (sessionId, rights, address) => seats.take(sessionId, rights, address),
+    // A viewer holds its WebSocket and its relay's three pipes into the session.
+    needs: { seats: { control: seats.controlling, view: seats.watching }, files: FILES_PER_VIEWER },
     async carry({ socket, sessionId, rights, openEnd }) {
       let room = rooms.get(sessionId);
       if (!room) rooms.set(sessionId, (room = new ViewerRoom(options.displayLimits ?? DEFAULT_DISPLAY_LIMITS)));

@@ -3,14 +3,17 @@
 // that owns the session (cluster/owner.ts): there, it opens the channel's end inside the session,
 // counts the attachment (presence.ts) and carries the connection with the channel's policy;
 // anywhere else, it forwards the connection over the one signed node-to-node path, whatever the
-// channel. It closes every connection of a session that ends.
+// channel. Every connection passes the door (door.ts) on the node it reached and again on the
+// owner, whatever its channel declares: no channel seats, buffers or times out on its own. It
+// closes every connection of a session that ends.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { sessionOwner } from '../cluster/owner.js';
 import type { SessionRow } from '../store/store.js';
-import { rightsOf, type Channel, type ChannelCredential, type ChannelRights, type ChannelSeat, type SeatRefusal, type SessionEnds } from './channel.js';
+import { rightsOf, type Channel, type ChannelCredential, type ChannelRights, type SeatRefusal, type SessionEnds } from './channel.js';
 import { VIEWER_CLOSE } from './close-codes.js';
+import type { Door } from './door.js';
 import type { Presence } from './presence.js';
 import type { ChannelRegistry } from './registry.js';
 import { relay } from './relay.js';
@@ -33,6 +36,8 @@ export interface ChannelRouterOptions {
   /** This node's id. */
   nodeId: string;
   presence: Presence;
+  /** The door every connection passes (seats per link, the address's share, open files, buffer and heartbeat). */
+  door: Door;
   /** What a session this node runs (or starts) has to open channel ends in; undefined for any other. */
   endsOf(sessionId: string): SessionEnds | undefined;
   /** Status changes of sessions (the session service): an ended session's connections close. */
@@ -109,10 +114,14 @@ export class ChannelRouter {
     const leave = this.seat(channel, sessionId, ws, rights, address);
     if (!leave) return;
     const attachment = this.options.presence.attach(sessionId, channel.attachment);
-    void channel.carry({ socket: ws, sessionId, rights, openEnd, ends: ends! }).finally(() => {
-      leave();
-      attachment.leave();
-    });
+    // A channel's failure ends its connection, never the engine.
+    Promise.resolve()
+      .then(() => channel.carry({ socket: ws, sessionId, rights, openEnd, ends: ends! }))
+      .catch(() => ws.terminate())
+      .finally(() => {
+        leave();
+        attachment.leave();
+      });
   }
 
   /**
@@ -121,11 +130,12 @@ export class ChannelRouter {
    * when there is no seat. Answers how to give the seat back.
    */
   private seat(channel: Channel, sessionId: string, ws: WebSocket, rights: ChannelRights, address: string | null): (() => void) | undefined {
-    const seat: ChannelSeat | SeatRefusal = channel.seat(sessionId, rights, address);
+    const seat = this.options.door.admit({ channel: channel.name, sessionId, rights, address, needs: channel.needs });
     if (typeof seat === 'string') {
       ws.close(SEAT_REFUSALS[seat].code, SEAT_REFUSALS[seat].reason);
       return undefined;
     }
+    this.options.door.watch(ws);
     const held = this.connections.get(sessionId) ?? new Set<WebSocket>();
     held.add(ws);
     this.connections.set(sessionId, held);

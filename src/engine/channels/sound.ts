@@ -5,25 +5,19 @@
 // it (runtime/sound.ts); each packet goes out as one WebSocket message (viewer/sound-listener.ts).
 // Across a cluster the owner's messages cross the node link one by one, and the forwarding node
 // hands each on as one message (the format then arrives as bytes; the viewer reads both).
-import type { OpenFiles } from '../runtime/open-files.js';
 import { serveSoundListener } from '../viewer/sound-listener.js';
 import type { Channel } from './channel.js';
 import { VIEWER_CLOSE } from './close-codes.js';
-import { SessionSeats } from './session-seats.js';
 
 export interface SoundChannelOptions {
-  /** Listeners per session on this node (each holds a WebSocket and, on the owner, a share of the encoder's output). */
-  listenersPerSession?: number;
-  /** The engine's open files: a listener is refused when it would eat into the reserve. */
-  openFiles?: OpenFiles;
+  /** Listeners per session and link on this node (each holds a WebSocket and, on the owner, a share of the encoder's output). */
+  listenersPerLink?: number;
 }
 
-export const DEFAULT_LISTENERS_PER_SESSION = 16;
+export const DEFAULT_LISTENERS_PER_LINK = 16;
 
 export function soundChannel(options: SoundChannelOptions = {}): Channel {
-  const limit = options.listenersPerSession ?? DEFAULT_LISTENERS_PER_SESSION;
-  // A listener holds one socket (its WebSocket); the encoder's pipe is the session's, once.
-  const seats = new SessionSeats(limit, 1, options.openFiles);
+  const limit = options.listenersPerLink ?? DEFAULT_LISTENERS_PER_LINK;
   return {
     name: 'sound',
     opensWith: ['share-link', 'view-link'],
@@ -34,15 +28,14 @@ export function soundChannel(options: SoundChannelOptions = {}): Channel {
     openEnd: () => () => {
       throw new Error('the sound channel carries messages from the session\'s sound server, not a byte stream');
     },
-    seat: (sessionId) => seats.take(sessionId),
+    // A listener holds one socket (its WebSocket); the encoder's pipe is the session's, once.
+    needs: { seats: { control: limit, view: limit }, files: 1 },
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
         serveSoundListener(socket, ends.sound ?? null);
       });
     },
-    close() {
-      seats.clear();
-    },
+    close() {},
   };
 }

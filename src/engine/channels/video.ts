@@ -7,12 +7,10 @@
 // runtime/video-ladder.ts); each access unit goes out as one WebSocket message, answered by the
 // watcher's receipt (viewer/video-watcher.ts). Across a cluster the owner's messages cross the node link one by one.
 import type { Display } from '../runtime/display.js';
-import type { OpenFiles } from '../runtime/open-files.js';
 import { SessionVideo, type VideoSettings } from '../runtime/video.js';
 import { serveVideoWatcher } from '../viewer/video-watcher.js';
 import type { Channel } from './channel.js';
 import { VIEWER_CLOSE } from './close-codes.js';
-import { SessionSeats } from './session-seats.js';
 
 export interface VideoChannelOptions {
   /**
@@ -21,16 +19,14 @@ export interface VideoChannelOptions {
    * at once with VIDEO_CLOSE.unavailable and nothing runs in the session.
    */
   settings: VideoSettings | null;
-  /** Watchers per session on this node (each restarts the session's encoder when it joins). */
-  watchersPerSession?: number;
-  /** The engine's open files: a watcher is refused when it would eat into the reserve. */
-  openFiles?: OpenFiles;
+  /** Watchers per session and link on this node (each restarts the session's encoder when it joins). */
+  watchersPerLink?: number;
 }
 
-export const DEFAULT_WATCHERS_PER_SESSION = 16;
+export const DEFAULT_WATCHERS_PER_LINK = 16;
 
 export function videoChannel(options: VideoChannelOptions): Channel {
-  const seats = new SessionSeats(options.watchersPerSession ?? DEFAULT_WATCHERS_PER_SESSION, 1, options.openFiles);
+  const limit = options.watchersPerLink ?? DEFAULT_WATCHERS_PER_LINK;
   /** One video per display: it goes with the display (a session's end kills its encoder with it). */
   const videos = new WeakMap<Display, SessionVideo>();
   const videoOf = (display: Display) => {
@@ -48,15 +44,13 @@ export function videoChannel(options: VideoChannelOptions): Channel {
     openEnd: () => () => {
       throw new Error("the video channel carries messages from the session's encoder, not a byte stream");
     },
-    seat: (sessionId) => seats.take(sessionId),
+    needs: { seats: { control: limit, view: limit }, files: 1 },
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
         serveVideoWatcher(socket, options.settings ? videoOf(ends.display) : null);
       });
     },
-    close() {
-      seats.clear();
-    },
+    close() {},
   };
 }

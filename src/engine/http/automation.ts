@@ -66,7 +66,8 @@ export function createAutomation(options: AutomationOptions) {
       socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
       return true;
     };
-    const token = checkAutomationToken(options.secret, decodeURIComponent(match[1]!), options.now());
+    // A token is base64url and never escaped: the path segment is taken as it came (no decoding to fail on).
+    const token = checkAutomationToken(options.secret, match[1]!, options.now());
     if (!token.ok) {
       return refuse('401 Unauthorized', token.reason === 'expired'
         ? 'this automation address has expired; ask GET /v8/vm/automation for a new one'

@@ -2,7 +2,8 @@
 // its changes, a ping for round-trip time, the session's view-only link, and the WebSockets of
 // the link's channels (RFB to the session's display; channels/router.ts carries them). The link
 // is the credential: unknown links are refused, look-ups are rate-limited, and a view-only link's
-// viewer can watch but never control.
+// viewer can watch but never control. An event stream is an attachment like a channel's: it passes
+// the same door (channels/door.ts) before it is held open.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -16,6 +17,7 @@ import type { SessionRow } from '../store/store.js';
 import { VIEWER_CLOSE } from '../channels/close-codes.js';
 import type { Presence } from '../channels/presence.js';
 import type { ChannelRouter } from '../channels/router.js';
+import type { Door, LinkSeats } from '../channels/door.js';
 import type { ViewerRights } from './viewer-room.js';
 import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from '../http/files.js';
 import { discardRest } from '../../http/node-body.js';
@@ -26,6 +28,10 @@ export interface ShareApiOptions {
   presence: Presence;
   /** Opens a link's channels (channels/router.ts): here or at the node that runs the session. */
   router: ChannelRouter;
+  /** The door every attachment passes: event streams too. */
+  door: Door;
+  /** Event streams per session for each link, on this node. */
+  eventSeats: LinkSeats;
   /** Whether sessions here have sound (configuration `sound`, and its programs installed): the state says so. */
   sound?: boolean;
   /** Whether viewers here may switch to video while the display moves (configuration `video`, and ffmpeg's x11grab and libx264 here). */
@@ -64,6 +70,13 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, s
     ...(video ? { video: true } : {}),
   };
 }
+
+/** How an event stream that got no seat is answered: the same reasons a channel's WebSocket closes with (close-codes.ts). */
+const SEAT_REFUSALS = {
+  full: { status: 429, retryAfter: 30, message: `${VIEWER_CLOSE.full.reason}; try again when someone leaves` },
+  address: { status: 429, retryAfter: 30, message: VIEWER_CLOSE.address.reason },
+  busy: { status: 503, retryAfter: 5, message: VIEWER_CLOSE.busy.reason },
+} as const;
 
 export function createShareApi(options: ShareApiOptions) {
   const { sessions, presence, router } = options;
@@ -141,8 +154,16 @@ export function createShareApi(options: ShareApiOptions) {
       return true;
     }
     // Server-sent events: the current state at once, then each change, and a comment as keep-alive.
+    // The stream holds a socket for as long as the viewer stays: it takes a seat at the door first.
+    const seat = options.door.admit({ channel: 'events', sessionId, rights: found.rights, address: options.clientAddress(request), needs: { seats: options.eventSeats, files: 1 } });
+    if (typeof seat === 'string') {
+      const why = SEAT_REFUSALS[seat];
+      sendJson(response, { status: 'denied', message: why.message }, why.status, { ...CORS, 'retry-after': String(why.retryAfter) });
+      return true;
+    }
     response.writeHead(200, { ...SECURITY_HEADERS, ...CORS, 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no', connection: 'keep-alive' });
-    const send = (value: ViewerState) => response.write(`event: state\ndata: ${JSON.stringify(value)}\n\n`);
+    const write = options.door.streamTo(response);
+    const send = (value: ViewerState) => write(`event: state\ndata: ${JSON.stringify(value)}\n\n`);
     send(state);
     // The plan does not change while the link lives.
     const sound = state.sound === true;
@@ -155,8 +176,9 @@ export function createShareApi(options: ShareApiOptions) {
     };
     sessions.on('status', onChange);
     presence.on('changed', onChange);
-    const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), 15_000);
-    request.on('close', () => {
+    const keepAlive = setInterval(() => write(': keep-alive\n\n'), 15_000);
+    response.on('close', () => {
+      seat.leave();
       clearInterval(keepAlive);
       sessions.off('status', onChange);
       presence.off('changed', onChange);
