@@ -8,6 +8,7 @@ import { startDemo } from '../demo/server.js';
 import { createEngine, offsetClock } from './engine.js';
 import { openDataDirectory } from './data-directory.js';
 import { silentLogger } from './operations/logger.js';
+import { surviveUnhandledRejections } from './operations/unhandled.js';
 import { eventTypeOf } from './webhooks/events.js';
 import { SessionWebhooks } from './webhooks/webhooks.js';
 
@@ -66,6 +67,7 @@ export function buildCli(): Command {
           ...(options.database ? { database: options.database } : {}),
           ...(clockFile ? { now: offsetClock(clockFile) } : {}),
         });
+        surviveUnhandledRejections(engine.logger);
         const facts = { url: engine.url, operatorUrl: engine.operatorUrl, node: engine.nodeId, database: engine.store.dialect, reaped: engine.reaped, recovered: engine.recovered, browsers: engine.runtime.images.filter((i) => i.enabled).map((i) => i.id) };
         print(options, facts, () =>
           [
@@ -94,6 +96,7 @@ export function buildCli(): Command {
     .action(async (options: { port: string; host: string; data: string }) => {
       try {
         const demo = await startDemo({ port: Number(options.port), host: options.host, dataDir: options.data });
+        surviveUnhandledRejections(demo.engine.logger);
         const stop = () => void demo.close().finally(() => process.exit(0));
         process.once('SIGINT', stop);
         process.once('SIGTERM', stop);

@@ -4,7 +4,9 @@
 // session's egress socket, opened on the host where a process of the session reaches it. Meanwhile
 // /healthz, another account's API calls and another session's viewer must answer within a second,
 // and the flood must be cut: beyond the session's cap at once, the silent rest after their deadline.
+// Issue 32's the same from outside: 20,000 event streams from one address on a view-only link.
 import { existsSync, readdirSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import net from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +43,7 @@ const vmIds: string[] = [];
 /** The flooding session's egress socket, on the host. */
 let egressSocket: string;
 let otherLinkId: string;
+let ownerLinkId: string;
 
 /** Sessions' egress sockets on the host, as the engine made them. */
 function egressSockets(): string[] {
@@ -71,7 +74,7 @@ beforeAll(async () => {
   engine = await startEngine({ workspace, fileLimit: FILE_LIMIT });
   owner = new Api(engine.url, (await createAccount(workspace, [PLANS.basic])).key);
   other = new Api(engine.url, (await createAccount(workspace, [PLANS.basic])).key);
-  await running(owner, pages.page);
+  ownerLinkId = (await running(owner, pages.page)).linkId;
   egressSocket = egressSockets()[0] ?? '';
   otherLinkId = (await running(other, pages.page)).linkId;
 }, 120_000);
@@ -147,4 +150,53 @@ describe('a flood of connections from one session to its egress route', () => {
     });
     expect(answer).toMatch(/^HTTP\/1\.1 200/);
   }, 120_000);
+});
+
+/** Opens the share API's event stream at `path`: resolves with its HTTP status once the answer starts; a 200 stays open. */
+function openEvents(path: string): Promise<{ status: number; close: () => void }> {
+  const { hostname, port } = new URL(engine.url);
+  return new Promise((resolve) => {
+    const request = httpGet({ host: hostname, port, path, agent: false }, (response) => {
+      if (response.statusCode !== 200) response.resume();
+      resolve({ status: response.statusCode ?? 0, close: () => request.destroy() });
+    });
+    request.on('error', () => resolve({ status: 0, close: () => undefined }));
+    request.setTimeout(10_000, () => request.destroy());
+  });
+}
+
+describe('a flood of event streams from one address on a view-only link', () => {
+  it('holds only the link\'s seats, and leaves /healthz, another account and another session\'s viewer answering', async () => {
+    const made = await send(engine.url, 'POST', `/share/${ownerLinkId}/view-only`);
+    expect(made.json?.status, made.text).toBe('ok');
+    const path = `/share/${made.json.linkId as string}/events`;
+    const held: Array<() => void> = [];
+    const refused = new Map<number, number>();
+    try {
+      for (let opened = 0; opened < 20_000; opened += 400) {
+        const wave = await Promise.all(Array.from({ length: 400 }, () => openEvents(path)));
+        for (const stream of wave) {
+          if (stream.status === 200) held.push(stream.close);
+          else refused.set(stream.status, (refused.get(stream.status) ?? 0) + 1);
+        }
+      }
+      // The view-only link's event seats (twice its viewer seats: 16) and no more; the rest were told to wait.
+      expect(held.length).toBeLessThanOrEqual(16);
+      expect(held.length).toBeGreaterThan(0);
+      expect(refused.get(429) ?? 0).toBeGreaterThanOrEqual(20_000 - 16 - 100);
+
+      expect(await timed(async () => expect((await send(engine.url, 'GET', '/healthz', { timeoutMs: 5000 })).json?.status).toBe('ok'))).toBeLessThan(1000);
+      expect(await timed(async () => expect((await other.data()).json?.status).toBe('ok'))).toBeLessThan(1000);
+      let viewer: Awaited<ReturnType<typeof connectRfb>> | undefined;
+      expect(await timed(async () => (viewer = await connectRfb(`${engine.url.replace(/^http/, 'ws')}/share/${otherLinkId}/rfb`, 5000)))).toBeLessThan(1000);
+      expect(viewer!.width).toBeGreaterThan(0);
+      viewer!.close();
+      // The share link keeps its own seats: its viewer's event stream opens.
+      const holder = await openEvents(`/share/${ownerLinkId}/events`);
+      expect(holder.status).toBe(200);
+      holder.close();
+    } finally {
+      for (const close of held) close();
+    }
+  }, 180_000);
 });
