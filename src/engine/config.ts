@@ -263,8 +263,10 @@ export const engineConfigSchema = z
       .default({ level: 'info', pretty: null }),
     /**
      * Session webhooks (decisions.md 61): private ranges receivers may be at (none by default, as
-     * for sessions' egress), plain http receivers, and the retry schedule: the first retry after
-     * `firstRetryMs`, each next one three times later (at most an hour apart), for `retryForMs`.
+     * for sessions' egress), plain http receivers, the retry schedule: the first retry after
+     * `firstRetryMs`, each next one three times later (at most an hour apart), for `retryForMs`;
+     * and `timeoutMs`, the deadline of a whole attempt (name check, connection, headers, body:
+     * decisions.md 76).
      */
     webhooks: z
       .object({

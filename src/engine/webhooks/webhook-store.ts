@@ -1,8 +1,9 @@
 // The webhooks' state in the store (decisions.md 61): each account's receiver and secret, and the
 // queue of events to deliver. The queue is shared by every node of a cluster: an event is queued
 // once (its id is the event's), and a node claims what is due under the webhooks lock, so one
-// node sends each event; a claim that its node never settles (the node died) runs out and the
-// event is sent again by another node.
+// node sends each event, and an account has only a few claimed at a time (decisions.md 76); a
+// claim that its node never settles (the node died) runs out and the event is sent again by
+// another node.
 import type { Store } from '../store/store.js';
 
 export interface WebhookRow {
@@ -80,14 +81,32 @@ export class WebhookStore {
     return (await this.store.sql.get(`SELECT 1 AS due FROM webhook_deliveries d WHERE ${DUE} LIMIT 1`, [now, now])) !== undefined;
   }
 
-  /** Claims up to `limit` due deliveries for `nodeId` until `until`; each attempt is counted now. */
-  claim(nodeId: string, now: number, until: number, limit: number): Promise<DueDelivery[]> {
+  /**
+   * Claims up to `limit` due deliveries for `nodeId` until `until`; each attempt is counted now.
+   * An account has at most `perAccount` attempts under way across the cluster (its live claims
+   * count), and the accounts with the fewest under way come first, so one receiver's backlog,
+   * however slow, never takes the places another account's events need (decisions.md 76).
+   */
+  claim(nodeId: string, now: number, until: number, limit: number, perAccount: number): Promise<DueDelivery[]> {
     return this.store.atomically(async (tx) => {
       const rows = await tx.sql.all<DueDelivery>(
-        `SELECT d.id, d.type, d.body, d.created_at, d.attempts, w.url, w.secret
-         FROM webhook_deliveries d JOIN webhooks w ON w.account_id = d.account_id
-         WHERE ${DUE} ORDER BY d.next_attempt_at LIMIT ?`,
-        [now, now, limit],
+        `SELECT id, type, body, created_at, attempts, url, secret FROM (
+           SELECT d.id, d.type, d.body, d.created_at, d.attempts, d.next_attempt_at, w.url, w.secret,
+                  ROW_NUMBER() OVER (PARTITION BY d.account_id ORDER BY d.next_attempt_at, d.id) AS place,
+                  COALESCE(u.under_way, 0) AS under_way
+           FROM webhook_deliveries d
+           JOIN webhooks w ON w.account_id = d.account_id
+           LEFT JOIN (
+             SELECT account_id, COUNT(*) AS under_way FROM webhook_deliveries
+             WHERE delivered_at IS NULL AND failed_at IS NULL AND claimed_until >= ?
+             GROUP BY account_id
+           ) u ON u.account_id = d.account_id
+           WHERE ${DUE}
+         ) due
+         WHERE place + under_way <= ?
+         ORDER BY place + under_way, next_attempt_at
+         LIMIT ?`,
+        [now, now, now, perAccount, limit],
       );
       for (const row of rows) {
         await tx.sql.run('UPDATE webhook_deliveries SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 WHERE id = ?', [nodeId, until, row.id]);

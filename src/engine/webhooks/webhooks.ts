@@ -2,7 +2,9 @@
 // interface and the operator CLI), the events its sessions make, and their delivery: each node
 // claims what is due from the shared queue (webhook-store.ts), POSTs it signed, and on a failure
 // tries again later (the first retry after `firstRetryMs`, each next three times later, at most an
-// hour apart) until `retryForMs` after the event; then the event is given up.
+// hour apart) until `retryForMs` after the event; then the event is given up. Each attempt runs on
+// its own under a hard deadline (`timeoutMs`, the whole attempt), and one account has only a few
+// under way at a time, so no receiver delays another account's events (decisions.md 76).
 import { randomBytes } from 'node:crypto';
 import type { Webhook, WebhookEventType } from '../../protocol/index.js';
 import { WEBHOOK_SIGNATURE_HEADER } from '../../protocol/index.js';
@@ -12,7 +14,7 @@ import type { EngineMetrics } from '../operations/metrics.js';
 import { parseAllowRanges } from '../runtime/address-policy.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { sessionEvent, signWebhook } from './events.js';
-import { checkWebhookTarget, postWebhook, type WebhookTargetSettings } from './target.js';
+import { attemptDeadline, beforeDeadline, checkWebhookTarget, postWebhook, type WebhookTargetSettings } from './target.js';
 import { DELIVERY_KEEP_MS, WebhookStore, type DueDelivery, type WebhookRow } from './webhook-store.js';
 
 export type WebhookOutcome = { status: 'ok'; webhook: Webhook | null } | { status: 'denied'; message: string };
@@ -30,9 +32,12 @@ export interface WebhooksOptions {
 
 /** How often a node looks for due events (events of this node's sessions are sent at once). */
 const POLL_MS = 1000;
-/** How long a claim holds: longer than an attempt may take. */
-const CLAIM_MS = 60_000;
-const BATCH = 20;
+/** A claim holds for the attempt's deadline and this much more, for its outcome to be written. */
+const CLAIM_SLACK_MS = 30_000;
+/** Attempts under way on one node at most (each ends by its deadline). */
+const NODE_ATTEMPTS = 32;
+/** Attempts under way for one account at most, across the cluster: its receiver's share. */
+export const ACCOUNT_ATTEMPTS = 4;
 const MAX_GAP_MS = 3_600_000;
 
 function view(row: WebhookRow, secret?: string): Webhook {
@@ -51,6 +56,8 @@ export class SessionWebhooks {
   private readonly target: WebhookTargetSettings;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** This node's attempts under way: each settles on its own, and its end looks for more. */
+  private readonly attempts = new Set<Promise<void>>();
   private again = false;
   private closed = false;
   private lastCleanup = 0;
@@ -123,17 +130,32 @@ export class SessionWebhooks {
       });
   }
 
+  /**
+   * Claims what is due, as many as this node has room for, and starts each attempt without
+   * waiting for it: a round lasts as long as the claim, never as long as a receiver takes.
+   */
   private async round(): Promise<void> {
-    const { nodeId, now } = this.options;
+    const { nodeId, now, logger } = this.options;
     const at = now();
     if (at - this.lastCleanup > 3_600_000) {
       this.lastCleanup = at;
       await this.queue.forgetSettledBefore(at - DELIVERY_KEEP_MS);
     }
+    const room = NODE_ATTEMPTS - this.attempts.size;
+    if (room <= 0) return;
     if (!(await this.queue.anyDue(at))) return;
-    const claimed = await this.queue.claim(nodeId, at, at + CLAIM_MS, BATCH);
-    await Promise.all(claimed.map((delivery) => this.deliver(delivery)));
-    if (claimed.length === BATCH) this.again = true;
+    const claimed = await this.queue.claim(nodeId, at, at + this.target.timeoutMs + CLAIM_SLACK_MS, room, ACCOUNT_ATTEMPTS);
+    for (const delivery of claimed) {
+      const attempt: Promise<void> = this.deliver(delivery)
+        .catch((error: unknown) => logger.warn({ err: error, event: delivery.id }, 'webhook attempt could not be recorded; its claim runs out and it is sent again'))
+        .finally(() => {
+          this.attempts.delete(attempt);
+          // Its place is free: the account's next event, or another account's, may go now.
+          this.kick();
+        });
+      this.attempts.add(attempt);
+    }
+    if (claimed.length === room) this.again = true;
   }
 
   private async deliver(delivery: DueDelivery): Promise<void> {
@@ -141,15 +163,16 @@ export class SessionWebhooks {
     const fields = { event: delivery.id, type: delivery.type, attempt: delivery.attempts + 1 };
     let failure: string;
     let refused = false;
+    const deadline = attemptDeadline(this.target.timeoutMs);
     try {
       const url = new URL(delivery.url);
-      const verdict = await checkWebhookTarget(url, this.target);
+      const verdict = await beforeDeadline(checkWebhookTarget(url, this.target), deadline.signal);
       if (!verdict.ok) {
         refused = verdict.refused;
         throw new Error(verdict.message.replace(/^url: /, ''));
       }
       const seconds = Math.floor(now() / 1000);
-      const status = await postWebhook(url, verdict.addresses, { [WEBHOOK_SIGNATURE_HEADER]: signWebhook(delivery.secret, delivery.body, seconds) }, delivery.body, this.target.timeoutMs);
+      const status = await postWebhook(url, verdict.addresses, { [WEBHOOK_SIGNATURE_HEADER]: signWebhook(delivery.secret, delivery.body, seconds) }, delivery.body, deadline.signal);
       if (status >= 200 && status < 300) {
         await this.queue.delivered(delivery.id, nodeId, now());
         metrics?.webhookDeliveries.inc({ outcome: 'delivered' });
@@ -159,6 +182,8 @@ export class SessionWebhooks {
       failure = `the receiver answered HTTP ${status}`;
     } catch (error) {
       failure = (error as Error).message;
+    } finally {
+      deadline.clear();
     }
     const retryAt = nextAttemptAt(this.options.settings, delivery.created_at, delivery.attempts + 1, now());
     await this.queue.attemptFailed(delivery.id, nodeId, failure, retryAt, now());
@@ -171,5 +196,7 @@ export class SessionWebhooks {
     this.closed = true;
     clearInterval(this.timer);
     await this.running;
+    // Attempts under way are let finish (each by its deadline), so an answer taken is recorded.
+    await Promise.all(this.attempts);
   }
 }
