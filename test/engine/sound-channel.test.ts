@@ -1,7 +1,9 @@
 // The sound channel through the share API (issue 22): a real engine and a confined Chromium whose
 // page plays a tone; listeners on the share link and on a view-only link hear it (the Opus packets
 // they receive decode to the tone), the share state says the session has sound, presence counts
-// them, and the last listener leaving stops the session's encoder.
+// them, and the last listener leaving stops the session's encoder. Sound and video seats are per
+// link, as RFB's are: sixteen listeners and sixteen video watchers on a view-only link leave the
+// share link its own (issue 32).
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,7 @@ import { insertLinkedSession } from '../helpers/linked-session.js';
 import { waitFor } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
 import { decodeOpus, listenTo, loudestFrequency, TONE_PAGE } from '../helpers/sound.js';
+import { watchVideo } from '../helpers/video-client.js';
 
 
 let engine: Engine;
@@ -110,4 +113,40 @@ describe('the sound channel on a share link', () => {
     });
     expect(refused).toBe(403);
   });
+
+  it('keeps the share link its own seats for sound and video, however many listen and watch on a view-only link', async () => {
+    const made = await fetch(`${engine.url}/share/${shareLinkId}/view-only`, { method: 'POST' });
+    const viewLink = ((await made.json()) as { linkId: string }).linkId;
+    const ws = engine.url.replace(/^http/, 'ws');
+    /** Opens a channel: resolves with the socket once its first message came, or with its close code. */
+    const open = (url: string) =>
+      new Promise<{ socket: WebSocket; first: Buffer } | { closed: number }>((resolve) => {
+        const socket = new WebSocket(url);
+        socket.once('message', (data: Buffer) => resolve({ socket, first: data }));
+        socket.once('close', (code) => resolve({ closed: code }));
+        socket.on('error', () => undefined);
+      });
+    const held: WebSocket[] = [];
+    try {
+      for (const channel of ['sound', 'video']) {
+        const watchers = await Promise.all(Array.from({ length: 16 }, () => open(`${ws}/share/${viewLink}/${channel}`)));
+        for (const watcher of watchers) {
+          expect('socket' in watcher, `a view-only ${channel} watcher within the link's 16 seats`).toBe(true);
+          if ('socket' in watcher) held.push(watcher.socket);
+        }
+        // The view-only link's seats are all taken: the seventeenth is told so.
+        expect(await open(`${ws}/share/${viewLink}/${channel}`)).toEqual({ closed: 4002 });
+      }
+      // The share link still hears the tone and gets the picture.
+      const heard = await listen(shareLinkId, 2500);
+      expect(JSON.parse(heard.format)).toMatchObject({ codec: 'opus' });
+      expect(Math.abs(loudestFrequency(await decodeOpus(heard.packets)) - 440)).toBeLessThan(15);
+      const video = await watchVideo(`${ws}/share/${shareLinkId}/video`);
+      expect(await waitFor(async () => video.frames.filter((frame) => frame.key).length, (keys) => keys > 0, 20_000)).toBeGreaterThan(0);
+      expect(video.formats.length).toBeGreaterThan(0);
+      video.close();
+    } finally {
+      for (const socket of held) socket.close();
+    }
+  }, 90_000);
 });
