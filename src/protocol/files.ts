@@ -50,8 +50,16 @@ export interface FilesChannelMessage {
 export const MAX_FILE_NAME_BYTES = 255;
 
 /**
- * Checks a file name: one plain name, 1-255 bytes of UTF-8, no `/`, no NUL, not `.` or `..`.
- * Answers null when it is one, else why not (a message naming the field `name`).
+ * How the names of an upload's temporary files begin, while the engine writes them in a session's
+ * uploads folder (decisions.md 77). No file may be given such a name: it would be hidden from the
+ * lists and, among the engine's own, taken for a temporary.
+ */
+export const UPLOAD_TEMPORARY_PREFIX = '.rbk-upload-';
+
+/**
+ * Checks a file name: one plain name, 1-255 bytes of UTF-8, no `/`, no NUL, not `.` or `..`, not
+ * beginning as the engine's temporary files do. Answers null when it is one, else why not (a
+ * message naming the field `name`).
  */
 export function fileNameProblem(name: string | null | undefined): string | null {
   if (name === null || name === undefined || name === '') return 'name: give the file\'s name (?name=)';
@@ -61,6 +69,7 @@ export function fileNameProblem(name: string | null | undefined): string | null 
   if (/[\uD800-\uDFFF]/u.test(name.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]/gu, ''))) return 'name: must be valid UTF-8 text';
   const bytes = new TextEncoder().encode(name).length;
   if (bytes > MAX_FILE_NAME_BYTES) return `name: at most ${MAX_FILE_NAME_BYTES} bytes of UTF-8 (this one has ${bytes})`;
+  if (name.startsWith(UPLOAD_TEMPORARY_PREFIX)) return `name: names beginning with "${UPLOAD_TEMPORARY_PREFIX}" are kept for the service's own temporary files; choose another`;
   return null;
 }
 

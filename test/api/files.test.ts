@@ -6,7 +6,7 @@
 // without files, and a session that ended.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -159,6 +159,40 @@ describe('POST /v8/vm/files/upload', () => {
     expect((await readdir(session.sandbox.hostPath('/session/uploads'))).sort()).toEqual([...uploadsBefore, 'five.bin'].sort());
     expect(existsSync('/tmp/owned')).toBe(false);
     expect(existsSync(session.sandbox.hostPath('/tmp/owned'))).toBe(false);
+  });
+
+  it("refuses a name the engine keeps for its own temporary files, naming name, writing nothing", async () => {
+    const uploadsFolder = session.sandbox.hostPath('/session/uploads');
+    const before = (await readdir(uploadsFolder)).sort();
+    const answer = await upload('.rbk-upload-4242', Buffer.from('hidden and uncounted'));
+    expect(answer.status).toBe('denied');
+    expect(answer.message).toMatch(/^name: /);
+    expect((await readdir(uploadsFolder)).sort()).toEqual(before);
+  });
+
+  it('holds the session cap across five uploads at once: what is stored stays under it, the rest are refused naming it', async () => {
+    const uploadsFolder = session.sandbox.hostPath('/session/uploads');
+    const storedBytes = async () => {
+      let sum = 0;
+      for (const name of await readdir(uploadsFolder)) {
+        const found = await stat(join(uploadsFolder, name));
+        if (found.isFile()) sum += found.size;
+      }
+      return sum;
+    };
+    const cap = 12 * 1024 * 1024;
+    // Whatever the earlier tests left: each of the five takes a little under half the room left, so two fit.
+    const size = Math.floor((cap - (await storedBytes())) / 2) - 1;
+    expect(size).toBeGreaterThan(0);
+    const answers = await Promise.all([0, 1, 2, 3, 4].map((i) => upload(`together-${i}.bin`, randomBytes(size))));
+    const taken = answers.filter((a) => a.status === 'ok');
+    expect(taken.length).toBe(2);
+    for (const refused of answers.filter((a) => a.status !== 'ok')) {
+      expect(refused.status).toBe('denied');
+      expect(refused.message).toMatch(/^body: .*12 MB/);
+    }
+    expect(await storedBytes()).toBeLessThanOrEqual(cap);
+    expect((await readdir(uploadsFolder)).filter((name) => name.startsWith('.rbk-upload-'))).toEqual([]);
   });
 });
 

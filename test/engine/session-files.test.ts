@@ -137,6 +137,96 @@ describe("a confined session's files", () => {
     expect(left.sort()).toEqual(['Grüße ✓.bin', 'notes (1).txt', 'trap']);
   });
 
+  it("refuses a name the engine keeps for its own temporary files, and writes nothing", async () => {
+    const before = (await readdir(session.sandbox.hostPath('/session/uploads'))).sort();
+    for (const name of ['.rbk-upload-1', '.rbk-upload-', '.rbk-upload-report.pdf']) {
+      const refused = await refusal(files.write(name, Readable.from([Buffer.from('hidden and uncounted')]), CAPS));
+      expect(refused.reason).toBe('name');
+      expect(refused.message).toMatch(/^name: /);
+      expect((await refusal(files.read('upload', name))).reason).toBe('name');
+    }
+    expect((await readdir(session.sandbox.hostPath('/session/uploads'))).sort()).toEqual(before);
+  });
+
+  it('holds the session cap across five uploads at once, announced or not, leaving no partial file', async () => {
+    const uploadsFolder = session.sandbox.hostPath('/session/uploads');
+    const storedBytes = async () => {
+      let sum = 0;
+      for (const name of await readdir(uploadsFolder)) {
+        const found = await stat(join(uploadsFolder, name));
+        if (found.isFile()) sum += found.size;
+      }
+      return sum;
+    };
+    const SIZE = 1024 * 1024 + 5;
+    const HALF = 512 * 1024;
+    for (const announced of [true, false]) {
+      // Room for two of the five; each is under the per-file cap.
+      const stored = await storedBytes();
+      const caps = { maxFileBytes: CAPS.maxFileBytes, maxSessionBytes: stored + 2 * SIZE + 1000 };
+      // Each body holds its second half back until every upload has either begun writing (its
+      // temporary file is there: its program counted) or been answered: all five are in flight at once.
+      let settled = 0;
+      const temporaries = async () => (await readdir(uploadsFolder)).filter((name) => name.startsWith('.rbk-upload-'));
+      const gate = waitFor(async () => (await temporaries()).length + settled, (n) => n >= 5, 20_000);
+      const body = () => {
+        const bytes = randomBytes(SIZE);
+        let step = 0;
+        return new Readable({
+          read() {
+            step += 1;
+            if (step === 1) return void this.push(bytes.subarray(0, HALF));
+            if (step !== 2) return;
+            void gate.then(() => {
+              this.push(bytes.subarray(HALF));
+              this.push(null);
+            });
+          },
+        });
+      };
+      const outcomes = await Promise.all(
+        [0, 1, 2, 3, 4].map((i) =>
+          files
+            .write(`together-${announced}-${i}.bin`, body(), caps, announced ? SIZE : null)
+            .then((size) => ({ size }), (error: unknown) => ({ error }))
+            .finally(() => (settled += 1)),
+        ),
+      );
+      const taken = outcomes.filter((o): o is { size: number } => 'size' in o);
+      const refused = outcomes.filter((o): o is { error: unknown } => 'error' in o);
+      // Announced lengths are reserved whole before a byte is read: first come, first reserved.
+      if (announced) expect(taken.length).toBe(2);
+      else expect(taken.length).toBeLessThanOrEqual(2);
+      for (const { error } of refused) expect(error).toMatchObject({ reason: 'session-cap' });
+      expect(await storedBytes()).toBeLessThanOrEqual(caps.maxSessionBytes);
+      expect(await storedBytes()).toBe(stored + taken.length * SIZE);
+      expect(await temporaries()).toEqual([]);
+    }
+  });
+
+  it('gives back the room of an upload cut off midway: its partial file is removed', async () => {
+    const uploadsFolder = session.sandbox.hostPath('/session/uploads');
+    const before = (await readdir(uploadsFolder)).sort();
+    let step = 0;
+    let settled = false;
+    const cut = new Readable({
+      read() {
+        step += 1;
+        if (step === 1) return void this.push(randomBytes(300 * 1024));
+        if (step !== 2) return;
+        // The sender goes away once the program has begun writing.
+        void waitFor(async () => settled || (await readdir(uploadsFolder)).some((name) => name.startsWith('.rbk-upload-') && !before.includes(name)), Boolean).then(() => this.destroy(new Error('the sender went away')));
+      },
+    });
+    const error = await files
+      .write('cut.bin', cut, { ...CAPS, maxSessionBytes: 64 * 1024 * 1024 }, 2 * 1024 * 1024)
+      .then(() => undefined, (e: unknown) => e)
+      .finally(() => (settled = true));
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(FileRefusal);
+    expect((await readdir(uploadsFolder)).sort()).toEqual(before);
+  });
+
   it("opens the browser's file dialog in the uploads folder", async () => {
     const preferences = await stat(session.sandbox.hostPath('/session/profile/Default/Preferences'));
     expect(preferences.isFile()).toBe(true);

@@ -1,5 +1,5 @@
 // The one door every attachment to a session passes before its channel sees it (docs/architecture.md
-// "One door", decisions.md 76): RFB, sound, video, files, automation, the share API's event
+// "One door", decisions.md 78): RFB, sound, video, files, automation, the share API's event
 // streams and whatever channel comes next. It gives a seat on the attachment's link (the share
 // link's holders and the view-only link's watchers have seats of their own, so a link with control
 // always has one), holds one client address to its share, keeps the engine's open-files reserve,

@@ -68,8 +68,9 @@ export class FilesLink {
         pipeline(answer, stream, () => undefined);
         return { size, stream, cancel: () => answer.destroy() };
       },
-      write: async (name, body, caps) =>
-        Number((await json(await call('write', { name, file: String(caps.maxFileBytes), session: String(caps.maxSessionBytes) }, 'POST', body))).size),
+      // The body goes on without its length (chunked): the length it announced travels in the signed query.
+      write: async (name, body, caps, announced = null) =>
+        Number((await json(await call('write', { name, file: String(caps.maxFileBytes), session: String(caps.maxSessionBytes), ...(announced !== null ? { length: String(announced) } : {}) }, 'POST', body))).size),
     };
   }
 
@@ -104,7 +105,8 @@ export class FilesLink {
         });
       } else {
         const caps: UploadCaps = { maxFileBytes: Number(query.get('file')), maxSessionBytes: Number(query.get('session')) };
-        sendJson(response, { status: 'ok', size: await files.write(query.get('name') ?? '', request, caps) });
+        const length = query.get('length');
+        sendJson(response, { status: 'ok', size: await files.write(query.get('name') ?? '', request, caps, length === null ? null : Number(length)) });
       }
     } catch (error) {
       request.resume();

@@ -6,7 +6,7 @@
 // is what the session's own uid in its own mount view can reach, never the host's files. Bytes pass
 // through its stdin and stdout, piped with back-pressure, never held whole.
 import type { Readable } from 'node:stream';
-import { fileNameProblem, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
+import { fileNameProblem, UPLOAD_TEMPORARY_PREFIX, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
 import type { SessionSandbox } from './confinement.js';
 import { signalProcess, type SupervisedProcess } from './processes.js';
 
@@ -15,8 +15,11 @@ const PERL = '/usr/bin/perl';
 /** The session's folders, under its directory. */
 export const FILE_FOLDERS: Record<FileKind, string> = { download: 'downloads', upload: 'uploads' };
 
-/** Temporary name an upload is written under until it is whole (never listed). */
-const UPLOAD_TEMPORARY = '.rbk-upload-';
+/**
+ * How long an upload reserves ahead of the bytes it has, when its length was not announced: the
+ * most a body of unknown length holds beyond what it wrote (decisions.md 77).
+ */
+const RESERVE_STEP = 1024 * 1024;
 
 /** Suffixes of downloads still arriving: Chromium's, and Firefox's (which also leaves an empty file under the final name). */
 const IN_PROGRESS = /\.(crdownload|part)$/;
@@ -41,17 +44,31 @@ function arrivingName(name: string, names: ReadonlySet<string>): string {
 /**
  * The program, one statement per line (it travels as an argument). Exit codes: 2 bad request or
  * folder, 3 no such file, 4 not a regular file, 5 over the per-file cap, 6 over the session's cap,
- * 7 the session's disk is full. `list kind=dir...`: one line per regular file, `kind TAB name as hex
+ * 7 the session's disk is full, 8 a name that is not one plain file name, or one kept for the
+ * engine's temporary files. `list kind=dir...`: one line per regular file, `kind TAB name as hex
  * TAB size TAB mtime`. `read dir name`: its size on a line, then its bytes. `write dir name perFile
- * perSession`: stdin into a temporary file, renamed once whole; prints the size.
+ * perSession announced` (announced: the body's length, -1 when unknown): stdin into a temporary
+ * file, renamed once whole; prints the size. `tidy dir`: removes the temporaries no upload holds.
+ *
+ * The session cap holds across uploads at once (decisions.md 77): while it holds the uploads
+ * folder's lock, a write counts every regular file there, whatever its name, the temporaries of
+ * uploads under way included, and sets its own temporary's size to what it reserves (the
+ * announced length, or 1 MiB ahead of what it has; sparse, so nothing is written for it). Each
+ * under way holds a lock on its temporary; one that no upload holds any more (its program was
+ * killed) is removed by the next count, so a cut-off upload gives its room back.
  */
 const FILES_SCRIPT = [
-  'use strict; use Fcntl qw(:DEFAULT :mode);',
+  'use strict; use Fcntl qw(:DEFAULT :mode :flock);',
   'binmode STDIN; binmode STDOUT;',
-  'sub fail { print STDERR "$_[1]\\n"; exit $_[0] }',
+  'my $tmp;',
+  'sub fail { unlink($tmp) if defined $tmp; print STDERR "$_[1]\\n"; exit $_[0] }',
+  'sub least { my $m = shift; for (@_) { $m = $_ if $_ < $m } return $m; }',
   'sub enter { my $dir = shift; my @l = lstat($dir); @l && S_ISDIR($l[2]) or fail(2, "the folder is missing or not a folder"); chdir($dir) or fail(2, "cannot enter the folder: $!"); my @s = stat("."); ($s[0] == $l[0] && $s[1] == $l[1]) or fail(2, "the folder changed"); }',
-  'sub plain { my $n = shift; (length($n) >= 1 && length($n) <= 255 && $n !~ m{[/\\0]} && $n ne "." && $n ne "..") or fail(2, "not a plain file name"); }',
-  'sub regular_files { opendir(my $dh, ".") or fail(2, "cannot list the folder: $!"); my @out; for my $n (readdir $dh) { next if $n eq "." || $n eq ".." || index($n, "' + UPLOAD_TEMPORARY + '") == 0; my @s = lstat($n); push @out, [$n, @s] if @s && S_ISREG($s[2]); } return @out; }',
+  'sub plain { my $n = shift; (length($n) >= 1 && length($n) <= 255 && $n !~ m{[/\\0]} && $n ne "." && $n ne "..") or fail(8, "not a plain file name"); index($n, "' + UPLOAD_TEMPORARY_PREFIX + '") != 0 or fail(8, "a name kept for the service\'s temporary files"); }',
+  'sub regular_files { opendir(my $dh, ".") or fail(2, "cannot list the folder: $!"); my @out; for my $n (readdir $dh) { next if $n eq "." || $n eq ".." || index($n, "' + UPLOAD_TEMPORARY_PREFIX + '") == 0; my @s = lstat($n); push @out, [$n, @s] if @s && S_ISREG($s[2]); } return @out; }',
+  'sub hold { my $lk = shift; for (1 .. 1000) { return if flock($lk, LOCK_EX | LOCK_NB); select(undef, undef, undef, 0.01); } fail(1, "the uploads folder stays locked"); }',
+  'sub stale { my $n = shift; sysopen(my $fh, $n, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) or return 0; return flock($fh, LOCK_EX | LOCK_NB) ? 1 : 0; }',
+  'sub held { my %skip = map { $_ => 1 } @_; opendir(my $dh, ".") or fail(2, "cannot list the folder: $!"); my $sum = 0; for my $n (readdir $dh) { next if $n eq "." || $n eq ".." || $skip{$n}; my @s = lstat($n); next unless @s && S_ISREG($s[2]); if (index($n, "' + UPLOAD_TEMPORARY_PREFIX + '") == 0 && stale($n)) { unlink($n); next; } $sum += $s[7]; } return $sum; }',
   'my $op = shift @ARGV // "";',
   'if ($op eq "list") { for my $pair (@ARGV) { my ($kind, $dir) = split(/=/, $pair, 2); enter($dir); for my $f (regular_files()) { print join("\\t", $kind, unpack("H*", $f->[0]), $f->[8], $f->[10]), "\\n"; } } exit 0; }',
   'if ($op eq "read") { my ($dir, $n) = @ARGV; plain($n); enter($dir);',
@@ -60,19 +77,27 @@ const FILES_SCRIPT = [
   '  syswrite(STDOUT, "$s[7]\\n") or exit 1;',
   '  while (1) { my $r = sysread($fh, my $buf, 262144); defined $r or fail(1, "read: $!"); last if $r == 0; my $o = 0; while ($o < $r) { my $w = syswrite(STDOUT, $buf, $r - $o, $o); defined $w or exit 1; $o += $w; } }',
   '  exit 0; }',
-  'if ($op eq "write") { my ($dir, $n, $per_file, $per_session) = @ARGV; plain($n); enter($dir);',
-  '  my $used = 0; for my $f (regular_files()) { $used += $f->[8] unless $f->[0] eq $n; }',
-  '  my $room = $per_session - $used; my $max = $per_file < $room ? $per_file : $room;',
-  '  $max >= 0 or fail(6, "the session\'s uploads are full");',
-  '  my $tmp = "' + UPLOAD_TEMPORARY + '$$"; unlink($tmp);',
-  '  sysopen(my $fh, $tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600) or fail(2, "cannot write: $!");',
+  'if ($op eq "write") { my ($dir, $n, $per_file, $per_session, $announced) = @ARGV; plain($n); enter($dir);',
+  '  sysopen(my $lk, ".", O_RDONLY) or fail(2, "cannot open the folder: $!"); hold($lk);',
+  '  my $fh; for (1 .. 100) { my $try = sprintf("%s%d-%08x", "' + UPLOAD_TEMPORARY_PREFIX + '", $$, int(rand(4294967296))); if (sysopen($fh, $try, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600)) { $tmp = $try; last; } $!{EEXIST} or fail(2, "cannot write: $!"); }',
+  '  defined $tmp or fail(2, "cannot write: no free temporary name");',
+  '  flock($fh, LOCK_EX | LOCK_NB) or fail(1, "cannot hold the temporary file: $!");',
+  '  $announced <= $per_file or fail(5, "too large");',
+  '  my $room = $per_session - held($tmp, $n);',
+  '  ($room >= 0 && $announced <= $room) or fail(6, "the session\'s uploads are full");',
+  '  my $reserved = $announced >= 0 ? $announced : least($per_file, $room, ' + RESERVE_STEP + ');',
+  '  truncate($fh, $reserved) or fail(1, "cannot reserve: $!"); flock($lk, LOCK_UN);',
   '  my $total = 0;',
-  '  while (1) { my $r = sysread(STDIN, my $buf, 262144); defined $r or do { unlink($tmp); fail(1, "read: $!") }; last if $r == 0; $total += $r;',
-  '    if ($total > $max) { unlink($tmp); fail($total > $per_file ? 5 : 6, "too large"); }',
-  '    my $o = 0; while ($o < $r) { my $w = syswrite($fh, $buf, $r - $o, $o); defined $w or do { my $full = $!{ENOSPC}; unlink($tmp); fail($full ? 7 : 1, "write: $!") }; $o += $w; } }',
-  '  close($fh) or do { unlink($tmp); fail($!{ENOSPC} ? 7 : 1, "write: $!") };',
-  '  rename($tmp, $n) or do { unlink($tmp); fail(1, "rename: $!") };',
+  '  while (1) { my $r = sysread(STDIN, my $buf, 262144); defined $r or fail(1, "read: $!"); last if $r == 0; $total += $r;',
+  '    $total > $per_file and fail(5, "too large");',
+  '    if ($total > $reserved) { hold($lk); $room = $per_session - held($tmp, $n); $total > $room and fail(6, "too large"); $reserved = least($per_file, $room, $total + ' + RESERVE_STEP + '); truncate($fh, $reserved) or fail(1, "cannot reserve: $!"); flock($lk, LOCK_UN); }',
+  '    my $o = 0; while ($o < $r) { my $w = syswrite($fh, $buf, $r - $o, $o); defined $w or fail($!{ENOSPC} ? 7 : 1, "write: $!"); $o += $w; } }',
+  // Under the folder's lock, so that no count takes the temporary for an abandoned one once it is closed.
+  '  hold($lk); truncate($fh, $total) or fail(1, "write: $!");',
+  '  close($fh) or fail($!{ENOSPC} ? 7 : 1, "write: $!");',
+  '  rename($tmp, $n) or fail(1, "rename: $!"); $tmp = undef;',
   '  print "$total\\n"; exit 0; }',
+  'if ($op eq "tidy") { enter($ARGV[0]); sysopen(my $lk, ".", O_RDONLY) or fail(2, "cannot open the folder: $!"); hold($lk); held(); exit 0; }',
   'fail(2, "unknown operation");',
 ].join('\n');
 
@@ -184,7 +209,8 @@ export class SessionFiles {
       };
       stdout.on('data', onData);
       const failure = (code: number | null) =>
-        code === 3 ? new FileRefusal('missing', `name: no ${kind} named "${name}" in this session`)
+        code === 8 ? new FileRefusal('name', `name: "${name}" is not a name a file may have here`)
+        : code === 3 ? new FileRefusal('missing', `name: no ${kind} named "${name}" in this session`)
         : code === 4 ? new FileRefusal('not-regular', `name: "${name}" is not a plain file (a link, folder or device is never handed out)`)
         : new Error(`reading the session's file failed: ${helper.stderrTail() || `exit ${code}`}`);
       // No size line before the output ended: the program refused; its exit code says why.
@@ -197,14 +223,24 @@ export class SessionFiles {
     return { size, stream: stdout, cancel: () => signalProcess(helper, 'SIGKILL') };
   }
 
+  /** Removes the uploads' temporaries that no upload holds any more (their programs were killed). */
+  private async tidy(): Promise<void> {
+    const helper = this.start(['tidy', this.folder('upload')], 'ignore');
+    const { code } = await outcome(helper);
+    if (code !== 0) throw new Error(`tidying the session's uploads failed: ${helper.stderrTail() || `exit ${code}`}`);
+  }
+
   /**
    * Writes `body` as the upload `name` (replacing one of that name), within the caps; resolves
-   * with its size. Nothing stays behind when it is refused: the partial file is removed.
+   * with its size. `announced` is the body's length when the sender said it: reserved whole before
+   * a byte is read, so that an upload that cannot fit beside those under way is refused at once.
+   * Nothing stays behind when it is refused: the partial file is removed.
    */
-  async write(name: string, body: Readable, caps: UploadCaps): Promise<number> {
+  async write(name: string, body: Readable, caps: UploadCaps, announced: number | null = null): Promise<number> {
     const problem = fileNameProblem(name);
     if (problem) throw new FileRefusal('name', problem);
-    const helper = this.start(['write', this.folder('upload'), name, String(caps.maxFileBytes), String(caps.maxSessionBytes)], 'pipe');
+    const length = announced !== null && Number.isSafeInteger(announced) && announced >= 0 ? announced : -1;
+    const helper = this.start(['write', this.folder('upload'), name, String(caps.maxFileBytes), String(caps.maxSessionBytes), String(length)], 'pipe');
     const stdin = helper.child.stdin!;
     stdin.on('error', () => undefined);
     let out = '';
@@ -215,7 +251,8 @@ export class SessionFiles {
       bodyFailed = error;
       signalProcess(helper, 'SIGKILL');
     });
-    // The body ends early (the caller went away): the program is ended, its partial file with it.
+    // The body ends early (the caller went away): the program is ended, and its partial file with
+    // it just after (tidy, below).
     body.once('close', () => {
       if (!body.readableEnded) signalProcess(helper, 'SIGKILL');
     });
@@ -223,10 +260,14 @@ export class SessionFiles {
     const { code, signal } = await outcome(helper);
     body.unpipe(stdin);
     if (code === 0) return Number(out.trim());
+    // A killed program could not remove its temporary: it is no longer held, so a tidy removes it
+    // now rather than leave its bytes on the session's disk until the next upload's count.
+    if (signal) await this.tidy().catch(() => undefined);
     const mb = (bytes: number) => `${Math.floor(bytes / (1024 * 1024))} MB`;
     if (code === 5) throw new FileRefusal('file-cap', `body: a file may be at most ${mb(caps.maxFileBytes)} on this service`);
-    if (code === 6) throw new FileRefusal('session-cap', `body: a session's uploads may add up to at most ${mb(caps.maxSessionBytes)}; this one does not fit`);
+    if (code === 6) throw new FileRefusal('session-cap', `body: a session's uploads may add up to at most ${mb(caps.maxSessionBytes)}; this one does not fit beside those stored and under way`);
     if (code === 7) throw new FileRefusal('disk-full', "body: the session's disk is full");
+    if (code === 8) throw new FileRefusal('name', `name: "${name}" is not a name a file may be given here`);
     if (bodyFailed || signal) throw new Error(`the upload was cut off: ${bodyFailed?.message ?? 'the sender went away'}`);
     throw new Error(`writing the session's file failed: ${helper.stderrTail() || `exit ${code}`}`);
   }

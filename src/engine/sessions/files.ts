@@ -14,7 +14,8 @@ import type { SessionService } from './service.js';
 export interface FilesAt {
   list(kinds?: readonly FileKind[]): Promise<SessionFileEntry[]>;
   read(kind: FileKind, name: string): Promise<{ size: number; stream: Readable; cancel: () => void }>;
-  write(name: string, body: Readable, caps: UploadCaps): Promise<number>;
+  /** `announced`: the body's length when its sender said it (reserved whole before a byte is read). */
+  write(name: string, body: Readable, caps: UploadCaps, announced?: number | null): Promise<number>;
 }
 
 export interface FilesSettings {
@@ -130,7 +131,7 @@ export class SessionFilesService {
       return { status: 'denied', message: `body: a file may be at most ${this.options.settings.maxFileMb} MB on this service (this one is ${Math.ceil(declared / MB)} MB)` };
     }
     try {
-      return { status: 'ok', name: name!, size: await at.write(name!, body, this.caps) };
+      return { status: 'ok', name: name!, size: await at.write(name!, body, this.caps, declared) };
     } catch (error) {
       if (error instanceof FileRefusal) return { status: 'denied', message: error.message };
       throw error;
