@@ -13,7 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { guardedCommand, memfdProtection } from '../../src/engine/runtime/exec-guard.js';
+import { runDoctor } from '../../src/engine/doctor.js';
+import { guardedCommand, MEMFD_NOEXEC, memfdProtection } from '../../src/engine/runtime/exec-guard.js';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { typeAddress, waitFor, x } from '../helpers/session.js';
@@ -311,4 +312,12 @@ describe('the exec guard where vm.memfd_noexec is not at 2', () => {
     expect(result.status, result.stderr).toBe(0);
     expect(existsSync(`${home}/page.png`)).toBe(true);
   }, 60_000);
+});
+
+describe('remote-browser-kit doctor', () => {
+  it('says which protection keeps programs copied into memory from running on this host', async () => {
+    const check = (await runDoctor()).checks.find((c) => c.name.startsWith('exec guard: programs copied into memory'));
+    expect(check?.ok).toBe(true);
+    expect(check?.detail).toMatch(existsSync(MEMFD_NOEXEC) ? /^vm\.memfd_noexec at 2 in each session's pid namespace/ : /refuses memfd_create .*\(seccomp\)/);
+  });
 });
