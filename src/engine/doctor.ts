@@ -5,6 +5,7 @@ import { totalmem } from 'node:os';
 import { DEFAULT_WARM, type EngineConfig } from './config.js';
 import { discoverImages, type BrowserImage } from './runtime/catalog.js';
 import { probeConfinement } from './runtime/confinement.js';
+import { memfdProtection } from './runtime/exec-guard.js';
 import { BUILT_IN_LOCALE } from './runtime/locales.js';
 import { probeSound } from './runtime/sound.js';
 import { WARM_ESTIMATE_MB } from './runtime/warm-pool.js';
@@ -69,6 +70,11 @@ export async function runDoctor(config?: Pick<EngineConfig, 'warm'>): Promise<Do
     ok: confinement.available,
     detail: confinement.available ? 'available' : `missing: ${confinement.missing.join('; ')}`,
   });
+  // Which protection keeps a session from running a program copied into memory (a memfd): the
+  // exec guard's Landlock rules see only files, so the kernel setting or the guard's seccomp
+  // filter does it; without either the guard refuses to start programs (exec-guard.ts).
+  const memfd = memfdProtection();
+  checks.push({ name: 'exec guard: programs copied into memory (memfd) cannot run', ok: memfd.kind !== 'none', detail: memfd.detail });
   checks.push(warmPoolCheck(config?.warm));
   // Sessions run without sound when these are missing (never refused): the check says so.
   const sound = probeSound();

@@ -1,15 +1,20 @@
 // A session runs the browser and nothing else (issue 20): entered as the engine enters it (its uid,
 // namespaces and exec guard), no program but its own starts: no shell, compiler, opener, the
-// system's Firefox or a second Chromium, nor anything written into the session; the browsers keep
-// running. Also: nothing the session can read names the engine's paths, and it has a kernel
-// session keyring of its own. Real confined Chromium and Firefox ESR sessions.
+// system's Firefox or a second Chromium, nor anything written into the session, nor a copy of a
+// program held in memory (a memfd, issue 32); the browsers keep running. Also: nothing the session
+// can read names the engine's paths, and it has a kernel session keyring of its own. Real confined
+// Chromium and Firefox ESR sessions; and the guard's memfd filter for kernels without
+// vm.memfd_noexec, with both browsers under it.
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDoctor } from '../../src/engine/doctor.js';
+import { guardedCommand, MEMFD_NOEXEC, memfdProtection } from '../../src/engine/runtime/exec-guard.js';
 import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { typeAddress, waitFor, x } from '../helpers/session.js';
@@ -50,6 +55,48 @@ for my $try ((map { [$_] } @ARGV, "/session/downloads/true", "/session/downloads
 }
 `;
 
+/** Programs copied into memory and tried from there: a shell, and a whole interpreter if present. */
+const COPIED = [
+  ['/bin/sh', '-c', 'exit 0'],
+  ['/usr/bin/python3', '-c', 'pass'],
+].filter(([path]) => existsSync(path!));
+
+/** memfd_create's and execveat's system call numbers (execveat(fd, "", ..., AT_EMPTY_PATH) is what fexecve uses). */
+const [MEMFD_CREATE, EXECVEAT] = process.arch === 'x64' ? [319, 322] : [279, 281];
+
+/**
+ * Run in the session as the engine runs its programs: copies each program named into a memfd
+ * (memfd_create with no flags, as an attacker would), tries to make it executable, then executes
+ * it through /proc/self/fd/N and through execveat on the descriptor. Arguments: memfd_create's and
+ * execveat's numbers, then `program arg arg` triples. Prints `program<TAB>way<TAB>outcome`.
+ */
+const MEMFD_PROBE = `
+use strict;
+$^F = 1023;
+my ($memfd_create, $execveat) = splice(@ARGV, 0, 2);
+our @open;
+while (my ($program, @args) = splice(@ARGV, 0, 3)) {
+  for my $way ("/proc/self/fd", "execveat") {
+    my $name = "copy";
+    my $fd = syscall($memfd_create, $name, 0);
+    if ($fd < 0) { print "$program\t$way\trefused at memfd_create: $!\n"; next }
+    open(my $in, "<", $program) or die "$program: $!"; binmode $in; local $/; my $bytes = <$in>;
+    open(my $out, ">&=", $fd) or die "memfd: $!"; binmode $out; print $out $bytes; $out->flush; push @open, $out;
+    chmod 0755, "/proc/self/fd/$fd";
+    my $pid = fork;
+    if ($pid == 0) {
+      open(STDERR, ">", "/dev/null");
+      if ($way eq "execveat") { my $empty = ""; my $argv = pack("p*", $program, @args, undef); my $envp = pack("p", undef); syscall($execveat, $fd, $empty, $argv, $envp, 0x1000); }
+      else { exec { "/proc/self/fd/$fd" } $program, @args; }
+      print "$program\t$way\trefused: $!\n"; exit 99;
+    }
+    waitpid($pid, 0);
+    my $code = $? >> 8;
+    print "$program\t$way\tran (exit $code)\n" if $code != 99;
+  }
+}
+`;
+
 let target: Server;
 let origin: string;
 let dataDir: string;
@@ -73,6 +120,25 @@ afterAll(async () => {
 async function tryPrograms(session: RuntimeSession): Promise<Map<string, string>> {
   const output = await session.sandbox.run('perl', ['-e', PROBE, ...REACHED_FOR], session.sandbox.env, 10_000);
   return new Map(output.trim().split('\n').map((line) => line.split('\t') as [string, string]));
+}
+
+/** What each copy of COPIED did when the session tried it from a memfd, by `program way`. */
+async function tryMemfdCopies(run: (command: string, args: string[]) => Promise<string>): Promise<Map<string, string>> {
+  const output = await run('perl', ['-e', MEMFD_PROBE, '--', String(MEMFD_CREATE), String(EXECVEAT), ...COPIED.flat()]);
+  return new Map(output.trim().split('\n').map((line) => {
+    const [program, way, outcome] = line.split('\t');
+    return [`${program} ${way}`, outcome ?? ''] as [string, string];
+  }));
+}
+
+/** Every try of every copy refused: at memfd_create (the seccomp filter) or at execution (the sysctl). */
+function expectMemfdCopiesRefused(outcomes: Map<string, string>): void {
+  expect(outcomes.size).toBe(COPIED.length * 2);
+  for (const [program] of COPIED) {
+    for (const way of ['/proc/self/fd', 'execveat']) {
+      expect(outcomes.get(`${program} ${way}`), `${program} through ${way}`).toMatch(/^refused( at memfd_create: Function not implemented|: Permission denied)$/);
+    }
+  }
 }
 
 /** The programs the session's live processes run (a browser starts more of its own over time). */
@@ -106,6 +172,20 @@ describe.each([
     // Nothing was left running, and the browser still runs.
     expect(await sessionPrograms(session)).toEqual(before);
     expect(before.some((command) => browser.test(command))).toBe(true);
+  });
+
+  it('executes no copy of a program held in memory (memfd): not through /proc/self/fd/N, nor execveat(fd, "", AT_EMPTY_PATH)', async () => {
+    const before = await sessionPrograms(session);
+    const outcomes = await tryMemfdCopies((command, args) => session.sandbox.run(command, args, session.sandbox.env, 10_000));
+    expectMemfdCopiesRefused(outcomes);
+    // Refused by the protection this host gives: made non-executable (vm.memfd_noexec), or never made (seccomp).
+    const refusal = memfdProtection().kind === 'sysctl' ? 'refused: Permission denied' : 'refused at memfd_create: Function not implemented';
+    for (const outcome of outcomes.values()) expect(outcome).toBe(refusal);
+    expect(await sessionPrograms(session)).toEqual(before);
+    // The browser, which makes its shared memory in memfds, still runs and shows pages.
+    expect(before.some((command) => browser.test(command))).toBe(true);
+    const { visits } = await visitsAfter(session, `${origin}/after-memfd`);
+    expect(visits).toBeGreaterThan(0);
   });
 
   it('keeps showing pages after every refusal', async () => {
@@ -188,4 +268,56 @@ describe('a confined Firefox ESR session given a mailto: address', () => {
       await runtime.stopSession(session.id);
     }
   }, 60_000);
+});
+
+// Where the kernel has no vm.memfd_noexec (before Linux 6.3), or a program starts where it is not
+// at 2 (as here, on the host), the guard refuses memfd_create with seccomp instead; both browsers
+// then make their shared memory elsewhere and still show pages.
+describe('the exec guard where vm.memfd_noexec is not at 2', () => {
+  const drop = ['--reuid=65534', '--regid=65534', '--clear-groups', '--no-new-privs', '--'];
+  let home: string;
+
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), 'rbk-memfd-filter-'));
+    spawnSync('chmod', ['0777', home]);
+  });
+
+  afterAll(async () => {
+    if (home) await rm(home, { recursive: true, force: true });
+  });
+
+  /** Runs `command` under the guard as an unprivileged uid outside any session (the host's pid namespace). */
+  function guarded(command: string, args: string[], mayRun: string[] = [], timeout = 10_000) {
+    const [guard, guardArgs] = guardedCommand(command, args, mayRun);
+    return spawnSync('/usr/bin/setpriv', [...drop, guard, ...guardArgs], { encoding: 'utf8', timeout, env: { PATH: '/usr/bin:/bin', HOME: home, TMPDIR: home } });
+  }
+
+  it('refuses memfd_create itself, so no copy in memory can run', async () => {
+    const outcomes = await tryMemfdCopies(async (command, args) => {
+      const result = guarded(command, args);
+      if (result.status !== 0) throw new Error(result.stderr);
+      return result.stdout;
+    });
+    expectMemfdCopiesRefused(outcomes);
+    for (const outcome of outcomes.values()) expect(outcome).toBe('refused at memfd_create: Function not implemented');
+  });
+
+  it('still lets Chromium start and show a page', () => {
+    const result = guarded('/usr/lib/chromium/chromium', ['--headless', '--disable-gpu', `--user-data-dir=${home}/chromium`, '--dump-dom', 'data:text/html,<p>shown without memfds</p>'], ['/usr/lib/chromium'], 50_000);
+    expect(result.stdout, result.stderr).toContain('<p>shown without memfds</p>');
+  }, 60_000);
+
+  it('still lets Firefox ESR start and show a page', () => {
+    const result = guarded('/usr/lib/firefox-esr/firefox-esr', ['--headless', '--no-remote', '--profile', home, '--screenshot', `${home}/page.png`, 'data:text/html,<p>shown without memfds</p>'], [], 50_000);
+    expect(result.status, result.stderr).toBe(0);
+    expect(existsSync(`${home}/page.png`)).toBe(true);
+  }, 60_000);
+});
+
+describe('remote-browser-kit doctor', () => {
+  it('says which protection keeps programs copied into memory from running on this host', async () => {
+    const check = (await runDoctor()).checks.find((c) => c.name.startsWith('exec guard: programs copied into memory'));
+    expect(check?.ok).toBe(true);
+    expect(check?.detail).toMatch(existsSync(MEMFD_NOEXEC) ? /^vm\.memfd_noexec at 2 in each session's pid namespace/ : /refuses memfd_create .*\(seccomp\)/);
+  });
 });

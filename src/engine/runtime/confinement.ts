@@ -9,7 +9,7 @@ import { existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs';
 import { chown, mkdir } from 'node:fs/promises';
 import { Duplex } from 'node:stream';
 import { createSessionCgroup, findHierarchies, type ResourceLimits, type SessionCgroup } from './cgroups.js';
-import { guardedCommand, probeExecGuard } from './exec-guard.js';
+import { guardedCommand, MEMFD_NOEXEC, probeExecGuard } from './exec-guard.js';
 import { signalProcess, spawnSupervised, withTimeout, type SupervisedProcess } from './processes.js';
 import { claimUid, type UidRange } from './session-uids.js';
 import { runProcess, SESSION_SUBDIRS, sessionEnvironment, sessionStartFiles, type SessionSandbox } from './session-sandbox.js';
@@ -179,13 +179,17 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
     const sessionInit = [
       // As root inside the new namespaces (nothing of the host is writable here): give the session
       // its directory; make every place it can write non-executable (nothing it writes or downloads
-      // can run, nor be mapped as code); say so; then become the session uid for good and relay to
-      // the egress route, under the exec guard like every process of the session.
+      // can run, nor be mapped as code); make every memfd of the session's pid namespace
+      // non-executable where the kernel can (vm.memfd_noexec, exec-guard.ts: only root here can set
+      // it, and nothing started later can lower it; a failure ends the start); say so; then become
+      // the session uid for good and relay to the egress route, under the exec guard like every
+      // process of the session.
       SH, '-c',
       `set -e; cd ${dir}; mkdir -p ${SESSION_SUBDIRS.join(' ')}; ` +
         sessionStartFiles(dir).map(([file, text]) => `printf '%s' '${text}' > ${file}; `).join('') +
         `chown -R ${uid}:${uid} ${dir} /tmp; chmod 1777 /tmp; ` +
-        `for m in ${WRITABLE_MOUNTS.join(' ')}; do ${MOUNT} -o remount,bind,nosuid,nodev,noexec "$m"; done; echo ready; exec "$@"`,
+        `for m in ${WRITABLE_MOUNTS.join(' ')}; do ${MOUNT} -o remount,bind,nosuid,nodev,noexec "$m"; done; ` +
+        `if [ -e ${MEMFD_NOEXEC} ]; then echo 2 > ${MEMFD_NOEXEC}; fi; echo ready; exec "$@"`,
       'sh',
       ...drop,
       ...guardedArgv(SOCAT, [`TCP-LISTEN:${new URL(CONFINED_PROXY_URL).port},bind=127.0.0.1,fork,reuseaddr`, `UNIX-CONNECT:${CONFINED_EGRESS_DIR}/egress.sock`]),
