@@ -42,6 +42,19 @@ describe('the automation policy', () => {
     expect(judge('Page.navigate', { url: 'chrome://newtab/' }).pass).toBe(true);
   });
 
+  it('lets a drag carry only files the session\'s own folders hold, by the file chooser\'s rule', () => {
+    const drag = (files?: unknown) => judge('Input.dispatchDragEvent', { type: 'drop', x: 5, y: 5, data: { items: [], dragOperationsMask: 1, ...(files === undefined ? {} : { files }) } });
+    expect(drag(['/session/uploads/a.pdf', '/session/downloads/b.png']).pass).toBe(true);
+    // A drag of text or links carries no files.
+    expect(drag().pass).toBe(true);
+    expect(judge('Input.dispatchDragEvent', { type: 'dragEnter', x: 5, y: 5, data: { items: [{ mimeType: 'text/plain', data: 'hi' }], dragOperationsMask: 1 } }).pass).toBe(true);
+    for (const files of [['/etc/hostname'], ['/session/uploads/a.pdf', '/session/.Xauthority'], ['/session/uploads/../profile/Local State'], ['uploads/a.pdf'], [7]]) {
+      expect(drag(files), JSON.stringify(files)).toMatchObject({ pass: false, why: expect.stringContaining('a drag carries files from the session\'s folders /session/downloads and /session/uploads only') });
+    }
+    // The same paths, as a file chooser's answer: one rule for both.
+    expect(judge('DOM.setFileInputFiles', { files: ['/session/uploads/../profile/Local State'] }).pass).toBe(false);
+  });
+
   it('words a refusal as a DevTools error on the caller\'s session', () => {
     expect(JSON.parse(refusal({ id: 7, method: 'Browser.close', sessionId: 'S' }, 'why'))).toEqual({
       id: 7, sessionId: 'S', error: { code: -32000, message: 'Browser.close is not allowed in remote-browser-kit sessions: why' },

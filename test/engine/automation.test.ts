@@ -2,8 +2,10 @@
 // address the API answers, Playwright's connectOverCDP completing a small flow that a viewer sees
 // happen, every refused method answered with a DevTools error the program reads, the engine's own
 // DevTools connection hidden and out of reach, addresses a person may not open refused to a program
-// too (whatever interception it sets up), and the address refused when forged for another
-// session, once expired, and once the session ended (whose open connection then closes).
+// too (whatever interception it sets up; browser pages before they commit, so no script of the
+// program runs in them), files dropped on a page only from the session's folders, and the address
+// refused when forged for another session, once expired, and once the session ended (whose open
+// connection then closes).
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -174,6 +176,82 @@ describe('a program on the session', () => {
     await page.evaluate("setTimeout(() => { location.href = 'file:///etc/passwd' }, 0)");
     await page.waitForTimeout(1000);
     expect(await page.content()).not.toContain('root:');
+    await page.close();
+  }, 60_000);
+
+  it('runs no script in chrome:// pages reached from the new-tab page or through history: they are blocked before they commit, the session runs on', async () => {
+    const browser = browsers[0] ?? (await connect());
+    const page = await browser.contexts()[0]!.newPage();
+    const cdp = await page.context().newCDPSession(page);
+    // A script for every new document reports where it ran and whether the page had the browser's
+    // private APIs (passwords, settings, extensions): what the attack of issue 32 read.
+    const ran: Array<{ href: string; privileged: boolean }> = [];
+    cdp.on('Runtime.bindingCalled', ({ name, payload }) => {
+      if (name === 'rbkScriptRan') ran.push(JSON.parse(payload));
+    });
+    // Scripts for new documents run only for a session with the Page domain on.
+    await cdp.send('Page.enable');
+    await cdp.send('Runtime.enable');
+    await cdp.send('Runtime.addBinding', { name: 'rbkScriptRan' });
+    await cdp.send('Page.addScriptToEvaluateOnNewDocument', {
+      source: 'rbkScriptRan(JSON.stringify({ href: location.href, privileged: Boolean(window.chrome && (chrome.settingsPrivate || chrome.passwordsPrivate || chrome.autofillPrivate || chrome.developerPrivate || chrome.management)) }))',
+    });
+    // The person's view: the engine's "not allowed" page in place of the browser page, as before.
+    const sentAway = async () => {
+      await expect.poll(() => page.url(), { timeout: 15_000 }).toMatch(/^data:/);
+      await expect.poll(() => page.title().catch(() => ''), { timeout: 15_000 }).toBe('Not allowed');
+    };
+    for (const address of ['chrome://settings/passwords', 'chrome://extensions/']) {
+      // The new-tab page is allowed; from it, a page may send itself to another browser page.
+      await cdp.send('Page.navigate', { url: 'chrome://newtab/' });
+      await expect.poll(() => ran.some((where) => where.href.startsWith('chrome://new-tab-page')), { timeout: 15_000 }).toBe(true);
+      await cdp.send('Runtime.evaluate', { expression: `location.href = ${JSON.stringify(address)}` });
+      await sentAway();
+    }
+    // Back through the tab's history to the refused entry.
+    await page.goto(`${origin}/`);
+    const { entries } = await cdp.send('Page.getNavigationHistory');
+    const refusedEntry = entries.find((entry) => entry.url.startsWith('chrome://settings'));
+    expect(refusedEntry, 'the tab\'s history holds the refused address').toBeDefined();
+    await cdp.send('Page.navigateToHistoryEntry', { entryId: refusedEntry!.id });
+    await sentAway();
+    expect(ran.filter((where) => where.privileged || /^chrome:\/\/(settings|extensions)/.test(where.href))).toEqual([]);
+    // The script did run where a program may run it: nothing above passes because nothing ran.
+    expect(ran.some((where) => where.href.startsWith(origin))).toBe(true);
+    expect(await sessionStatus()).toBe('running');
+    expect(control.lostReason).toBeNull();
+    await page.close();
+  }, 90_000);
+
+  it('drops on a page only files the session\'s folders hold: /etc/hostname is refused, an upload is read', async () => {
+    const uploaded = await (await fetch(`${engine.url}/v8/vm/files/upload?${new URLSearchParams({ id: vmId, name: 'dropped.txt' })}`, {
+      method: 'POST', headers: { authorization: `Bearer ${key}` }, body: 'dropped from the uploads folder',
+    })).json();
+    expect(uploaded.status).toBe('ok');
+    const browser = browsers[0] ?? (await connect());
+    const page = await browser.contexts()[0]!.newPage();
+    await page.goto(`${origin}/`);
+    // The page reads the first file dropped on it.
+    await page.evaluate(`window.dropped = new Promise((resolve) => {
+      document.addEventListener('dragover', (event) => event.preventDefault());
+      document.addEventListener('drop', (event) => {
+        event.preventDefault();
+        const file = event.dataTransfer.files[0];
+        if (file) file.text().then((text) => resolve(file.name + ': ' + text)); else resolve('no file');
+      });
+    }), undefined`);
+    const cdp = await page.context().newCDPSession(page);
+    const drag = (type: 'dragEnter' | 'dragOver' | 'drop', files: string[]) =>
+      cdp.send('Input.dispatchDragEvent', { type, x: 300, y: 300, data: { items: [], files, dragOperationsMask: 1 } });
+    for (const files of [['/etc/hostname'], ['/session/.Xauthority'], ['/session/uploads/../profile/Local State']]) {
+      await expect(drag('dragEnter', files)).rejects.toThrow('Input.dispatchDragEvent is not allowed in remote-browser-kit sessions: a drag carries files from the session\'s folders');
+      await expect(drag('drop', files)).rejects.toThrow('Input.dispatchDragEvent is not allowed in remote-browser-kit sessions');
+    }
+    const files = ['/session/uploads/dropped.txt'];
+    await drag('dragEnter', files);
+    await drag('dragOver', files);
+    await drag('drop', files);
+    expect(await page.evaluate('window.dropped')).toBe('dropped.txt: dropped from the uploads folder');
     await page.close();
   }, 60_000);
 

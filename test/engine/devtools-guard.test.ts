@@ -1,8 +1,10 @@
 // The engine's DevTools guard of a real confined Chromium session, attacked from inside the
 // session (issue 20): its relay killed, once and then again and again, and devtools:// typed into
 // the only tab. The guard comes back at once, or the session ends saying why; it never runs
-// unguarded, and a refused page in the only tab never ends the browser. Pages and targets are read
+// unguarded, and a refused page in the only tab never ends the browser; chrome://settings typed
+// into it is blocked before any script runs there (issue 32). Pages and targets are read
 // through a DevTools connection of the test's own, keys are typed on the session's display.
+import type { EventEmitter } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -118,16 +120,12 @@ describe('the DevTools guard', () => {
     await typeAddress(session, 'chrome://version');
     expect(await waitFor(pages, (urls) => urls.some(refusalOf('chrome://version')), 10_000)).toEqual([expect.stringMatching(/^data:/)]);
 
-    // A press into a window that has just changed page is now and then not delivered (seen once in
-    // CI under load): press a second time after 5 s of nothing. What is checked is what F12 does.
-    let opened: string[] = [];
-    for (let press = 0; press < 2 && opened.length === 0; press++) {
-      await x(session, 'xdotool', ['search', '--onlyvisible', '--class', 'chromium', 'windowactivate', '--sync']).catch(() => '');
-      await x(session, 'xdotool', ['key', 'F12']);
-      opened = await waitFor(() => [...devtoolsOpened], (ids) => ids.length > 0, 5_000);
-    }
-    expect(opened.length, 'F12 opened developer tools').toBeGreaterThan(0);
-    expect(await waitFor(() => opened.filter((id) => !devtoolsClosed.has(id)), (open) => open.length === 0, 5_000)).toEqual([]);
+    // F12 opens no developer tools: the browser's policy blocks devtools:// (decisions.md 80), and
+    // the guard closes any that opened all the same. Either way none stays open.
+    await x(session, 'xdotool', ['search', '--onlyvisible', '--class', 'chromium', 'windowactivate', '--sync']).catch(() => '');
+    await x(session, 'xdotool', ['key', 'F12']);
+    await pause(3000);
+    expect([...devtoolsOpened].filter((id) => !devtoolsClosed.has(id)), 'developer tools left open').toEqual([]);
 
     // A new relay carries the guard; the engine's control reads the browser again.
     await expectGuardBack(killed);
@@ -145,6 +143,35 @@ describe('the DevTools guard', () => {
     expect(session.browser.process.child.exitCode).toBeNull();
     expect(await pages()).toHaveLength(1);
     expect(await sessionStatus()).toBe('running');
+  }, 30_000);
+
+  it('runs no script in chrome://settings typed into the address bar: blocked before it commits, then sent away', async () => {
+    // A script for every new document in the tab, as a program could have set before the person types.
+    const [tab] = (await observer.send('Target.getTargets')).targetInfos.filter((t) => t.type === 'page');
+    const { sessionId } = await observer.send('Target.attachToTarget', { targetId: tab!.targetId, flatten: true });
+    const ran: Array<{ href: string; privileged: boolean }> = [];
+    const onEvent = (message: CDP.EventMessage) => {
+      if (message.sessionId === sessionId && message.method === 'Runtime.bindingCalled') ran.push(JSON.parse((message.params as { payload: string }).payload));
+    };
+    observer.on('event', onEvent);
+    try {
+      await observer.send('Page.enable', undefined, sessionId);
+      await observer.send('Runtime.enable', undefined, sessionId);
+      await observer.send('Runtime.addBinding', { name: 'rbkScriptRan' }, sessionId);
+      await observer.send('Page.addScriptToEvaluateOnNewDocument', {
+        source: 'rbkScriptRan(JSON.stringify({ href: location.href, privileged: Boolean(window.chrome && (chrome.settingsPrivate || chrome.passwordsPrivate || chrome.autofillPrivate)) }))',
+      }, sessionId);
+      await x(session, 'xdotool', ['search', '--onlyvisible', '--class', 'chromium', 'windowactivate', '--sync']).catch(() => '');
+      await typeAddress(session, 'chrome://settings/passwords');
+      expect(await waitFor(pages, (urls) => urls.some(refusalOf('chrome://settings/passwords')), 10_000)).toEqual([expect.stringMatching(/^data:/)]);
+      // It ran in the pages the tab did show (the refusal page among them), never in the settings.
+      expect(await waitFor(() => ran, (list) => list.some((where) => where.href.startsWith('data:')), 5_000)).not.toEqual([]);
+      expect(ran.filter((where) => where.privileged || where.href.startsWith('chrome://settings'))).toEqual([]);
+      expect(await sessionStatus()).toBe('running');
+    } finally {
+      (observer as unknown as EventEmitter).removeListener('event', onEvent);
+      await observer.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+    }
   }, 30_000);
 
   it('ends the session, saying why, when its connection is cut again and again', async () => {

@@ -3,8 +3,8 @@
 // it is for: an allow-list of the domains and methods a page-level client (Playwright's
 // connectOverCDP, Puppeteer's connect) uses, and refusals, as DevTools errors the client reads,
 // for what would reach outside the session: browser-process control, a context with its own
-// proxy, files outside the session's folders, a second protocol channel past this filter, and
-// addresses the engine's guard refuses to a person too.
+// proxy, files outside the session's folders (chosen or dropped), a second protocol channel past
+// this filter, and addresses the engine's guard refuses to a person too.
 import { posix } from 'node:path';
 
 /** A command as DevTools clients send it (flat sessions: `sessionId` names the attached target). */
@@ -88,6 +88,15 @@ function isInside(path: string, folder: string): boolean {
   return normal === folder || normal.startsWith(`${folder}/`);
 }
 
+/**
+ * The first of `files` that is not inside the session's downloads or uploads folder, if any: the
+ * one rule for every command that hands the page files by path (a file chooser's answer, a drop).
+ */
+function fileOutsideSessionFolders(files: unknown, folders: SessionFolders): unknown {
+  const list = Array.isArray(files) ? files : [];
+  return list.find((file) => !(typeof file === 'string' && (isInside(file, folders.downloads) || isInside(file, folders.uploads))));
+}
+
 function openable(url: unknown): boolean {
   return typeof url === 'string' && (url === '' || ALLOWED_PAGE.test(url) || NEW_TAB_PAGE.test(url));
 }
@@ -141,9 +150,16 @@ export function judgeCommand(command: DevToolsCommand, folders: SessionFolders, 
       return { pass: false, why: `downloads stay in the session's folder ${folders.downloads}` };
     }
     case 'DOM.setFileInputFiles': {
-      const files = Array.isArray(params.files) ? params.files : [];
-      const outside = files.find((file) => !(typeof file === 'string' && (isInside(file, folders.downloads) || isInside(file, folders.uploads))));
+      const outside = fileOutsideSessionFolders(params.files, folders);
       if (outside !== undefined) return { pass: false, why: `files are chosen from the session's folders ${folders.downloads} and ${folders.uploads} only, not ${String(outside).slice(0, 80)}` };
+      break;
+    }
+    case 'Input.dispatchDragEvent': {
+      // A drop hands the page the files it carries, read by the browser: the same folders as a file chooser.
+      const data = params.data;
+      const files = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).files : undefined;
+      const outside = fileOutsideSessionFolders(files, folders);
+      if (outside !== undefined) return { pass: false, why: `a drag carries files from the session's folders ${folders.downloads} and ${folders.uploads} only, not ${String(outside).slice(0, 80)}` };
       break;
     }
   }

@@ -5,6 +5,13 @@ import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CONFINED_SESSION_DIR } from './confinement.js';
 
+/**
+ * The new-tab page, the one browser page a session keeps (every new tab opens it), in each of
+ * Chromium's forms, with the frames it embeds. What the guard and the automation policy let a
+ * person and a program open besides web pages (control.ts, automation/policy.ts).
+ */
+const NEW_TAB_PAGES = ['chrome://newtab', 'chrome://new-tab-page', 'chrome://new-tab-page-third-party', 'chrome-untrusted://new-tab-page'];
+
 /** The Chromium policies every confined session runs with (docs/security.md). */
 export function chromiumPolicies(downloadDir: string): Record<string, unknown> {
   return {
@@ -19,7 +26,14 @@ export function chromiumPolicies(downloadDir: string): Record<string, unknown> {
     // WebRTC uses the proxy (TCP) only: no UDP that the egress route does not see.
     WebRtcIPHandling: 'disable_non_proxied_udp',
     WebRtcUdpPortRange: '',
-    URLBlocklist: ['file://*', 'view-source:*'],
+    // The browser's own pages are refused before they commit: the guard (control.ts) sends them
+    // away only once they show, and by then a script a program set for new documents had run in
+    // them with their private APIs (chrome://settings: passwords, autofill; issue 32). Blocked,
+    // they commit as Chromium's error page at the same address, which the guard then replaces
+    // with its "not allowed" page, as before. devtools:// blocked keeps F12 from opening any
+    // (decisions.md 80).
+    URLBlocklist: ['file://*', 'view-source:*', 'chrome://*', 'chrome-untrusted://*', 'devtools://*'],
+    URLAllowlist: NEW_TAB_PAGES,
     BrowserSignin: 0,
     SyncDisabled: true,
     BrowserAddPersonEnabled: false,

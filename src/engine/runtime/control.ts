@@ -124,7 +124,9 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
             void client.send('Target.closeTarget', { targetId: info.targetId }).catch(() => undefined);
           } else if (info.type === 'page' && info.url && (devtools || (!ALLOWED_PAGE.test(info.url) && !NEW_TAB_PAGE.test(info.url)))) {
             // chrome://, view-source: and devtools:// typed into a tab never reach Fetch, so the page
-            // is sent away once it shows. Never closed: closing the only tab would end the browser.
+            // is sent away once it shows. The browser's policy has blocked them before they commit
+            // (chromium-policies.ts): what is replaced is its error page, with the engine's own
+            // words. Never closed: closing the only tab would end the browser.
             this.emit('refused', { url: info.url });
             void this.navigateTarget(client, info.targetId, refusedPage(info.url, this.language)).catch(() => undefined);
           }
