@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { v8Caller } from '../helpers/site.js';
-import { fileDialogShows, waitFor, x } from '../helpers/session.js';
+import { fileDialogShows, folderBytes, waitFor, x } from '../helpers/session.js';
 import { TEST_STORE, testStore } from './harness.js';
 
 const FIVE_MB = randomBytes(5 * 1024 * 1024);
@@ -172,14 +172,7 @@ describe('POST /v8/vm/files/upload', () => {
 
   it('holds the session cap across five uploads at once: what is stored stays under it, the rest are refused naming it', async () => {
     const uploadsFolder = session.sandbox.hostPath('/session/uploads');
-    const storedBytes = async () => {
-      let sum = 0;
-      for (const name of await readdir(uploadsFolder)) {
-        const found = await stat(join(uploadsFolder, name));
-        if (found.isFile()) sum += found.size;
-      }
-      return sum;
-    };
+    const storedBytes = () => folderBytes(uploadsFolder);
     const cap = 12 * 1024 * 1024;
     // Whatever the earlier tests left: each of the five takes a little under half the room left, so two fit.
     const size = Math.floor((cap - (await storedBytes())) / 2) - 1;

@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionRuntime, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { FileRefusal, SessionFiles } from '../../src/engine/runtime/session-files.js';
-import { waitFor } from '../helpers/session.js';
+import { folderBytes, waitFor } from '../helpers/session.js';
 
 const PAYLOAD = randomBytes(3 * 1024 * 1024 + 17);
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -150,14 +150,7 @@ describe("a confined session's files", () => {
 
   it('holds the session cap across five uploads at once, announced or not, leaving no partial file', async () => {
     const uploadsFolder = session.sandbox.hostPath('/session/uploads');
-    const storedBytes = async () => {
-      let sum = 0;
-      for (const name of await readdir(uploadsFolder)) {
-        const found = await stat(join(uploadsFolder, name));
-        if (found.isFile()) sum += found.size;
-      }
-      return sum;
-    };
+    const storedBytes = () => folderBytes(uploadsFolder);
     const SIZE = 1024 * 1024 + 5;
     const HALF = 512 * 1024;
     for (const announced of [true, false]) {

@@ -1,5 +1,7 @@
 // Test helper for runtime sessions: X clients on a session's display (run inside the session,
 // the only place its display is reachable) and polling until a probe gives what a test waits for.
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Engine } from '../../src/engine/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 
@@ -53,4 +55,14 @@ export async function fileDialogOpenButton(session: RuntimeSession, width: numbe
   const geometry = await x(session, 'xdotool', ['getwindowgeometry', '--shell', id]);
   const value = (name: string) => Number(new RegExp(`^${name}=(\\d+)`, 'm').exec(geometry)?.[1] ?? NaN);
   return { x: Math.min(value('X') + value('WIDTH'), width) - 52, y: Math.min(value('Y') + value('HEIGHT'), height) - 28 };
+}
+
+/** The bytes the regular files directly in `folder` hold, as the host sees them (a session's uploads, say). */
+export async function folderBytes(folder: string): Promise<number> {
+  let sum = 0;
+  for (const name of await readdir(folder)) {
+    const found = await stat(join(folder, name));
+    if (found.isFile()) sum += found.size;
+  }
+  return sum;
 }
