@@ -231,13 +231,19 @@ describe('two confined Chromium sessions', () => {
 
   it('holds a page that burns every core to its CPU cap (one core here)', async () => {
     const before = b.sandbox.cpuThrottled();
-    await b.control!.evaluate(`(async () => {
-      const source = 'const end = Date.now() + 2000; while (Date.now() < end) {} postMessage(1)';
-      const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
-      await Promise.all([0, 1, 2].map(() => new Promise((resolve) => { const w = new Worker(url); w.onmessage = resolve; })));
-    })()`);
+    // Three workers burn for 2 s at a time until the kernel holds the session at its cap. On a
+    // machine busy with other work the session's fair share can stay under one core for a while,
+    // and only a period in which it used its whole core is throttled: it burns again until then.
+    const deadline = Date.now() + 60_000;
+    do {
+      await b.control!.evaluate(`(async () => {
+        const source = 'const end = Date.now() + 2000; while (Date.now() < end) {} postMessage(1)';
+        const url = URL.createObjectURL(new Blob([source], { type: 'text/javascript' }));
+        await Promise.all([0, 1, 2].map(() => new Promise((resolve) => { const w = new Worker(url); w.onmessage = () => { w.terminate(); resolve(); }; })));
+      })()`);
+    } while (b.sandbox.cpuThrottled() === before && Date.now() < deadline);
     expect(b.sandbox.cpuThrottled()).toBeGreaterThan(before);
-  });
+  }, 90_000);
 
   it('ends a page that allocates memory without end at the cap; the host and the other session keep working', async () => {
     void a.control!.evaluate(`(() => {
