@@ -10,7 +10,6 @@ import type { WebSocket } from 'ws';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
 import type { SessionFolders } from '../automation/policy.js';
-import type { DoorNeeds } from './door.js';
 import type { AttachmentKind } from './presence.js';
 
 /** What a caller opens a channel with: the share link (control), a view-only link, or an API key. */
@@ -29,6 +28,19 @@ export function rightsOf(credential: ChannelCredential): ChannelRights {
 export interface CloseReason {
   code: number;
   reason: string;
+}
+
+/** Seats of one session's channel: for the share link's holders (control, also an API key) and for the view-only link's watchers. */
+export interface LinkSeats {
+  control: number;
+  view: number;
+}
+
+/** What one attachment of a channel needs at the door: its seats per link and the engine's files it holds. */
+export interface DoorNeeds {
+  seats: LinkSeats;
+  /** Open files one attachment makes the engine hold (its socket, and any pipe or connection into the session). */
+  files: number;
 }
 
 /** Why a connection got no seat at the door: its link's seats for the session are taken, its address holds its share, or the engine is at its open-files reserve. */

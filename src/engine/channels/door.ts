@@ -9,20 +9,7 @@
 import type { ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
 import type { OpenFiles } from '../runtime/open-files.js';
-import type { ChannelRights, CloseReason, SeatRefusal } from './channel.js';
-
-/** Seats of one session's channel: for the share link's holders (control, also an API key) and for the view-only link's watchers. */
-export interface LinkSeats {
-  control: number;
-  view: number;
-}
-
-/** What one attachment of a channel needs at the door: its seats per link and the engine's files it holds. */
-export interface DoorNeeds {
-  seats: LinkSeats;
-  /** Open files one attachment makes the engine hold (its socket, and any pipe or connection into the session). */
-  files: number;
-}
+import type { ChannelRights, CloseReason, DoorNeeds, SeatRefusal } from './channel.js';
 
 export interface DoorLimits {
   /** Attachments one client address holds at once to one channel, over every session of this node (config `viewers.perAddress`). */
