@@ -77,7 +77,13 @@ afterAll(async () => {
 
 describe('a Firefox ESR session', () => {
   it('lists what the remote Firefox downloaded, and hands it to a program with the same SHA-256', async () => {
-    const listed = await waitFor(() => api(`/vm/files?id=${vmId}`), (a) => a.files?.some((f: any) => f.name === 'report.bin' && f.state === 'complete'), 30_000);
+    // Firefox finishes a download in steps (the whole file, then its `.part` removed): on a loaded
+    // machine the list can be read between them, so the test waits for the download to settle.
+    const listed = await waitFor(
+      () => api(`/vm/files?id=${vmId}`),
+      (a) => a.files?.length === 1 && a.files.some((f: any) => f.name === 'report.bin' && f.state === 'complete'),
+      30_000,
+    );
     expect(listed.status).toBe('ok');
     // One entry, under its own name: not Firefox's `.part` file beside it, nor a second copy.
     expect(listed.files).toEqual([{ name: 'report.bin', size: REPORT.length, kind: 'download', state: 'complete', created: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) }]);
