@@ -105,6 +105,10 @@ export interface RuntimeSession {
   /** Milliseconds from the start request to ready: the browser's window on the display and its
    *  first navigation begun (the page itself may still be loading, or fail). */
   readonly readyMs: number;
+  /** Where readyMs went, in ms: `slot` (taken warm, or started), `handOut` (the session's choices
+   *  on a warm slot), `browser` (launched, or a warm one on the first page). The engine's start
+   *  trace carries them (sessions/start-trace.ts). */
+  readonly startParts: Record<string, number>;
 }
 
 const DEFAULT_GEOMETRY = { width: 1280, height: 720 };
@@ -266,14 +270,31 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone) : undefined;
     let slot = warm?.slot;
     const start: StartKind = warm?.kind ?? 'cold';
+    // The parts of readyMs: the slot from the start; the hand-out and the browser each from the
+    // slot's, since on a warm Chromium they run side by side.
+    const parts: Record<string, number> = {};
+    let slotReady = started;
+    const part = (name: string, since: number) => {
+      const now = performance.now();
+      parts[name] = Math.round((now - since) * 10) / 10;
+      return now;
+    };
 
     try {
+      let handedOut: Promise<void> = Promise.resolve();
       if (!slot) {
         const shape: SlotShape = { width, height, layout: spec.layout, language: spec.language, ...(spec.upstreamProxyUrl ? { upstreamProxyUrl: spec.upstreamProxyUrl } : {}) };
         slot = await abortable(withTimeout(this.startSlot(shape), timeoutMs, 'the display start'), spec.signal, (late) => this.discard(late));
+        slotReady = part('slot', started);
       } else {
-        // The session's choices, applied as it takes the warm slot (decisions.md 63).
-        await slot.handOut({ language: spec.language, layout: spec.layout, upstreamProxyUrl: spec.upstreamProxyUrl });
+        slotReady = part('slot', started);
+        // The session's choices, applied as it takes the warm slot (decisions.md 63). The route's
+        // settings are set at once. A Chromium's first page goes by DevTools, so the keyboard
+        // layout (a program run in the session) is set beside it: nothing is typed into the
+        // session before it is handed out, and the hand-out waits for both. A Firefox's first page
+        // is typed into its address bar, so its layout is set first.
+        handedOut = slot.handOut({ language: spec.language, layout: spec.layout, upstreamProxyUrl: spec.upstreamProxyUrl }).then(() => void part('handOut', slotReady));
+        if (!slot.browser?.control) await handedOut;
       }
       const current = slot;
       spec.onDisplay?.(current.display);
@@ -301,7 +322,14 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
           await openInFirefox(current.sandbox, current.display, url);
         }
       };
-      await abortable(withTimeout(ready(), timeoutMs, `${image.name} starting on the first page`), spec.signal);
+      const browserBegan = performance.now();
+      const browserReady = ready().then(() => void part('browser', browserBegan));
+      // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
+      const both = Promise.allSettled([handedOut, browserReady]).then(async () => {
+        await handedOut;
+        await browserReady;
+      });
+      await abortable(withTimeout(both, timeoutMs, `${image.name} starting on the first page`), spec.signal);
       const browser = current.browser!;
       const session: RuntimeSession = {
         id: current.id,
@@ -315,6 +343,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         sound: current.sound,
         start,
         readyMs: performance.now() - started,
+        startParts: parts,
       };
       this.watch(session, current);
       this.emit('event', runtimeEvent(session.id, 'started', startedMessage(start, session.readyMs)));
