@@ -71,6 +71,8 @@ export class PostgresDatabase extends PostgresConnection implements Database {
   private listener: Promise<pg.Client> | undefined;
   private listenerClient: pg.Client | undefined;
   private listenerRetryMs = LISTENER_RETRY_MS.first;
+  /** Per lock name, the end of this node's last transaction queued for it (transaction()). */
+  private readonly turns = new Map<string, Promise<void>>();
   private listenerRetry: NodeJS.Timeout | undefined;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
   private closed = false;
@@ -110,6 +112,24 @@ export class PostgresDatabase extends PostgresConnection implements Database {
   }
 
   async transaction<T>(work: (tx: SqlConnection) => Promise<T>, lock: string): Promise<T> {
+    // This node's transactions of one lock queue here, in memory, and take a pooled connection
+    // only at their turn: queued on the advisory lock instead, ten creates at once held every
+    // connection of the pool, and every other query (a status write, a read) waited behind them.
+    const earlier = this.turns.get(lock) ?? Promise.resolve();
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    const turn = earlier.then(() => mine);
+    this.turns.set(lock, turn);
+    await earlier;
+    try {
+      return await this.transactionNow(work, lock);
+    } finally {
+      done();
+      if (this.turns.get(lock) === turn) this.turns.delete(lock);
+    }
+  }
+
+  private async transactionNow<T>(work: (tx: SqlConnection) => Promise<T>, lock: string): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
