@@ -1,19 +1,19 @@
 // The session runtime: turns "start a session" into a confined set of processes in a sandbox of its
 // own (its parts, in order: sandbox, egress route, display, browser; session-parts.ts), started and
 // stopped as a unit, in the session's interface language and time zone. A session starts cold, on
-// a warm display or in a warm browser (warm-pool.ts); what an earlier run left behind is reaped
-// first (reap.ts); what a running session reports comes out as runtime events (runtime-events.ts).
+// a warm display or in a warm browser (warm-pool.ts), its browser then on the first page
+// (first-page.ts); what an earlier run left behind is reaped first (reap.ts); what a running
+// session reports comes out as runtime events (runtime-events.ts).
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { launchBrowser, type BrowserProcess } from './browser.js';
+import type { BrowserProcess } from './browser.js';
 import { discoverImages, type BrowserImage } from './catalog.js';
 import { DEFAULT_CONFINEMENT, probeConfinement, type ConfinementSettings, type SessionSandbox } from './confinement.js';
 import { writeSharedFiles } from './chromium-policies.js';
-import { BrowserControl, isNavigableUrl } from './control.js';
-import { overrideTimeZone } from './zone-override.js';
-import { openInFirefox } from './firefox-handout.js';
+import { isNavigableUrl, type BrowserControl } from './control.js';
+import { browserOnFirstPage } from './first-page.js';
 import type { Display } from './display.js';
 import type { EgressPolicy } from './address-policy.js';
 import type { EgressRoute } from './egress.js';
@@ -298,32 +298,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       }
       const current = slot;
       spec.onDisplay?.(current.display);
-      const firstUrl = url ?? 'about:blank';
-      const ready = async () => {
-        if (!current.browser) {
-          const process = await launchBrowser({ image, sandbox: current.sandbox, display: current.display, sound: current.sound, width, height, language: spec.language, locale, timeZone, timeoutMs }, firstUrl);
-          const browser = await current.addBrowser({ process, image, language: spec.language, timeZone, control: null });
-          const connected = async () => {
-            if (!process.devtoolsUrl) return;
-            browser.control = await BrowserControl.connect(process.devtoolsUrl, spec.language);
-            if (url) await browser.control.firstNavigationStarted();
-          };
-          await Promise.all([process.windowShown, connected()]);
-        } else if (current.browser.control) {
-          // A warm browser waits on an empty page in the default zone: it takes the session's
-          // zone, then starts on the first page (or the blank page a browser without one shows).
-          if (current.browser.timeZone !== timeZone) {
-            await overrideTimeZone(current.browser.control, timeZone);
-            current.browser.timeZone = timeZone;
-          }
-          await current.browser.control.openInPlace(url ?? 'about:blank');
-        } else if (url) {
-          // A warm Firefox waits on about:blank: its address bar takes the first page.
-          await openInFirefox(current.sandbox, current.display, url);
-        }
-      };
       const browserBegan = performance.now();
-      const browserReady = ready().then(() => void part('browser', browserBegan));
+      const browserReady = browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs }).then(() => void part('browser', browserBegan));
       // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
       const both = Promise.allSettled([handedOut, browserReady]).then(async () => {
         await handedOut;
