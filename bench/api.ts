@@ -1,5 +1,7 @@
-// `npm run bench -- api`: the v8 API's speed: time to the create answer, create to running,
-// status polling throughput and tail latency (wrk, 50 connections), engine memory idle.
+// `npm run bench -- api`: the v8 API's speed: create to running through the API against the
+// runtime's own start, for a mix of sessions on the warm pool, SQLite and Postgres (api-start.ts);
+// then time to the create answer, a cold create to running, status polling throughput and tail
+// latency (wrk, 50 connections), engine memory idle.
 // RBK_BENCH_OPERATIONS=off runs the engine without metrics and logs (operator.metrics false,
 // log.level silent), to compare with the default (on: metrics recorded and scraped every 5 s
 // during the load, info logs written to a pipe).
@@ -13,6 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 // @ts-expect-error: a plain ESM script without types
 import { BENCH_PACKAGES, installSystemPackages } from '../scripts/setup.mjs';
+import { apiStartBench } from './api-start.js';
 import { percentile, report } from './stats.js';
 
 const run = promisify(execFile);
@@ -48,7 +51,7 @@ function buildEngine(): Promise<unknown> {
 }
 
 /** A `serve` process on its own data directory with one account, for the API benches. */
-interface BenchEngine {
+export interface BenchEngine {
   base: string;
   operatorUrl: string | null;
   headers: Record<string, string>;
@@ -59,7 +62,15 @@ interface BenchEngine {
   /** Creates a Chromium session on `url` and waits for it to run: the create's answer time and create-to-running, in ms. */
   start(url: string): Promise<{ vmId: string; answeredMs: number; runningMs: number }>;
   remove(id: string): Promise<void>;
+  /** The engine's start traces so far, by session id (with `debugLog`: its debug lines, sessions/start-trace.ts). */
+  traces: Map<string, Record<string, any>>;
   stop(): Promise<void>;
+}
+
+/** What else a bench engine runs with: a Postgres database instead of SQLite, debug logs (the start traces). */
+export interface BenchEngineExtras {
+  database?: string;
+  debugLog?: boolean;
 }
 
 /**
@@ -67,7 +78,7 @@ interface BenchEngine {
  * (as a log shipper reading the engine's stderr would); `off` has `operator.metrics: false` and
  * `log.level: "silent"`. `warm: false` keeps no warm browsers (the pool's starts take CPU at times).
  */
-async function startBenchEngine(operations: 'on' | 'off', warm = true): Promise<BenchEngine> {
+export async function startBenchEngine(operations: 'on' | 'off', warm = true, extras: BenchEngineExtras = {}): Promise<BenchEngine> {
   await buildEngine();
   const dir = await mkdtemp(join(tmpdir(), 'rbk-api-bench-'));
   const config = join(dir, 'config.json');
@@ -76,7 +87,8 @@ async function startBenchEngine(operations: 'on' | 'off', warm = true): Promise<
     rateLimit: { requests: 1_000_000_000, perSeconds: 1 },
     egress: { allow: ['127.0.0.1/32'] },
     ...(warm ? {} : { warm: { memoryMb: 0 } }),
-    ...(operations === 'off' ? { operator: { metrics: false }, log: { level: 'silent' } } : { log: { level: 'info', pretty: false } }),
+    ...(operations === 'off' ? { operator: { metrics: false }, log: { level: 'silent' } } : { log: { level: extras.debugLog ? 'debug' : 'info', pretty: false } }),
+    ...(extras.database ? { database: extras.database, cluster: { secret: 'bench-cluster-secret-0123456789abcdef' } } : {}),
   }));
   // The built command operators run (dist/, compiled once per bench run): under tsx every closure
   // the request path makes also gets a name defined on it, which alone cost the API about 10 %.
@@ -86,7 +98,19 @@ async function startBenchEngine(operations: 'on' | 'off', warm = true): Promise<
   const key = (JSON.parse(stdout) as { apiKey: { key: string } }).apiKey.key;
   const engine = spawn('node', [...engineArgs, 'serve', '--port', '0', '--data', join(dir, 'data'), '--config', config, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let logBytes = 0;
-  engine.stderr.on('data', (chunk: Buffer) => (logBytes += chunk.length));
+  const traces = new Map<string, Record<string, any>>();
+  let partial = '';
+  engine.stderr.on('data', (chunk: Buffer) => {
+    logBytes += chunk.length;
+    if (!extras.debugLog) return;
+    const lines = (partial + chunk.toString('utf8')).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      if (!line.includes('"session start trace"')) continue;
+      const record = JSON.parse(line) as Record<string, any>;
+      traces.set(record.vmId as string, record);
+    }
+  });
   const stop = async () => {
     if (engine.exitCode === null && engine.signalCode === null) {
       engine.kill('SIGTERM');
@@ -135,6 +159,7 @@ async function startBenchEngine(operations: 'on' | 'off', warm = true): Promise<
         await call('/v8/vm/remove', { id });
         while ((await status(id)) !== 'deleted') await new Promise((r) => setTimeout(r, 20));
       },
+      traces,
       stop,
     };
   } catch (error) {
@@ -153,7 +178,17 @@ async function benchPage() {
 export async function apiBench(): Promise<void> {
   installSystemPackages(BENCH_PACKAGES);
   const page = await benchPage();
-  // No warm browsers: create to running is a cold start here (bench/runtime.ts measures warm ones).
+  // RBK_BENCH_API=start runs only the start half (api-start.ts), =polling only the half below.
+  const part = process.env.RBK_BENCH_API;
+  if (part !== 'polling') {
+    try {
+      await apiStartBench(page.url);
+    } finally {
+      if (part === 'start') page.close();
+    }
+    if (part === 'start') return;
+  }
+  // No warm browsers: create to running is a cold start here (the start half above measures warm ones).
   const engine = await startBenchEngine(operations, false);
   try {
     const answers: number[] = [];

@@ -20,7 +20,11 @@ export interface RemoteBrowserClient {
   images(): Promise<ImageListResponse>;
   /** `launchId` makes retries of one launch safe: the route starts at most one session for it. */
   create(request: CreateRequest, launchId: string): Promise<ProxyCreateResponse>;
-  session(handle: string): Promise<ProxySession>;
+  /**
+   * One session. `wait` (ms) lets the route hold the answer while the session is starting: it
+   * comes the moment the status moves on (decisions.md 82), so following a start takes one request.
+   */
+  session(handle: string, options?: { wait?: number; signal?: AbortSignal }): Promise<ProxySession>;
   end(handle: string): Promise<void>;
   usage(): Promise<UserQuotaResponse>;
   /** A session's files: what its browser downloaded and what it was given (issue 23). */
@@ -90,8 +94,10 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
     images: () => call<ImageListResponse>(PROXY_PATHS.images, (b) => Array.isArray(b.images) && Array.isArray(b.vpnLocations) && typeof b.residential === 'object'),
     create: (request, launchId) =>
       call<ProxyCreateResponse>(PROXY_PATHS.sessions, (b) => typeof b.handle === 'string' && typeof b.quota === 'object', json(request, { [IDEMPOTENCY_HEADER]: launchId })),
-    session: async (handle) =>
-      (await call<{ session: ProxySession }>(PROXY_PATHS.session(handle), (b) => typeof b.session?.handle === 'string' && typeof b.session?.status === 'string')).session,
+    session: async (handle, read = {}) => {
+      const path = `${PROXY_PATHS.session(handle)}${read.wait ? `?wait=${Math.max(0, Math.floor(read.wait))}` : ''}`;
+      return (await call<{ session: ProxySession }>(path, (b) => typeof b.session?.handle === 'string' && typeof b.session?.status === 'string', read.signal ? { signal: read.signal } : {})).session;
+    },
     end: async (handle) => {
       await call(PROXY_PATHS.session(handle), () => true, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     },

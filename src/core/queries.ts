@@ -27,11 +27,21 @@ export function sessionPollDelay(pollCount: number): number {
   return Math.min(500 * 2 ** Math.max(0, pollCount - 1), 5000);
 }
 
-/** One session, polled with back-off until it is running or has ended; no polling after that. */
+/**
+ * How long each read of a starting session may be held by the route (decisions.md 82): it answers
+ * the moment the session runs. Short enough for a serverless route's time limit.
+ */
+export const SESSION_WAIT_MS = 10_000;
+
+/**
+ * One session, followed until it is running or has ended; nothing after that. Each read waits on
+ * the service for the status to move on, so a start takes one request; the back-off between reads
+ * only matters when a wait ran out, or a service answers without waiting.
+ */
 export function sessionQuery(client: RemoteBrowserClient, handle: string) {
   return {
     queryKey: remoteBrowserKeys.session(client.endpoint, handle),
-    queryFn: () => client.session(handle),
+    queryFn: ({ signal }: { signal?: AbortSignal }) => client.session(handle, { wait: SESSION_WAIT_MS, ...(signal ? { signal } : {}) }),
     refetchInterval: (query: Query<ProxySession, Error, ProxySession, readonly unknown[]>) => {
       const status = query.state.data?.status as SessionStatus | undefined;
       if (status === 'running' || (status && isSessionEnded(status))) return false;

@@ -302,7 +302,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   };
   const server = createServer((request, response) => {
     const requestUrl = requestTargetUrl(request.url, 'http://engine');
-    const observed = observeRequest(request, response, requestUrl?.pathname ?? '', logger, metrics);
+    const observed = observeRequest(request, response, requestUrl?.pathname ?? '', logger, metrics, requestUrl?.searchParams);
     if (!requestUrl) return sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${String(request.url).slice(0, 100)}` }, 404);
     handle(request, response, requestUrl, observed).catch((error: unknown) => {
       failed(error, observed.log());

@@ -15,6 +15,12 @@ export const BODY_MAX_BYTES = 64 * 1024;
 export const SESSION_LIST_WINDOW_DAYS = 31;
 export const SESSION_LIST_MAX = 1_000;
 
+/**
+ * `vm/data?id=&wait=` (decisions.md 82): the longest a read of one starting session waits for its
+ * status to change, in ms; a longer wait asked for waits this long.
+ */
+export const VM_DATA_WAIT_MAX_MS = 30_000;
+
 /** Random bits in a `vmId` and in a share link id: both work like passwords. */
 export const SESSION_ID_BITS = 128;
 export const SHARE_LINK_ID_BITS = 128;

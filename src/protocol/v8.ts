@@ -10,6 +10,7 @@ import {
   IDEMPOTENCY_KEY_MIN,
   URL_MAX,
   V6_SHORT_URL_ID_DIGITS,
+  VM_DATA_WAIT_MAX_MS,
 } from './limits.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -208,6 +209,17 @@ export function parseCreateRequest(body: unknown): RequestCheck<CreateRequest> {
 
 export function parseRemoveRequest(body: unknown): RequestCheck<RemoveRequest> {
   return parseRequest(removeRequestSchema, body);
+}
+
+/**
+ * `wait` of `vm/data` (decisions.md 82): absent is 0 (answer at once); a whole number of ms, from 0
+ * up, capped at VM_DATA_WAIT_MAX_MS; only with `id`. Anything else is refused, naming the field.
+ */
+export function parseVmDataWait(wait: string | null, id: string | null): RequestCheck<number> {
+  if (wait === null) return { ok: true, value: 0 };
+  if (!/^\d{1,9}$/.test(wait)) return { ok: false, message: `wait: must be a whole number of milliseconds, 0 to ${VM_DATA_WAIT_MAX_MS} (longer waits ${VM_DATA_WAIT_MAX_MS})` };
+  if (id === null || id === '') return { ok: false, message: 'wait: only with id: the list of sessions answers at once' };
+  return { ok: true, value: Math.min(Number(wait), VM_DATA_WAIT_MAX_MS) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@
 import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
 import { JSON_CONTENT_TYPE, retryAfterSeconds, SECURITY_HEADERS } from '../http/headers.js';
 import { readJsonRequest } from '../http/json-body.js';
-import { parseCreateRequest, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
+import { parseCreateRequest, parseVmDataWait, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
 import type { RemoteBrowserService } from './service-client.js';
 import { filesEndpointOf, serveFiles, type FilesEndpoint } from './proxy-files.js';
@@ -341,7 +341,10 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
           await service.remove(vmId, { signal: request.signal });
           return reply({ status: 'ok' });
         }
-        const session = await service.session(vmId, { signal: request.signal });
+        // `?wait=`: the browser follows a starting session with one held request, not a poll (decisions.md 82).
+        const wait = parseVmDataWait(new URL(request.url).searchParams.get('wait'), vmId);
+        if (!wait.ok) return refused(400, wait.message);
+        const session = await service.session(vmId, { signal: request.signal, ...(wait.value > 0 ? { wait: wait.value } : {}) });
         if (!session) return refused(404, UNKNOWN_SESSION);
         const { id: _masked, ...entry } = session;
         return reply({ status: 'ok', session: { handle: endpoint.handle, ...entry } });

@@ -24,6 +24,7 @@ import {
   type SessionEntry,
   type UserApiResponse,
   type UserQuotaResponse,
+  VM_DATA_WAIT_MAX_MS,
 } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
 
@@ -32,14 +33,24 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** Reading one session: optionally waiting, on the service, for a starting session to move on. */
+export interface SessionReadOptions extends CallOptions {
+  /**
+   * Milliseconds the service may hold the answer while the session is `starting`: it answers the
+   * moment the status moves on (vm/data's `wait`, decisions.md 82), so following a session to
+   * `running` takes one call, not a poll. At most VM_DATA_WAIT_MAX_MS; the call's timeout grows by it.
+   */
+  wait?: number;
+}
+
 /** What the proxy route needs from the service: an HTTP client or an in-process engine alike. */
 export interface RemoteBrowserService {
   /** GET /v8/image: browsers, exit locations, residential connections. Needs no API key. */
   images(options?: CallOptions): Promise<ImageListResponse>;
   /** POST /v8/vm/create. Repeated after a failure only when the request has an `idempotencyKey`. */
   create(request: CreateRequest, options?: CallOptions): Promise<CreateResponse>;
-  /** GET /v8/vm/data?id=: the session, or null when the service knows no such session. */
-  session(vmId: string, options?: CallOptions): Promise<SessionEntry | null>;
+  /** GET /v8/vm/data?id=(&wait=): the session, or null when the service knows no such session. */
+  session(vmId: string, options?: SessionReadOptions): Promise<SessionEntry | null>;
   /** GET /v8/vm/data: the account's sessions of the last month, newest first (ids masked). */
   list(options?: CallOptions): Promise<SessionEntry[]>;
   /** POST /v8/vm/remove. Ending an ended session also succeeds, so a repeat is safe. */
@@ -173,6 +184,8 @@ interface Call<T> {
   /** Whether a repeat after a failed attempt is safe. */
   repeatable: boolean;
   signal: AbortSignal | undefined;
+  /** What the service may hold the answer for (vm/data's `wait`): added to the attempt's timeout. */
+  heldMs?: number;
 }
 
 export function createServiceClient(options: ServiceClientOptions): ServiceClient {
@@ -191,7 +204,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
   const fetchImpl: ServiceFetch = options.fetch ?? ((url, init) => fetch(url, init));
 
   const attempt = async <T>(call: Call<T>, key: string | undefined): Promise<T> => {
-    const timeout = AbortSignal.timeout(timeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs + (call.heldMs ?? 0));
     const signal = call.signal ? AbortSignal.any([call.signal, timeout]) : timeout;
     const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'remote-browser-kit' };
     if (key !== undefined) headers.authorization = `Bearer ${key}`;
@@ -214,7 +227,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
             ? '; it was tried again with the same idempotencyKey'
             : '; the session may have started: send an idempotencyKey with create so a retry cannot start a second one'
           : '';
-        throw new RemoteBrowserError('timeout', `the service at ${root} did not answer ${call.what} within ${timeoutMs} ms${hint}`, { cause });
+        throw new RemoteBrowserError('timeout', `the service at ${root} did not answer ${call.what} within ${timeoutMs + (call.heldMs ?? 0)} ms${hint}`, { cause });
       }
       throw new RemoteBrowserError('unreachable', `could not reach the service at ${root} for ${call.what}: ${redact(String((cause as Error)?.message ?? cause))}; check baseUrl and that the service is running`, { cause });
     }
@@ -268,7 +281,12 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     images: (options) => get('image', 'the image list', imageListResponseSchema, options, false),
     create: (body, options) =>
       request({ method: 'POST', path: 'vm/create', what: 'create', schema: createResponseSchema, body, authenticated: true, repeatable: body.idempotencyKey !== undefined, signal: options?.signal }),
-    session: async (vmId, options) => (await get(`vm/data?id=${encodeURIComponent(vmId)}`, 'session status', vmDataResponseSchema, options)).data[0] ?? null,
+    session: async (vmId, options) => {
+      const wait = Math.min(VM_DATA_WAIT_MAX_MS, Math.max(0, Math.floor(options?.wait ?? 0)));
+      const path = `vm/data?id=${encodeURIComponent(vmId)}${wait > 0 ? `&wait=${wait}` : ''}`;
+      const call = { method: 'GET' as const, path, what: 'session status', schema: vmDataResponseSchema, authenticated: true, repeatable: true, signal: options?.signal, heldMs: wait };
+      return (await request(call)).data[0] ?? null;
+    },
     list: async (options) => (await get('vm/data', 'the session list', vmDataResponseSchema, options)).data,
     remove: (vmId, options) =>
       request({ method: 'POST', path: 'vm/remove', what: 'remove', schema: removeResponseSchema, body: { id: vmId }, authenticated: true, repeatable: true, signal: options?.signal }),

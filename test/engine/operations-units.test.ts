@@ -43,6 +43,11 @@ describe('route templates', () => {
   ])('%s is %s', (path, route) => {
     expect(routeOf(path)).toBe(route);
   });
+
+  it('names a held read of a session (vm/data with a wait) apart from the status reads', () => {
+    expect(routeOf('/v8/vm/data', new URLSearchParams('id=abc&wait=30000'))).toBe('/v8/vm/data?wait');
+    for (const query of ['id=abc', 'id=abc&wait=0', 'id=abc&wait=abc']) expect(routeOf('/v8/vm/data', new URLSearchParams(query)), query).toBe('/v8/vm/data');
+  });
 });
 
 describe('the log', () => {

@@ -2,7 +2,7 @@
 // language, unavailable browsers, each failure class shown where it belongs, and a real launch
 // from starting to running to ended (also for a host that keeps the session in its state). axe
 // checks in every state.
-import { screen, waitFor, within } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -15,6 +15,8 @@ import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { isSessionEnded, SHARE_LANGUAGES, type SessionStatus } from '../../src/protocol/index.js';
 import { resources } from '../../src/react/i18n.js';
 import { SessionLauncher, type LaunchedSession } from '../../src/react/SessionLauncher.js';
+import { RemoteBrowserProvider } from '../../src/react/RemoteBrowserProvider.js';
+import { SESSION_WAIT_MS } from '../../src/core/queries.js';
 import { axeViolations } from './axe.js';
 import { mountRoute, renderWithRoute, type MountedRoute } from './route-harness.js';
 
@@ -166,6 +168,27 @@ describe('SessionLauncher', () => {
     expect(changes[0]).toBe('starting');
     expect(changes).toContain('running');
     expect(await axeViolations(container)).toEqual([]);
+  });
+
+  it('follows a start with held reads of the session (wait), not a tight poll', async () => {
+    const reads: string[] = [];
+    const recording: typeof fetch = (input, init) => {
+      const url = String(input instanceof Request ? input.url : input);
+      if (/\/sessions\/[^/?]+(\?|$)/.test(url) && (init?.method ?? 'GET') === 'GET') reads.push(url);
+      return fetch(input, init);
+    };
+    const endpoint = await route('std');
+    render(
+      <RemoteBrowserProvider endpoint={endpoint} fetch={recording}>
+        <SessionLauncher defaultUrl={pageUrl} />
+      </RemoteBrowserProvider>,
+    );
+    await userEvent.click(await launchButton());
+    expect(await screen.findByText(en.status.running.replace('{{browser}}', 'Chromium'), {}, { timeout: 20_000 })).toBeInTheDocument();
+    expect(reads.length).toBeGreaterThan(0);
+    for (const url of reads) expect(new URL(url).searchParams.get('wait'), url).toBe(String(SESSION_WAIT_MS));
+    await userEvent.click(screen.getByRole('button', { name: en.end }));
+    expect(await screen.findByText(en.status.ended, {}, { timeout: 10_000 })).toBeInTheDocument();
   });
 
   it('tells a host that keeps the session in its state once per status change, without re-rendering it in a loop', async () => {

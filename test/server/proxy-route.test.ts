@@ -121,7 +121,8 @@ describe.each(modes)('the route in front of a real engine, %s', (_mode, serviceF
     expect(created.json).not.toHaveProperty('vmId');
 
     const path = `/sessions/${answer.handle}`;
-    const running = await poll(() => send(route, 'GET', path), (seen) => seen.json.session?.status !== 'starting');
+    // One held read follows the start (decisions.md 82): the route passes `wait` to the service.
+    const running = await send(route, 'GET', `${path}?wait=30000`);
     const read = proxySessionResponseSchema.parse(running.json);
     expect(read.session).toMatchObject({ handle: answer.handle, status: 'running', name: 'Chromium' });
     expect(running.text).not.toContain(vmId);
@@ -137,6 +138,7 @@ describe.each(modes)('the route in front of a real engine, %s', (_mode, serviceF
       expectFailure(await send(route, 'POST', `/sessions/${handle}`, { user }), 404, 'denied', /unknown session/);
     }
     expect((await t.engine.store.session(vmId))!.status).toBe('running');
+    for (const wait of ['abc', '-5', '1.5', '']) expectFailure(await send(route, 'GET', `${path}?wait=${wait}`), 400, 'denied', /^wait: /);
 
     const ended = await send(route, 'POST', path, { headers: { origin: APP_ORIGIN } });
     expect(ended.status, ended.text).toBe(200);

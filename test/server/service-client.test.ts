@@ -43,6 +43,14 @@ describe.each([
     expect(await client.remove(created.vmId)).toEqual({ status: 'ok' });
   });
 
+  it('follows a start with one held read (wait): the answer is the status the session moved to', async () => {
+    const client = make();
+    const created = await client.create({ browser: 'chromium', url: t.pageUrl });
+    // One call, held by the service until the session is no longer starting (a start ends within 20 s).
+    expect((await client.session(created.vmId, { wait: 30_000 }))?.status).toBe('running');
+    expect(await client.remove(created.vmId)).toEqual({ status: 'ok' });
+  });
+
   it('turns refusals into RemoteBrowserError with the service code and message', async () => {
     const client = make();
     expect(await client.session('0'.repeat(32))).toBeNull();
@@ -155,6 +163,19 @@ describe('an upstream that misbehaves', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
     expect((await failure(client({ timeoutMs: 150, retries: 1 }).images())).code).toBe('timeout');
     expect(seen).toHaveLength(3);
+  });
+
+  it('asks the service to hold a session read (capped), and allows the held time beyond its timeout', async () => {
+    seen.length = 0;
+    // Held for 400 ms, as a service waiting on a start would: longer than the 150 ms timeout alone.
+    answer = () => null;
+    server.once('request', (_request, response) => setTimeout(() => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'ok', data: [] })), 400));
+    expect(await client({ timeoutMs: 150, retries: 0 }).session('abc', { wait: 1_000 })).toBeNull();
+    expect(seen[0]!.url).toBe('/v8/vm/data?id=abc&wait=1000');
+    seen.length = 0;
+    answer = () => ({ status: 200, body: JSON.stringify({ status: 'ok', data: [] }) });
+    await client().session('abc', { wait: 600_000 });
+    expect(seen[0]!.url).toBe('/v8/vm/data?id=abc&wait=30000');
   });
 
   it('stops at once when the caller aborts', async () => {

@@ -37,6 +37,24 @@ export async function poolState(store: Store, subscription: SubscriptionRow, pla
   };
 }
 
+/**
+ * A pool's meters with one more session created at `at` (starting, so running; counted in the
+ * cycle when `at` falls in it): what the create transaction answers without reading them again.
+ */
+export function withNewSession(pool: PoolState, at: number): Pool {
+  const { meters, cycle } = pool;
+  const inCycle = at >= cycle.startMs && at < cycle.endMs ? 1 : 0;
+  const running = meters.running_sessions_used + 1;
+  const cycleUsed = meters.cycle_sessions_used + inCycle;
+  return {
+    ...meters,
+    running_sessions_used: running,
+    running_sessions_remaining: Math.max(0, meters.running_session_limit - running),
+    cycle_sessions_used: cycleUsed,
+    cycle_sessions_remaining: meters.cycle_session_limit === null ? null : Math.max(0, meters.cycle_session_limit - cycleUsed),
+  };
+}
+
 const sumOrNull = (values: Array<number | null>): number | null =>
   values.some((v) => v === null) ? null : values.reduce<number>((a, b) => a + (b as number), 0);
 const sum = (values: number[]): number => values.reduce((a, b) => a + b, 0);

@@ -7,6 +7,7 @@ import { discardRest, readJsonBody } from '../../http/node-body.js';
 import {
   parseCreateRequest,
   parseRemoveRequest,
+  parseVmDataWait,
   parseWebhookRequest,
   type ImageListResponse,
   type UserApiResponse,
@@ -184,8 +185,11 @@ export function createApi(options: ApiOptions): Api {
       }
       case 'GET vm/data': {
         const id = url.searchParams.get('id');
+        // v8 only: `wait` answers a starting session once it moves on (decisions.md 82); v7 is as it was.
+        const wait = version === 'v8' ? parseVmDataWait(url.searchParams.get('wait'), id) : { ok: true as const, value: 0 };
         return read(request, true, async (account) => {
-          const rows = await sessions.list(account, id === null || id === '' ? undefined : id);
+          if (!wait.ok) return { status: 'denied', message: wait.message };
+          const rows = id === null || id === '' ? await sessions.list(account, undefined) : await sessions.readWhenStarted(account, id, wait.value, request.signal);
           return version === 'v7' ? v7SessionList(rows) : v8SessionList(rows);
         });
       }
@@ -250,7 +254,11 @@ export function createApi(options: ApiOptions): Api {
 
   const api = async (request: IncomingMessage, response: ServerResponse, url: URL, log?: () => Logger): Promise<boolean> => {
     let bodyRead = false;
+    // The caller's connection closing ends a read that waits.
+    const gone = new AbortController();
+    response.once('close', () => gone.abort());
     const apiRequest: ApiRequest = {
+      signal: gone.signal,
       method: request.method ?? 'GET',
       url,
       headers: request.headers,

@@ -17,6 +17,8 @@ export interface ApiRequest {
   client?: string;
   /** The request's logger, bound to its request id, made when first asked for (operations/http-observer.ts). */
   log?: () => Logger;
+  /** Aborts when the caller has gone: a read that waits (vm/data's `wait`) ends then. */
+  signal?: AbortSignal;
 }
 
 /** An answer in the envelope, for the caller to write. */

@@ -11,6 +11,7 @@ export function apiRequestOf(request: Request): ApiRequest {
     url: new URL(request.url),
     headers: Object.fromEntries(request.headers),
     body: () => readJsonRequest(request),
+    signal: request.signal,
   };
 }
 

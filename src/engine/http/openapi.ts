@@ -17,6 +17,7 @@ import {
   webhookEventSchema,
   webhookRequestSchema,
   webhookResponseSchema,
+  VM_DATA_WAIT_MAX_MS,
 } from '../../protocol/index.js';
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { target: 'openapi-3.0', unrepresentable: 'any', io: 'output' });
@@ -45,8 +46,12 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       '/v8/vm/data': {
         get: {
           summary: 'List sessions (last 31 days) or read one',
+          description: `With \`id\` and \`wait\`, a read of a \`starting\` session is held until its status moves on (running, error, stopping...), then answered at once; after \`wait\` ms it is answered as it is (still \`starting\`). A session in any other status, or an unknown id, is answered at once. Follow a start with this instead of polling. A \`wait\` that is not a whole number of milliseconds, or comes without \`id\`, is refused (denied, naming \`wait\`).`,
           security: secured,
-          parameters: [{ name: 'id', in: 'query', required: false, schema: { type: 'string' }, description: 'vmId from create' }],
+          parameters: [
+            { name: 'id', in: 'query', required: false, schema: { type: 'string' }, description: 'vmId from create' },
+            { name: 'wait', in: 'query', required: false, schema: { type: 'integer', minimum: 0, maximum: VM_DATA_WAIT_MAX_MS }, description: `only with id: hold the answer while the session is starting, at most this many ms (longer waits ${VM_DATA_WAIT_MAX_MS}); default 0, answer at once` },
+          ],
           responses: answer(vmDataResponseSchema, 'session entries'),
         },
       },

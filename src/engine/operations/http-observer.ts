@@ -14,9 +14,14 @@ const API_ROUTES = new Set(['image', 'openapi.json', 'vm/create', 'vm/data', 'vm
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const SHARE_PAGE = /^\/(?:[A-Za-z-]{1,10}\/)?s$/;
 
-/** The route template of a path, for labels and log lines. */
-export function routeOf(pathname: string): string {
+/**
+ * The route template of a path, for labels and log lines. A held read of a starting session
+ * (`vm/data?wait=`, decisions.md 82) is a route of its own: its time is the session's start, and
+ * it would otherwise swamp the status reads' latency that operators alert on.
+ */
+export function routeOf(pathname: string, query?: URLSearchParams): string {
   const api = /^\/(v8|v7)\/(.+)$/.exec(pathname);
+  if (api?.[1] === 'v8' && api[2] === 'vm/data' && /^[1-9]\d*$/.test(query?.get('wait') ?? '')) return `${pathname}?wait`;
   if (api) return API_ROUTES.has(api[2]!) ? pathname : `/${api[1]}/unknown`;
   if (pathname.startsWith('/api/v6/')) return `/api/v6/${pathname.slice(8).split('/')[0]!.replace(/[^a-z]/gi, '').slice(0, 20) || 'unknown'}`;
   if (pathname === '/b') return '/b';
@@ -50,6 +55,7 @@ export interface RequestLog {
 interface Observation {
   readonly started: number;
   readonly pathname: string;
+  readonly query: URLSearchParams | undefined;
   readonly method: string;
   readonly metrics: EngineMetrics | null;
   readonly debug: boolean;
@@ -69,7 +75,7 @@ function answered({ response }: { response: ObservedResponse }): void {
   if (!observation) return;
   response[OBSERVATION] = undefined;
   const seconds = (performance.now() - observation.started) / 1000;
-  const route = routeOf(observation.pathname);
+  const route = routeOf(observation.pathname, observation.query);
   const { method, metrics } = observation;
   metrics?.http.add(route, method, response.statusCode, seconds);
   if (observation.debug) observation.observed.log().debug({ method, route, status: response.statusCode, ms: Math.round(seconds * 10_000) / 10 }, 'request');
@@ -80,13 +86,13 @@ subscribe('http.server.response.finish', answered as (message: unknown) => void)
  * Starts observing one request: sets `X-Request-Id` on the answer and answers the request's
  * logger; the answer is counted and timed once it has been sent.
  */
-export function observeRequest(request: IncomingMessage, response: ServerResponse, pathname: string, logger: Logger, metrics: EngineMetrics | null): RequestLog {
+export function observeRequest(request: IncomingMessage, response: ServerResponse, pathname: string, logger: Logger, metrics: EngineMetrics | null, query?: URLSearchParams): RequestLog {
   const reqId = requestIdOf(request);
   response.setHeader('x-request-id', reqId);
   let child: Logger | undefined;
   const observed: RequestLog = { reqId, log: () => (child ??= logger.child({ reqId })) };
   const debug = logger.isLevelEnabled('debug');
   if (!metrics && !debug) return observed;
-  (response as ObservedResponse)[OBSERVATION] = { started: performance.now(), pathname, method: request.method ?? 'GET', metrics, debug, observed };
+  (response as ObservedResponse)[OBSERVATION] = { started: performance.now(), pathname, query, method: request.method ?? 'GET', metrics, debug, observed };
   return observed;
 }

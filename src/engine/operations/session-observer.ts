@@ -1,5 +1,6 @@
 // What follows each session move this node makes (decisions.md 60, 61): one log line (running with
-// its start time, ended with its reason), the metrics of starts and ends, and the account's
+// its start time, ended with its reason; at debug level also the start's trace, issue 37), the
+// metrics of starts and ends, and the account's
 // webhook event. Also the runtime's refusals (a target the session may not reach), logged with
 // their category and host, never the address a name resolved to.
 import type { SessionRuntime } from '../runtime/runtime.js';
@@ -48,6 +49,9 @@ export function observeSessions(options: SessionObserverOptions): { settled(): P
   };
 
   sessions.on('moved', (move) => {
+    // Where the start's time went (sessions/start-trace.ts): at debug level, at once, before the
+    // follow-up reads the row.
+    if (move.trace) logger.debug({ vmId: move.id, ...move.trace }, 'session start trace');
     const work = follow(move)
       .catch((error: unknown) => logger.warn({ err: error, vmId: move.id, to: move.to }, 'a session event could not be logged or queued for its webhook'))
       .finally(() => pending.delete(work));

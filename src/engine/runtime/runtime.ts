@@ -1,19 +1,19 @@
 // The session runtime: turns "start a session" into a confined set of processes in a sandbox of its
 // own (its parts, in order: sandbox, egress route, display, browser; session-parts.ts), started and
 // stopped as a unit, in the session's interface language and time zone. A session starts cold, on
-// a warm display or in a warm browser (warm-pool.ts); what an earlier run left behind is reaped
-// first (reap.ts); what a running session reports comes out as runtime events (runtime-events.ts).
+// a warm display or in a warm browser (warm-pool.ts), its browser then on the first page
+// (first-page.ts); what an earlier run left behind is reaped first (reap.ts); what a running
+// session reports comes out as runtime events (runtime-events.ts).
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { launchBrowser, type BrowserProcess } from './browser.js';
+import type { BrowserProcess } from './browser.js';
 import { discoverImages, type BrowserImage } from './catalog.js';
 import { DEFAULT_CONFINEMENT, probeConfinement, type ConfinementSettings, type SessionSandbox } from './confinement.js';
 import { writeSharedFiles } from './chromium-policies.js';
-import { BrowserControl, isNavigableUrl } from './control.js';
-import { overrideTimeZone } from './zone-override.js';
-import { openInFirefox } from './firefox-handout.js';
+import { isNavigableUrl, type BrowserControl } from './control.js';
+import { browserOnFirstPage } from './first-page.js';
 import type { Display } from './display.js';
 import type { EgressPolicy } from './address-policy.js';
 import type { EgressRoute } from './egress.js';
@@ -105,6 +105,10 @@ export interface RuntimeSession {
   /** Milliseconds from the start request to ready: the browser's window on the display and its
    *  first navigation begun (the page itself may still be loading, or fail). */
   readonly readyMs: number;
+  /** Where readyMs went, in ms: `slot` (taken warm, or started), `handOut` (the session's choices
+   *  on a warm slot), `browser` (launched, or a warm one on the first page). The engine's start
+   *  trace carries them (sessions/start-trace.ts). */
+  readonly startParts: Record<string, number>;
 }
 
 const DEFAULT_GEOMETRY = { width: 1280, height: 720 };
@@ -266,42 +270,42 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone) : undefined;
     let slot = warm?.slot;
     const start: StartKind = warm?.kind ?? 'cold';
+    // The parts of readyMs: the slot from the start; the hand-out and the browser each from the
+    // slot's, since on a warm Chromium they run side by side.
+    const parts: Record<string, number> = {};
+    let slotReady = started;
+    const part = (name: string, since: number) => {
+      const now = performance.now();
+      parts[name] = Math.round((now - since) * 10) / 10;
+      return now;
+    };
 
     try {
+      let handedOut: Promise<void> = Promise.resolve();
       if (!slot) {
         const shape: SlotShape = { width, height, layout: spec.layout, language: spec.language, ...(spec.upstreamProxyUrl ? { upstreamProxyUrl: spec.upstreamProxyUrl } : {}) };
         slot = await abortable(withTimeout(this.startSlot(shape), timeoutMs, 'the display start'), spec.signal, (late) => this.discard(late));
+        slotReady = part('slot', started);
       } else {
-        // The session's choices, applied as it takes the warm slot (decisions.md 63).
-        await slot.handOut({ language: spec.language, layout: spec.layout, upstreamProxyUrl: spec.upstreamProxyUrl });
+        slotReady = part('slot', started);
+        // The session's choices, applied as it takes the warm slot (decisions.md 63). The route's
+        // settings are set at once. A Chromium's first page goes by DevTools, so the keyboard
+        // layout (a program run in the session) is set beside it: nothing is typed into the
+        // session before it is handed out, and the hand-out waits for both. A Firefox's first page
+        // is typed into its address bar, so its layout is set first.
+        handedOut = slot.handOut({ language: spec.language, layout: spec.layout, upstreamProxyUrl: spec.upstreamProxyUrl }).then(() => void part('handOut', slotReady));
+        if (!slot.browser?.control) await handedOut;
       }
       const current = slot;
       spec.onDisplay?.(current.display);
-      const firstUrl = url ?? 'about:blank';
-      const ready = async () => {
-        if (!current.browser) {
-          const process = await launchBrowser({ image, sandbox: current.sandbox, display: current.display, sound: current.sound, width, height, language: spec.language, locale, timeZone, timeoutMs }, firstUrl);
-          const browser = await current.addBrowser({ process, image, language: spec.language, timeZone, control: null });
-          const connected = async () => {
-            if (!process.devtoolsUrl) return;
-            browser.control = await BrowserControl.connect(process.devtoolsUrl, spec.language);
-            if (url) await browser.control.firstNavigationStarted();
-          };
-          await Promise.all([process.windowShown, connected()]);
-        } else if (current.browser.control) {
-          // A warm browser waits on an empty page in the default zone: it takes the session's
-          // zone, then starts on the first page (or the blank page a browser without one shows).
-          if (current.browser.timeZone !== timeZone) {
-            await overrideTimeZone(current.browser.control, timeZone);
-            current.browser.timeZone = timeZone;
-          }
-          await current.browser.control.openInPlace(url ?? 'about:blank');
-        } else if (url) {
-          // A warm Firefox waits on about:blank: its address bar takes the first page.
-          await openInFirefox(current.sandbox, current.display, url);
-        }
-      };
-      await abortable(withTimeout(ready(), timeoutMs, `${image.name} starting on the first page`), spec.signal);
+      const browserBegan = performance.now();
+      const browserReady = browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs }).then(() => void part('browser', browserBegan));
+      // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
+      const both = Promise.allSettled([handedOut, browserReady]).then(async () => {
+        await handedOut;
+        await browserReady;
+      });
+      await abortable(withTimeout(both, timeoutMs, `${image.name} starting on the first page`), spec.signal);
       const browser = current.browser!;
       const session: RuntimeSession = {
         id: current.id,
@@ -315,6 +319,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         sound: current.sound,
         start,
         readyMs: performance.now() - started,
+        startParts: parts,
       };
       this.watch(session, current);
       this.emit('event', runtimeEvent(session.id, 'started', startedMessage(start, session.readyMs)));

@@ -3,7 +3,8 @@
 // (store.ts: atomically), so two requests never both take the last slot.
 import { createHash, randomBytes } from 'node:crypto';
 import { IDEMPOTENCY_TTL_HOURS, type CreateRequest, type SessionMeters, type ShareLanguage } from '../../protocol/index.js';
-import { sessionMeters } from '../accounts/meters.js';
+import { currentCycle, formatDay } from '../../protocol/cycle.js';
+import { sessionMeters, totalMeters, withNewSession } from '../accounts/meters.js';
 import type { AccountUsage } from '../accounts/usage.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import { choosePool, type Admitted } from './admission.js';
@@ -16,8 +17,8 @@ export interface CreationContext {
   shareBase: () => string;
   /** The time of the create. */
   at: number;
-  /** The account's pools and meters, read through the transaction's store. */
-  usage: Pick<AccountUsage, 'pools' | 'usage'>;
+  /** The account's pools and their meters, read through the transaction's store. */
+  usage: Pick<AccountUsage, 'pools'>;
   /** The node the session runs on (placement.ts), or null when none has room. */
   place(tx: Store): Promise<string | null>;
 }
@@ -74,7 +75,8 @@ export async function createSession(
       }
     }
     // Re-read inside the transaction: the pools' counts must not move between check and insert.
-    const pool = choosePool((await context.usage.pools(account, tx)).filter((p) => candidates.includes(p.subscription.id)));
+    const pools = await context.usage.pools(account, tx);
+    const pool = choosePool(pools.filter((p) => candidates.includes(p.subscription.id)));
     if ('reason' in pool) return { outcome: pool };
     // Placement, decided with the quota.
     const node = await context.place(tx);
@@ -116,7 +118,9 @@ export async function createSession(
     const stored: StoredAnswer = {
       status: 'ok',
       vmId: id,
-      quota: sessionMeters((await context.usage.usage(account, tx)).meters),
+      // The pools as read above with this session added: nothing else writes while the lock is held,
+      // so reading them again (a round trip per pool on Postgres, under the lock) would say the same.
+      quota: sessionMeters(totalMeters(pools.map((p) => (p === pool ? withNewSession(p, now) : p.meters)), currentCycle(formatDay(new Date(now)), now))),
       // Only terms that may start without the location say whether it was applied.
       ...(terms.exitUnavailable === 'default-connection' ? { location_applied: exit.applied, ...(exit.applied ? {} : { location_reason: 'unavailable' as const }) } : {}),
     };

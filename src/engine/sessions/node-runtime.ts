@@ -22,6 +22,10 @@ export interface RunningSession {
   readonly control?: { isOwnTarget(targetId: string): boolean } | null;
   /** The session's sandbox: its directory as its browser sees it (its downloads folder is in it), where its files program runs. */
   readonly sandbox?: SessionSandbox;
+  /** How it started (cold, on a warm display, in a warm browser) and the runtime's own ms to ready, with its parts (start-trace.ts). */
+  readonly start?: string;
+  readonly readyMs?: number;
+  readonly startParts?: Record<string, number>;
   /** Bytes through the session's egress route so far (its meters). */
   readonly egress: { bytes(): { sent: number; received: number } };
 }

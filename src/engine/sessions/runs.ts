@@ -9,9 +9,13 @@ import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
+import { StartTrace } from './start-trace.js';
 
-/** Moves a session's status (the service's move: store, then followers); false when it was in none of `from`. */
-export type Move = (id: string, cause: MoveCause, from: SessionStatus[], to: SessionStatus, fields?: Partial<SessionRow>) => Promise<boolean>;
+/**
+ * Moves a session's status (the service's move: store, then followers); false when it was in none
+ * of `from`. A start's trace, when given, times the write and the telling (start-trace.ts).
+ */
+export type Move = (id: string, cause: MoveCause, from: SessionStatus[], to: SessionStatus, fields?: Partial<SessionRow>, trace?: StartTrace) => Promise<boolean>;
 
 export interface NodeRunsOptions {
   store: Store;
@@ -82,12 +86,16 @@ export class NodeRuns {
     return this.live.get(sessionId);
   }
 
-  /** Starts a session's runtime in the background; its outcome moves the session on. */
-  start(row: SessionRow): void {
+  /**
+   * Starts a session's runtime in the background; its outcome moves the session on. Nothing waits
+   * between this call and the runtime's: the first await is the runtime's own start.
+   */
+  start(row: SessionRow, trace: StartTrace = new StartTrace('placed')): void {
     const { runtime, now, move } = this.options;
     const upstreamProxyUrl = upstreamFor(this.options.exits, row);
     const abort = new AbortController();
     this.startAborts.set(row.id, abort);
+    trace.step('handoff');
     const task = runtime
       .startSession({
         signal: abort.signal,
@@ -101,9 +109,11 @@ export class NodeRuns {
       })
       .then(
         async (started) => {
+          trace.step('runtime');
+          trace.ranStart(started);
           let moved: boolean;
           try {
-            moved = await move(row.id, 'ready', ['starting'], 'running', { running_at: now(), ever_ran: true, runtime_id: started.id });
+            moved = await move(row.id, 'ready', ['starting'], 'running', { running_at: now(), ever_ran: true, runtime_id: started.id }, trace);
           } catch {
             // The store failed (locked, disk full, unreachable): the browser ends, the session stays
             // `starting` in the store and is started again once the store answers (a heartbeat

@@ -23,6 +23,8 @@ import { sessionOwner } from '../cluster/owner.js';
 import type { CreateOutcome, CreateTerms, NodeAnswer, RemoveOutcome } from './outcomes.js';
 import { placeSession } from './placement.js';
 import { NodeRuns } from './runs.js';
+import { StartTrace, type StartTraceReport } from './start-trace.js';
+import { nextMoveOf } from './status-wait.js';
 import type { SessionFiles } from '../runtime/session-files.js';
 import { shareLinkHash, shareUrlFor, viewLinkId } from './share-links.js';
 import { every, sweep } from './sweeper.js';
@@ -56,6 +58,8 @@ export interface SessionMove {
   id: string;
   to: SessionStatus;
   cause: MoveCause;
+  /** A start's trace, on the move to running made here (start-trace.ts; logged at debug level). */
+  trace?: StartTraceReport;
 }
 
 export interface SessionServiceEvents {
@@ -73,6 +77,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   private readonly accounts: AccountUsage;
   private readonly ending = new Set<Promise<unknown>>();
   private stopSweeping: (() => void) | undefined;
+  /** Aborted at close(): reads waiting for a status change answer then. */
+  private readonly closing = new AbortController();
 
 
   constructor(private readonly options: SessionServiceOptions) {
@@ -92,11 +98,14 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   }
 
   /** Moves a session's status in the store, as the lifecycle allows, and tells whoever follows it, on every node. */
-  private async move(id: string, cause: MoveCause, from: SessionStatus[], to: SessionStatus, fields: Partial<SessionRow> = {}): Promise<boolean> {
+  private async move(id: string, cause: MoveCause, from: SessionStatus[], to: SessionStatus, fields: Partial<SessionRow> = {}, trace?: StartTrace): Promise<boolean> {
     const moved = await this.store.moveSession(id, movableFrom(from, to, cause), to, fields);
+    trace?.step('statusWrite');
     if (moved) {
+      // Followers first (viewers, long-polls, other nodes): logs, metrics and webhooks come after.
       this.moved(id, to);
-      this.emit('moved', { id, to, cause });
+      trace?.step('told');
+      this.emit('moved', { id, to, cause, ...(trace ? { trace: trace.report() } : {}) });
     }
     return moved;
   }
@@ -195,16 +204,19 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** Creates a session under the calling interface's terms; its runtime starts in the background on the node it was placed on. */
   async create(account: AccountRow, request: CreateRequest, terms: CreateTerms): Promise<CreateOutcome> {
     const { config, cluster } = this.options;
+    const trace = new StartTrace('create');
     const admitted = await admit({ image: (id) => this.options.runtime.image(id), config, store: this.store, pools: () => this.accounts.pools(account), now: this.now() }, account, request, terms);
     if ('reason' in admitted) return admitted;
+    trace.step('admission');
     const { outcome, session } = await createSession({
       ...this.options,
       at: this.now(),
       usage: this.accounts,
-      place: (tx) => placeSession(tx, { browser: admitted.image.id, language: admitted.language, nodeId: this.nodeId, capacity: config.node.capacity, ...(cluster ? { alive: (node: NodeWithLoad) => cluster.alive(node) } : {}) }),
+      place: (tx) => trace.within('placement', () => placeSession(tx, { browser: admitted.image.id, language: admitted.language, nodeId: this.nodeId, capacity: config.node.capacity, ...(cluster ? { alive: (node: NodeWithLoad) => cluster.alive(node) } : {}) })),
     }, account, request, admitted, terms);
+    trace.step('transaction');
     if (session) {
-      if (session.node_id === this.nodeId) this.runs.start(session);
+      if (session.node_id === this.nodeId) this.runs.start(session, trace);
       else cluster?.placed(session.node_id!, session.id);
     }
     return outcome;
@@ -224,6 +236,25 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return id === undefined
       ? await this.store.sessionSummariesOf(account.id, this.now() - SESSION_LIST_WINDOW_DAYS * DAY_MS, SESSION_LIST_MAX)
       : [SESSION_ID.test(id) ? await this.store.sessionSummary(id) : undefined].filter((row): row is SessionSummaryRow => row !== undefined && row.account_id === account.id);
+  }
+
+  /**
+   * The session `id` of the account, answered as soon as it is no longer `starting`, or after
+   * `waitMs` (vm/data's `wait`, decisions.md 82), or when `signal` aborts (the caller left). A
+   * session that is not starting, or not the account's, is answered at once.
+   */
+  async readWhenStarted(account: AccountRow, id: string, waitMs: number, signal?: AbortSignal): Promise<SessionSummaryRow[]> {
+    if (waitMs <= 0 || !SESSION_ID.test(id)) return this.list(account, id);
+    const ended = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
+    const wait = nextMoveOf(this, id, waitMs, ended);
+    try {
+      const rows = await this.list(account, id);
+      if (rows[0]?.status !== 'starting') return rows;
+      await wait.moved;
+      return await this.list(account, id);
+    } finally {
+      wait.end();
+    }
   }
 
   async remove(account: AccountRow, id: string): Promise<RemoveOutcome> {
@@ -313,6 +344,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   async close(): Promise<void> {
     this.stopSweeping?.();
+    this.closing.abort();
     // Starts in progress end now (their displays and browsers with them) instead of running on
     // to their timeout; their sessions are found by the next start's recovery.
     await Promise.allSettled([this.runs.close(), ...this.ending]);

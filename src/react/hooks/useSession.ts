@@ -1,6 +1,6 @@
 'use client';
-// One session by its handle, polled with back-off until it runs or ends; polling stops when the
-// component using it unmounts.
+// One session by its handle, followed (held reads, back-off between them) until it runs or ends;
+// following stops when the component using it unmounts.
 import { useQuery } from '@tanstack/react-query';
 import { remoteBrowserKeys, sessionQuery } from '../../core/index.js';
 import { useRemoteBrowser } from '../RemoteBrowserProvider.js';

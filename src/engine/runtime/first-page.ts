@@ -1,0 +1,47 @@
+// A session's browser on its first page, in the slot it took: a browser launched there (cold, or on
+// a warm display), or a warm one given the session's zone and first page (decisions.md 63).
+// Resolves once the window is shown and the first navigation has begun, not when the page loads.
+import { launchBrowser } from './browser.js';
+import type { BrowserImage } from './catalog.js';
+import { BrowserControl } from './control.js';
+import { openInFirefox } from './firefox-handout.js';
+import type { SessionSlot } from './slot.js';
+import { overrideTimeZone } from './zone-override.js';
+
+export interface FirstPage {
+  image: BrowserImage;
+  /** The address as parsed; undefined: the blank page. */
+  url: string | undefined;
+  language: string;
+  /** The interface locale the image shows for `language` (locales.ts). */
+  locale: string;
+  timeZone: string;
+  width: number;
+  height: number;
+  timeoutMs: number;
+}
+
+export async function browserOnFirstPage(slot: SessionSlot, page: FirstPage): Promise<void> {
+  const { image, url, language, locale, timeZone, width, height, timeoutMs } = page;
+  if (!slot.browser) {
+    const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, width, height, language, locale, timeZone, timeoutMs }, url ?? 'about:blank');
+    const browser = await slot.addBrowser({ process, image, language, timeZone, control: null });
+    const connected = async () => {
+      if (!process.devtoolsUrl) return;
+      browser.control = await BrowserControl.connect(process.devtoolsUrl, language);
+      if (url) await browser.control.firstNavigationStarted();
+    };
+    await Promise.all([process.windowShown, connected()]);
+  } else if (slot.browser.control) {
+    // A warm browser waits on an empty page in the default zone: it takes the session's
+    // zone, then starts on the first page (or the blank page a browser without one shows).
+    if (slot.browser.timeZone !== timeZone) {
+      await overrideTimeZone(slot.browser.control, timeZone);
+      slot.browser.timeZone = timeZone;
+    }
+    await slot.browser.control.openInPlace(url ?? 'about:blank');
+  } else if (url) {
+    // A warm Firefox waits on about:blank: its address bar takes the first page.
+    await openInFirefox(slot.sandbox, slot.display, url);
+  }
+}
