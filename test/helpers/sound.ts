@@ -94,15 +94,26 @@ export function loudness(samples: Int16Array): number {
   return Math.sqrt(sum / Math.max(1, samples.length));
 }
 
-/** Listens on a sound channel's WebSocket address for `ms`; answers every message as it came (the format first). */
+/** Listens on a sound channel's WebSocket address for `ms` from the first packet; answers every message as it came (the format first). */
 export function listenTo(address: string, ms: number): Promise<Buffer[]> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(address);
     const messages: Buffer[] = [];
-    socket.on('message', (data: Buffer) => messages.push(Buffer.from(data)));
+    // `ms` of sound from its first packet: the session's encoder starts with the listener, and
+    // on a loaded machine its start alone can take seconds (at most 30 s are waited for it).
+    const noSound = setTimeout(() => socket.close(), 30_000);
+    socket.on('message', (data: Buffer) => {
+      messages.push(Buffer.from(data));
+      if (messages.length === 2) {
+        clearTimeout(noSound);
+        setTimeout(() => socket.close(), ms);
+      }
+    });
     socket.on('error', reject);
-    socket.on('open', () => setTimeout(() => socket.close(), ms));
-    socket.on('close', () => resolve(messages));
+    socket.on('close', () => {
+      clearTimeout(noSound);
+      resolve(messages);
+    });
   });
 }
 
