@@ -28,7 +28,7 @@ const videoOnly = process.env.RBK_BENCH_VIEWER === 'video';
 const videoDensityOnly = process.env.RBK_BENCH_VIEWER === 'video-density';
 /** A window width's colour (an RGB triple), the same in the '/resize' page and in the watcher. */
 const RESIZE_COLOUR = '(w) => { const h = Math.imul(w, 2654435761) >>> 0; return [h >>> 24, (h >>> 16) & 255, (h >>> 8) & 255]; }';
-/** The display size the engine gives a viewer's area (src/engine/viewer/viewer-room.ts displaySizeFor, default limits). */
+/** The display size the engine gives a viewer's area (src/engine/channels/rfb/viewer-room.ts displaySizeFor, default limits). */
 const DISPLAY_SIZE_FOR = '(w, h) => w > 0 && w < 500 ? [500, Math.round((h * 500) / w)] : [w, h]';
 const PAGES: Record<string, string> = {
   '/static': '<!doctype html><title>static</title><body style="margin:0;background:#fff;font:24px sans-serif"><p>A static page.</p>',

@@ -9,7 +9,7 @@ import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
 import { DEFAULT_EGRESS_CONNECTIONS } from './runtime/egress-gate.js';
 import { DEFAULT_SOUND } from './runtime/sound.js';
 import { DEFAULT_VIDEO } from './runtime/video.js';
-import { DEFAULT_DISPLAY_LIMITS } from './viewer/viewer-room.js';
+import { DEFAULT_DISPLAY_LIMITS } from './channels/rfb/viewer-room.js';
 import { DEFAULT_VIEWER_SEATS } from './channels/door.js';
 import { COUNTRY_TIME_ZONES, isTimeZone } from './runtime/time-zones.js';
 

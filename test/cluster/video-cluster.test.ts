@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VIDEO_CLOSE } from '../../src/engine/viewer/video-watcher.js';
+import { VIDEO_CLOSE } from '../../src/engine/channels/video/video-watcher.js';
 import { VIDEO_KEY_FRAME } from '../../src/protocol/video.js';
 import {
   Api,

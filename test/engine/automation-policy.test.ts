@@ -2,9 +2,9 @@
 // (passed, re-pointed or refused with a reason), what of the browser's answers a program sees
 // (never the engine's own connection), and which tokens open which session.
 import { describe, expect, it } from 'vitest';
-import { EngineTargetView } from '../../src/engine/automation/engine-targets.js';
-import { judgeCommand, parseCommand, refusal } from '../../src/engine/automation/policy.js';
-import { automationToken, checkAutomationToken } from '../../src/engine/automation/tokens.js';
+import { EngineTargetView } from '../../src/engine/channels/automation/engine-targets.js';
+import { judgeCommand, parseCommand, refusal } from '../../src/engine/channels/automation/policy.js';
+import { automationToken, checkAutomationToken } from '../../src/engine/channels/automation/tokens.js';
 
 const folders = { downloads: '/session/downloads', uploads: '/session/uploads' };
 const judge = (method: string, params?: Record<string, unknown>) => judgeCommand({ id: 1, method, ...(params ? { params } : {}) }, folders);

@@ -14,7 +14,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import { findMarkedProcesses, listProcesses } from '../../src/engine/runtime/processes.js';
 import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import type { SessionSound, SoundStream } from '../../src/engine/runtime/sound.js';
-import { serveSoundListener } from '../../src/engine/viewer/sound-listener.js';
+import { serveSoundListener } from '../../src/engine/channels/sound/sound-listener.js';
 import { decodeOpus, loudestFrequency, loudness } from '../helpers/sound.js';
 import { waitFor } from '../helpers/session.js';
 

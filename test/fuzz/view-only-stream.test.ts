@@ -1,12 +1,12 @@
-// Property test of the view-only filter (viewer/rfb-client-messages.ts, viewer/viewer-room.ts):
+// Property test of the view-only filter (channels/rfb/rfb-client-messages.ts, channels/rfb/viewer-room.ts):
 // whatever messages a view-only viewer sends, split across WebSocket frames at any points, what
 // reaches the display, read the way Xvnc reads it, holds no key, pointer, clipboard or size
 // message; a share link's stream passes through unchanged apart from the size requests; and a
 // message of an extension the viewer did not announce is refused wherever it comes.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ClientMessageReader, PSEUDO_ENCODING, RfbProtocolError } from '../../src/engine/viewer/rfb-client-messages.js';
-import { ViewerRoom, type ViewerRights } from '../../src/engine/viewer/viewer-room.js';
+import { ClientMessageReader, PSEUDO_ENCODING, RfbProtocolError } from '../../src/engine/channels/rfb/rfb-client-messages.js';
+import { ViewerRoom, type ViewerRights } from '../../src/engine/channels/rfb/viewer-room.js';
 import { runs, SEED } from './fuzz.js';
 
 const u16 = (value: number) => [value >> 8, value & 0xff];

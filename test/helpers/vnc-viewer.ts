@@ -8,7 +8,7 @@ import { extname, join, normalize } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { WebSocketServer } from 'ws';
 import type { Display } from '../../src/engine/runtime/display.js';
-import { bridgeToDisplay } from '../../src/engine/viewer/rfb-bridge.js';
+import { bridgeToDisplay } from '../../src/engine/channels/rfb/rfb-bridge.js';
 
 const NOVNC_ROOT = join(process.cwd(), 'node_modules', '@novnc', 'novnc');
 const PAGE = `<!doctype html><meta charset="utf-8"><body style="margin:0"><div id="screen" style="width:1280px;height:720px"></div>

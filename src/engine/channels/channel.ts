@@ -9,7 +9,6 @@ import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
-import type { SessionFolders } from '../automation/policy.js';
 import type { AttachmentKind } from './presence.js';
 
 /** What a caller opens a channel with: the share link (control), a view-only link, or an API key. */
@@ -56,6 +55,12 @@ export interface SessionEnds {
   sound?: SessionSound | null;
   /** The browser's DevTools end (Chromium family, once running); null or absent otherwise. */
   devtools?: SessionDevTools | null;
+}
+
+/** Where a session may read and write files, as its browser sees them. */
+export interface SessionFolders {
+  downloads: string;
+  uploads: string;
 }
 
 /** How the browser end of a running session is reached over DevTools (the automation channel). */

@@ -1,12 +1,12 @@
 // Programs driving sessions (decisions.md 54): `GET /v8/vm/automation?id=` (and /v7) answers a
 // DevTools address for one running session of the caller's account, carrying a short-lived token
-// instead of the API key (automation/tokens.ts); the WebSocket upgrade on `/automation/<token>`
+// instead of the API key (channels/automation/tokens.ts); the WebSocket upgrade on `/automation/<token>`
 // checks the token and hands the connection to the channel router, which carries it on the node
 // that runs the session (any node of a cluster takes it).
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { requestTargetUrl } from '../../http/request-target.js';
-import { automationToken, checkAutomationToken } from '../automation/tokens.js';
+import { automationToken, checkAutomationToken } from '../channels/automation/tokens.js';
 import type { ChannelRouter } from '../channels/router.js';
 import type { BrowserImage } from '../runtime/catalog.js';
 import type { AccountRow, SessionRow } from '../store/store.js';

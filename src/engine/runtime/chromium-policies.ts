@@ -8,7 +8,7 @@ import { CONFINED_SESSION_DIR } from './confinement.js';
 /**
  * The new-tab page, the one browser page a session keeps (every new tab opens it), in each of
  * Chromium's forms, with the frames it embeds. What the guard and the automation policy let a
- * person and a program open besides web pages (control.ts, automation/policy.ts).
+ * person and a program open besides web pages (control.ts, channels/automation/policy.ts).
  */
 const NEW_TAB_PAGES = ['chrome://newtab', 'chrome://new-tab-page', 'chrome://new-tab-page-third-party', 'chrome-untrusted://new-tab-page'];
 

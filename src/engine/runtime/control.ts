@@ -63,7 +63,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   lostReason: string | null = null;
   /**
    * The DevTools targets of the engine's own connections (each browser-level connection is a
-   * target of type "browser"): hidden from programs and never theirs to attach to (automation/engine-targets.ts).
+   * target of type "browser"): hidden from programs and never theirs to attach to (channels/automation/engine-targets.ts).
    */
   private readonly ownTargets = new Set<string>();
 

@@ -95,7 +95,7 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       '-desktop', DESKTOP_NAME,
       '-AlwaysShared',
       // Viewers' SetDesktopSize reaches Xvnc only through the bridge, clamped, from the viewer
-      // that controls (viewer/viewer-room.ts); Xvnc resizes the screen with RandR.
+      // that controls (channels/rfb/viewer-room.ts); Xvnc resizes the screen with RandR.
       '-AcceptSetDesktopSize=1',
       // Every viewer reaches Xvnc through the same relay, so Xvnc sees one "host". Its blacklist
       // black-marks that host for every connection until one authenticates and refuses it past 5

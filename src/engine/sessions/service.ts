@@ -11,7 +11,7 @@ import type { EngineConfig } from '../config.js';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
-import type { ViewerRights } from '../viewer/viewer-room.js';
+import type { ViewerRights } from '../channels/rfb/viewer-room.js';
 import { admit } from './admission.js';
 import { createSession } from './creation.js';
 import { movableFrom, type MoveCause, type SessionStatus } from './lifecycle.js';

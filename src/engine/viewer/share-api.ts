@@ -19,7 +19,7 @@ import type { Presence } from '../channels/presence.js';
 import type { ChannelRouter } from '../channels/router.js';
 import type { Door } from '../channels/door.js';
 import type { LinkSeats } from '../channels/channel.js';
-import type { ViewerRights } from './viewer-room.js';
+import type { ViewerRights } from '../channels/rfb/viewer-room.js';
 import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from '../http/files.js';
 import { discardRest } from '../../http/node-body.js';
 

@@ -4,7 +4,7 @@
 // (viewer-room.ts): RFB's per-message policy; a node that only relays to the owner passes bytes as they are.
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
-import { PolicyRefusal, relay, type MessagePolicy } from '../channels/relay.js';
+import { PolicyRefusal, relay, type MessagePolicy } from '../relay.js';
 import { ClientMessageReader, PSEUDO_ENCODING, RfbProtocolError } from './rfb-client-messages.js';
 import type { ViewerRoom, ViewerRights } from './viewer-room.js';
 

@@ -8,9 +8,9 @@
 // from the viewer; the bytes themselves go over HTTP (`/share/<link>/files/download|upload`), so
 // that a download is a real download of the viewer's browser. Across a cluster the owner's
 // messages cross the node link one by one and arrive as bytes; the viewer reads both.
-import type { FilesChannelMessage } from '../../protocol/files.js';
-import type { Channel } from './channel.js';
-import { VIEWER_CLOSE } from './close-codes.js';
+import type { FilesChannelMessage } from '../../../protocol/files.js';
+import type { Channel } from '../channel.js';
+import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface FilesChannelOptions {
   /** The session's files and switches as the channel sends them; null when the session is not running here. */

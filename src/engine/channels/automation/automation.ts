@@ -1,16 +1,16 @@
 // The automation channel: a program drives the session's browser over DevTools (Playwright's
 // connectOverCDP, Puppeteer's connect) while people watch. Opened with an API key (the HTTP API
-// hands out a short-lived token for it: automation/tokens.ts); counted as a program by presence,
+// hands out a short-lived token for it: tokens.ts); counted as a program by presence,
 // so an attached program keeps the session from going idle. Its end is a new browser-level
 // DevTools connection made for each program through a relay inside the session (the address the
 // runtime keeps: `ws+unix:` to the engine's own socket when confined, never a host TCP port).
-// Every command passes the policy (automation/policy.ts) on the node that runs the session; a
+// Every command passes the policy (policy.ts) on the node that runs the session; a
 // refused one is answered with a DevTools error and goes no further.
 import { WebSocket } from 'ws';
-import { EngineTargetView } from '../automation/engine-targets.js';
-import { judgeCommand, parseCommand, refusal } from '../automation/policy.js';
-import type { Channel, CloseReason, SessionDevTools } from './channel.js';
-import { VIEWER_CLOSE } from './close-codes.js';
+import { EngineTargetView } from './engine-targets.js';
+import { judgeCommand, parseCommand, refusal } from './policy.js';
+import type { Channel, CloseReason, SessionDevTools } from '../channel.js';
+import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface AutomationChannelOptions {
   /** Programs per session on this node (each holds a DevTools connection into the session). */
@@ -83,7 +83,7 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools): Promise<vo
       if (program.readyState !== WebSocket.OPEN) return;
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
       if (isBinary) return void program.send(bytes);
-      // The engine's own connection is never shown to the program (automation/engine-targets.ts).
+      // The engine's own connection is never shown to the program (engine-targets.ts).
       const shown = engineTargets.fromBrowser(bytes.toString('utf8'));
       for (const command of shown.toBrowser) browser.send(command);
       if (shown.text !== null) program.send(shown.text);

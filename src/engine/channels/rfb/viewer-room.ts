@@ -2,7 +2,7 @@
 // who only watches (view-only link, enforced here message by message), which viewer controls now
 // (the latest to press a key or a button), and the display's size, which follows the controlling
 // viewer's area within the operator's limits, at most one change per RESIZE_INTERVAL_MS.
-import { BROWSER_MIN_WIDTH } from '../../protocol/limits.js';
+import { BROWSER_MIN_WIDTH } from '../../../protocol/limits.js';
 import { pressesButton, requestedSize, setDesktopSize, type ClientMessage, type DesktopSize } from './rfb-client-messages.js';
 
 /** What a link lets its holder do: `control` (the share link) or `view` (a view-only link). */

@@ -2,12 +2,12 @@
 // or a view-only link alike (listening changes nothing in the session); counted as a listener by
 // presence (an attended session is not idle). Its end is the session's sound server on the node
 // that runs it: the first listener starts the session's Opus encoder, the last one leaving stops
-// it (runtime/sound.ts); each packet goes out as one WebSocket message (viewer/sound-listener.ts).
+// it (runtime/sound.ts); each packet goes out as one WebSocket message (sound-listener.ts).
 // Across a cluster the owner's messages cross the node link one by one, and the forwarding node
 // hands each on as one message (the format then arrives as bytes; the viewer reads both).
-import { serveSoundListener } from '../viewer/sound-listener.js';
-import type { Channel } from './channel.js';
-import { VIEWER_CLOSE } from './close-codes.js';
+import { serveSoundListener } from './sound-listener.js';
+import type { Channel } from '../channel.js';
+import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface SoundChannelOptions {
   /** Listeners per session and link on this node (each holds a WebSocket and, on the owner, a share of the encoder's output). */

@@ -1,13 +1,13 @@
 // The RFB channel: a viewer's VNC stream to the session's display, the first channel on the seam.
 // Opened with the share link (control) or a view-only link (watch); its end is a new connection to
 // Xvnc's socket made by a relay inside the session (Display.connect); seats per link from the
-// configuration's `viewers` (the door, door.ts, holds them); on the owner, each viewer joins the session's room, where its rights
+// configuration's `viewers` (the door, channels/door.ts, holds them); on the owner, each viewer joins the session's room, where its rights
 // are enforced message by message and the display follows the controller (viewer-room.ts).
-import { bridgeToDisplay } from '../viewer/rfb-bridge.js';
-import { DEFAULT_DISPLAY_LIMITS, ViewerRoom, type DisplayLimits } from '../viewer/viewer-room.js';
-import type { Channel } from './channel.js';
-import { DEFAULT_VIEWER_SEATS, type ViewerSeatLimits } from './door.js';
-import { VIEWER_CLOSE } from './close-codes.js';
+import { bridgeToDisplay } from './rfb-bridge.js';
+import { DEFAULT_DISPLAY_LIMITS, ViewerRoom, type DisplayLimits } from './viewer-room.js';
+import type { Channel } from '../channel.js';
+import { DEFAULT_VIEWER_SEATS, type ViewerSeatLimits } from '../door.js';
+import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface RfbChannelOptions {
   /** Seats per session for the share link's viewers and the view-only link's (config `viewers`). */

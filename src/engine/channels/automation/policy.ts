@@ -6,6 +6,7 @@
 // proxy, files outside the session's folders (chosen or dropped), a second protocol channel past
 // this filter, and addresses the engine's guard refuses to a person too.
 import { posix } from 'node:path';
+import type { SessionFolders } from '../channel.js';
 
 /** A command as DevTools clients send it (flat sessions: `sessionId` names the attached target). */
 export interface DevToolsCommand {
@@ -13,12 +14,6 @@ export interface DevToolsCommand {
   method: string;
   params?: Record<string, unknown>;
   sessionId?: string;
-}
-
-/** Where a session may read and write files, as its browser sees them. */
-export interface SessionFolders {
-  downloads: string;
-  uploads: string;
 }
 
 export type CommandVerdict =
