@@ -20,7 +20,7 @@ const BUDGETS = {
    */
   lazyChunks: { video: 3_200, rfb: 64_000, sound: 2_500 } as Record<string, number>,
   /** remote-browser-kit/core, bundled: 2,135 B (with the files calls; 1,979 B before). */
-  core: 2_200,
+  core: 2_400,
 };
 
 const RAISE = 'If the growth is worth it, raise the budget in test/package/bundle-size.test.ts and the figures in docs/benchmarks.md ("The browser bundle") in the same change.';
