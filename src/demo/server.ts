@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { dirname, extname, join, normalize, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine, type Engine } from '../engine/engine.js';
+import { holdLines } from '../engine/operations/logger.js';
 import { SECURITY_HEADERS } from '../http/headers.js';
 import { toNodeHandler } from '../server/adapters/node.js';
 import { createProxyRoute, engineService } from '../server/index.js';
@@ -24,6 +25,11 @@ export interface DemoOptions {
   enginePort?: number;
   /** Prints the start-up facts; default console.log. */
   log?: (line: string) => void;
+  /**
+   * Where the engine's log lines go; default stderr: readable lines on a terminal, JSON lines
+   * otherwise (decisions.md 84). Held until the start-up facts are printed.
+   */
+  logDestination?: NodeJS.WritableStream;
 }
 
 export interface Demo {
@@ -53,14 +59,32 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   const dataDir = resolve(options.dataDir ?? '.data');
   const host = options.host ?? '127.0.0.1';
   const port = options.port ?? 8640;
-  const engine = await createEngine({
-    dataDir,
-    host,
-    port: options.enginePort ?? (port === 0 ? 0 : port + 1),
-    // The demo's remote browsers may open the demo's own welcome page on loopback (decisions.md 25).
-    config: { egress: { allow: ['127.0.0.0/8', '::1/128'] } } as never,
-  });
+  // The engine's start-up lines wait for the address: it is what a person running `npm start` looks for.
+  const logLines = holdLines(options.logDestination);
+  let engine: Engine | undefined;
+  try {
+    engine = await createEngine({
+      dataDir,
+      host,
+      port: options.enginePort ?? (port === 0 ? 0 : port + 1),
+      // The demo's remote browsers may open the demo's own welcome page on loopback (decisions.md 25).
+      config: { egress: { allow: ['127.0.0.0/8', '::1/128'] } } as never,
+      logDestination: logLines,
+    });
+    return await serveDemo(engine, { dataDir, host, port, log });
+  } catch (error) {
+    await engine?.close().catch(() => {});
+    throw error;
+  } finally {
+    logLines.release();
+  }
+}
 
+/** The account, the proxy route and the page around a started engine; prints where to open it. */
+async function serveDemo(
+  engine: Engine,
+  { dataDir, host, port, log }: { dataDir: string; host: string; port: number; log: (line: string) => void },
+): Promise<Demo> {
   // First run: a development account and key, kept (0600) so later runs reuse them.
   const credentialsFile = join(dataDir, 'demo-credentials.json');
   let credentials: DemoCredentials;
@@ -121,6 +145,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<Demo> {
   log(`  engine (API, share links): ${engine.url}`);
   log(`  proxy route: ${url}${route.basePath}`);
   if (newApiKey) log(`  development API key (shown once; kept in ${credentialsFile}): ${newApiKey}`);
+  log(`  the engine's log follows (Ctrl-C stops the demo)`);
+  log('');
   return {
     url,
     engine,

@@ -254,7 +254,7 @@ export const engineConfigSchema = z
         metrics: z.boolean().default(true),
       })
       .default({ host: '127.0.0.1', port: null, metrics: true }),
-    /** Structured logs (pino) on stderr: JSON lines, or pretty lines when `pretty` (null: when stderr is a terminal). */
+    /** Structured logs (pino) on stderr: JSON lines, or readable lines when `pretty` (null: `RBK_LOG_PRETTY`, else when stderr is a terminal). */
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -4,6 +4,7 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDemo, type Demo } from '../../src/demo/server.js';
@@ -15,7 +16,14 @@ const printed: string[] = [];
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rbk-demo-'));
-  demo = await startDemo({ dataDir: dir, port: 0, log: (line) => printed.push(line) });
+  // What the terminal shows, in order: the demo's own lines and the engine's log lines.
+  const logDestination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      printed.push(...chunk.toString('utf8').split('\n').filter(Boolean).map((line) => `log: ${line}`));
+      done();
+    },
+  });
+  demo = await startDemo({ dataDir: dir, port: 0, log: (line) => printed.push(line), logDestination });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
 });
 
@@ -26,8 +34,13 @@ afterAll(async () => {
 });
 
 describe('the demo', () => {
-  it('prints where to open it and the development key, once', async () => {
+  it("prints where to open it first, and the development key, once; the engine's log follows", async () => {
     expect(printed[0]).toBe(`remote-browser-kit demo: open ${demo.url}/`);
+    // The engine's start-up lines were held until the address was printed; into no terminal, JSON.
+    const firstLog = printed.findIndex((line) => line.startsWith('log: '));
+    expect(printed.slice(0, firstLog).some((line) => line.startsWith('  development API key'))).toBe(true);
+    expect(printed.slice(firstLog).every((line) => line.startsWith('log: '))).toBe(true);
+    expect(printed.map((line) => line.startsWith('log: ') && (JSON.parse(line.slice(5)) as { msg: string }).msg)).toContain('engine listening');
     expect(demo.newApiKey).toMatch(/^rbk_/);
     expect(printed.join('\n')).toContain(demo.newApiKey);
     // A second start on the same data directory reuses the account and prints no key.

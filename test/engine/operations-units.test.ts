@@ -4,7 +4,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { routeOf } from '../../src/engine/operations/http-observer.js';
-import { createLogger, prettyLine } from '../../src/engine/operations/logger.js';
+import { createLogger, holdLines, prettyLine } from '../../src/engine/operations/logger.js';
 import { endCategory } from '../../src/engine/sessions/end-reasons.js';
 import { nextAttemptAt } from '../../src/engine/webhooks/webhooks.js';
 
@@ -67,8 +67,64 @@ describe('the log', () => {
   });
 
   it('reads as one short line on a terminal', () => {
-    const line = prettyLine(JSON.stringify({ level: 30, levelName: 'info', time: Date.UTC(2026, 0, 1, 12, 0, 0, 5), pid: 1, node: 'n1', msg: 'session running', vmId: 'abc', startMs: 812 }));
-    expect(line).toBe('12:00:00.005 INFO  session running  node=n1 vmId=abc startMs=812\n');
+    // Local time: what the clock beside the terminal says.
+    const time = new Date(2026, 0, 1, 12, 0, 0, 5).getTime();
+    const record = (fields: Record<string, unknown>) => JSON.stringify({ level: 30, levelName: 'info', time, pid: 1, node: 'n1', ...fields });
+    expect(prettyLine(record({ msg: 'session running', vmId: 'abc', account: 'a1', start: 'warm', startMs: 812 }))).toBe(
+      '12:00:00.005 INFO  session running  vmId=abc account=a1 start=warm startMs=812\n',
+    );
+    expect(prettyLine(record({ msg: 'engine listening', address: 'http://127.0.0.1:8641', browsers: ['chromium', 'firefox'], operator: null }))).toBe(
+      '12:00:00.005 INFO  engine listening  address=http://127.0.0.1:8641 browsers=chromium,firefox operator=null\n',
+    );
+    const failed = record({ level: 40, levelName: 'warn', msg: 'webhook attempt failed; retrying later', reason: 'no answer', err: { message: 'connect refused', code: 'ECONNREFUSED' } });
+    expect(prettyLine(failed)).toBe('12:00:00.005 WARN  webhook attempt failed; retrying later  reason="no answer" err="connect refused" (ECONNREFUSED)\n');
+    expect(prettyLine(failed, { colour: true })).toContain('\x1b[33mWARN \x1b[0m webhook attempt failed');
+    expect(prettyLine('not json')).toBe('not json\n');
+  });
+
+  /** The lines a logger with `pretty: null` writes into a stream that is (or is not) a terminal. */
+  const written = (terminal: boolean) => {
+    const out = Object.assign(new PassThrough(), terminal ? { isTTY: true } : {});
+    const lines: string[] = [];
+    out.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+    const log = createLogger({ level: 'info', pretty: null }, out, { node: 'n1' });
+    log.info({ vmId: 'abc', key: `rbk_${'k'.repeat(43)}` }, 'session created');
+    return lines;
+  };
+
+  it('writes JSON lines into a pipe, a file or a collector, and readable lines into a terminal', () => {
+    const saved = process.env.RBK_LOG_PRETTY;
+    delete process.env.RBK_LOG_PRETTY;
+    try {
+      const [json] = written(false);
+      expect(JSON.parse(json!)).toMatchObject({ level: 30, levelName: 'info', node: 'n1', vmId: 'abc', key: '[redacted]', msg: 'session created' });
+      const [line] = written(true);
+      expect(line).toMatch(/^\d\d:\d\d:\d\d\.\d{3} \S*INFO \S* session created  vmId=abc key=\[redacted\]$/);
+      // RBK_LOG_PRETTY forces either where the configuration leaves it open.
+      process.env.RBK_LOG_PRETTY = '1';
+      expect(written(false)[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  session created/);
+      process.env.RBK_LOG_PRETTY = '0';
+      expect(JSON.parse(written(true)[0]!)).toMatchObject({ msg: 'session created' });
+    } finally {
+      if (saved === undefined) delete process.env.RBK_LOG_PRETTY;
+      else process.env.RBK_LOG_PRETTY = saved;
+    }
+  });
+
+  it('holds lines until released, then writes them in order and lets the rest through', () => {
+    const out = new PassThrough();
+    const lines: string[] = [];
+    out.on('data', (chunk: Buffer) => lines.push(...chunk.toString('utf8').split('\n').filter(Boolean)));
+    const held = holdLines(out);
+    expect(held.isTTY).toBe(false);
+    const log = createLogger({ level: 'info', pretty: false }, held);
+    log.info('first');
+    log.warn('second');
+    expect(lines).toEqual([]);
+    held.release();
+    log.info('third');
+    expect(lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual(['first', 'second', 'third']);
+    expect(holdLines(Object.assign(new PassThrough(), { isTTY: true })).isTTY).toBe(true);
   });
 });
 

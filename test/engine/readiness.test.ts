@@ -1,6 +1,7 @@
 // /readyz against /healthz (issue 27, decisions.md 60) on `remote-browser-kit serve`: readiness
 // fails while another process holds the database's write lock and while the node drains, and the
-// health answer goes on; the operator listener answers the same.
+// health answer goes on; the operator listener answers the same. And its log, on a stderr that is
+// no terminal, stays JSON lines (decisions.md 84).
 import { spawn } from 'node:child_process';
 import { get as httpGet } from 'node:http';
 import { join } from 'node:path';
@@ -62,5 +63,17 @@ describe('/readyz', () => {
     expect(await probe(engine.url, '/readyz')).toMatchObject({ http: 503, json: { status: 'error', checks: { store: 'ok', node: 'draining' } } });
     expect((await probe(engine.facts.operatorUrl as string, '/readyz')).http).toBe(503);
     expect((await probe(engine.url, '/healthz')).http).toBe(200);
+  });
+});
+
+describe('the log of `serve --json`', () => {
+  it('is JSON lines on a stderr that is no terminal, beside the ready line on stdout', () => {
+    // The harness keeps the last 20,000 characters: a first line cut short, and the last one unfinished.
+    const output = engine.output();
+    const lines = output.split('\n').slice(output.length >= 20_000 ? 1 : 0, -1).filter(Boolean);
+    const listening = lines.find((line) => line.includes('"msg":"engine listening"'));
+    expect(listening, engine.output().slice(-2000)).toBeDefined();
+    expect(JSON.parse(listening!)).toMatchObject({ level: 30, levelName: 'info', node: engine.facts.node, address: engine.url });
+    for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
   });
 });
