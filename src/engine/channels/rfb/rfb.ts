@@ -29,6 +29,8 @@ export function rfbChannel(options: RfbChannelOptions = {}): Channel {
     opensWith: ['share-link', 'view-link'],
     attachment: 'viewer',
     closes,
+    // Every session has a display to watch.
+    offered: () => true,
     openEnd: (session) => () => session.display.connect(),
     // A viewer holds its WebSocket and its relay's three pipes into the session.
     needs: { seats: { control: seats.controlling, view: seats.watching }, files: FILES_PER_VIEWER },
@@ -36,7 +38,7 @@ export function rfbChannel(options: RfbChannelOptions = {}): Channel {
       let room = rooms.get(sessionId);
       if (!room) rooms.set(sessionId, (room = new ViewerRoom(options.displayLimits ?? DEFAULT_DISPLAY_LIMITS)));
       try {
-        await bridgeToDisplay(socket, openEnd, { onDisplayClosed: closes.endClosed, seat: { room, rights, onProtocolError: closes.refused } });
+        await bridgeToDisplay(socket, openEnd!, { onDisplayClosed: closes.endClosed, seat: { room, rights, onProtocolError: closes.refused } });
       } finally {
         // The room goes with its last viewer; the display keeps its last size.
         if (room.size === 0 && rooms.get(sessionId) === room) {
