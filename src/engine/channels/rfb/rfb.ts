@@ -4,9 +4,8 @@
 // configuration's `viewers` (the door, channels/door.ts, holds them); on the owner, each viewer joins the session's room, where its rights
 // are enforced message by message and the display follows the controller (viewer-room.ts).
 import { bridgeToDisplay } from './rfb-bridge.js';
-import { DEFAULT_DISPLAY_LIMITS, ViewerRoom, type DisplayLimits } from './viewer-room.js';
+import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS, ViewerRoom, type DisplayLimits, type ViewerSeatLimits } from './viewer-room.js';
 import type { Channel } from '../channel.js';
-import { DEFAULT_VIEWER_SEATS, type ViewerSeatLimits } from '../door.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface RfbChannelOptions {
