@@ -9,8 +9,7 @@ import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
 import { DEFAULT_EGRESS_CONNECTIONS } from './runtime/egress-gate.js';
 import { DEFAULT_SOUND } from './runtime/sound.js';
 import { DEFAULT_VIDEO } from './runtime/video.js';
-import { DEFAULT_DISPLAY_LIMITS } from './channels/rfb/viewer-room.js';
-import { DEFAULT_VIEWER_SEATS } from './channels/door.js';
+import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS } from './channels/rfb/viewer-room.js';
 import { COUNTRY_TIME_ZONES, isTimeZone } from './runtime/time-zones.js';
 
 /** Files in and out of sessions (decisions.md 55-57): on, 256 MB a file and 512 MB a session (inside the 1 GB disk), 32 MiB/s a transfer. */

@@ -21,7 +21,7 @@ import { requestTargetUrl } from '../http/request-target.js';
 import { OpenFiles } from './runtime/open-files.js';
 import { SessionRuntime, type ReapReport, type WarmPoolOptions } from './runtime/runtime.js';
 import { SessionService } from './sessions/service.js';
-import type { ChannelCredential } from './channels/channel.js';
+import type { Channel, ChannelCredential } from './channels/channel.js';
 import { Presence } from './channels/presence.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { Door } from './channels/door.js';
@@ -65,6 +65,12 @@ export interface EngineOptions {
   logDestination?: NodeJS.WritableStream;
   /** Resolves webhook receivers' names (tests); default the system's resolver. */
   webhookLookup?: typeof import('node:dns').lookup;
+  /**
+   * Channels registered after the engine's own (channels/channel.ts): each is served by the same
+   * router, door, node link and share API (`/share/<link>/<name>`) as theirs. A test's `echo`
+   * channel is one (test/channels/echo-channel.test.ts).
+   */
+  channels?: readonly Channel[];
 }
 
 export interface Engine {
@@ -236,13 +242,16 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   // Video likewise (decisions.md 65): configured, and this host's ffmpeg grabs X and encodes H.264.
   // The channel knows too: a watcher another node forwards finds no video here when it is off here.
   const video = config.video !== false && (await probeVideo()).available;
-  // Every stream of a session is a channel (docs/architecture.md "Channels"); RFB is the first.
+  // Every stream of a session is a channel (docs/architecture.md "Channels"), one registration each;
+  // the viewer state's flags (`sound`, `video`) follow this order. Sound is offered where it is
+  // configured and its programs are installed (decisions.md 53).
   const channels = new ChannelRegistry()
     .register(rfbChannel({ seats: config.viewers, displayLimits: config.display }))
-    .register(soundChannel())
+    .register(soundChannel({ available: config.sound !== false && probeSound().available }))
     .register(videoChannel({ settings: video ? config.video || DEFAULT_VIDEO : null }))
-    .register(automationChannel({ programsPerSession: config.automation.programsPerSession }))
-    .register(filesChannel({ snapshot: (id) => fileSnapshot(id) }));
+    .register(automationChannel({ programsPerSession: config.automation.programsPerSession, familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
+    .register(filesChannel({ settings: config.files, snapshot: (id) => fileSnapshot(id) }));
+  for (const channel of options.channels ?? []) channels.register(channel);
   // Every attachment, whatever its channel (and the share API's event streams), passes this door.
   const door = new Door({ perAddress: config.viewers.perAddress }, openFiles);
   const router = new ChannelRouter({
@@ -251,14 +260,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     presence,
     door,
     statusChanges: sessions,
+    planOf: (row) => sessions.planOf(row),
     endsOf: (id) => {
       const display = sessions.displayOf(id);
       return display && { display, sound: sessions.soundOf(id) ?? null, devtools: sessions.devtoolsOf(id) ?? null };
     },
     ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential) => link.openChannel(owner, id, channel, credential) } : {}),
   });
-  // Sound is offered where it is configured and its programs are installed (decisions.md 53).
-  const sound = config.sound !== false && probeSound().available;
   // The automation secret, like the share-link secret, is the store's: every node checks every node's tokens.
   automation = createAutomation({
     session: (id) => store.session(id),
@@ -270,7 +278,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     router,
     clientAddress,
   });
-  const shareApi = createShareApi({ sessions, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, sound, video, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
+  const shareApi = createShareApi({ sessions, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   /** What the files channel sends a controlling viewer: the list (downloads only when they may move) and the switches. */
   async function fileSnapshot(id: string) {
     const row = await store.session(id);

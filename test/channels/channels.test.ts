@@ -17,6 +17,7 @@ import { ChannelRegistry } from '../../src/engine/channels/registry.js';
 import { PolicyRefusal, relay, webSocketEnd } from '../../src/engine/channels/relay.js';
 import { ChannelRouter, type ChannelTarget } from '../../src/engine/channels/router.js';
 import { sessionOwner } from '../../src/engine/cluster/owner.js';
+import type { SessionRow } from '../../src/engine/store/store.js';
 
 const SESSION = 'a'.repeat(32);
 
@@ -66,6 +67,7 @@ function testChannel(overrides: Partial<Channel> = {}): TestChannel {
     attachment: 'listener',
     closes: { endClosed: { code: 4003, reason: 'echo end closed' }, refused: { code: 4004, reason: 'echo refused' } },
     needs: { seats: { control: 8, view: 8 }, files: 1 },
+    offered: () => true,
     ends: 0,
     openEnd: () => () => {
       channel.ends++;
@@ -73,7 +75,7 @@ function testChannel(overrides: Partial<Channel> = {}): TestChannel {
     },
     // A view link's connection may not send "x": its policy refuses it.
     carry: ({ socket, rights, openEnd }) =>
-      relay(socket, openEnd, {
+      relay(socket, openEnd!, {
         onEndClosed: channel.closes.endClosed,
         onRefused: channel.closes.refused,
         policy: () => ({
@@ -126,6 +128,7 @@ async function startNode(
     presence,
     door,
     statusChanges: statuses as never,
+    planOf: async () => undefined,
     endsOf: (id) => (running.has(id) ? ({ display: {} } as SessionEnds) : undefined),
     ...(options.forwardTo
       ? {
@@ -143,7 +146,7 @@ async function startNode(
     if (kind === 'forwarded') return router.openForwarded(request, socket, head, { sessionId: a!, channel: b!, credential: c as ChannelCredential });
     void router.open(request, socket, head, {
       channel: 'echo',
-      row: { id: SESSION, status: 'running', node_id: nodeId },
+      row: { id: SESSION, status: 'running', node_id: nodeId } as SessionRow,
       credential: a as ChannelCredential,
       address: '203.0.113.9',
       ...options.target,
@@ -262,7 +265,7 @@ describe('the channel router', () => {
     const ownerChannel = testChannel();
     const entryChannel = testChannel();
     const owner = await startNode('node-b', ownerChannel, { running: [SESSION] });
-    const entry = await startNode('node-a', entryChannel, { target: { row: { id: SESSION, status: 'running', node_id: 'node-b' } }, forwardTo: () => owner });
+    const entry = await startNode('node-a', entryChannel, { target: { row: { id: SESSION, status: 'running', node_id: 'node-b' } as SessionRow }, forwardTo: () => owner });
     const opened = await connect(entry, 'view-link');
     if (!('socket' in opened)) throw new Error('refused');
     await until(() => owner.presence.attended(SESSION));

@@ -1,5 +1,6 @@
 // A channel: one kind of stream between someone outside and a session (RFB to its display today;
-// sound, files and automation next). A channel says who may open it, how the node that runs the
+// sound, files and automation next). A channel says who may open it, whether a session and its link are
+// offered it (its plan, this node's configuration), how the node that runs the
 // session opens its end inside the session (always through a relay started as the session's uid:
 // the engine never opens a session's path as root), what a connection needs at the door (seats per
 // link, open files: door.ts), what presence counts it as, and the per-message policy it applies on
@@ -7,8 +8,10 @@
 // session ends) is the router's, once.
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
+import type { Plan } from '../config.js';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
+import type { SessionRow } from '../store/store.js';
 import type { AttachmentKind } from './presence.js';
 
 /** What a caller opens a channel with: the share link (control), a view-only link, or an API key. */
@@ -78,10 +81,10 @@ export interface ChannelConnection {
   socket: WebSocket;
   sessionId: string;
   rights: ChannelRights;
-  /** Opens a new stream to the channel's end inside the session. */
-  openEnd: () => Duplex;
-  /** What the session has here (a channel that carries messages from a part, as sound does, reads it). */
-  ends: SessionEnds;
+  /** Opens a new stream to the channel's end inside the session; present for a channel with `openEnd`. */
+  openEnd?: () => Duplex;
+  /** What the session has here (a channel that carries messages from a part, as sound does, reads it); present for a channel with `openEnd`. */
+  ends?: SessionEnds;
 }
 
 export interface Channel {
@@ -93,8 +96,21 @@ export interface Channel {
   readonly attachment: AttachmentKind;
   /** How a connection is closed when the session's end of the channel goes away, and when the policy refuses a message. */
   readonly closes: { endClosed: CloseReason; refused: CloseReason };
-  /** The opener of the channel's end in a session this node runs, or undefined when the session has none (yet). */
-  openEnd(session: SessionEnds): (() => Duplex) | undefined;
+  /**
+   * Whether a session and its link are offered the channel here: this node's configuration and
+   * programs, and the plan the session takes its slot from (undefined: a plan no longer
+   * configured, which keeps every default). Asked by the router before a connection is accepted
+   * (403 when not), and by the share API for the viewer state (`advertised`).
+   */
+  offered(row: SessionRow, plan: Plan | undefined): boolean | Promise<boolean>;
+  /** Whether the share API's viewer state says `"<name>": true` where the channel is offered (a viewer opens it only when told). */
+  readonly advertised?: boolean;
+  /**
+   * The opener of the channel's end in a session this node runs, or undefined when the session has
+   * none (yet). Absent: the channel needs nothing of the session on this node (its carry serves
+   * it alone); a connection is carried wherever the session runs or starts here.
+   */
+  openEnd?(session: SessionEnds): (() => Duplex) | undefined;
   /**
    * What a connection needs at the door (door.ts): seats per session for each link, and the
    * engine's open files it holds. The router admits it on the node the caller reached and again

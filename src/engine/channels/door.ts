@@ -20,18 +20,6 @@ export interface DoorLimits {
   heartbeatMs: number;
 }
 
-/** Seats of a session's viewers as the configuration gives them (`viewers`, decisions.md 47): RFB's, and the share API's event streams follow. */
-export interface ViewerSeatLimits {
-  /** Viewers on a session's share link (they may control) at once. */
-  controlling: number;
-  /** Viewers on a session's view-only link at once: never taken from the share link's seats. */
-  watching: number;
-  /** Viewers one client address holds at once, over every session of this node (per channel). */
-  perAddress: number;
-}
-
-export const DEFAULT_VIEWER_SEATS: ViewerSeatLimits = { controlling: 8, watching: 8, perAddress: 64 };
-
 export const DEFAULT_DOOR_LIMITS: DoorLimits = { perAddress: 64, bufferBytes: 32 * 1024 * 1024, heartbeatMs: 30_000 };
 
 /** Who comes in: to which channel of which session, with what rights, from where (null: another node counted the address). */

@@ -22,6 +22,7 @@ export class ChannelRegistry {
       throw new Error(`channel "${channel.name}": unknown attachment kind "${String(channel.attachment)}"; expected ${ATTACHMENT_KINDS.join(', ')}`);
     }
     const { seats, files } = channel.needs ?? {};
+    if (typeof channel.offered !== 'function') throw new Error(`channel "${channel.name}": say whether a session is offered it: offered(row, plan)`);
     const count = (n: unknown) => Number.isInteger(n) && (n as number) >= 0;
     if (!seats || !count(seats.control) || !count(seats.view) || !count(files)) {
       throw new Error(`channel "${channel.name}": declare its needs at the door: { seats: { control, view }, files }, whole numbers of 0 or more`);
@@ -40,6 +41,11 @@ export class ChannelRegistry {
 
   names(): string[] {
     return [...this.channels.keys()];
+  }
+
+  /** Every channel, in the order of registration (the viewer state's flags follow it). */
+  all(): Channel[] {
+    return [...this.channels.values()];
   }
 
   /** Closes every channel's per-session state (the engine is closing). */

@@ -10,6 +10,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { sessionOwner } from '../cluster/owner.js';
+import type { Plan } from '../config.js';
 import type { SessionRow } from '../store/store.js';
 import { rightsOf, type Channel, type ChannelCredential, type ChannelRights, type SeatRefusal, type SessionEnds } from './channel.js';
 import { VIEWER_CLOSE } from './close-codes.js';
@@ -21,8 +22,8 @@ import { relay } from './relay.js';
 /** A connection to open: which channel of which session, with what, from where. */
 export interface ChannelTarget {
   channel: string;
-  /** The session as the store has it (its status and node). */
-  row: Pick<SessionRow, 'id' | 'status' | 'node_id'>;
+  /** The session as the store has it (its status and node; its plan and browser say whether it is offered the channel). */
+  row: SessionRow;
   credential: ChannelCredential;
   /** The client's address (behind trusted proxies); null when another node carries it (counted there). */
   address: string | null;
@@ -38,6 +39,8 @@ export interface ChannelRouterOptions {
   presence: Presence;
   /** The door every connection passes (seats per link, the address's share, open files, buffer and heartbeat). */
   door: Door;
+  /** The plan a session takes its slot from (the session service); undefined when no longer configured. */
+  planOf(row: SessionRow): Promise<Plan | undefined>;
   /** What a session this node runs (or starts) has to open channel ends in; undefined for any other. */
   endsOf(sessionId: string): SessionEnds | undefined;
   /** Status changes of sessions (the session service): an ended session's connections close. */
@@ -61,9 +64,28 @@ export class ChannelRouter {
     });
   }
 
-  /** Whether a channel of this name is offered. */
+  /** Whether a channel of this name is registered. */
   has(channel: string): boolean {
     return this.options.registry.has(channel);
+  }
+
+  /**
+   * The channels that say so in the viewer state (`advertised`) and that the session and its link
+   * are offered here, in the order of registration.
+   */
+  async advertised(row: SessionRow): Promise<string[]> {
+    const plan = this.planOnce(row);
+    const names: string[] = [];
+    for (const channel of this.options.registry.all()) {
+      if (channel.advertised && (await channel.offered(row, await plan()))) names.push(channel.name);
+    }
+    return names;
+  }
+
+  /** The session's plan, looked up once and only when a channel asks. */
+  private planOnce(row: SessionRow): () => Promise<Plan | undefined> {
+    let plan: Promise<Plan | undefined> | undefined;
+    return () => (plan ??= this.options.planOf(row));
   }
 
   /**
@@ -74,6 +96,8 @@ export class ChannelRouter {
     const channel = this.options.registry.get(target.channel);
     if (!channel) return refuse(socket, 404, 'Not Found');
     if (!channel.opensWith.includes(target.credential)) return refuse(socket, 403, 'Forbidden');
+    // Asked on the node the caller reached (its configuration), once: a forwarded one is not asked again.
+    if (!(await channel.offered(target.row, await this.options.planOf(target.row)))) return refuse(socket, 403, 'Forbidden');
     const { row, credential, address } = target;
     const rights = rightsOf(credential);
     const owner = sessionOwner(row, this.options.nodeId);
@@ -108,15 +132,16 @@ export class ChannelRouter {
   private carryHere(ws: WebSocket, channel: Channel, sessionId: string, active: boolean, rights: ChannelRights, address: string | null): void {
     // A viewer may connect while the session starts (its waiting screen stays up meanwhile), so
     // the live session shows the moment it is running.
+    // A channel without an end in the session needs only the session to be here.
     const ends = active ? this.options.endsOf(sessionId) : undefined;
-    const openEnd = ends && channel.openEnd(ends);
-    if (!openEnd) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+    const openEnd = channel.openEnd && ends ? channel.openEnd(ends) : undefined;
+    if (channel.openEnd ? !openEnd : !active) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
     const leave = this.seat(channel, sessionId, ws, rights, address);
     if (!leave) return;
     const attachment = this.options.presence.attach(sessionId, channel.attachment);
     // A channel's failure ends its connection, never the engine.
     Promise.resolve()
-      .then(() => channel.carry({ socket: ws, sessionId, rights, openEnd, ends: ends! }))
+      .then(() => channel.carry({ socket: ws, sessionId, rights, ...(openEnd ? { openEnd, ends } : {}) }))
       .catch(() => ws.terminate())
       .finally(() => {
         leave();

@@ -54,9 +54,9 @@ export class SessionFilesService {
 
   /** What may move for this session: the service's switches and its plan's. */
   async switches(row: SessionRow): Promise<FileSwitches> {
-    const plan = await this.options.sessions.planFiles(row);
+    const plan = await this.options.sessions.planOf(row);
     const { settings } = this.options;
-    return { downloads: settings.downloads && plan.downloads, uploads: settings.uploads && plan.uploads, ...this.caps };
+    return { downloads: settings.downloads && plan?.downloads !== false, uploads: settings.uploads && plan?.uploads !== false, ...this.caps };
   }
 
   /** Where the session's files are, or why they cannot be reached (a session that is not running has none: they went with it). */
@@ -77,8 +77,8 @@ export class SessionFilesService {
   /** Why the service or the plan keeps this direction closed, or null. */
   private async closed(row: SessionRow, direction: 'downloads' | 'uploads'): Promise<FilesRefusal | null> {
     if (!this.options.settings[direction]) return { status: 'denied', message: `${direction === 'downloads' ? 'downloads are' : 'uploads are'} switched off on this service` };
-    const plan = await this.options.sessions.planFiles(row);
-    if (!plan[direction]) return { status: 'upgrade', message: `your plan does not include ${direction === 'downloads' ? 'fetching files a session downloaded' : 'giving files to sessions'}` };
+    const plan = await this.options.sessions.planOf(row);
+    if (plan?.[direction] === false) return { status: 'upgrade', message: `your plan does not include ${direction === 'downloads' ? 'fetching files a session downloaded' : 'giving files to sessions'}` };
     return null;
   }
 

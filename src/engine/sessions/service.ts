@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { SESSION_LIST_MAX, SESSION_LIST_WINDOW_DAYS, type CreateRequest, type Pool, type ShareLanguage, type UsageMeters } from '../../protocol/index.js';
 import type { Accounts } from '../accounts/accounts.js';
 import { AccountUsage } from '../accounts/usage.js';
-import type { EngineConfig } from '../config.js';
+import type { EngineConfig, Plan } from '../config.js';
 import type { Display } from '../runtime/display.js';
 import type { SessionSound } from '../runtime/sound.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
@@ -160,18 +160,13 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return this.runs.displayOf(sessionId);
   }
 
-  /** Whether the plan a session takes its slot from lets its viewers hear it (a plan's `sound`). */
-  async planHasSound(row: SessionRow): Promise<boolean> {
+  /**
+   * The plan a session takes its slot from, as configured now; undefined when it is no longer
+   * configured (its switches keep their defaults). Channels read what they offer from it.
+   */
+  async planOf(row: SessionRow): Promise<Plan | undefined> {
     const subscription = (await this.store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
-    const plan = subscription && this.options.accounts.plan(subscription.plan_id);
-    return plan?.sound !== false;
-  }
-
-  /** What the plan a session takes its slot from lets it move: its `downloads` and `uploads` switches (decisions.md 56). */
-  async planFiles(row: SessionRow): Promise<{ downloads: boolean; uploads: boolean }> {
-    const subscription = (await this.store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
-    const plan = subscription && this.options.accounts.plan(subscription.plan_id);
-    return { downloads: plan?.downloads !== false, uploads: plan?.uploads !== false };
+    return subscription && this.options.accounts.plan(subscription.plan_id);
   }
 
   /** The files of a session running here (issue 23), or undefined. */

@@ -1,6 +1,7 @@
 // The share API, keyed by a share link's id: the viewer state, a server-sent-events stream of
 // its changes, a ping for round-trip time, the session's view-only link, and the WebSockets of
-// the link's channels (RFB to the session's display; channels/router.ts carries them). The link
+// the link's channels (channels/router.ts carries them; the state says which are offered, as each
+// channel tells: the share API names none). The link
 // is the credential: unknown links are refused, look-ups are rate-limited, and a view-only link's
 // viewer can watch but never control. An event stream is an attachment like a channel's: it passes
 // the same door (channels/door.ts) before it is held open.
@@ -9,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { retryAfterSeconds, SECURITY_HEADERS } from '../../http/headers.js';
 import { requestTargetUrl } from '../../http/request-target.js';
-import { parseShareApiPath, viewerStateFor, type SessionStatus, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
+import { parseShareApiPath, viewerStateFor, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from '../http/limits.js';
@@ -19,6 +20,7 @@ import type { Presence } from '../channels/presence.js';
 import type { ChannelRouter } from '../channels/router.js';
 import type { Door } from '../channels/door.js';
 import type { LinkSeats } from '../channels/channel.js';
+import { CHANNEL_NAME } from '../channels/registry.js';
 import type { ViewerRights } from '../channels/rfb/viewer-room.js';
 import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from '../http/files.js';
 import { discardRest } from '../../http/node-body.js';
@@ -33,10 +35,6 @@ export interface ShareApiOptions {
   door: Door;
   /** Event streams per session for each link, on this node. */
   eventSeats: LinkSeats;
-  /** Whether sessions here have sound (configuration `sound`, and its programs installed): the state says so. */
-  sound?: boolean;
-  /** Whether viewers here may switch to video while the display moves (configuration `video`, and ffmpeg's x11grab and libx264 here). */
-  video?: boolean;
   /** Files in and out of the link's session (http/files.ts); absent: the share link moves no files. */
   files?: FileTransferOptions;
   /** Look-ups of unknown link ids (guesses) per client address per minute; valid links never count. */
@@ -58,7 +56,8 @@ export { VIEWER_CLOSE };
 // The share API is read by the viewer embedded in any host page: no cookies, the link is the key.
 const CORS = { 'access-control-allow-origin': '*' };
 
-export function viewerState(row: SessionRow | undefined, rights: ViewerRights, sound = false, video = false): ViewerState | null {
+/** A link's viewer state; `offered`: the channels that say so in it (`"<name>": true`, e.g. `sound`, `video`), in order. */
+export function viewerState(row: SessionRow | undefined, rights: ViewerRights, offered: readonly string[] = []): ViewerState | null {
   if (!row) return null;
   return {
     state: viewerStateFor(row.status as SessionStatus),
@@ -67,8 +66,7 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, s
     leaveUrl: row.callback_url,
     control: rights === 'control',
     viewers: row.status === 'running' || row.status === 'starting' ? row.viewers : 0,
-    ...(sound ? { sound: true } : {}),
-    ...(video ? { video: true } : {}),
+    ...Object.fromEntries(offered.map((name) => [name, true])),
   };
 }
 
@@ -81,8 +79,18 @@ const SEAT_REFUSALS = {
 
 export function createShareApi(options: ShareApiOptions) {
   const { sessions, presence, router } = options;
-  /** Whether a session's viewers may hear it: sound offered here, and by the session's plan. */
-  const hears = async (row: SessionRow | undefined) => Boolean(options.sound && row && (await sessions.planHasSound(row)));
+  /**
+   * Reads a path of the share API: its fixed routes (protocol/share-api.ts), and the name of any
+   * registered channel (`/share/<link>/<name>`), the link id read by the same protocol function.
+   */
+  const sharePath = (pathname: string): { linkId: string; route: ShareApiRoute | string } | null => {
+    const known = parseShareApiPath(pathname);
+    if (known) return known;
+    const cut = pathname.lastIndexOf('/');
+    const name = pathname.slice(cut + 1);
+    const link = CHANNEL_NAME.test(name) && router.has(name) ? parseShareApiPath(pathname.slice(0, cut)) : null;
+    return link?.route === 'state' ? { linkId: link.linkId, route: name } : null;
+  };
   const lookups = options.limiter({ points: options.lookupsPerMinute ?? 120, duration: 60, keyPrefix: 'share' });
 
   /**
@@ -113,7 +121,7 @@ export function createShareApi(options: ShareApiOptions) {
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
-    const path = parseShareApiPath(url.pathname);
+    const path = sharePath(url.pathname);
     if (!path) return false;
     const viewOnlyPath = path.route === 'view-only';
     if (request.method === 'OPTIONS') {
@@ -130,7 +138,9 @@ export function createShareApi(options: ShareApiOptions) {
       sendJson(response, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, 429, { ...CORS, 'retry-after': String(found.limited) });
       return true;
     }
-    const state = viewerState(found.row, found.rights, await hears(found.row), options.video === true);
+    // What the session is offered does not change while the link lives: the event stream keeps it.
+    const offered = found.row ? await router.advertised(found.row) : [];
+    const state = viewerState(found.row, found.rights, offered);
     if (!state || !found.row) {
       sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
       return true;
@@ -166,12 +176,10 @@ export function createShareApi(options: ShareApiOptions) {
     const write = options.door.streamTo(response);
     const send = (value: ViewerState) => write(`event: state\ndata: ${JSON.stringify(value)}\n\n`);
     send(state);
-    // The plan does not change while the link lives.
-    const sound = state.sound === true;
     const onChange = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
       void sessions.sessionForLink(path.linkId).then(
-        (link) => send((link && viewerState(link.row, link.rights, sound, options.video === true)) ?? { ...state, state: 'gone' }),
+        (link) => send((link && viewerState(link.row, link.rights, offered)) ?? { ...state, state: 'gone' }),
         () => undefined,
       );
     };
@@ -217,10 +225,10 @@ export function createShareApi(options: ShareApiOptions) {
     return true;
   }
 
-  /** A WebSocket to one of the link's channels (RFB today): the link is checked here, the router does the rest. */
+  /** A WebSocket to one of the link's channels: the link is checked here, the router does the rest (whether the session is offered the channel too). */
   async function upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<boolean> {
     const url = requestTargetUrl(request.url, 'http://engine');
-    const path = url && parseShareApiPath(url.pathname);
+    const path = url && sharePath(url.pathname);
     if (!path || !router.has(path.route)) return false;
     const refuse = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
@@ -228,8 +236,6 @@ export function createShareApi(options: ShareApiOptions) {
     const found = await lookUp(request, path.linkId);
     if ('limited' in found) return refuse(429, 'Too Many Requests'), true;
     if (!found.row) return refuse(404, 'Not Found'), true;
-    if (path.route === 'sound' && !(await hears(found.row))) return refuse(403, 'Forbidden'), true;
-    if (path.route === 'video' && options.video !== true) return refuse(403, 'Forbidden'), true;
     await router.open(request, socket, head, {
       channel: path.route,
       row: found.row,

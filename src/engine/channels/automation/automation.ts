@@ -13,6 +13,8 @@ import type { Channel, CloseReason, SessionDevTools } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface AutomationChannelOptions {
+  /** The family of a session's browser image (only Chromium's sessions offer DevTools to programs); undefined for an image this node does not know. */
+  familyOf?: (browser: string) => string | undefined;
   /** Programs per session on this node (each holds a DevTools connection into the session). */
   programsPerSession?: number;
 }
@@ -34,13 +36,18 @@ export function automationChannel(options: AutomationChannelOptions = {}): Chann
     opensWith: ['api-key'],
     attachment: 'program',
     closes: { endClosed: AUTOMATION_CLOSE.browserGone, refused: AUTOMATION_CLOSE.notDevTools },
+    // Chromium's sessions only, as http/automation.ts says before it hands out an address.
+    offered: (row) => {
+      const family = options.familyOf?.(row.browser);
+      return family === undefined || family === 'chromium';
+    },
     // DevTools is carried as messages (carry, below); the opener only says the session has a DevTools end here.
     openEnd: (session) => (session.devtools ? () => {
       throw new Error('the automation channel carries DevTools messages, not a byte stream');
     } : undefined),
     // Opened with an API key only (control); the program's WebSocket and its DevTools connection into the session: two files.
     needs: { seats: { control: limit, view: 0 }, files: 2 },
-    carry: ({ socket, ends }) => carryProgram(socket, ends.devtools!),
+    carry: ({ socket, ends }) => carryProgram(socket, ends!.devtools!),
     close() {},
   };
 }

@@ -4,9 +4,8 @@
 // configuration's `viewers` (the door, channels/door.ts, holds them); on the owner, each viewer joins the session's room, where its rights
 // are enforced message by message and the display follows the controller (viewer-room.ts).
 import { bridgeToDisplay } from './rfb-bridge.js';
-import { DEFAULT_DISPLAY_LIMITS, ViewerRoom, type DisplayLimits } from './viewer-room.js';
+import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS, ViewerRoom, type DisplayLimits, type ViewerSeatLimits } from './viewer-room.js';
 import type { Channel } from '../channel.js';
-import { DEFAULT_VIEWER_SEATS, type ViewerSeatLimits } from '../door.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface RfbChannelOptions {
@@ -29,6 +28,8 @@ export function rfbChannel(options: RfbChannelOptions = {}): Channel {
     opensWith: ['share-link', 'view-link'],
     attachment: 'viewer',
     closes,
+    // Every session has a display to watch.
+    offered: () => true,
     openEnd: (session) => () => session.display.connect(),
     // A viewer holds its WebSocket and its relay's three pipes into the session.
     needs: { seats: { control: seats.controlling, view: seats.watching }, files: FILES_PER_VIEWER },
@@ -36,7 +37,7 @@ export function rfbChannel(options: RfbChannelOptions = {}): Channel {
       let room = rooms.get(sessionId);
       if (!room) rooms.set(sessionId, (room = new ViewerRoom(options.displayLimits ?? DEFAULT_DISPLAY_LIMITS)));
       try {
-        await bridgeToDisplay(socket, openEnd, { onDisplayClosed: closes.endClosed, seat: { room, rights, onProtocolError: closes.refused } });
+        await bridgeToDisplay(socket, openEnd!, { onDisplayClosed: closes.endClosed, seat: { room, rights, onProtocolError: closes.refused } });
       } finally {
         // The room goes with its last viewer; the display keeps its last size.
         if (room.size === 0 && rooms.get(sessionId) === room) {

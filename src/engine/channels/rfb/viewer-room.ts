@@ -5,6 +5,18 @@
 import { BROWSER_MIN_WIDTH } from '../../../protocol/limits.js';
 import { pressesButton, requestedSize, setDesktopSize, type ClientMessage, type DesktopSize } from './rfb-client-messages.js';
 
+/** Seats of a session's viewers as the configuration gives them (`viewers`, decisions.md 47): RFB's (the door holds them), and the share API's event streams follow. */
+export interface ViewerSeatLimits {
+  /** Viewers on a session's share link (they may control) at once. */
+  controlling: number;
+  /** Viewers on a session's view-only link at once: never taken from the share link's seats. */
+  watching: number;
+  /** Viewers one client address holds at once, over every session of this node (per channel). */
+  perAddress: number;
+}
+
+export const DEFAULT_VIEWER_SEATS: ViewerSeatLimits = { controlling: 8, watching: 8, perAddress: 64 };
+
 /** What a link lets its holder do: `control` (the share link) or `view` (a view-only link). */
 export type ViewerRights = 'control' | 'view';
 

@@ -10,19 +10,25 @@ import type { Channel } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface SoundChannelOptions {
+  /** Whether this node offers sound at all: configured (`sound`), and its programs installed (runtime/sound.ts probeSound). */
+  available: boolean;
   /** Listeners per session and link on this node (each holds a WebSocket and, on the owner, a share of the encoder's output). */
   listenersPerLink?: number;
 }
 
 export const DEFAULT_LISTENERS_PER_LINK = 16;
 
-export function soundChannel(options: SoundChannelOptions = {}): Channel {
+export function soundChannel(options: SoundChannelOptions): Channel {
   const limit = options.listenersPerLink ?? DEFAULT_LISTENERS_PER_LINK;
   return {
     name: 'sound',
     opensWith: ['share-link', 'view-link'],
     attachment: 'listener',
     closes: { endClosed: VIEWER_CLOSE.displayGone, refused: VIEWER_CLOSE.protocol },
+    // Offered where this node has sound and the session's plan lets its viewers hear it (a plan's `sound`, decisions.md 53).
+    offered: (_row, plan) => options.available && plan?.sound !== false,
+    // The viewer opens the sound route only when the state says `sound: true`.
+    advertised: true,
     // Sound is carried as messages from the session's sound server itself (carry, below), never
     // as a byte stream into the session: the opener only says the session is here.
     openEnd: () => () => {
@@ -33,7 +39,7 @@ export function soundChannel(options: SoundChannelOptions = {}): Channel {
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
-        serveSoundListener(socket, ends.sound ?? null);
+        serveSoundListener(socket, ends?.sound ?? null);
       });
     },
     close() {},

@@ -39,6 +39,10 @@ export function videoChannel(options: VideoChannelOptions): Channel {
     opensWith: ['share-link', 'view-link'],
     attachment: 'listener',
     closes: { endClosed: VIEWER_CLOSE.displayGone, refused: VIEWER_CLOSE.protocol },
+    // Offered where this node can encode (configured, and ffmpeg able), whatever the plan.
+    offered: () => options.settings !== null,
+    // The viewer switches to video only when the state says `video: true`.
+    advertised: true,
     // Video is carried as messages from the session's encoder (carry, below), never as a byte
     // stream into the session: the opener only says the display is here.
     openEnd: () => () => {
@@ -48,7 +52,7 @@ export function videoChannel(options: VideoChannelOptions): Channel {
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
-        serveVideoWatcher(socket, options.settings ? videoOf(ends.display) : null);
+        serveVideoWatcher(socket, options.settings && ends ? videoOf(ends.display) : null);
       });
     },
     close() {},
