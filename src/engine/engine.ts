@@ -250,7 +250,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     .register(soundChannel({ available: config.sound !== false && probeSound().available }))
     .register(videoChannel({ settings: video ? config.video || DEFAULT_VIDEO : null }))
     .register(automationChannel({ programsPerSession: config.automation.programsPerSession, familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
-    .register(filesChannel({ settings: config.files, snapshot: (id) => fileSnapshot(id) }));
+    .register(filesChannel({ snapshot: (id) => fileSnapshot(id) }));
   for (const channel of options.channels ?? []) channels.register(channel);
   // Every attachment, whatever its channel (and the share API's event streams), passes this door.
   const door = new Door({ perAddress: config.viewers.perAddress }, openFiles);

@@ -13,8 +13,6 @@ import type { Channel } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface FilesChannelOptions {
-  /** What the service lets move at all (config `files`); a plan may only take away. */
-  settings: { downloads: boolean; uploads: boolean };
   /** The session's files and switches as the channel sends them; null when the session is not running here. */
   snapshot(sessionId: string): Promise<FilesChannelMessage | null>;
   /** Watchers per session on this node (the share link's only). */
@@ -33,9 +31,10 @@ export function filesChannel(options: FilesChannelOptions): Channel {
     opensWith: ['share-link'],
     attachment: 'listener',
     closes: { endClosed: VIEWER_CLOSE.displayGone, refused: VIEWER_CLOSE.protocol },
-    // Offered where something may move: downloads or uploads, by the service's switches and the
-    // plan's (decisions.md 56; sessions/files.ts applies the same switches to each transfer).
-    offered: (_row, plan) => (options.settings.downloads && plan?.downloads !== false) || (options.settings.uploads && plan?.uploads !== false),
+    // Offered to every session's share link: where nothing may move, the list says so (both
+    // switches off, decisions.md 56) and the viewer hides its Files control; sessions/files.ts
+    // applies the switches to each transfer.
+    offered: () => true,
     // The list is read through the session's files program (carry, below), not a byte stream.
     openEnd: () => () => {
       throw new Error("the files channel sends the session's file list, not a byte stream");
