@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logLines } from '../helpers/log-lines.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { isRemoteBrowserError, verifyWebhook } from '../../src/server/index.js';
 import type { WebhookEvent } from '../../src/protocol/index.js';
@@ -75,14 +75,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
   pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
   dir = await mkdtemp(join(tmpdir(), 'rbk-operations-'));
-  const logs = new PassThrough();
-  let partial = '';
-  logs.on('data', (chunk: Buffer) => {
-    const text = partial + chunk.toString('utf8');
-    const complete = text.split('\n');
-    partial = complete.pop()!;
-    lines.push(...complete.filter((line) => line !== ''));
-  });
+  const logs = logLines(lines).destination;
   engine = await createEngine({
     dataDir: dir,
     port: 0,

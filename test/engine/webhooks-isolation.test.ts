@@ -7,8 +7,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { logLines } from '../helpers/log-lines.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { ACCOUNT_ATTEMPTS } from '../../src/engine/webhooks/webhooks.js';
 import type { WebhookEvent } from '../../src/protocol/index.js';
@@ -93,13 +93,7 @@ beforeAll(async () => {
   steadyUrl = await listen(steady);
 
   dir = await mkdtemp(join(tmpdir(), 'rbk-webhooks-isolation-'));
-  const logs = new PassThrough();
-  let partial = '';
-  logs.on('data', (chunk: Buffer) => {
-    const complete = (partial + chunk.toString('utf8')).split('\n');
-    partial = complete.pop()!;
-    lines.push(...complete.filter((line) => line !== ''));
-  });
+  const logs = logLines(lines).destination;
   engine = await createEngine({
     dataDir: dir,
     port: 0,
