@@ -3,7 +3,8 @@
 // engines share the work). `remote-browser-kit serve` runs the same thing.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Accounts } from './accounts/accounts.js';
@@ -16,8 +17,8 @@ import { serviceFailure } from './http/failure.js';
 import { limitersFor } from './http/limits.js';
 import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
+import { createPublicPort, requestFailed } from './http/public-port.js';
 import { discardRest } from '../http/node-body.js';
-import { requestTargetUrl } from '../http/request-target.js';
 import { OpenFiles } from './runtime/open-files.js';
 import { SessionRuntime, type ReapReport, type WarmPoolOptions } from './runtime/runtime.js';
 import { SessionService } from './sessions/service.js';
@@ -41,12 +42,11 @@ import { createViewerSite } from './viewer/site.js';
 import type { Store } from './store/store.js';
 import { nodeIdOf, openDataDirectory } from './data-directory.js';
 import { apiObserver } from './operations/api-observer.js';
-import { observeRequest, type RequestLog } from './operations/http-observer.js';
+import type { RequestLog } from './operations/http-observer.js';
 import { createLogger, type Logger } from './operations/logger.js';
 import { EngineMetrics } from './operations/metrics.js';
 import { answerProbe, startOperatorListener, type OperatorListener, type ReadinessSources } from './operations/readiness.js';
 import { observeSessions } from './operations/session-observer.js';
-import { databaseFailureKind } from './http/failure.js';
 import { SessionWebhooks } from './webhooks/webhooks.js';
 
 export interface EngineOptions {
@@ -302,42 +302,22 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${requestUrl.pathname.slice(0, 100)}` }, 404);
   };
 
-  /** A request that failed on the service's side: counted by its database condition, logged under its request id. */
-  const failed = (error: unknown, log: Logger) => {
-    const kind = databaseFailureKind(error);
-    if (kind) metrics?.storeErrors.inc({ kind });
-    log.error({ err: error, ...(kind ? { database: kind } : {}) }, 'request failed');
-  };
-  const server = createServer((request, response) => {
-    const requestUrl = requestTargetUrl(request.url, 'http://engine');
-    const observed = observeRequest(request, response, requestUrl?.pathname ?? '', logger, metrics, requestUrl?.searchParams);
-    if (!requestUrl) return sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${String(request.url).slice(0, 100)}` }, 404);
-    handle(request, response, requestUrl, observed).catch((error: unknown) => {
-      failed(error, observed.log());
-      if (!response.headersSent) sendJson(response, serviceFailure(error));
-      else response.destroy();
-    });
-  });
-  // Malformed HTTP and request heads over 16 KiB get Node's own answer (400, 431), then the
-  // connection closes: no 'clientError' handler of ours drops them unanswered.
-  // A WebSocket upgrade that no endpoint takes is refused in HTTP, as the share API refuses an unknown link.
-  const noEndpoint = 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n\r\nNot Found';
-  // Every branch is inside one catch: whatever an upgrade carries, its failure closes its own socket.
-  server.on('upgrade', (request, socket, head) => {
-    socket.on('error', () => undefined);
-    const upgrade = async () => {
-      const requestUrl = requestTargetUrl(request.url, 'http://engine');
-      if (!requestUrl) return void socket.end(noEndpoint);
-      if (clustered) {
-        const carried = link.verifyUpgrade(request, requestUrl);
-        if (carried) return router.openForwarded(request, socket, head, carried);
-      }
-      if (!(await shareApi.upgrade(request, socket, head)) && !(await automation!.upgrade(request, socket, head))) socket.end(noEndpoint);
-    };
-    upgrade().catch((error: unknown) => {
-      logger.warn({ err: error, path: String(request.url).slice(0, 100) }, 'upgrade failed');
-      socket.destroy();
-    });
+  const server = createPublicPort({
+    handle,
+    logger,
+    metrics,
+    upgrades: [
+      // Another node's forwarded channel connection, its signature checked.
+      ...(clustered
+        ? [(request: IncomingMessage, socket: Duplex, head: Buffer, requestUrl: URL) => {
+            const carried = link.verifyUpgrade(request, requestUrl);
+            if (carried) router.openForwarded(request, socket, head, carried);
+            return carried !== null;
+          }]
+        : []),
+      (request, socket, head) => shareApi.upgrade(request, socket, head),
+      (request, socket, head) => automation!.upgrade(request, socket, head),
+    ],
   });
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
@@ -397,7 +377,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         const path = new URL(request.url).pathname.slice(0, 100);
         return responseOf(answer ?? { status: 404, body: { status: 'denied', message: `no endpoint ${request.method} ${path}` } });
       } catch (error) {
-        failed(error, log());
+        requestFailed(error, log(), metrics);
         return responseOf({ status: 200, body: serviceFailure(error) });
       }
     },
