@@ -11,4 +11,7 @@ export const VIEWER_CLOSE = {
   protocol: { code: 4004, reason: 'the viewer sent something that is not RFB this display accepts' },
   address: { code: 4005, reason: 'too many viewers from this address' },
   busy: { code: 4006, reason: 'the service is busy; try again in a moment' },
+  // The door (door.ts) cuts a connection off: its reader fell a bounded buffer behind, or its peer stopped answering pings.
+  slow: { code: 4007, reason: 'the connection did not keep up with the stream' },
+  silent: { code: 4008, reason: 'the connection stopped answering' },
 } as const satisfies Record<string, CloseReason>;

@@ -10,6 +10,7 @@ import type { ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
 import type { OpenFiles } from '../runtime/open-files.js';
 import type { ChannelRights, CloseReason, DoorNeeds, SeatRefusal } from './channel.js';
+import { VIEWER_CLOSE } from './close-codes.js';
 
 export interface DoorLimits {
   /** Attachments one client address holds at once to one channel, over every session of this node (config `viewers.perAddress`). */
@@ -35,12 +36,6 @@ export interface Pass {
   /** Gives the seat back (once; later calls do nothing). */
   leave(): void;
 }
-
-/** How a connection the door cuts off is closed: its reader fell a bounded buffer behind, or its peer stopped answering. */
-export const DOOR_CLOSE = {
-  slow: { code: 4007, reason: 'the connection did not keep up with the stream' },
-  silent: { code: 4008, reason: 'the connection stopped answering' },
-} as const satisfies Record<string, CloseReason>;
 
 export class Door {
   /** Seats taken per session and channel, by rights. */
@@ -83,8 +78,8 @@ export class Door {
 
   /**
    * Watches an admitted WebSocket for as long as it is open: every send that leaves more than
-   * `bufferBytes` queued toward the peer cuts it off (DOOR_CLOSE.slow), and a peer that answered
-   * no ping within a heartbeat is cut off (DOOR_CLOSE.silent). Whatever a channel sends passes here.
+   * `bufferBytes` queued toward the peer cuts it off (VIEWER_CLOSE.slow), and a peer that answered
+   * no ping within a heartbeat is cut off (VIEWER_CLOSE.silent). Whatever a channel sends passes here.
    */
   watch(socket: WebSocket): void {
     const { bufferBytes, heartbeatMs } = this.limits;
@@ -105,17 +100,17 @@ export class Door {
     (socket as { send: (...args: unknown[]) => void }).send = (...args: unknown[]) => {
       if (cut) return;
       send(...args);
-      if (socket.bufferedAmount > bufferBytes) cutOff(DOOR_CLOSE.slow);
+      if (socket.bufferedAmount > bufferBytes) cutOff(VIEWER_CLOSE.slow);
     };
     let answered = true;
     socket.on('pong', () => (answered = true));
     const heartbeat = setInterval(() => {
-      if (!answered) return cutOff(DOOR_CLOSE.silent);
+      if (!answered) return cutOff(VIEWER_CLOSE.silent);
       answered = false;
       try {
         socket.ping();
       } catch {
-        cutOff(DOOR_CLOSE.silent);
+        cutOff(VIEWER_CLOSE.silent);
       }
     }, heartbeatMs);
     heartbeat.unref();
