@@ -9,7 +9,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
+import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
 import { Api, createAccount, makeWorkspace, removeWorkspace, startEngine, testConfig, type PlanConfig } from '../test/api/harness.js';
 import { connectRfb } from '../test/helpers/rfb-client.js';
 import { report } from './stats.js';

@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
+import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
 import { SessionRuntime, type RuntimeSession } from '../src/engine/runtime/runtime.js';
 import { percentile, report } from './stats.js';
 

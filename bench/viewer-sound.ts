@@ -4,9 +4,9 @@
 // viewer is muted, while the page is silent, and with nobody listening.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Engine } from '../src/engine/engine.js';
-import type { BrowserControl } from '../src/engine/runtime/control.js';
-import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
-import { SoundStream } from '../src/engine/runtime/sound.js';
+import type { BrowserControl } from '../src/engine/runtime/browser/control.js';
+import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
+import { SoundStream } from '../src/engine/runtime/capture/sound.js';
 import { percentile, report } from './stats.js';
 
 /** What the viewer bench's `watch` gives the sound figures: a viewer page on a running session. */

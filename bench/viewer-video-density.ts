@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine } from '../src/engine/engine.js';
-import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
+import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
 import { watchVideo, type VideoClient } from '../test/helpers/video-client.js';
 import type { WatchersAnswer, WatchersRequest } from './video-watchers.js';
 import { clipPlaying, FULL_WINDOW_VIDEO_PAGE, startVideoSite } from '../test/helpers/video-site.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { loadavg, tmpdir } from 'node:os';
 import { chromium, type Page } from 'playwright-core';
 import { createEngine } from '../src/engine/engine.js';
-import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
+import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
 import { startThrottledLink, type ThrottledLink } from '../test/helpers/throttled-link.js';
 import { FULL_WINDOW_VIDEO_PAGE, startVideoSite } from '../test/helpers/video-site.js';
 import { percentile, report } from './stats.js';

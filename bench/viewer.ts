@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { findMarkedProcesses } from '../src/engine/runtime/processes.js';
+import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
 import { createEngine } from '../src/engine/engine.js';
 import { soundFigures } from './viewer-sound.js';
 import { percentile, report } from './stats.js';

@@ -4,13 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
-import { parseAllowRanges } from './runtime/address-policy.js';
-import { DEFAULT_CONFINEMENT } from './runtime/confinement.js';
-import { DEFAULT_EGRESS_CONNECTIONS } from './runtime/egress-gate.js';
-import { DEFAULT_SOUND } from './runtime/sound.js';
-import { DEFAULT_VIDEO } from './runtime/video.js';
+import { COUNTRY_TIME_ZONES, DEFAULT_CONFINEMENT, DEFAULT_EGRESS_CONNECTIONS, DEFAULT_SOUND, DEFAULT_VIDEO, isTimeZone, parseAllowRanges } from './runtime/index.js';
 import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS } from './channels/rfb/viewer-room.js';
-import { COUNTRY_TIME_ZONES, isTimeZone } from './runtime/time-zones.js';
 
 /** Files in and out of sessions (decisions.md 55-57): on, 256 MB a file and 512 MB a session (inside the 1 GB disk), 32 MiB/s a transfer. */
 export const DEFAULT_FILES = { downloads: true, uploads: true, maxFileMb: 256, maxSessionMb: 512, bytesPerSecond: 32 * 1024 * 1024 as number | null };

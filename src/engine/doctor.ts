@@ -3,12 +3,7 @@
 import { existsSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { DEFAULT_WARM, type EngineConfig } from './config.js';
-import { discoverImages, type BrowserImage } from './runtime/catalog.js';
-import { probeConfinement } from './runtime/confinement.js';
-import { memfdProtection } from './runtime/exec-guard.js';
-import { BUILT_IN_LOCALE } from './runtime/locales.js';
-import { probeSound } from './runtime/sound.js';
-import { WARM_ESTIMATE_MB } from './runtime/warm-pool.js';
+import { type BrowserImage, BUILT_IN_LOCALE, discoverImages, memfdProtection, probeConfinement, probeSound, WARM_ESTIMATE_MB } from './runtime/index.js';
 
 export interface DoctorCheck {
   name: string;

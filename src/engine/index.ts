@@ -7,13 +7,11 @@ import { requireEngineParts } from './parts.js';
 
 requireEngineParts('remote-browser-kit/engine');
 
-const [engine, dataDirectory, config, runtime, catalog, addressPolicy, doctor] = await Promise.all([
+const [engine, dataDirectory, config, runtime, doctor] = await Promise.all([
   import('./engine.js'),
   import('./data-directory.js'),
   import('./config.js'),
-  import('./runtime/runtime.js'),
-  import('./runtime/catalog.js'),
-  import('./runtime/address-policy.js'),
+  import('./runtime/index.js'),
   import('./doctor.js'),
 ]);
 
@@ -24,11 +22,10 @@ export const DEFAULT_PLANS: typeof import('./config.js').DEFAULT_PLANS = config.
 export const { loadEngineConfig, parseEngineConfig } = config;
 export type { EngineConfig, ExitLocation, Plan } from './config.js';
 export const { SessionRuntime, reapRoot } = runtime;
-export type SessionRuntime = import('./runtime/runtime.js').SessionRuntime;
-export type { RuntimeOptions, RuntimeSession, RuntimeEvent, SessionSpec, StartKind, WarmPoolOptions, ReapReport } from './runtime/runtime.js';
-export const { discoverImages, IMAGE_DEFINITIONS } = catalog;
-export type { BrowserImage, BrowserFamily } from './runtime/catalog.js';
-export const { classifyAddress, isAddressAllowed, parseAllowRanges } = addressPolicy;
-export type { EgressPolicy } from './runtime/address-policy.js';
-export type { EgressRoute } from './runtime/egress.js';
+export type SessionRuntime = import('./runtime/index.js').SessionRuntime;
+export type { RuntimeOptions, RuntimeSession, RuntimeEvent, SessionSpec, StartKind, WarmPoolOptions, ReapReport } from './runtime/index.js';
+export const { discoverImages, IMAGE_DEFINITIONS } = runtime;
+export type { BrowserImage, BrowserFamily } from './runtime/index.js';
+export const { classifyAddress, isAddressAllowed, parseAllowRanges } = runtime;
+export type { EgressPolicy, EgressRoute } from './runtime/index.js';
 export const { runDoctor } = doctor;

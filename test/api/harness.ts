@@ -3,7 +3,7 @@
 // Postgres database: RBK_TEST_STORE=postgres), sets up accounts and keys with the operator CLI,
 // serves start pages from a local HTTP server, and speaks raw HTTP to the engine so tests can send
 // exactly the bytes and headers a caller would (Origin, Sec-Fetch-Mode, invalid UTF-8...).
-import { findMarkedProcesses, killMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { findMarkedProcesses, killMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';

@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { Channel, ChannelCredential, SessionEnds } from '../../src/engine/channels/channel.js';
 import { Door, type Arrival, type DoorLimits, type Pass } from '../../src/engine/channels/door.js';
-import { OpenFiles } from '../../src/engine/runtime/open-files.js';
+import { OpenFiles } from '../../src/engine/limits/open-files.js';
 import { Presence } from '../../src/engine/channels/presence.js';
 import { ChannelRegistry } from '../../src/engine/channels/registry.js';
 import { PolicyRefusal, relay, webSocketEnd } from '../../src/engine/channels/relay.js';

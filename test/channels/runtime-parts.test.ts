@@ -1,8 +1,8 @@
 // The runtime's pieces that need no browser: which events end a session and which are notices,
 // and a session's parts stopped in the order that ends a confined session at once.
 import { describe, expect, it } from 'vitest';
-import { ENDS_SESSION, runtimeEvent } from '../../src/engine/runtime/runtime-events.js';
-import { SessionParts, type SessionPart } from '../../src/engine/runtime/session-parts.js';
+import { ENDS_SESSION, runtimeEvent } from '../../src/engine/runtime/session/runtime-events.js';
+import { SessionParts, type SessionPart } from '../../src/engine/runtime/session/session-parts.js';
 
 describe('runtime events', () => {
   it('end the session for exits, crashes and a lost guard; a refusal is a notice', () => {

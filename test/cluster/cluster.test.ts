@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import {
   Api,
   PLANS,

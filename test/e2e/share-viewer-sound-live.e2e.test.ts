@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import type { BrowserControl } from '../../src/engine/runtime/control.js';
+import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
 import { waitFor } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';
 import { heardNow, SPEAKER_TAP } from '../helpers/hearing.js';

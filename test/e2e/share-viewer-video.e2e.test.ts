@@ -9,7 +9,7 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
-import type { BrowserControl } from '../../src/engine/runtime/control.js';
+import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
 import { connectRfb } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import type { BrowserControl } from '../../src/engine/runtime/control.js';
+import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
 import { servePage, v8Caller } from '../helpers/site.js';
 
 const FORM = `<!doctype html><title>Form</title><meta name="viewport" content="width=device-width">

@@ -14,7 +14,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { createServiceClient } from '../../src/server/service-client.js';
-import type { BrowserControl } from '../../src/engine/runtime/control.js';
+import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
 import { BLUE, ORDER_PAGE, WATCHED_POINT, YELLOW, shareLinkOf, upgradeStatus } from '../helpers/automation.js';
 import { connectRfb } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';

@@ -6,9 +6,9 @@ import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { classifyAddress, isAddressAllowed, parseAllowRanges } from '../../src/engine/runtime/address-policy.js';
-import { startEgressRoute, type EgressRefusal, type EgressRoute } from '../../src/engine/runtime/egress.js';
-import { OpenFiles } from '../../src/engine/runtime/open-files.js';
+import { classifyAddress, isAddressAllowed, parseAllowRanges } from '../../src/engine/runtime/egress/address-policy.js';
+import { startEgressRoute, type EgressRefusal, type EgressRoute } from '../../src/engine/runtime/egress/egress.js';
+import { OpenFiles } from '../../src/engine/limits/open-files.js';
 
 const BODY = 'x'.repeat(10_000);
 const LOOPBACK_ONLY = { allow: ['127.0.0.0/8', '::1/128'] };

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseEngineConfig } from '../../src/engine/config.js';
 import { formatDoctor, runDoctor } from '../../src/engine/doctor.js';
-import { discoverImages } from '../../src/engine/runtime/catalog.js';
-import { interfaceLocale } from '../../src/engine/runtime/locales.js';
+import { discoverImages } from '../../src/engine/runtime/browser/catalog.js';
+import { interfaceLocale } from '../../src/engine/runtime/browser/locales.js';
 
 describe('interface languages of the installed images', () => {
   it('doctor lists the languages each image can show, German among them', async () => {

@@ -1,7 +1,7 @@
 // The encoder's output as the engine reads it: Ogg pages cut into Opus packets however the pipe
 // splits them, headers left out, anything that is not Ogg refused (the encoder runs in the session).
 import { describe, expect, it } from 'vitest';
-import { OggOpusReader } from '../../src/engine/runtime/ogg-opus.js';
+import { OggOpusReader } from '../../src/engine/runtime/capture/ogg-opus.js';
 import { oggOpus } from '../helpers/sound.js';
 
 /** Packets of varied sizes, a long one among them (lacing values of 255 and a 0 to end it). */

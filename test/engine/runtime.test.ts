@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { typeAddress, waitFor, x } from '../helpers/session.js';
 import { closeViewerBrowser, openVncViewer } from '../helpers/vnc-viewer.js';

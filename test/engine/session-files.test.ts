@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionRuntime, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
-import { FileRefusal, SessionFiles } from '../../src/engine/runtime/session-files.js';
+import { FileRefusal, SessionFiles } from '../../src/engine/runtime/session/session-files.js';
 import { folderBytes, waitFor } from '../helpers/session.js';
 
 const PAYLOAD = randomBytes(3 * 1024 * 1024 + 17);

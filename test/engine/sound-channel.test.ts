@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import { insertLinkedSession } from '../helpers/linked-session.js';
 import { waitFor } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';

@@ -1,12 +1,12 @@
 // A session whose sound server cannot start runs without sound, and the operator hears why once
-// (src/engine/runtime/sound.ts): through the engine's logger (the runtime's `warn`), not stray
+// (src/engine/runtime/capture/sound.ts): through the engine's logger (the runtime's `warn`), not stray
 // console lines. The fault is real: a session directory too long for the server's socket.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openHostSandbox } from '../../src/engine/runtime/session-sandbox.js';
-import { probeSound, startSessionSound } from '../../src/engine/runtime/sound.js';
+import { openHostSandbox } from '../../src/engine/runtime/sandbox/session-sandbox.js';
+import { probeSound, startSessionSound } from '../../src/engine/runtime/capture/sound.js';
 
 const dirs: string[] = [];
 

@@ -1,8 +1,8 @@
-// The session encoder's bit rate ladder (src/engine/runtime/video-ladder.ts, decisions.md 68): a
+// The session encoder's bit rate ladder (src/engine/runtime/capture/video-ladder.ts, decisions.md 68): a
 // watcher that keeps dropping frames (two bouts) takes the encoder down, one bout does not, a calm period brings it back up on
 // trial (one bout ends the trial), and a rung that failed soon after it was tried waits longer before it is tried again.
 import { describe, expect, it } from 'vitest';
-import { BitRateLadder, BOUT_GAP_MS, BOUTS_WITHIN_MS, CALM_MS, ladderRungs, SETTLE_MS, TRIAL_MS } from '../../src/engine/runtime/video-ladder.js';
+import { BitRateLadder, BOUT_GAP_MS, BOUTS_WITHIN_MS, CALM_MS, ladderRungs, SETTLE_MS, TRIAL_MS } from '../../src/engine/runtime/capture/video-ladder.js';
 
 /** Two bouts of drops, the second at `at`: what takes the encoder down. */
 function twoBouts(ladder: BitRateLadder, at: number): number | null {

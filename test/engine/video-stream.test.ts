@@ -1,11 +1,11 @@
-// The video encoder's output as the engine reads it (src/engine/runtime/flv-avc.ts), the video
+// The video encoder's output as the engine reads it (src/engine/runtime/capture/flv-avc.ts), the video
 // channel's format message and the watcher's receipts (src/protocol/video.ts): real FLV from
 // Debian's ffmpeg and libx264, cut into the avcC record and one access unit per frame, however
 // the pipe splits it.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { FlvAvcReader, FlvFormatError, type FlvAvcItem } from '../../src/engine/runtime/flv-avc.js';
+import { FlvAvcReader, FlvFormatError, type FlvAvcItem } from '../../src/engine/runtime/capture/flv-avc.js';
 import { avcCodecString, parseVideoFormat, parseVideoReceipt, videoReceipt } from '../../src/protocol/video.js';
 
 async function encodedClip(): Promise<Buffer> {

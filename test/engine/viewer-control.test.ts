@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import type { BrowserControl } from '../../src/engine/runtime/control.js';
+import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
 import { connectRfb, setEncodings, type RfbClient } from '../helpers/rfb-client.js';
 import { waitFor, x } from '../helpers/session.js';
 import { servePage, v8Caller } from '../helpers/site.js';

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_WARM } from '../../src/engine/config.js';
 import { formatDoctor, warmPoolCheck } from '../../src/engine/doctor.js';
-import { WarmDemand } from '../../src/engine/runtime/warm-demand.js';
+import { WarmDemand } from '../../src/engine/runtime/pool/warm-demand.js';
 
 const en = { browser: 'chromium', language: 'en' };
 const de = { browser: 'chromium', language: 'de' };

@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEgressRoute, type EgressRoute } from '../../src/engine/runtime/egress.js';
-import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { startEgressRoute, type EgressRoute } from '../../src/engine/runtime/egress/egress.js';
+import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { waitFor, x } from '../helpers/session.js';
 

@@ -10,7 +10,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import {
   Api,
   createAccount,

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
-import type { VideoSettings } from '../../src/engine/runtime/video.js';
+import type { VideoSettings } from '../../src/engine/runtime/capture/video.js';
 import { startVideoSite, type VideoSite } from './video-site.js';
 
 export interface VideoEngine {

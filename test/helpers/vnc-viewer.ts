@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { WebSocketServer } from 'ws';
-import type { Display } from '../../src/engine/runtime/display.js';
+import type { Display } from '../../src/engine/runtime/display/display.js';
 import { bridgeToDisplay } from '../../src/engine/channels/rfb/rfb-bridge.js';
 
 const NOVNC_ROOT = join(process.cwd(), 'node_modules', '@novnc', 'novnc');

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE_PARTS, POSTGRES_PART, installCommand } from '../../src/engine/parts.js';
-import { findMarkedProcesses, killMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { findMarkedProcesses, killMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import { Api, describeReply, startPageServer, waitForStatus, type PageServer } from '../api/harness.js';
 import { startTestEngine, type TestEngine } from '../server/fixtures.js';
 

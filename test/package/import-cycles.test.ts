@@ -1,7 +1,9 @@
 // No import cycles under src/ (issue 21): every relative import, type-only ones included, followed
 // from every file; a cycle is named file by file. The same count as `npx madge --circular src`.
-// Folders import one way too (issue 33): no two folders of src/engine (its direct subfolders, and
-// each channel's own folder channels/<name>/ apart from the seam at channels/) import each other.
+// Folders import one way too (issue 33): no two folders of src/engine (its direct subfolders, each
+// channel's own folder channels/<name>/ apart from the seam at channels/, and each room of the
+// runtime, runtime/<room>/) import each other. The runtime's rooms import only the rooms before
+// them, and the rest of the engine reaches the runtime through runtime/index.ts alone.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -63,8 +65,11 @@ function findCycles(): string[][] {
 function folderOf(file: string): string | undefined {
   const parts = relative(ENGINE, file).split(sep);
   if (parts[0] === '..' || parts.length < 2) return undefined;
-  return parts[0] === 'channels' && parts.length > 2 ? `channels/${parts[1]}` : parts[0];
+  return (parts[0] === 'channels' || parts[0] === 'runtime') && parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts[0];
 }
+
+/** The runtime's rooms in the order they may import each other: each only the ones before it. */
+const RUNTIME_ROOMS = ['sandbox', 'egress', 'display', 'capture', 'browser', 'session', 'pool'];
 
 /** Each pair of folders that import each other, `a <-> b` in order, with one import each way that makes it. */
 function findFolderCycles(): Map<string, string[]> {
@@ -98,6 +103,25 @@ const KNOWN_FOLDER_CYCLES = [
   'sessions <-> store', // issue 33: sessions read rows from store/store.ts; store/store.ts takes the lost node's moves from sessions/lifecycle.ts
 ];
 
+/** Each import that goes against the runtime's order of rooms, or into the runtime past its entry. */
+function runtimeImportsAgainstTheRooms(): string[] {
+  const wrong: string[] = [];
+  const rank = (folder: string | undefined) => (folder === 'runtime' ? RUNTIME_ROOMS.length : RUNTIME_ROOMS.indexOf(folder?.replace(/^runtime\//, '') ?? ''));
+  for (const [file, targets] of importGraph()) {
+    const from = folderOf(file);
+    for (const target of targets) {
+      const to = folderOf(target);
+      if (to !== 'runtime' && !to?.startsWith('runtime/')) continue;
+      const edge = `${relative(ENGINE, file)} -> ${relative(ENGINE, target)}`;
+      const inside = from === 'runtime' || from?.startsWith('runtime/');
+      if (!inside) {
+        if (relative(ENGINE, target) !== join('runtime', 'index.ts')) wrong.push(edge);
+      } else if (from !== to && rank(to) >= rank(from)) wrong.push(edge);
+    }
+  }
+  return wrong;
+}
+
 describe('src/', () => {
   it('has no import cycle', () => {
     expect(findCycles()).toEqual([]);
@@ -108,5 +132,10 @@ describe('src/', () => {
     // A pair that is new names the imports that make it; a known one that is gone must leave the list.
     expect(Object.fromEntries([...cycles].filter(([pair]) => !KNOWN_FOLDER_CYCLES.includes(pair)))).toEqual({});
     expect([...cycles.keys()].sort()).toEqual([...KNOWN_FOLDER_CYCLES].sort());
+  });
+
+  it('reaches the runtime through runtime/index.ts, whose rooms import only the rooms before them', () => {
+    expect(readdirSync(join(ENGINE, 'runtime')).filter((entry) => statSync(join(ENGINE, 'runtime', entry)).isDirectory()).sort()).toEqual([...RUNTIME_ROOMS].sort());
+    expect(runtimeImportsAgainstTheRooms()).toEqual([]);
   });
 });

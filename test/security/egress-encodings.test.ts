@@ -6,7 +6,7 @@ import type dns from 'node:dns';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEgressRoute, type EgressRefusal, type EgressRoute } from '../../src/engine/runtime/egress.js';
+import { startEgressRoute, type EgressRefusal, type EgressRoute } from '../../src/engine/runtime/egress/egress.js';
 
 interface Site {
   port: number;

@@ -14,8 +14,8 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/engine/doctor.js';
-import { guardedCommand, MEMFD_NOEXEC, memfdProtection } from '../../src/engine/runtime/exec-guard.js';
-import { findMarkedProcesses } from '../../src/engine/runtime/processes.js';
+import { guardedCommand, MEMFD_NOEXEC, memfdProtection } from '../../src/engine/runtime/sandbox/exec-guard.js';
+import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import { SessionRuntime, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { typeAddress, waitFor, x } from '../helpers/session.js';
 

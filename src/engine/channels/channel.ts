@@ -9,8 +9,7 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Plan } from '../config.js';
-import type { Display } from '../runtime/display.js';
-import type { SessionSound } from '../runtime/sound.js';
+import type { Display, SessionSound } from '../runtime/index.js';
 import type { SessionRow } from '../store/store.js';
 import type { AttachmentKind } from './presence.js';
 
@@ -68,7 +67,7 @@ export interface SessionFolders {
 
 /** How the browser end of a running session is reached over DevTools (the automation channel). */
 export interface SessionDevTools {
-  /** The browser-level DevTools address (runtime/browser.ts): `ws+unix:` through a relay inside a confined session. */
+  /** The browser-level DevTools address (runtime/browser/browser.ts): `ws+unix:` through a relay inside a confined session. */
   url: string;
   /** The session's folders as its browser sees them. */
   folders: SessionFolders;

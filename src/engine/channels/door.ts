@@ -8,7 +8,7 @@
 // share API for event streams) holds the door, so no channel can skip it.
 import type { ServerResponse } from 'node:http';
 import type { WebSocket } from 'ws';
-import type { OpenFiles } from '../runtime/open-files.js';
+import type { OpenFiles } from '../limits/open-files.js';
 import type { ChannelRights, CloseReason, DoorNeeds, SeatRefusal } from './channel.js';
 import { VIEWER_CLOSE } from './close-codes.js';
 

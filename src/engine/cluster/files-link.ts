@@ -8,7 +8,7 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import { request as httpsRequest } from 'node:https';
 import { PassThrough, pipeline, type Readable } from 'node:stream';
 import { FILE_KINDS, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
-import { FileRefusal, type UploadCaps } from '../runtime/session-files.js';
+import { FileRefusal, type UploadCaps } from '../runtime/index.js';
 import type { FilesAt } from '../sessions/files.js';
 import { sendJson } from '../http/respond.js';
 import { signCall, verifyCall } from './node-link.js';

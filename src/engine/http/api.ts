@@ -16,7 +16,7 @@ import {
 import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
-import type { SessionRuntime } from '../runtime/runtime.js';
+import type { SessionRuntime } from '../runtime/index.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from './limits.js';

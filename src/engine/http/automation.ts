@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import { requestTargetUrl } from '../../http/request-target.js';
 import { automationToken, checkAutomationToken } from '../channels/automation/tokens.js';
 import type { ChannelRouter } from '../channels/router.js';
-import type { BrowserImage } from '../runtime/catalog.js';
+import type { BrowserImage } from '../runtime/index.js';
 import type { AccountRow, SessionRow } from '../store/store.js';
 import type { WordingVersion } from './outcomes.js';
 

@@ -25,7 +25,7 @@ import {
 } from '../../protocol/index.js';
 import { hashSecret, type Accounts } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
-import type { SessionRuntime } from '../runtime/runtime.js';
+import type { SessionRuntime } from '../runtime/index.js';
 import type { CreateTerms } from '../sessions/outcomes.js';
 import type { SessionService } from '../sessions/service.js';
 import type { AccountRow, Store } from '../store/store.js';

@@ -5,8 +5,7 @@
 import { V6_SHORT_URL_TTL_HOURS, type CreateRequest } from '../../protocol/index.js';
 import type { PoolState } from '../accounts/meters.js';
 import type { EngineConfig, ExitCity } from '../config.js';
-import type { BrowserImage } from '../runtime/catalog.js';
-import { interfaceLocale } from '../runtime/locales.js';
+import { type BrowserImage, interfaceLocale } from '../runtime/index.js';
 import type { AccountRow, Store } from '../store/store.js';
 import { chooseExit } from './exits.js';
 import type { CreateTerms, Refusal } from './outcomes.js';

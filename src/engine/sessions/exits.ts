@@ -2,7 +2,7 @@
 // its browser keeps there (decisions.md 43). Pure over the configuration and the exits' loads, so
 // exit choice and zones are tested without a store or a browser.
 import type { ExitCity, ExitLocation } from '../config.js';
-import { cityTimeZone, countryTimeZone } from '../runtime/time-zones.js';
+import { cityTimeZone, countryTimeZone } from '../runtime/index.js';
 
 /** What exits and zones read of the engine's configuration. */
 export interface ExitSettings {

@@ -1,12 +1,12 @@
 // The use cases of files in and out of a session (issue 23, decisions.md 55-57), the same for a
 // program (the API, by key) and a person (the share link): whether the service and the session's
 // plan let files move, which node holds them (here: the program inside the session,
-// runtime/session-files.ts; another node of a cluster: cluster/files-link.ts), and the caps.
+// runtime/session/session-files.ts; another node of a cluster: cluster/files-link.ts), and the caps.
 // Outcomes, not HTTP: each edge words and sends them.
 import type { Readable } from 'node:stream';
 import { fileNameProblem, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
 import { sessionOwner } from '../cluster/owner.js';
-import { FileRefusal, type UploadCaps } from '../runtime/session-files.js';
+import { FileRefusal, type UploadCaps } from '../runtime/index.js';
 import type { SessionRow } from '../store/store.js';
 import type { SessionService } from './service.js';
 

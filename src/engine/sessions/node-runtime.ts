@@ -2,11 +2,7 @@
 // start, start, stop, a running session's display, sound and byte meters, and its events. The service
 // depends on this seam, not on the class, so placement, exits and the lifecycle are tested
 // without a browser (a fake runtime stands in), as Selenium Grid's Node stands behind an interface.
-import type { BrowserImage } from '../runtime/catalog.js';
-import type { Display } from '../runtime/display.js';
-import type { RuntimeEvent, SessionSpec } from '../runtime/runtime.js';
-import type { SessionSound } from '../runtime/sound.js';
-import type { SessionSandbox } from '../runtime/confinement.js';
+import type { BrowserImage, Display, RuntimeEvent, SessionSandbox, SessionSound, SessionSpec } from '../runtime/index.js';
 
 export type { RuntimeEvent, SessionSpec };
 

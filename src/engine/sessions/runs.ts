@@ -2,9 +2,7 @@
 // early), the runtime behind each running session, their byte meters, and their ends. Moves each
 // session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
 import type { SessionDevTools } from '../channels/channel.js';
-import type { Display } from '../runtime/display.js';
-import type { SessionSound } from '../runtime/sound.js';
-import { SessionFiles } from '../runtime/session-files.js';
+import { type Display, SessionFiles, type SessionSound } from '../runtime/index.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';

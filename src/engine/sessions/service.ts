@@ -8,8 +8,7 @@ import { SESSION_LIST_MAX, SESSION_LIST_WINDOW_DAYS, type CreateRequest, type Po
 import type { Accounts } from '../accounts/accounts.js';
 import { AccountUsage } from '../accounts/usage.js';
 import type { EngineConfig, Plan } from '../config.js';
-import type { Display } from '../runtime/display.js';
-import type { SessionSound } from '../runtime/sound.js';
+import type { Display, SessionFiles, SessionSound } from '../runtime/index.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
 import type { ViewerRights } from '../channels/rfb/viewer-room.js';
 import { admit } from './admission.js';
@@ -25,7 +24,6 @@ import { placeSession } from './placement.js';
 import { NodeRuns } from './runs.js';
 import { StartTrace, type StartTraceReport } from './start-trace.js';
 import { nextMoveOf } from './status-wait.js';
-import type { SessionFiles } from '../runtime/session-files.js';
 import { shareLinkHash, shareUrlFor, viewLinkId } from './share-links.js';
 import { every, sweep } from './sweeper.js';
 

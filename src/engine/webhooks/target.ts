@@ -7,8 +7,7 @@
 import dns from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import type { AllowedRange } from '../runtime/address-policy.js';
-import { canonicalHostAddresses, checkTarget, interfaceAddresses, pinnedLookup } from '../runtime/egress-targets.js';
+import { type AllowedRange, canonicalHostAddresses, checkTarget, interfaceAddresses, pinnedLookup } from '../runtime/index.js';
 
 export interface WebhookTargetSettings {
   allow: readonly AllowedRange[];

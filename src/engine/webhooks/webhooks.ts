@@ -11,7 +11,7 @@ import { WEBHOOK_SIGNATURE_HEADER } from '../../protocol/index.js';
 import type { EngineConfig } from '../config.js';
 import type { Logger } from '../operations/logger.js';
 import type { EngineMetrics } from '../operations/metrics.js';
-import { parseAllowRanges } from '../runtime/address-policy.js';
+import { parseAllowRanges } from '../runtime/index.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { sessionEvent, signWebhook } from './events.js';
 import { attemptDeadline, beforeDeadline, checkWebhookTarget, postWebhook, type WebhookTargetSettings } from './target.js';

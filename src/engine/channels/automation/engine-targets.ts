@@ -1,4 +1,4 @@
-// Keeps the engine's own DevTools connection (its guard, runtime/control.ts) out of a program's
+// Keeps the engine's own DevTools connection (its guard, runtime/browser/control.ts) out of a program's
 // sight. Each browser-level DevTools connection is a target of type "browser": a program would
 // see the guard's in target discovery (`Target.setDiscoverTargets` with a filter that admits
 // "browser", as Puppeteer's does), in `Target.getTargets`, and be attached to it by auto-attach;

@@ -66,7 +66,7 @@ const REFUSED: Record<string, string> = {
   'Storage.setStorageBucketTracking': 'not part of a session',
 };
 
-/** Addresses a program may open: what the engine's guard lets a person open (runtime/control.ts). */
+/** Addresses a program may open: what the engine's guard lets a person open (runtime/browser/control.ts). */
 const ALLOWED_PAGE = /^(https?:|about:blank$|data:|blob:)/i;
 const NEW_TAB_PAGE = /^chrome(-search)?:\/\/(newtab|new-tab-page|new-tab-page-third-party)\/?$/i;
 

@@ -2,7 +2,7 @@
 // what the session's browser downloads and what was given to it. Opened with the share link only
 // (a view-only link is refused before the WebSocket opens: it is offered nothing), counted as a
 // listener by presence. On the node that runs the session it reads the session's files through
-// the program inside it (runtime/session-files.ts) once a second (four times a second while a
+// the program inside it (runtime/session/session-files.ts) once a second (four times a second while a
 // download is arriving) and sends the list as one JSON text message whenever it changes
 // (src/protocol/files.ts: name, size, kind, created, state, and what may move). It reads nothing
 // from the viewer; the bytes themselves go over HTTP (`/share/<link>/files/download|upload`), so

@@ -3,7 +3,7 @@
 // per Opus packet, until either side goes. The viewer decodes each packet as it comes (WebCodecs
 // AudioDecoder). Independent of how the socket was reached (share API, channel seam, tests).
 import type { WebSocket } from 'ws';
-import type { SessionSound } from '../../runtime/sound.js';
+import type { SessionSound } from '../../runtime/index.js';
 
 /** Close codes the sound channel uses: normal when the sound ends, 1011 when there is none. */
 export const SOUND_CLOSE = { ended: 1000, unavailable: 1011 } as const;

@@ -2,7 +2,7 @@
 // or a view-only link alike (listening changes nothing in the session); counted as a listener by
 // presence (an attended session is not idle). Its end is the session's sound server on the node
 // that runs it: the first listener starts the session's Opus encoder, the last one leaving stops
-// it (runtime/sound.ts); each packet goes out as one WebSocket message (sound-listener.ts).
+// it (runtime/capture/sound.ts); each packet goes out as one WebSocket message (sound-listener.ts).
 // Across a cluster the owner's messages cross the node link one by one, and the forwarding node
 // hands each on as one message (the format then arrives as bytes; the viewer reads both).
 import { serveSoundListener } from './sound-listener.js';
@@ -10,7 +10,7 @@ import type { Channel } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 
 export interface SoundChannelOptions {
-  /** Whether this node offers sound at all: configured (`sound`), and its programs installed (runtime/sound.ts probeSound). */
+  /** Whether this node offers sound at all: configured (`sound`), and its programs installed (runtime/capture/sound.ts probeSound). */
   available: boolean;
   /** Listeners per session and link on this node (each holds a WebSocket and, on the owner, a share of the encoder's output). */
   listenersPerLink?: number;

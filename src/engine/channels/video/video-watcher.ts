@@ -13,7 +13,7 @@
 // reached.
 import type { WebSocket } from 'ws';
 import { parseVideoReceipt } from '../../../protocol/video.js';
-import type { SessionVideo } from '../../runtime/video.js';
+import type { SessionVideo } from '../../runtime/index.js';
 
 /** Close codes the video channel uses: normal when the watcher leaves, 1011 when there is no video. */
 export const VIDEO_CLOSE = { ended: 1000, unavailable: 1011 } as const;

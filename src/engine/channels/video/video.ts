@@ -3,11 +3,10 @@
 // the share link or a view-only link alike (watching changes nothing in the session); counted as a
 // listener by presence. Its end is the display on the node that runs the session: the first
 // watcher starts an encoder there, each later one restarts it (a key frame for everyone), the last
-// one leaving stops it, and its bit rate follows the slowest watcher (runtime/video.ts,
-// runtime/video-ladder.ts); each access unit goes out as one WebSocket message, answered by the
+// one leaving stops it, and its bit rate follows the slowest watcher (runtime/capture/video.ts,
+// runtime/capture/video-ladder.ts); each access unit goes out as one WebSocket message, answered by the
 // watcher's receipt (video-watcher.ts). Across a cluster the owner's messages cross the node link one by one.
-import type { Display } from '../../runtime/display.js';
-import { SessionVideo, type VideoSettings } from '../../runtime/video.js';
+import { type Display, SessionVideo, type VideoSettings } from '../../runtime/index.js';
 import { serveVideoWatcher } from './video-watcher.js';
 import type { Channel } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';

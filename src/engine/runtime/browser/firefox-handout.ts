@@ -5,8 +5,8 @@
 // browser, so warm Firefox browsers serve sessions in the default zone only (decisions.md 63). The
 // blank page it waited on stays one step back in the tab's history (nothing outside DevTools can
 // take it out).
-import type { Display } from './display.js';
-import type { SessionSandbox } from './confinement.js';
+import type { Display } from '../display/display.js';
+import type { SessionSandbox } from '../sandbox/confinement.js';
 
 /** Opens `url` (http or https, already parsed) in the warm Firefox on `display`. */
 export async function openInFirefox(sandbox: SessionSandbox, display: Display, url: string): Promise<void> {

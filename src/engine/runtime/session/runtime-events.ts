@@ -2,12 +2,12 @@
 // browser or display exited, a page crashed, the DevTools guard was lost) and notices that do not
 // (the session started warm or cold, a navigation or a connection was refused, the sound server was lost; later: a download finished). A new kind is classified
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
-import { classifyAddress } from './address-policy.js';
-import type { BrowserProcess } from './browser.js';
-import type { BrowserControl } from './control.js';
-import type { Display } from './display.js';
-import type { EgressRoute } from './egress.js';
-import type { SessionSound } from './sound.js';
+import { classifyAddress } from '../egress/address-policy.js';
+import type { BrowserProcess } from '../browser/browser.js';
+import type { BrowserControl } from '../browser/control.js';
+import type { Display } from '../display/display.js';
+import type { EgressRoute } from '../egress/egress.js';
+import type { SessionSound } from '../capture/sound.js';
 
 /** Whether each kind of runtime event ends the session it is about. */
 export const ENDS_SESSION = {

@@ -8,10 +8,10 @@ import { lstat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import type { SessionSandbox } from './confinement.js';
+import type { SessionSandbox } from '../sandbox/confinement.js';
 import { OggOpusReader } from './ogg-opus.js';
-import { signalProcess, withTimeout, type SupervisedProcess } from './processes.js';
-import type { SoundFormat } from '../../protocol/sound.js';
+import { signalProcess, withTimeout, type SupervisedProcess } from '../sandbox/processes.js';
+import type { SoundFormat } from '../../../protocol/sound.js';
 
 export interface SoundSettings {
   /** The Opus encoder's target bit rate (kbit/s); 64 carries speech and music well at 48 kHz stereo. */

@@ -4,11 +4,11 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { reapSessionCgroups } from './cgroups.js';
-import { removeDisplayFiles } from './display.js';
-import { forgetFirefoxBuilds } from './firefox-launcher.js';
-import { killMarkedProcesses } from './processes.js';
-import { reapUidClaims } from './session-uids.js';
+import { reapSessionCgroups } from '../sandbox/cgroups.js';
+import { removeDisplayFiles } from '../display/display.js';
+import { forgetFirefoxBuilds } from '../browser/firefox-launcher.js';
+import { killMarkedProcesses } from '../sandbox/processes.js';
+import { reapUidClaims } from '../sandbox/session-uids.js';
 
 export interface ReapReport {
   processes: number;

@@ -5,12 +5,12 @@ import { lstat, readFile, realpath, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { BrowserImage } from './catalog.js';
-import type { SessionSandbox } from './confinement.js';
-import type { Display } from './display.js';
+import type { SessionSandbox } from '../sandbox/confinement.js';
+import type { Display } from '../display/display.js';
 import { prepareFirefox } from './firefox-launcher.js';
 import { gettextLanguage } from './locales.js';
-import { signalProcess, withTimeout, type SupervisedProcess } from './processes.js';
-import type { SessionSound } from './sound.js';
+import { signalProcess, withTimeout, type SupervisedProcess } from '../sandbox/processes.js';
+import type { SessionSound } from '../capture/sound.js';
 
 export interface BrowserLaunch {
   image: BrowserImage;

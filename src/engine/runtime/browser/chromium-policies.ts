@@ -3,7 +3,7 @@
 // Chromium reads managed policies.
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CONFINED_SESSION_DIR } from './confinement.js';
+import { CONFINED_SESSION_DIR } from '../sandbox/confinement.js';
 
 /**
  * The new-tab page, the one browser page a session keeps (every new tab opens it), in each of

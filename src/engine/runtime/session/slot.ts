@@ -5,16 +5,16 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EgressPolicy } from './address-policy.js';
-import { openConfinedSandbox, openHostSandbox, type ConfinementSettings, type SessionSandbox } from './confinement.js';
-import { startDisplay, type Display } from './display.js';
-import { startEgressRoute, type EgressRoute } from './egress.js';
-import type { EgressConnectionLimits } from './egress-gate.js';
-import type { OpenFiles } from './open-files.js';
-import { killMarkedProcesses } from './processes.js';
+import type { EgressPolicy } from '../egress/address-policy.js';
+import { openConfinedSandbox, openHostSandbox, type ConfinementSettings, type SessionSandbox } from '../sandbox/confinement.js';
+import { startDisplay, type Display } from '../display/display.js';
+import { startEgressRoute, type EgressRoute } from '../egress/egress.js';
+import type { EgressConnectionLimits } from '../egress/egress-gate.js';
+import type { OpenFiles } from '../../limits/open-files.js';
+import { killMarkedProcesses } from '../sandbox/processes.js';
 import { rootKey, writeRuntimeRecord } from './reap.js';
 import { browserPart, displayPart, egressPart, sandboxPart, SessionParts, soundPart, type BrowserPart } from './session-parts.js';
-import { startSessionSound, type SessionSound, type SoundSettings } from './sound.js';
+import { startSessionSound, type SessionSound, type SoundSettings } from '../capture/sound.js';
 
 /** What every slot of one runtime is started with. */
 export interface SlotSettings {

@@ -6,12 +6,12 @@
 // only. How many of each kind is the demand's business (warm-demand.ts) under a memory budget;
 // warming yields to live sessions: nothing starts while a session's start waits, just after one,
 // or while the node is at its limit (decisions.md 63, 64).
-import { launchBrowser, WARM_PAGE } from './browser.js';
-import type { BrowserImage } from './catalog.js';
-import { BrowserControl } from './control.js';
-import { interfaceLocale } from './locales.js';
-import { withTimeout } from './processes.js';
-import type { SessionSlot, SlotShape } from './slot.js';
+import { launchBrowser, WARM_PAGE } from '../browser/browser.js';
+import type { BrowserImage } from '../browser/catalog.js';
+import { BrowserControl } from '../browser/control.js';
+import { interfaceLocale } from '../browser/locales.js';
+import { withTimeout } from '../sandbox/processes.js';
+import type { SessionSlot, SlotShape } from '../session/slot.js';
 import { WarmDemand, type WarmDemandSettings, type WarmKind } from './warm-demand.js';
 
 export interface WarmPoolOptions {

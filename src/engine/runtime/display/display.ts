@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
-import type { SessionSandbox } from './confinement.js';
-import { signalProcess, withTimeout, type SupervisedProcess } from './processes.js';
+import type { SessionSandbox } from '../sandbox/confinement.js';
+import { signalProcess, withTimeout, type SupervisedProcess } from '../sandbox/processes.js';
 
 export interface DisplayOptions {
   /** Where the display's processes run; the VNC socket is created in its session directory. */
@@ -32,7 +32,7 @@ export interface Display {
   readonly env: NodeJS.ProcessEnv;
   /**
    * Starts an X client of this display inside the session, as its uid, under the exec guard with
-   * nothing else it may run (the video encoder, runtime/video.ts); stdout and stderr are pipes.
+   * nothing else it may run (the video encoder, runtime/capture/video.ts); stdout and stderr are pipes.
    */
   spawnClient(name: string, command: string, args: string[]): SupervisedProcess;
   readonly server: SupervisedProcess;

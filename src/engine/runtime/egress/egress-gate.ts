@@ -3,7 +3,7 @@
 // sends nothing, so that one session cannot make the engine hold files without end (decisions.md 48).
 import { chmod, chown } from 'node:fs/promises';
 import net from 'node:net';
-import type { OpenFiles } from './open-files.js';
+import type { OpenFiles } from '../../limits/open-files.js';
 
 export interface EgressConnectionLimits {
   /**

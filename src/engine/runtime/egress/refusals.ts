@@ -1,7 +1,7 @@
 // The words of the refusals the engine itself shows inside a session (the "not allowed" page that
 // replaces chrome:// and similar pages, and the egress route's answer to a forbidden address), in
 // the session's language: the seven share languages, English for every other (decisions.md 42).
-import { SHARE_LANGUAGES, type ShareLanguage } from '../../protocol/index.js';
+import { SHARE_LANGUAGES, type ShareLanguage } from '../../../protocol/index.js';
 import type { AddressCategory } from './address-policy.js';
 
 /** What a refusal of the egress route tells the person: never what a name resolves to. */

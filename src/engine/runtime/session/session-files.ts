@@ -6,9 +6,9 @@
 // is what the session's own uid in its own mount view can reach, never the host's files. Bytes pass
 // through its stdin and stdout, piped with back-pressure, never held whole.
 import type { Readable } from 'node:stream';
-import { fileNameProblem, UPLOAD_TEMPORARY_PREFIX, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
-import type { SessionSandbox } from './confinement.js';
-import { signalProcess, type SupervisedProcess } from './processes.js';
+import { fileNameProblem, UPLOAD_TEMPORARY_PREFIX, type FileKind, type SessionFileEntry } from '../../../protocol/files.js';
+import type { SessionSandbox } from '../sandbox/confinement.js';
+import { signalProcess, type SupervisedProcess } from '../sandbox/processes.js';
 
 const PERL = '/usr/bin/perl';
 

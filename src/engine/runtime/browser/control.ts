@@ -6,8 +6,8 @@
 // guard is lost, and the runtime ends the session (decisions.md 49).
 import { EventEmitter } from 'node:events';
 import CDP from 'chrome-remote-interface';
-import { withTimeout } from './processes.js';
-import { refusedPage } from './refusals.js';
+import { withTimeout } from '../sandbox/processes.js';
+import { refusedPage } from '../egress/refusals.js';
 
 /** Schemes a page may show. Everything else (file:, chrome:, view-source:, devtools:, ...) is refused. */
 const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;

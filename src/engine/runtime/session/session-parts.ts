@@ -3,13 +3,13 @@
 // engine holds of each (its DevTools connection) last-first, then stops the sandbox, which ends
 // every process of a confined session at once, then the rest together. What a part started is
 // also what a later run must end after a crash: its processes are listed for the runtime record.
-import type { BrowserImage } from './catalog.js';
-import type { BrowserProcess } from './browser.js';
-import type { SessionSandbox } from './confinement.js';
-import type { BrowserControl } from './control.js';
-import type { Display } from './display.js';
-import type { EgressRoute } from './egress.js';
-import type { SessionSound } from './sound.js';
+import type { BrowserImage } from '../browser/catalog.js';
+import type { BrowserProcess } from '../browser/browser.js';
+import type { SessionSandbox } from '../sandbox/confinement.js';
+import type { BrowserControl } from '../browser/control.js';
+import type { Display } from '../display/display.js';
+import type { EgressRoute } from '../egress/egress.js';
+import type { SessionSound } from '../capture/sound.js';
 
 /** The browser as a part: its process, its DevTools control (Chromium family), and what it was started with. */
 export interface BrowserPart {

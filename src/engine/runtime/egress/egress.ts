@@ -10,7 +10,7 @@ import os from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { RequestError, Server, type PrepareRequestFunction } from 'proxy-chain';
 import { checkEgressConnectionLimits, DEFAULT_EGRESS_CONNECTIONS, openEgressGate, type EgressConnectionLimits, type EgressGate, type EgressGateCounts } from './egress-gate.js';
-import type { OpenFiles } from './open-files.js';
+import type { OpenFiles } from '../../limits/open-files.js';
 import { MESSAGE_PREFIX, parseAllowRanges, type EgressPolicy } from './address-policy.js';
 import { canonicalHostAddresses, checkTarget, interfaceAddresses, pinnedLookup, type TargetCheck } from './egress-targets.js';
 import { categoryWords, egressRefusalText, type ShownRefusal } from './refusals.js';

@@ -13,7 +13,7 @@
 import { copyFile, mkdir, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { BrowserImage } from './catalog.js';
-import type { SessionSandbox } from './confinement.js';
+import type { SessionSandbox } from '../sandbox/confinement.js';
 
 /** The session's policies: what Chromium's DevTools guard and policies refuse, in Firefox's own terms. */
 export function firefoxPolicies(proxyUrl: string, downloadDir: string, languagePacks: readonly string[] = []): unknown {

@@ -14,11 +14,11 @@
 import { EventEmitter } from 'node:events';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import type { Display } from './display.js';
+import type { Display } from '../display/display.js';
 import { FlvAvcReader, type FlvAvcItem } from './flv-avc.js';
 import { BitRateLadder } from './video-ladder.js';
-import { signalProcess, type SupervisedProcess } from './processes.js';
-import { avcCodecString, VIDEO_KEY_FRAME, type VideoFormat } from '../../protocol/video.js';
+import { signalProcess, type SupervisedProcess } from '../sandbox/processes.js';
+import { avcCodecString, VIDEO_KEY_FRAME, type VideoFormat } from '../../../protocol/video.js';
 
 export interface VideoSettings {
   /** The encoder's ceiling (kbit/s, x264's VBV max rate): motion costs at most this, a still screen far less. */

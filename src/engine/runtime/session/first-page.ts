@@ -1,12 +1,12 @@
 // A session's browser on its first page, in the slot it took: a browser launched there (cold, or on
 // a warm display), or a warm one given the session's zone and first page (decisions.md 63).
 // Resolves once the window is shown and the first navigation has begun, not when the page loads.
-import { launchBrowser } from './browser.js';
-import type { BrowserImage } from './catalog.js';
-import { BrowserControl } from './control.js';
-import { openInFirefox } from './firefox-handout.js';
+import { launchBrowser } from '../browser/browser.js';
+import type { BrowserImage } from '../browser/catalog.js';
+import { BrowserControl } from '../browser/control.js';
+import { openInFirefox } from '../browser/firefox-handout.js';
 import type { SessionSlot } from './slot.js';
-import { overrideTimeZone } from './zone-override.js';
+import { overrideTimeZone } from '../browser/zone-override.js';
 
 export interface FirstPage {
   image: BrowserImage;
