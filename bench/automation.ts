@@ -157,7 +157,7 @@ export async function automationBench(): Promise<void> {
     report('automation', 'connect_ms_p50', percentile(connectMs, 50), 'ms', { samples, what: 'connectOverCDP to the first page answering' });
     report('automation', 'connect_ms_p90', percentile(connectMs, 90), 'ms', { samples });
 
-    const direct = await DevToolsClient.open(cold.sessions.devtoolsOf(created.vmId)!.url);
+    const direct = await DevToolsClient.open(cold.sessions.endsOf(created.vmId)!.devtools!.url);
     const filtered = await DevToolsClient.open(await api.endpoint(created.vmId));
     const [directEvaluate, filteredEvaluate] = [await direct.attachToPage(), await filtered.attachToPage()];
     for (let warmUp = 0; warmUp < 50; warmUp++) await Promise.all([directEvaluate(), filteredEvaluate()]);

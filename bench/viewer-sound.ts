@@ -170,7 +170,7 @@ export async function soundFigures<W extends SoundWatched>({ watch, engine, samp
     // Nobody listens: the viewer goes; the page plays its tone on.
     await remote.evaluate('level.gain.value = 0.5');
     await tone.page.close();
-    const sound = engine.sessions.soundOf(tone.vmId)!;
+    const sound = engine.sessions.endsOf(tone.vmId)!.sound!;
     while (sound.listening > 0) await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 1000));
     const before = delivered;

@@ -33,6 +33,8 @@ import { automationChannel } from './channels/automation/automation.js';
 import { filesChannel } from './channels/files/files.js';
 import { FilesLink } from './cluster/files-link.js';
 import { SessionFilesService } from './sessions/files.js';
+import { AccountUsage } from './accounts/usage.js';
+import { ShareLinks } from './sessions/share-links.js';
 import { createAutomation } from './http/automation.js';
 import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
@@ -148,6 +150,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         'anyone holding a share link can read and write what this engine can. Never use this where strangers get links.',
     );
   }
+  // Video (decisions.md 65): configured, and this host's ffmpeg grabs X and encodes H.264; each
+  // display then has its encoder, run while someone watches. The channel knows too: a watcher
+  // another node forwards finds no video here when it is off here.
+  const video = config.video !== false && (await probeVideo()).available;
   const { runtime, reaped } = await SessionRuntime.open({
     root: join(dataDir, 'sessions'),
     egress: config.egress,
@@ -156,6 +162,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     confinement: config.insecure.unconfined ? false : config.confinement,
     timeZone: config.timeZone,
     sound: config.sound,
+    ...(video ? { video: config.video || DEFAULT_VIDEO } : {}),
     warn: (message) => logger.warn(message),
     ...(warm ? { warm } : {}),
     sessionLimit: config.node.capacity,
@@ -200,7 +207,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         webhookQueue: () => webhooks.queue.pendingCount(),
       })
     : null;
+  // An account's pools, meters and programmatic access: the API's usage answers and the create's quota.
+  const usage = new AccountUsage({ store, plan: (id) => accounts.plan(id), now });
   const sessions = new SessionService({
+    usage,
     ...(metrics ? { onBytes: (egress: number, residential: number) => (metrics.egressBytes.inc(egress), metrics.residentialBytes.inc(residential)) } : {}),
     store,
     presence,
@@ -220,7 +230,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     secret: config.cluster.secret ?? '',
     now: Date.now,
     internalUrlOf: (id) => link.internalUrlOf(id),
-    filesHere: (id) => sessions.filesOf(id),
+    filesHere: (id) => sessions.endsOf(id)?.files ?? undefined,
   });
   const files = new SessionFilesService({ sessions, settings: config.files, ...(clustered ? { remote: (node: string, id: string) => filesLink.at(node, id) } : {}) });
   const fileTransfers = { files, bytesPerSecond: config.files.bytesPerSecond };
@@ -230,23 +240,20 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   // Programs drive sessions through the automation channel (decisions.md 54); created with the router below.
   let automation: ReturnType<typeof createAutomation> | undefined;
   const api = createApi({
-    config, store, accounts, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress,
+    config, store, accounts, usage, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress,
     automation: (account, id, version) => automation!.address(account, id, version),
     webhooks,
     observer: apiObserver(logger, metrics),
     files: fileTransfers,
   });
 
-  // Video likewise (decisions.md 65): configured, and this host's ffmpeg grabs X and encodes H.264.
-  // The channel knows too: a watcher another node forwards finds no video here when it is off here.
-  const video = config.video !== false && (await probeVideo()).available;
   // Every stream of a session is a channel (docs/architecture.md "Channels"), one registration each;
   // the viewer state's flags (`sound`, `video`) follow this order. Sound is offered where it is
   // configured and its programs are installed (decisions.md 53).
   const channels = new ChannelRegistry()
     .register(rfbChannel({ seats: config.viewers, displayLimits: config.display }))
     .register(soundChannel({ available: config.sound !== false && probeSound().available }))
-    .register(videoChannel({ settings: video ? config.video || DEFAULT_VIDEO : null }))
+    .register(videoChannel({ available: video }))
     .register(automationChannel({ programsPerSession: config.automation.programsPerSession, familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
     .register(filesChannel({ snapshot: (id) => fileSnapshot(id) }));
   for (const channel of options.channels ?? []) channels.register(channel);
@@ -259,10 +266,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     door,
     statusChanges: sessions,
     planOf: (row) => sessions.planOf(row),
-    endsOf: (id) => {
-      const display = sessions.displayOf(id);
-      return display && { display, sound: sessions.soundOf(id) ?? null, devtools: sessions.devtoolsOf(id) ?? null };
-    },
+    endsOf: (id) => sessions.endsOf(id),
     ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential) => link.openChannel(owner, id, channel, credential) } : {}),
   });
   // The automation secret, like the share-link secret, is the store's: every node checks every node's tokens.
@@ -276,11 +280,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     router,
     clientAddress,
   });
-  const shareApi = createShareApi({ sessions, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
+  const links = new ShareLinks({ store, secret, shareBase: () => config.shareBase ?? url });
+  const shareApi = createShareApi({ sessions, links, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   /** What the files channel sends a controlling viewer: the list (downloads only when they may move) and the switches. */
   async function fileSnapshot(id: string) {
     const row = await store.session(id);
-    const here = sessions.filesOf(id);
+    const here = sessions.endsOf(id)?.files;
     if (!row || !here) return null;
     const switches = await files.switches(row);
     return { type: 'files' as const, files: await here.list(switches.downloads ? ['download', 'upload'] : ['upload']), ...switches };

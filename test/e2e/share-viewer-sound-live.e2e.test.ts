@@ -83,7 +83,7 @@ describe('a share link\'s viewer hears the remote browser', () => {
 
       // Mute in the toolbar: nothing reaches the speakers, and the viewer stops listening (the
       // engine sends it nothing and encodes nothing); pressed again, the tone is back.
-      const sound = engine.sessions.soundOf(created.vmId)!;
+      const sound = engine.sessions.endsOf(created.vmId)!.sound!;
       expect(sound.listening).toBe(1);
       const mute = viewer.getByRole('button', { name: 'Mute', exact: true });
       await mute.click();

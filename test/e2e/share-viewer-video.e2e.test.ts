@@ -110,7 +110,7 @@ describe('video in the live view', () => {
       await viewer.page.waitForTimeout(1000);
       const still = await rates(viewer, 3000);
       expect(still).toEqual({ rfb: 0, video: 0, videoMessages: 0 });
-      expect(engine.sessions.displayOf(created.vmId)).toBeTruthy();
+      expect(engine.sessions.endsOf(created.vmId)).toBeTruthy();
 
       // The text as the viewer shows it is the display's own pixels, read raw over RFB.
       const raw = await connectRfb(`${engine.url.replace('http', 'ws')}/share/${linkId}/rfb`);

@@ -9,9 +9,12 @@
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Plan } from '../config.js';
-import type { Display, SessionSound } from '../runtime/index.js';
+import type { SessionEnds } from '../runtime/index.js';
 import type { SessionRow } from '../store/store.js';
 import type { AttachmentKind } from './presence.js';
+
+/** What a session has on the node that runs it (its display, encoders, DevTools end, files): the runtime says, a channel picks. */
+export type { SessionDevTools, SessionEnds, SessionFolders } from '../runtime/index.js';
 
 /** What a caller opens a channel with: the share link (control), a view-only link, or an API key. */
 export type ChannelCredential = 'share-link' | 'view-link' | 'api-key';
@@ -47,43 +50,18 @@ export interface DoorNeeds {
 /** Why a connection got no seat at the door: its link's seats for the session are taken, its address holds its share, or the engine is at its open-files reserve. */
 export type SeatRefusal = 'full' | 'address' | 'busy';
 
-/**
- * What a session has on the node that runs it to open channel ends in. A starting session has its
- * display before its browser: viewers may connect early; its sound comes with its browser.
- */
-export interface SessionEnds {
-  display: Display;
-  /** The session's sound server; null when sound is off or its server could not start or was lost. */
-  sound?: SessionSound | null;
-  /** The browser's DevTools end (Chromium family, once running); null or absent otherwise. */
-  devtools?: SessionDevTools | null;
-}
-
-/** Where a session may read and write files, as its browser sees them. */
-export interface SessionFolders {
-  downloads: string;
-  uploads: string;
-}
-
-/** How the browser end of a running session is reached over DevTools (the automation channel). */
-export interface SessionDevTools {
-  /** The browser-level DevTools address (runtime/browser/browser.ts): `ws+unix:` through a relay inside a confined session. */
-  url: string;
-  /** The session's folders as its browser sees them. */
-  folders: SessionFolders;
-  /** Whether a DevTools target is the engine's own connection (its guard): hidden from programs, never attached to. */
-  isEngineTarget(targetId: string): boolean;
-}
-
 /** One connection being carried on the node that runs the session. */
 export interface ChannelConnection {
   socket: WebSocket;
   sessionId: string;
   rights: ChannelRights;
-  /** Opens a new stream to the channel's end inside the session; present for a channel with `openEnd`. */
-  openEnd?: () => Duplex;
-  /** What the session has here (a channel that carries messages from a part, as sound does, reads it); present for a channel with `openEnd`. */
+  /**
+   * What the session has here: a channel that carries messages from a part (sound, video) reads
+   * its part from it. Absent while the session's runtime has not begun (its display is not up yet).
+   */
   ends?: SessionEnds;
+  /** Opens a new stream to the channel's end inside the session; present for a byte-stream channel (one with `openEnd`). */
+  openEnd?: () => Duplex;
 }
 
 export interface Channel {
@@ -105,9 +83,10 @@ export interface Channel {
   /** Whether the share API's viewer state says `"<name>": true` where the channel is offered (a viewer opens it only when told). */
   readonly advertised?: boolean;
   /**
-   * The opener of the channel's end in a session this node runs, or undefined when the session has
-   * none (yet). Absent: the channel needs nothing of the session on this node (its carry serves
-   * it alone); a connection is carried wherever the session runs or starts here.
+   * For a channel that is a byte stream into the session (RFB to its display, DevTools to its
+   * browser): the opener of its end in a session this node runs, or undefined when the session
+   * has none (yet; the connection is then closed as not running). A channel that carries messages
+   * from a part of the session reads it from its connection's `ends` instead.
    */
   openEnd?(session: SessionEnds): (() => Duplex) | undefined;
   /**

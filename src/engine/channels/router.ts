@@ -132,7 +132,8 @@ export class ChannelRouter {
   private carryHere(ws: WebSocket, channel: Channel, sessionId: string, active: boolean, rights: ChannelRights, address: string | null): void {
     // A viewer may connect while the session starts (its waiting screen stays up meanwhile), so
     // the live session shows the moment it is running.
-    // A channel without an end in the session needs only the session to be here.
+    // A byte stream needs its end in the session; any other channel only the session to be here
+    // (what it carries from the session's parts, it reads from `ends`).
     const ends = active ? this.options.endsOf(sessionId) : undefined;
     const openEnd = channel.openEnd && ends ? channel.openEnd(ends) : undefined;
     if (channel.openEnd ? !openEnd : !active) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
@@ -141,7 +142,7 @@ export class ChannelRouter {
     const attachment = this.options.presence.attach(sessionId, channel.attachment);
     // A channel's failure ends its connection, never the engine.
     Promise.resolve()
-      .then(() => channel.carry({ socket: ws, sessionId, rights, ...(openEnd ? { openEnd, ends } : {}) }))
+      .then(() => channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}) }))
       .catch(() => ws.terminate())
       .finally(() => {
         leave();

@@ -13,6 +13,7 @@ import {
   type UserApiResponse,
   type UserQuotaResponse,
 } from '../../protocol/index.js';
+import type { AccountUsage } from '../accounts/usage.js';
 import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
@@ -38,6 +39,8 @@ export interface ApiOptions {
   config: EngineConfig;
   store: Store;
   accounts: Accounts;
+  /** An account's pools, meters and programmatic access (accounts/usage.ts). */
+  usage: AccountUsage;
   sessions: SessionService;
   runtime: SessionRuntime;
   openapi: () => unknown;
@@ -64,10 +67,10 @@ export interface Api {
 }
 
 export function createApi(options: ApiOptions): Api {
-  const { config, store, accounts, sessions, runtime } = options;
+  const { config, store, accounts, usage, sessions, runtime } = options;
   // One budget per API key (decisions.md 19), whatever carries the key: v8, v7, or a v6 session key made from it.
   const keyLimiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'api' });
-  const v6 = createV6Api({ config, store, accounts, sessions, runtime, now: options.now, limiter: options.limiter, keyLimiter, ...(options.observer ? { onRateLimited: options.observer.rateLimited } : {}) });
+  const v6 = createV6Api({ config, store, accounts, usage, sessions, runtime, now: options.now, limiter: options.limiter, keyLimiter, ...(options.observer ? { onRateLimited: options.observer.rateLimited } : {}) });
 
   const imageList = (): ImageListResponse => ({
     status: 'ok',
@@ -120,7 +123,7 @@ export function createApi(options: ApiOptions): Api {
     if (!('keyHash' in identity)) return identity;
     const limited = await admit(identity.keyHash);
     if (limited) return limited;
-    return (await sessions.hasProgrammaticAccess(identity.account)) ? identity.account : upgradeForApi();
+    return (await usage.hasProgrammaticAccess(identity.account)) ? identity.account : upgradeForApi();
   };
 
   /**
@@ -131,7 +134,7 @@ export function createApi(options: ApiOptions): Api {
     const identity = await identify(request);
     if (!('keyHash' in identity)) return identity;
     const admitted = admit(identity.keyHash);
-    const outcome = needsProgrammatic && !(await sessions.hasProgrammaticAccess(identity.account)) ? upgradeForApi() : answer(await reply(identity.account));
+    const outcome = needsProgrammatic && !(await usage.hasProgrammaticAccess(identity.account)) ? upgradeForApi() : answer(await reply(identity.account));
     return (await admitted) ?? outcome;
   };
 
@@ -241,11 +244,11 @@ export function createApi(options: ApiOptions): Api {
       case 'GET user/api':
       case 'GET user/quota':
         return read(request, false, async (account) => {
-          const usage = await sessions.usage(account);
-          const quota: UserQuotaResponse = { status: 'ok', has_plan: usage.has_plan, ...usage.meters, pools: usage.pools };
+          const accountUsage = await usage.usage(account);
+          const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools };
           if (route === 'GET user/quota') return version === 'v7' ? v7UserQuota(quota) : quota;
           const { status, ...meters } = quota;
-          const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await sessions.hasProgrammaticAccess(account), ...meters };
+          const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await usage.hasProgrammaticAccess(account), ...meters };
           return version === 'v7' ? v7UserApi(user) : user;
         });
     }

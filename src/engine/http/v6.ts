@@ -23,6 +23,7 @@ import {
   type V6LaunchQuery,
   type V6ErrorMessage,
 } from '../../protocol/index.js';
+import type { AccountUsage } from '../accounts/usage.js';
 import { hashSecret, type Accounts } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
 import type { SessionRuntime } from '../runtime/index.js';
@@ -47,6 +48,7 @@ export interface V6Options {
   /** Counts a request a limit turned away (the metrics). */
   onRateLimited?: (limit: 'api_key' | 'v6_client') => void;
   accounts: Accounts;
+  usage: AccountUsage;
   sessions: SessionService;
   runtime: SessionRuntime;
   now: () => number;
@@ -81,7 +83,7 @@ export function isV6Path(pathname: string): boolean {
 }
 
 export function createV6Api(options: V6Options): (request: ApiRequest) => Promise<ApiAnswer> {
-  const { config, store, accounts, sessions, runtime, now } = options;
+  const { config, store, accounts, usage, sessions, runtime, now } = options;
   // Requests without a key (short URLs) have a budget per client address.
   const clientLimiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'v6-client' });
 
@@ -94,7 +96,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
 
   /** The quota fields v6 shows: the account's cycle sessions (`null` = no cap). */
   const meters = async (account: AccountRow) => {
-    const { meters: m } = await sessions.usage(account);
+    const { meters: m } = await usage.usage(account);
     return { quota: m.cycle_session_limit, count: m.cycle_sessions_used, remaining: m.cycle_sessions_remaining };
   };
 
@@ -116,7 +118,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     if (!account) return failure('auth-failed', 'invalid or revoked API key', 401);
     const limited = await admitOn(options.keyLimiter, keyHash);
     if (limited) return limited;
-    if (!(await sessions.hasProgrammaticAccess(account))) return failure('auth-failed', 'your plan does not include programmatic access to the API');
+    if (!(await usage.hasProgrammaticAccess(account))) return failure('auth-failed', 'your plan does not include programmatic access to the API');
     const keyRow = (await store.keyByHash(keyHash))!;
     const token = `${TOKEN_PREFIX}${randomBytes(24).toString('base64url')}`;
     const issued = now();

@@ -27,6 +27,8 @@ import { ENDS_SESSION, runtimeEvent, startedMessage, watchSession, type RuntimeE
 import { SessionSlot, type SlotSettings, type SlotShape } from './session/slot.js';
 import { WarmPool, type WarmPoolOptions, type WarmPoolStats } from './pool/warm-pool.js';
 import type { SessionSound, SoundSettings } from './capture/sound.js';
+import type { VideoSettings } from './capture/video.js';
+import { endsOfSlot, type SessionEnds } from './session/session-ends.js';
 
 export { reapRoot, rootKey, type ReapReport } from './session/reap.js';
 export type { RuntimeEvent, RuntimeNotice, SessionEndingEvent } from './session/runtime-events.js';
@@ -49,8 +51,8 @@ export interface SessionSpec {
   upstreamProxyUrl?: string;
   /** Aborting ends the start at once (the session was removed while starting). */
   signal?: AbortSignal;
-  /** Called once the display is up, before the browser is: viewers may connect early. */
-  onDisplay?: (display: Display) => void;
+  /** Called once the display is up, before the browser is, with the session's ends so far: viewers may connect early. */
+  onEnds?: (ends: SessionEnds) => void;
 }
 
 export interface RuntimeOptions {
@@ -80,6 +82,8 @@ export interface RuntimeOptions {
   confinement?: Partial<ConfinementSettings> | false;
   /** Each session's sound server and encoder settings (sound.ts); `false` runs no sound process at all. */
   sound?: Partial<SoundSettings> | false;
+  /** Each display's video encoder (video.ts), run only while someone watches; absent: no video on this node. */
+  video?: VideoSettings;
   /** What the operator should know that ends nothing (a sound server that could not start); default console.warn. */
   warn?: (message: string) => void;
 }
@@ -101,6 +105,8 @@ export interface RuntimeSession {
   readonly egress: EgressRoute;
   /** What the browser plays, for listeners; null when sound is off or its server could not start. */
   readonly sound: SessionSound | null;
+  /** What the channels open their ends in (session-ends.ts). */
+  readonly ends: SessionEnds;
   readonly start: StartKind;
   /** Milliseconds from the start request to ready: the browser's window on the display and its
    *  first navigation begun (the page itself may still be loading, or fail). */
@@ -163,6 +169,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       ...(options.egressConnections ? { egressConnections: options.egressConnections } : {}),
       ...(options.openFiles ? { openFiles: options.openFiles } : {}),
       ...(options.sound !== undefined ? { sound: options.sound } : {}),
+      ...(options.video ? { video: options.video } : {}),
       ...(options.warn ? { warn: options.warn } : {}),
       startTimeoutMs: this.startTimeoutMs,
       onStop: (slot) => this.liveSlots.delete(slot),
@@ -297,7 +304,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         if (!slot.browser?.control) await handedOut;
       }
       const current = slot;
-      spec.onDisplay?.(current.display);
+      spec.onEnds?.(endsOfSlot(current));
       const browserBegan = performance.now();
       const browserReady = browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs }).then(() => void part('browser', browserBegan));
       // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
@@ -317,6 +324,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         control: browser.control,
         egress: current.egress,
         sound: current.sound,
+        ends: endsOfSlot(current),
         start,
         readyMs: performance.now() - started,
         startParts: parts,

@@ -70,7 +70,7 @@ export class SessionFilesService {
       if (!this.options.remote) return { status: 'denied', message: 'id: the node that runs this session is not reachable from here' };
       return this.options.remote(owner.nodeId, row.id);
     }
-    const here = this.options.sessions.filesOf(row.id);
+    const here = this.options.sessions.endsOf(row.id)?.files;
     return here ?? { status: 'denied', message: 'id: the session is not running on this service any more' };
   }
 

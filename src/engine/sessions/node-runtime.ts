@@ -1,23 +1,17 @@
 // What the session service needs of this node's runtime (runtime/runtime.ts): the images it can
-// start, start, stop, a running session's display, sound and byte meters, and its events. The service
-// depends on this seam, not on the class, so placement, exits and the lifecycle are tested
-// without a browser (a fake runtime stands in), as Selenium Grid's Node stands behind an interface.
-import type { BrowserImage, Display, RuntimeEvent, SessionSandbox, SessionSound, SessionSpec } from '../runtime/index.js';
+// start, start, stop, a running session's ends (what the channels open, passed on unread) and byte
+// meters, and its events. The service depends on this seam, not on the class, so placement, exits
+// and the lifecycle are tested without a browser (a fake runtime stands in), as Selenium Grid's
+// Node stands behind an interface.
+import type { BrowserImage, RuntimeEvent, SessionEnds, SessionSpec } from '../runtime/index.js';
 
 export type { RuntimeEvent, SessionSpec };
 
 /** A session the runtime runs, as the service sees it. */
 export interface RunningSession {
   readonly id: string;
-  readonly display: Display;
-  /** What the browser plays, for listeners; null without sound. */
-  readonly sound: SessionSound | null;
-  /** The browser's DevTools address (Chromium family; null for Firefox), for programs (the automation channel). */
-  readonly browser?: { readonly devtoolsUrl: string | null };
-  /** The engine's DevTools guard (Chromium family): which targets are its own connections, hidden from programs. */
-  readonly control?: { isOwnTarget(targetId: string): boolean } | null;
-  /** The session's sandbox: its directory as its browser sees it (its downloads folder is in it), where its files program runs. */
-  readonly sandbox?: SessionSandbox;
+  /** What the channels open their ends in (runtime/session/session-ends.ts); the service only passes it on. */
+  readonly ends: SessionEnds;
   /** How it started (cold, on a warm display, in a warm browser) and the runtime's own ms to ready, with its parts (start-trace.ts). */
   readonly start?: string;
   readonly readyMs?: number;

@@ -1,8 +1,7 @@
 // The sessions this node runs: their starts in the background (with the displays viewers may join
 // early), the runtime behind each running session, their byte meters, and their ends. Moves each
 // session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
-import type { SessionDevTools } from '../channels/channel.js';
-import { type Display, SessionFiles, type SessionSound } from '../runtime/index.js';
+import type { SessionEnds } from '../runtime/index.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
@@ -31,8 +30,8 @@ export class NodeRuns {
   private readonly starting = new Set<Promise<void>>();
   /** Starts in progress, so that removing a starting session can end its start at once. */
   private readonly startAborts = new Map<string, AbortController>();
-  /** Displays of sessions still starting: a viewer may connect before the first page is ready. */
-  private readonly startingDisplays = new Map<string, Display>();
+  /** The ends of sessions still starting (their display): a viewer may connect before the first page is ready. */
+  private readonly startingEnds = new Map<string, SessionEnds>();
 
   constructor(private readonly options: NodeRunsOptions) {}
 
@@ -46,37 +45,10 @@ export class NodeRuns {
     return [...this.live].find(([, id]) => id === runtimeId)?.[0];
   }
 
-  /** The display of a session running or starting here, or undefined. */
-  displayOf(sessionId: string): Display | undefined {
+  /** What a session running or starting here has for the channels (runtime/session/session-ends.ts), or undefined. */
+  endsOf(sessionId: string): SessionEnds | undefined {
     const runtimeId = this.live.get(sessionId);
-    return runtimeId ? this.options.runtime.get(runtimeId)?.display : this.startingDisplays.get(sessionId);
-  }
-
-  /** The sound of a session running here (null without sound; undefined while it starts or elsewhere). */
-  soundOf(sessionId: string): SessionSound | null | undefined {
-    const runtimeId = this.live.get(sessionId);
-    return runtimeId ? this.options.runtime.get(runtimeId)?.sound : undefined;
-  }
-
-  /** The DevTools end of a Chromium-family session running here (the automation channel); undefined otherwise. */
-  devtoolsOf(sessionId: string): SessionDevTools | undefined {
-    const runtimeId = this.live.get(sessionId);
-    const session = runtimeId ? this.options.runtime.get(runtimeId) : undefined;
-    const url = session?.browser?.devtoolsUrl;
-    if (!session?.sandbox || !url) return undefined;
-    return {
-      url,
-      folders: { downloads: `${session.sandbox.dir}/downloads`, uploads: `${session.sandbox.dir}/uploads` },
-      // Asked each time: the guard's connection is a new target after each re-arm.
-      isEngineTarget: (targetId) => session.control?.isOwnTarget(targetId) ?? false,
-    };
-  }
-
-  /** The files of a session running here (issue 23), or undefined (starting, or elsewhere). */
-  filesOf(sessionId: string): SessionFiles | undefined {
-    const runtimeId = this.live.get(sessionId);
-    const session = runtimeId ? this.options.runtime.get(runtimeId) : undefined;
-    return session?.sandbox ? new SessionFiles(session.sandbox) : undefined;
+    return runtimeId ? this.options.runtime.get(runtimeId)?.ends : this.startingEnds.get(sessionId);
   }
 
   /** The runtime id of a session running here. */
@@ -97,7 +69,7 @@ export class NodeRuns {
     const task = runtime
       .startSession({
         signal: abort.signal,
-        onDisplay: (display) => this.startingDisplays.set(row.id, display),
+        onEnds: (ends) => this.startingEnds.set(row.id, ends),
         browser: row.browser,
         language: row.language,
         timeZone: timeZoneFor(this.options.exits, row),
@@ -143,7 +115,7 @@ export class NodeRuns {
       .finally(() => {
         this.starting.delete(task);
         this.startAborts.delete(row.id);
-        this.startingDisplays.delete(row.id);
+        this.startingEnds.delete(row.id);
       });
     this.starting.add(task);
   }

@@ -4,19 +4,17 @@
 // time (sweeper.ts), recovery after a restart (presence lives in channels/presence.ts). Answers domain outcomes
 // (outcomes.ts); each API version words them at its edge (http/).
 import { EventEmitter } from 'node:events';
-import { SESSION_LIST_MAX, SESSION_LIST_WINDOW_DAYS, type CreateRequest, type Pool, type ShareLanguage, type UsageMeters } from '../../protocol/index.js';
+import { SESSION_LIST_MAX, SESSION_LIST_WINDOW_DAYS, type CreateRequest } from '../../protocol/index.js';
 import type { Accounts } from '../accounts/accounts.js';
-import { AccountUsage } from '../accounts/usage.js';
+import type { AccountUsage } from '../accounts/usage.js';
 import type { EngineConfig, Plan } from '../config.js';
-import type { Display, SessionFiles, SessionSound } from '../runtime/index.js';
+import type { SessionEnds } from '../runtime/index.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
-import type { ViewerRights } from '../channels/rfb/viewer-room.js';
 import { admit } from './admission.js';
 import { createSession } from './creation.js';
 import { movableFrom, type MoveCause, type SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
 import type { ClusterLink } from './cluster-link.js';
-import type { SessionDevTools } from '../channels/channel.js';
 import type { Presence } from '../channels/presence.js';
 import { sessionOwner } from '../cluster/owner.js';
 import type { CreateOutcome, CreateTerms, NodeAnswer, RemoveOutcome } from './outcomes.js';
@@ -24,7 +22,6 @@ import { placeSession } from './placement.js';
 import { NodeRuns } from './runs.js';
 import { StartTrace, type StartTraceReport } from './start-trace.js';
 import { nextMoveOf } from './status-wait.js';
-import { shareLinkHash, shareUrlFor, viewLinkId } from './share-links.js';
 import { every, sweep } from './sweeper.js';
 
 export type { ClusterLink, NodeAnswer as Reply };
@@ -41,6 +38,8 @@ export interface SessionServiceOptions {
   /** Who is attached to each session (channels/presence.ts): an attended session is not idle. */
   presence: Presence;
   accounts: Accounts;
+  /** An account's pools, meters and programmatic access (accounts/usage.ts): the create's quota reads its pools. */
+  usage: AccountUsage;
   config: EngineConfig;
   runtime: NodeRuntime;
   now: () => number;
@@ -85,7 +84,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.store = options.store;
     this.nodeId = options.nodeId;
     this.now = options.now;
-    this.accounts = new AccountUsage({ store: this.store, plan: (id) => options.accounts.plan(id), now: this.now });
+    this.accounts = options.usage;
     this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}) });
     this.options.runtime.on('event', (event) => {
       // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
@@ -125,37 +124,14 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.emit('moved', { id, to: status as SessionStatus, cause: 'node-gone' });
   }
 
-  // Share links and viewers -----------------------------------------------------------------------
-
-  /**
-   * The session a share link or view-only link belongs to, with what the link lets its holder do;
-   * undefined for an unknown link.
-   */
-  async sessionForLink(linkId: string): Promise<{ row: SessionRow; rights: ViewerRights } | undefined> {
-    if (!/^[A-Za-z0-9_-]{16,64}$/.test(linkId)) return undefined;
-    const hash = shareLinkHash(linkId);
-    const row = await this.store.sessionByLinkHash(hash);
-    return row && { row, rights: row.link_hash === hash ? 'control' : 'view' };
-  }
-
-  /**
-   * The session's view-only link (decisions.md 45), in the share link's form and language: the
-   * same link on every call, made from the engine's secret; the store keeps only its hash.
-   */
-  async viewOnlyLink(row: SessionRow): Promise<{ linkId: string; shareUrl: string; shareUrlPath: string }> {
-    const linkId = viewLinkId(this.options.secret, row.id);
-    if (row.view_link_hash === null) await this.store.updateSession(row.id, { view_link_hash: shareLinkHash(linkId) });
-    return { linkId, ...shareUrlFor(this.options.shareBase(), linkId, row.share_language as ShareLanguage) };
-  }
-
   /** The session a runtime session of this node belongs to (runtime events name runtime sessions). */
   sessionOfRuntime(runtimeId: string): string | undefined {
     return this.runs.sessionOfRuntime(runtimeId);
   }
 
-  /** The display of a session of this engine that is running or starting (viewers join it), or undefined. */
-  displayOf(sessionId: string): Display | undefined {
-    return this.runs.displayOf(sessionId);
+  /** What a session of this engine that is running or starting has for the channels (viewers join it early), or undefined. */
+  endsOf(sessionId: string): SessionEnds | undefined {
+    return this.runs.endsOf(sessionId);
   }
 
   /**
@@ -165,31 +141,6 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   async planOf(row: SessionRow): Promise<Plan | undefined> {
     const subscription = (await this.store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
     return subscription && this.options.accounts.plan(subscription.plan_id);
-  }
-
-  /** The files of a session running here (issue 23), or undefined. */
-  filesOf(sessionId: string): SessionFiles | undefined {
-    return this.runs.filesOf(sessionId);
-  }
-
-  /** The sound of a session running here: null without sound, undefined while it starts. */
-  soundOf(sessionId: string): SessionSound | null | undefined {
-    return this.runs.soundOf(sessionId);
-  }
-
-  /** The DevTools end of a Chromium-family session running here (programs drive it), or undefined. */
-  devtoolsOf(sessionId: string): SessionDevTools | undefined {
-    return this.runs.devtoolsOf(sessionId);
-  }
-
-  // Accounts' view (accounts/usage.ts) -----------------------------------------------------------
-
-  hasProgrammaticAccess(account: AccountRow & { plan_ids?: string[] }): Promise<boolean> {
-    return this.accounts.hasProgrammaticAccess(account);
-  }
-
-  usage(account: AccountRow): Promise<{ has_plan: boolean; meters: UsageMeters; pools: Pool[] }> {
-    return this.accounts.usage(account);
   }
 
   // Create, read, remove ------------------------------------------------------------------------

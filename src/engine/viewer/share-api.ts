@@ -13,6 +13,7 @@ import { requestTargetUrl } from '../../http/request-target.js';
 import { parseShareApiPath, viewerStateFor, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
+import type { ShareLinks } from '../sessions/share-links.js';
 import type { LimitSettings } from '../http/limits.js';
 import type { SessionRow } from '../store/store.js';
 import { VIEWER_CLOSE } from '../channels/close-codes.js';
@@ -27,6 +28,8 @@ import { discardRest } from '../../http/node-body.js';
 
 export interface ShareApiOptions {
   sessions: SessionService;
+  /** Finds a session by its share link or view-only link (sessions/share-links.ts). */
+  links: ShareLinks;
   /** Who is attached to each session: the state shows the viewer count, followers hear its changes. */
   presence: Presence;
   /** Opens a link's channels (channels/router.ts): here or at the node that runs the session. */
@@ -56,7 +59,7 @@ export { VIEWER_CLOSE };
 // The share API is read by the viewer embedded in any host page: no cookies, the link is the key.
 const CORS = { 'access-control-allow-origin': '*' };
 
-/** A link's viewer state; `offered`: the channels that say so in it (`"<name>": true`, e.g. `sound`, `video`), in order. */
+/** A link's viewer state; `offered`: the channels that say so in it (`"<name>": true`, as the registry orders them). */
 export function viewerState(row: SessionRow | undefined, rights: ViewerRights, offered: readonly string[] = []): ViewerState | null {
   if (!row) return null;
   return {
@@ -78,7 +81,7 @@ const SEAT_REFUSALS = {
 } as const;
 
 export function createShareApi(options: ShareApiOptions) {
-  const { sessions, presence, router } = options;
+  const { sessions, links, presence, router } = options;
   /**
    * Reads a path of the share API: its fixed routes (protocol/share-api.ts), and the name of any
    * registered channel (`/share/<link>/<name>`), the link id read by the same protocol function.
@@ -100,7 +103,7 @@ export function createShareApi(options: ShareApiOptions) {
    * guesser, never someone holding a valid link, even behind the same proxy.
    */
   async function lookUp(request: IncomingMessage, linkId: string): Promise<{ row: SessionRow | undefined; rights: ViewerRights; deleted: boolean } | { limited: number }> {
-    const link = await sessions.sessionForLink(linkId);
+    const link = await links.sessionFor(linkId);
     if (link) {
       const deleted = link.row.status === 'deleted';
       return { row: deleted ? undefined : link.row, rights: link.rights, deleted };
@@ -156,7 +159,7 @@ export function createShareApi(options: ShareApiOptions) {
         sendJson(response, { status: 'denied', message: 'a view-only link cannot make links; ask whoever shared it for the share link' }, 403, CORS);
         return true;
       }
-      const link = await sessions.viewOnlyLink(found.row);
+      const link = await links.viewOnly(found.row);
       sendJson(response, { status: 'ok', ...link }, 200, CORS);
       return true;
     }
@@ -178,7 +181,7 @@ export function createShareApi(options: ShareApiOptions) {
     send(state);
     const onChange = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
-      void sessions.sessionForLink(path.linkId).then(
+      void links.sessionFor(path.linkId).then(
         (link) => send((link && viewerState(link.row, link.rights, offered)) ?? { ...state, state: 'gone' }),
         () => undefined,
       );

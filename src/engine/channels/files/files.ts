@@ -35,10 +35,6 @@ export function filesChannel(options: FilesChannelOptions): Channel {
     // switches off, decisions.md 56) and the viewer hides its Files control; sessions/files.ts
     // applies the switches to each transfer.
     offered: () => true,
-    // The list is read through the session's files program (carry, below), not a byte stream.
-    openEnd: () => () => {
-      throw new Error("the files channel sends the session's file list, not a byte stream");
-    },
     needs: { seats: { control: limit, view: 0 }, files: 1 },
     carry({ socket, sessionId }) {
       return new Promise<void>((resolve) => {

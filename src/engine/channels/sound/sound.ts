@@ -29,17 +29,14 @@ export function soundChannel(options: SoundChannelOptions): Channel {
     offered: (_row, plan) => options.available && plan?.sound !== false,
     // The viewer opens the sound route only when the state says `sound: true`.
     advertised: true,
-    // Sound is carried as messages from the session's sound server itself (carry, below), never
-    // as a byte stream into the session: the opener only says the session is here.
-    openEnd: () => () => {
-      throw new Error('the sound channel carries messages from the session\'s sound server, not a byte stream');
-    },
     // A listener holds one socket (its WebSocket); the encoder's pipe is the session's, once.
     needs: { seats: { control: limit, view: limit }, files: 1 },
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
-        serveSoundListener(socket, ends?.sound ?? null);
+        // Before the session's display is up there is nothing to hear yet: the viewer tries again.
+        if (!ends) return socket.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+        serveSoundListener(socket, ends.sound);
       });
     },
     close() {},

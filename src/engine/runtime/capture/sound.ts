@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SessionSandbox } from '../sandbox/confinement.js';
+import { Audience } from './audience.js';
 import { OggOpusReader } from './ogg-opus.js';
 import { signalProcess, withTimeout, type SupervisedProcess } from '../sandbox/processes.js';
 import type { SoundFormat } from '../../../protocol/sound.js';
@@ -81,7 +82,8 @@ export class SoundStream extends EventEmitter<{ packet: [Buffer]; end: [string] 
 export class SessionSound extends EventEmitter<{ lost: [string] }> {
   /** For the browser: where it finds the session's sound server. */
   readonly clientEnv: NodeJS.ProcessEnv;
-  private readonly streams = new Set<SoundStream>();
+  /** Who listens: the first starts the encoder, the last one out stops it (audience.ts). */
+  private readonly audience = new Audience<SoundStream>({ start: () => this.startEncoder(), stop: () => this.stopEncoder() });
   private encoder: SupervisedProcess | null = null;
   private stopped = false;
   /** Set once the sound server is gone while the session runs: why there is no sound. */
@@ -101,14 +103,14 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
     void server.exited.then(({ code, signal }) => {
       if (this.stopped) return;
       this.lostReason = `the sound server exited (${signal ?? `code ${code}`}); the session goes on without sound`;
-      this.endAll(this.lostReason);
+      this.audience.close(this.lostReason);
       this.emit('lost', this.lostReason);
     });
   }
 
   /** How many listen now: each gets every packet. */
   get listening(): number {
-    return this.streams.size;
+    return this.audience.size;
   }
 
   /** The encoder process while someone listens, else null (no listener: nothing is encoded). */
@@ -121,21 +123,13 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
    * the sound is gone (the server died, the session stopped) the stream ends at once, saying why.
    */
   listen(): SoundStream {
-    const stream = new SoundStream((leaving) => this.leave(leaving));
-    const gone = this.stopped ? 'the session has ended' : this.lostReason;
-    if (gone) {
-      process.nextTick(() => stream.finish(gone));
-      return stream;
-    }
-    this.streams.add(stream);
-    if (!this.encoder) this.startEncoder();
-    return stream;
+    return this.audience.join(new SoundStream((leaving) => this.audience.leave(leaving)));
   }
 
   /** The session is ending: every listener is told, the encoder stops, no one new may listen. */
   close(): void {
     this.stopped = true;
-    this.endAll('the session has ended');
+    this.audience.close('the session has ended');
   }
 
   /** Ends the listeners and the sound server (the session's sandbox ends every process anyway). */
@@ -143,16 +137,6 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
     this.close();
     signalProcess(this.server, 'SIGKILL');
     await this.server.exited;
-  }
-
-  private leave(stream: SoundStream): void {
-    this.streams.delete(stream);
-    if (this.streams.size === 0) this.stopEncoder();
-  }
-
-  private endAll(reason: string): void {
-    for (const stream of [...this.streams]) stream.finish(reason);
-    this.stopEncoder();
   }
 
   private startEncoder(): void {
@@ -169,10 +153,10 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
       try {
         packets = reader.push(chunk);
       } catch (error) {
-        this.endAll((error as Error).message);
+        this.audience.endAll((error as Error).message);
         return;
       }
-      for (const packet of packets) for (const stream of this.streams) stream.deliver(packet);
+      for (const packet of packets) for (const stream of this.audience) stream.deliver(packet);
     });
     encoder.child.once('error', () => undefined);
     void encoder.exited.then(async ({ code, signal }) => {
@@ -183,7 +167,7 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
       await Promise.race([this.server.exited, delay(ENCODER_EXIT_GRACE_MS)]);
       if (this.encoder !== encoder) return;
       this.encoder = null;
-      this.endAll(`the sound encoder exited (${signal ?? `code ${code}`})${encoder.stderrTail() ? `: ${encoder.stderrTail()}` : ''}`);
+      this.audience.endAll(`the sound encoder exited (${signal ?? `code ${code}`})${encoder.stderrTail() ? `: ${encoder.stderrTail()}` : ''}`);
     });
   }
 

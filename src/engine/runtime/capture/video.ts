@@ -15,6 +15,7 @@ import { EventEmitter } from 'node:events';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Display } from '../display/display.js';
+import { Audience } from './audience.js';
 import { FlvAvcReader, type FlvAvcItem } from './flv-avc.js';
 import { BitRateLadder } from './video-ladder.js';
 import { signalProcess, type SupervisedProcess } from '../sandbox/processes.js';
@@ -129,14 +130,28 @@ interface Encoder {
 
 /** A session display's video: watchers get its picture as H.264 while they watch. */
 export class SessionVideo {
-  private readonly streams = new Set<VideoStream>();
+  /**
+   * Who watches (audience.ts): the first one starts the encoder, and every one that joins gets a
+   * replacement encoder for its key frame (unless one is starting); the last one out stops both.
+   */
+  private readonly audience = new Audience<VideoStream>({
+    start: () => {
+      if (performance.now() - this.idleSince > LADDER_MEMORY_MS) this.ladder.reset();
+    },
+    joined: () => {
+      if (!this.next) this.replaceEncoder();
+    },
+    stop: () => {
+      this.stopEncoders();
+      this.idleSince = performance.now();
+    },
+  });
   /** The encoder whose frames the watchers get. */
   private current: Encoder | null = null;
   /** Its replacement while it starts: it takes over at its first key frame (decisions.md 72). */
   private next: Encoder | null = null;
   /** When the last replacement was started. */
   private replacedAt = -Infinity;
-  private stopped = false;
   private readonly ladder: BitRateLadder;
   /** When the last watcher left: a watcher back soon (the viewer left video mode and came back) keeps the rung found. */
   private idleSince = -Infinity;
@@ -154,7 +169,7 @@ export class SessionVideo {
   }
 
   get watching(): number {
-    return this.streams.size;
+    return this.audience.size;
   }
 
   /** The encoder process while someone watches (the one starting, before the first frames), else null. */
@@ -164,32 +179,12 @@ export class SessionVideo {
 
   /** A new watcher: a fresh encoder starts (unless one already is), and its first frame, a key frame, is the watcher's first. */
   watch(): VideoStream {
-    const stream = new VideoStream(
-      (leaving) => this.leave(leaving),
-      () => this.lose(),
-    );
-    if (this.stopped) {
-      process.nextTick(() => stream.finish('the session has ended'));
-      return stream;
-    }
-    if (this.streams.size === 0 && performance.now() - this.idleSince > LADDER_MEMORY_MS) this.ladder.reset();
-    this.streams.add(stream);
-    if (!this.next) this.replaceEncoder();
-    return stream;
+    return this.audience.join(new VideoStream((leaving) => this.audience.leave(leaving), () => this.lose()));
   }
 
   /** The session is ending (or its display went): every watcher is told, the encoder stops. */
   close(): void {
-    this.stopped = true;
-    for (const stream of [...this.streams]) stream.finish('the session has ended');
-    this.stopEncoders();
-  }
-
-  private leave(stream: VideoStream): void {
-    this.streams.delete(stream);
-    if (this.streams.size > 0) return;
-    this.stopEncoders();
-    this.idleSince = performance.now();
+    this.audience.close('the session has ended');
   }
 
   /** A watcher lost a frame to its link: a rung down (a replacement) unless one was just taken. */
@@ -205,7 +200,7 @@ export class SessionVideo {
   private recover(encoder: Encoder, now: number): void {
     if (this.next || now - this.replacedAt < RECOVERY_INTERVAL_MS) return;
     if (encoder.lastKeyAt + this.settings.keyFrameSeconds * 1000 - now < REPLACEMENT_MS) return;
-    if ([...this.streams].some((stream) => stream.wantsKey)) this.replaceEncoder();
+    if ([...this.audience].some((stream) => stream.wantsKey)) this.replaceEncoder();
   }
 
   /**
@@ -230,7 +225,7 @@ export class SessionVideo {
       try {
         items = reader.push(chunk);
       } catch (error) {
-        this.endAll((error as Error).message);
+        this.audience.endAll((error as Error).message);
         return;
       }
       const now = performance.now();
@@ -245,7 +240,7 @@ export class SessionVideo {
         }
         if (item.key) encoder.lastKeyAt = now;
         const message = Buffer.concat([Buffer.from([item.key ? VIDEO_KEY_FRAME : 0]), item.data]);
-        for (const stream of this.streams) stream.deliver(message, item.key);
+        for (const stream of this.audience) stream.deliver(message, item.key);
       }
       if (encoder !== this.current || this.next) return;
       // Frames flowing and no watcher losing any for a while: a rung up.
@@ -255,7 +250,7 @@ export class SessionVideo {
     encoder.process.child.once('error', () => undefined);
     void encoder.process.exited.then(({ code, signal }) => {
       if (encoder !== this.current && encoder !== this.next) return;
-      this.endAll(`the video encoder exited (${signal ?? `code ${code}`})${encoder.process.stderrTail() ? `: ${encoder.process.stderrTail()}` : ''}`);
+      this.audience.endAll(`the video encoder exited (${signal ?? `code ${code}`})${encoder.process.stderrTail() ? `: ${encoder.process.stderrTail()}` : ''}`);
     });
   }
 
@@ -264,12 +259,7 @@ export class SessionVideo {
     if (this.current) signalProcess(this.current.process, 'SIGKILL');
     this.current = encoder;
     this.next = null;
-    for (const stream of this.streams) stream.reformat(encoder.format!);
-  }
-
-  private endAll(reason: string): void {
-    for (const stream of [...this.streams]) stream.finish(reason);
-    this.stopEncoders();
+    for (const stream of this.audience) stream.reformat(encoder.format!);
   }
 
   private stopEncoders(): void {

@@ -5,15 +5,12 @@ import dns from 'node:dns';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
-import os from 'node:os';
-import ipaddr from 'ipaddr.js';
 import { RequestError, Server, type PrepareRequestFunction } from 'proxy-chain';
 import { checkEgressConnectionLimits, DEFAULT_EGRESS_CONNECTIONS, openEgressGate, type EgressConnectionLimits, type EgressGate, type EgressGateCounts } from './egress-gate.js';
 import type { OpenFiles } from '../../limits/open-files.js';
 import { MESSAGE_PREFIX, parseAllowRanges, type EgressPolicy } from './address-policy.js';
 import { canonicalHostAddresses, checkTarget, interfaceAddresses, pinnedLookup, type TargetCheck } from './egress-targets.js';
-import { categoryWords, egressRefusalText, type ShownRefusal } from './refusals.js';
+import { egressRefusalText } from './refusals.js';
 
 
 export interface EgressRouteOptions {

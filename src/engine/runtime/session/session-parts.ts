@@ -1,4 +1,4 @@
-// A session as an ordered list of parts (sandbox, egress route, display, sound, browser), each with
+// A session as an ordered list of parts (sandbox, egress route, display, video, sound, browser), each with
 // its stop. Parts are added in the order they start; stopping releases what the
 // engine holds of each (its DevTools connection) last-first, then stops the sandbox, which ends
 // every process of a confined session at once, then the rest together. What a part started is
@@ -10,6 +10,7 @@ import type { BrowserControl } from '../browser/control.js';
 import type { Display } from '../display/display.js';
 import type { EgressRoute } from '../egress/egress.js';
 import type { SessionSound } from '../capture/sound.js';
+import type { SessionVideo } from '../capture/video.js';
 
 /** The browser as a part: its process, its DevTools control (Chromium family), and what it was started with. */
 export interface BrowserPart {
@@ -26,6 +27,8 @@ export interface PartValues {
   sandbox: SessionSandbox;
   egress: EgressRoute;
   display: Display;
+  /** Present where this node offers video: the display's encoder, run while someone watches (video.ts). */
+  video: SessionVideo;
   /** Present only when the session has sound (sound.ts): not turned off, and its server started. */
   sound: SessionSound;
   browser: BrowserPart;
@@ -93,6 +96,11 @@ export function egressPart(egress: EgressRoute): SessionPart<'egress'> {
 
 export function displayPart(display: Display): SessionPart<'display'> {
   return { name: 'display', value: display, pids: () => [display.server.pid, display.windowManager.pid], stop: () => display.stop() };
+}
+
+export function videoPart(video: SessionVideo): SessionPart<'video'> {
+  // Watchers are let go first (told the session ended) and the encoder stops; it is a display client, which goes with the sandbox.
+  return { name: 'video', value: video, release: async () => video.close(), stop: async () => undefined };
 }
 
 export function soundPart(sound: SessionSound): SessionPart<'sound'> {

@@ -1,6 +1,7 @@
 // One session's parts on this host, started in order and stopped as a unit: its sandbox and egress
 // route (which starts first depends on confinement: a confined route listens for the sandbox's uid,
-// a host sandbox needs the route's address), then its display; the browser joins later (a warm
+// a host sandbox needs the route's address), then its display (with its video encoder, which runs
+// only while someone watches) and sound; the browser joins later (a warm
 // display waits without one). A slot is a session before it has a session id of the service's.
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
@@ -13,8 +14,9 @@ import type { EgressConnectionLimits } from '../egress/egress-gate.js';
 import type { OpenFiles } from '../../limits/open-files.js';
 import { killMarkedProcesses } from '../sandbox/processes.js';
 import { rootKey, writeRuntimeRecord } from './reap.js';
-import { browserPart, displayPart, egressPart, sandboxPart, SessionParts, soundPart, type BrowserPart } from './session-parts.js';
+import { browserPart, displayPart, egressPart, sandboxPart, SessionParts, soundPart, videoPart, type BrowserPart } from './session-parts.js';
 import { startSessionSound, type SessionSound, type SoundSettings } from '../capture/sound.js';
+import { SessionVideo, type VideoSettings } from '../capture/video.js';
 
 /** What every slot of one runtime is started with. */
 export interface SlotSettings {
@@ -30,6 +32,8 @@ export interface SlotSettings {
   startTimeoutMs: number;
   /** Each session's sound settings; `false` runs no sound process at all (sound.ts). */
   sound?: Partial<SoundSettings> | false;
+  /** Each display's video encoder settings (video.ts); absent where this node offers no video. Nothing runs until someone watches. */
+  video?: VideoSettings;
   /** What the operator should know that ends nothing (the runtime's `warn`). */
   warn?: (message: string) => void;
   /** Called as a slot begins to stop (the runtime forgets it). */
@@ -66,6 +70,11 @@ export class SessionSlot {
 
   get display(): Display {
     return this.parts.require('display');
+  }
+
+  /** The display's video encoder; null where this node offers no video. */
+  get video(): SessionVideo | null {
+    return this.parts.get('video') ?? null;
   }
 
   /** Null when sound is off, or its server could not start: the session runs without sound. */
@@ -110,7 +119,8 @@ export class SessionSlot {
         const egress = parts.add(egressPart(await startEgressRoute(egressOptions)));
         parts.add(sandboxPart(await openHostSandbox(dir, egress.proxyUrl)));
       }
-      parts.add(displayPart(await startDisplay({ sandbox: slot.sandbox, width: shape.width, height: shape.height, layout: shape.layout, startTimeoutMs: settings.startTimeoutMs })));
+      const display = parts.add(displayPart(await startDisplay({ sandbox: slot.sandbox, width: shape.width, height: shape.height, layout: shape.layout, startTimeoutMs: settings.startTimeoutMs })));
+      if (settings.video) parts.add(videoPart(new SessionVideo(display, settings.video)));
       // Sound after the display, before the browser (which is given its server); never fails the slot.
       const sound = await startSessionSound(slot.sandbox, settings.sound, { timeoutMs: settings.startTimeoutMs, ...(settings.warn ? { warn: settings.warn } : {}) });
       if (sound) parts.add(soundPart(sound));

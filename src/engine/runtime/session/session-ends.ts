@@ -1,0 +1,63 @@
+// What a session has on the node that runs it for the channels to open their ends in (the engine's
+// channels, src/engine/channels/): its display from the moment it exists, the encoders that run
+// while someone is connected (video, sound), and, once its browser runs, the browser's DevTools
+// end and its files. The runtime says what a session has; a channel picks what it carries, and the
+// service in between passes it on without looking inside.
+import type { Display } from '../display/display.js';
+import type { SessionSound } from '../capture/sound.js';
+import type { SessionVideo } from '../capture/video.js';
+import { SessionFiles } from './session-files.js';
+import type { SessionSlot } from './slot.js';
+
+/** Where a session may read and write files, as its browser sees them. */
+export interface SessionFolders {
+  downloads: string;
+  uploads: string;
+}
+
+/** How the browser end of a running session is reached over DevTools (the automation channel). */
+export interface SessionDevTools {
+  /** The browser-level DevTools address (browser/browser.ts): `ws+unix:` through a relay inside a confined session. */
+  url: string;
+  /** The session's folders as its browser sees them. */
+  folders: SessionFolders;
+  /** Whether a DevTools target is the engine's own connection (its guard): hidden from programs, never attached to. */
+  isEngineTarget(targetId: string): boolean;
+}
+
+/**
+ * A session's ends on this node. A starting session has its display and encoders before its
+ * browser, so viewers may connect early; the browser's ends come with the browser.
+ */
+export interface SessionEnds {
+  display: Display;
+  /** The display's video encoder (runs while someone watches); null where this node offers no video. */
+  video: SessionVideo | null;
+  /** The session's sound server and encoder; null when sound is off, or its server could not start or was lost. */
+  sound: SessionSound | null;
+  /** The browser's DevTools end (Chromium family, once running); null otherwise. */
+  devtools: SessionDevTools | null;
+  /** The session's files, read and written by a program inside it (once its browser runs); null before. */
+  files: SessionFiles | null;
+}
+
+/** The ends of a slot as it is now: the browser's only once it has joined. */
+export function endsOfSlot(slot: SessionSlot): SessionEnds {
+  const browser = slot.browser;
+  const sandbox = slot.sandbox;
+  const url = browser?.process.devtoolsUrl;
+  return {
+    display: slot.display,
+    video: slot.video,
+    sound: slot.sound,
+    devtools: url
+      ? {
+          url,
+          folders: { downloads: `${sandbox.dir}/downloads`, uploads: `${sandbox.dir}/uploads` },
+          // Asked each time: the guard's connection is a new target after each re-arm.
+          isEngineTarget: (targetId) => browser.control?.isOwnTarget(targetId) ?? false,
+        }
+      : null,
+    files: browser ? new SessionFiles(sandbox) : null,
+  };
+}
