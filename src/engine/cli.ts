@@ -9,7 +9,7 @@ import { createEngine, offsetClock } from './engine.js';
 import { openDataDirectory } from './data-directory.js';
 import { silentLogger } from './operations/logger.js';
 import { surviveUnhandledRejections } from './operations/unhandled.js';
-import { eventTypeOf } from './webhooks/events.js';
+import { eventTypeOf } from './sessions/lifecycle.js';
 import { SessionWebhooks } from './webhooks/webhooks.js';
 
 interface Common {

@@ -45,7 +45,7 @@ import { apiObserver } from './operations/api-observer.js';
 import type { RequestLog } from './operations/http-observer.js';
 import { createLogger, type Logger } from './operations/logger.js';
 import { EngineMetrics } from './operations/metrics.js';
-import { answerProbe, startOperatorListener, type OperatorListener, type ReadinessSources } from './operations/readiness.js';
+import { answerProbe, startOperatorListener, type OperatorListener, type ReadinessSources } from './http/readiness.js';
 import { observeSessions } from './operations/session-observer.js';
 import { SessionWebhooks } from './webhooks/webhooks.js';
 

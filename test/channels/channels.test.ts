@@ -16,7 +16,7 @@ import { Presence } from '../../src/engine/channels/presence.js';
 import { ChannelRegistry } from '../../src/engine/channels/registry.js';
 import { PolicyRefusal, relay, webSocketEnd } from '../../src/engine/channels/relay.js';
 import { ChannelRouter, type ChannelTarget } from '../../src/engine/channels/router.js';
-import { sessionOwner } from '../../src/engine/cluster/owner.js';
+import { sessionOwner } from '../../src/engine/store/owner.js';
 import type { SessionRow } from '../../src/engine/store/store.js';
 
 const SESSION = 'a'.repeat(32);

@@ -1,6 +1,6 @@
 // The one way into a session's channels. Given a session and a credential already checked (a
 // share link by the share API; an API key by the HTTP API, for automation), it finds the node
-// that owns the session (cluster/owner.ts): there, it opens the channel's end inside the session,
+// that owns the session (store/owner.ts): there, it opens the channel's end inside the session,
 // counts the attachment (presence.ts) and carries the connection with the channel's policy;
 // anywhere else, it forwards the connection over the one signed node-to-node path, whatever the
 // channel. Every connection passes the door (door.ts) on the node it reached and again on the
@@ -9,7 +9,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { sessionOwner } from '../cluster/owner.js';
+import { sessionOwner } from '../store/owner.js';
 import type { Plan } from '../config.js';
 import type { SessionRow } from '../store/store.js';
 import { rightsOf, type Channel, type ChannelCredential, type ChannelRights, type SeatRefusal, type SessionEnds } from './channel.js';

@@ -16,6 +16,7 @@ import type { ChannelCredential } from '../channels/channel.js';
 import { webSocketEnd } from '../channels/relay.js';
 import type { Presence } from '../channels/presence.js';
 import type { Logger } from '../operations/logger.js';
+import { nodeGoneMoves } from '../sessions/lifecycle.js';
 
 /**
  * Where node-to-node calls go; nothing there answers without the cluster secret. One path for
@@ -152,10 +153,10 @@ export class NodeLink implements ClusterLink {
       lostNodes.push(...lost);
       const ended: Array<{ id: string; status: string }> = [];
       for (const nodeId of lost) {
-        ended.push(...(await tx.endSessionsOfNode(nodeId, now, {
+        ended.push(...(await tx.endSessionsOfNode(nodeId, nodeGoneMoves(now, {
           running: 'the node that ran the session stopped answering',
           starting: 'the node that started the session stopped answering',
-        })));
+        }))));
       }
       return ended;
     });

@@ -2,6 +2,7 @@
 // state, whether it heart-beats, its load against its capacity; drain and remove.
 import type { EngineConfig } from '../config.js';
 import type { Store } from '../store/store.js';
+import { nodeGoneMoves } from '../sessions/lifecycle.js';
 
 export interface NodeView {
   id: string;
@@ -57,7 +58,7 @@ export async function removeNode(
     if (node.state !== 'lost' && now - node.heartbeat_at < config.cluster.lostAfterMs) {
       throw new Error(`node "${id}" is running; drain it (nodes drain ${id}), stop its engine, then remove it`);
     }
-    const ended = await tx.endSessionsOfNode(id, now, { running: 'the node that ran the session was removed', starting: 'the node that started the session was removed' });
+    const ended = await tx.endSessionsOfNode(id, nodeGoneMoves(now, { running: 'the node that ran the session was removed', starting: 'the node that started the session was removed' }));
     await tx.removeNode(id);
     return { id, ended };
   });

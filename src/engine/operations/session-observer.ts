@@ -5,10 +5,10 @@
 // their category and host, never the address a name resolved to.
 import type { SessionRuntime } from '../runtime/index.js';
 import type { SessionMove, SessionService } from '../sessions/service.js';
+import type { WebhookEventType } from '../../protocol/index.js';
 import { endCategory } from '../sessions/end-reasons.js';
-import type { Store } from '../store/store.js';
-import { eventTypeOf } from '../webhooks/events.js';
-import type { SessionWebhooks } from '../webhooks/webhooks.js';
+import { eventTypeOf } from '../sessions/lifecycle.js';
+import type { SessionRow, Store } from '../store/store.js';
 import type { Logger } from './logger.js';
 import type { EngineMetrics } from './metrics.js';
 
@@ -18,7 +18,8 @@ export interface SessionObserverOptions {
   store: Store;
   logger: Logger;
   metrics: EngineMetrics | null;
-  webhooks: SessionWebhooks;
+  /** The account's webhook event is queued (webhooks/webhooks.ts SessionWebhooks). */
+  webhooks: { queueEvent(row: SessionRow, type: WebhookEventType): Promise<unknown> };
 }
 
 /** Follows the service's moves until the engine closes; answers when every follow-up begun has ended. */

@@ -5,7 +5,7 @@
 // Outcomes, not HTTP: each edge words and sends them.
 import type { Readable } from 'node:stream';
 import { fileNameProblem, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
-import { sessionOwner } from '../cluster/owner.js';
+import { sessionOwner } from '../store/owner.js';
 import { FileRefusal, type UploadCaps } from '../runtime/index.js';
 import type { SessionRow } from '../store/store.js';
 import type { SessionService } from './service.js';

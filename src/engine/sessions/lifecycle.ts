@@ -1,7 +1,7 @@
 // A session's lifecycle (decisions.md 1-6, 38): the one table of the status moves that may happen
 // and why. The service checks each move it makes against it; the store reads from it what ending
 // a gone node's sessions does. Plain data, no store and no runtime, so it is tested on its own.
-import type { SessionStatus } from '../../protocol/index.js';
+import type { SessionStatus, WebhookEventType } from '../../protocol/index.js';
 
 export type { SessionStatus };
 
@@ -88,4 +88,17 @@ function endingFields(to: SessionStatus, now: number, reason: string | undefined
       // A stopping session already carries its end.
       return {};
   }
+}
+
+/**
+ * The event a session's move to `to` makes for whoever follows its account (webhooks: the session
+ * became running, failed to start, or ended; one of the last two per session, never both), or
+ * null (moves on to deleted, and stopping after an end, make none).
+ */
+export function eventTypeOf(to: string, cause: string): WebhookEventType | null {
+  if (to === 'running') return 'session.running';
+  if (to === 'error') return 'session.error';
+  // Removal ends the session when it is asked for (stopping); the service's own ends suspend it.
+  if (to === 'suspended' || (to === 'stopping' && cause === 'removed')) return 'session.ended';
+  return null;
 }

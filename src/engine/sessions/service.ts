@@ -12,11 +12,11 @@ import type { SessionEnds } from '../runtime/index.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
 import { admit } from './admission.js';
 import { createSession } from './creation.js';
-import { movableFrom, type MoveCause, type SessionStatus } from './lifecycle.js';
+import { movableFrom, nodeGoneMoves, type MoveCause, type SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
 import type { ClusterLink } from './cluster-link.js';
 import type { Presence } from '../channels/presence.js';
-import { sessionOwner } from '../cluster/owner.js';
+import { sessionOwner } from '../store/owner.js';
 import type { CreateOutcome, CreateTerms, NodeAnswer, RemoveOutcome } from './outcomes.js';
 import { placeSession } from './placement.js';
 import { NodeRuns } from './runs.js';
@@ -246,7 +246,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   async recover(): Promise<{ suspended: number; errored: number; deleted: number }> {
     if (this.store.dialect === 'sqlite') await this.store.adoptSessionsWithoutNode(this.nodeId);
     const moved = await this.store.atomically((tx) =>
-      tx.endSessionsOfNode(this.nodeId, this.now(), { running: 'the engine restarted', starting: 'the engine restarted before the session was ready' }));
+      tx.endSessionsOfNode(this.nodeId, nodeGoneMoves(this.now(), { running: 'the engine restarted', starting: 'the engine restarted before the session was ready' })));
     for (const { id, status } of moved) {
       this.moved(id, status);
       this.emit('moved', { id, to: status as SessionStatus, cause: 'node-gone' });

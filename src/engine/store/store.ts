@@ -3,7 +3,6 @@
 // embedded SQLite file in the data directory, or Postgres shared by a cluster of nodes. Atomic
 // work (quota checks with the insert, idempotency, placement) runs in one transaction that no
 // other writer on any node interleaves with. The rows it hands out are declared in rows.ts.
-import { nodeGoneMoves } from '../sessions/lifecycle.js';
 import type { Database, SqlConnection, SqlValue } from './database.js';
 import { SUMMARY_COLUMNS, withFlags, type AccountRow, type ApiKeyRow, type IdempotencyRow, type NodeRow, type NodeWithLoad, type PoolUsage, type SessionRow, type SessionSummaryRow, type SubscriptionRow } from './rows.js';
 
@@ -353,13 +352,13 @@ export class Store {
   }
 
   /**
-   * Ends the sessions a node left behind (it was lost, or restarted), as the lifecycle's table says
-   * (sessions/lifecycle.ts: running ones suspended, starting ones error, stopping ones deleted).
-   * Answers what moved.
+   * Ends the sessions a node left behind (it was lost, or restarted) by the moves the caller gives,
+   * in order (the lifecycle's table, sessions/lifecycle.ts nodeGoneMoves: running ones suspended,
+   * starting ones error, stopping ones deleted). Answers what moved.
    */
-  async endSessionsOfNode(nodeId: string, now: number, reasons: { running: string; starting: string }): Promise<Array<{ id: string; status: string }>> {
+  async endSessionsOfNode(nodeId: string, moves: ReadonlyArray<{ from: string; to: string; fields: Partial<SessionRow> }>): Promise<Array<{ id: string; status: string }>> {
     const moved: Array<{ id: string; status: string }> = [];
-    for (const { from, to, fields } of nodeGoneMoves(now, reasons)) {
+    for (const { from, to, fields } of moves) {
       const keys = Object.keys(fields);
       const rows = await this.all<{ id: string }>(
         `UPDATE sessions SET ${['status = ?', ...keys.map((k) => `${k} = ?`)].join(', ')} WHERE node_id = ? AND status = ? RETURNING id`,

@@ -1,20 +1,11 @@
-// A session's webhook events (decisions.md 61): which moves make one (the session became running,
-// failed to start, or ended: one of the last two per session, never both), the event's body, and
+// A session's webhook events (decisions.md 61): the event's id and body (which moves make one is
+// the lifecycle's: sessions/lifecycle.ts eventTypeOf), and
 // its signature (`RBK-Signature: t=<unix seconds>,v1=<HMAC-SHA256 of "<t>.<body>">`, as Stripe
 // signs; the server package's verifyWebhook checks it).
 import { createHash, createHmac } from 'node:crypto';
 import type { WebhookEvent, WebhookEventType } from '../../protocol/index.js';
 import { endCategory } from '../sessions/end-reasons.js';
 import type { SessionRow } from '../store/store.js';
-
-/** The event a session's move to `to` makes, or null (moves on to deleted, and stopping after an end, make none). */
-export function eventTypeOf(to: string, cause: string): WebhookEventType | null {
-  if (to === 'running') return 'session.running';
-  if (to === 'error') return 'session.error';
-  // Removal ends the session when it is asked for (stopping); the service's own ends suspend it.
-  if (to === 'suspended' || (to === 'stopping' && cause === 'removed')) return 'session.ended';
-  return null;
-}
 
 /** The event's id: the same for the same session and type on every node, so it is queued once. */
 export function eventId(sessionId: string, type: WebhookEventType): string {

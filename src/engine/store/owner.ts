@@ -1,7 +1,7 @@
 // Which node owns a session: the one question the API (remove) and every channel (a viewer's RFB,
 // later sound, files, automation) ask before they act here or forward to the owner. Answered in
 // one place so that they can never disagree.
-import type { SessionRow } from '../store/store.js';
+import type { SessionRow } from './store.js';
 
 /** Where a session's browser lives: on this node, on another node, or nowhere (not starting or running). */
 export type SessionOwner = { at: 'here' } | { at: 'node'; nodeId: string } | { at: 'none' };

@@ -5,9 +5,9 @@
 // sending work to a node whose /readyz answers 503, and keeps the node's running sessions.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { sendJson } from '../http/respond.js';
-import type { Logger } from './logger.js';
-import type { EngineMetrics } from './metrics.js';
+import { sendJson } from './respond.js';
+import type { Logger } from '../operations/logger.js';
+import type { EngineMetrics } from '../operations/metrics.js';
 
 export interface ReadinessSources {
   nodeId: string;
