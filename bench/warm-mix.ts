@@ -4,8 +4,7 @@
 // what the pool holds in memory.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULT_WARM, parseEngineConfig } from '../src/engine/config.js';
-import { warmPoolOptions } from '../src/engine/engine.js';
+import { DEFAULT_WARM, parseEngineConfig, warmPoolOptions } from '../src/engine/config.js';
 import { startEgressRoute } from '../src/engine/runtime/egress/egress.js';
 import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
 import { SessionRuntime, type SessionSpec } from '../src/engine/runtime/runtime.js';

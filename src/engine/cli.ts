@@ -1,11 +1,12 @@
 // The `remote-browser-kit` command line for operators: serve, plans, accounts, keys, webhooks, nodes, doctor.
 // Every command has --json output for scripts; errors exit 1 with a message that says what to do.
+import { readFileSync, statSync } from 'node:fs';
 import { Command } from 'commander';
 import { loadEngineConfig, type EngineConfig } from './config.js';
 import { drainNode, listNodes, removeNode } from './cluster/nodes.js';
 import { formatDoctor, runDoctor } from './doctor.js';
 import { startDemo } from '../demo/server.js';
-import { createEngine, offsetClock } from './engine.js';
+import { createEngine } from './engine.js';
 import { openDataDirectory } from './data-directory.js';
 import { silentLogger } from './operations/logger.js';
 import { surviveUnhandledRejections } from './operations/unhandled.js';
@@ -222,4 +223,22 @@ export function buildCli(): Command {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   await buildCli().parseAsync(process.argv);
+}
+
+/** A clock that adds the number of ms in `file` (re-read when it changes): for tests only. */
+export function offsetClock(file: string): () => number {
+  let mtime = -1;
+  let offset = 0;
+  return () => {
+    try {
+      const stat = statSync(file);
+      if (stat.mtimeMs !== mtime) {
+        mtime = stat.mtimeMs;
+        offset = Number(readFileSync(file, 'utf8').trim()) || 0;
+      }
+    } catch {
+      offset = 0;
+    }
+    return Date.now() + offset;
+  };
 }

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
-import { COUNTRY_TIME_ZONES, DEFAULT_CONFINEMENT, DEFAULT_EGRESS_CONNECTIONS, DEFAULT_SOUND, DEFAULT_VIDEO, isTimeZone, parseAllowRanges } from './runtime/index.js';
+import { COUNTRY_TIME_ZONES, DEFAULT_CONFINEMENT, DEFAULT_EGRESS_CONNECTIONS, DEFAULT_SOUND, DEFAULT_VIDEO, isTimeZone, parseAllowRanges, type WarmPoolOptions } from './runtime/index.js';
 import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS } from './channels/rfb/viewer-room.js';
 
 /** Files in and out of sessions (decisions.md 55-57): on, 256 MB a file and 512 MB a session (inside the 1 GB disk), 32 MiB/s a transfer. */
@@ -341,4 +341,14 @@ export async function loadEngineConfig(file?: string): Promise<EngineConfig> {
     throw new Error(`the configuration file ${file} is not valid JSON: ${(error as Error).message}`);
   }
   return parseEngineConfig(json, file);
+}
+
+/** The runtime's warm pool from the configuration: Chromium browsers by demand, and ready displays. */
+export function warmPoolOptions(config: EngineConfig): WarmPoolOptions | undefined {
+  const { memoryMb, browsers, displays, languages, quietMinutes } = config.warm;
+  if (memoryMb === 0 && displays === 0) return undefined;
+  const demand = memoryMb > 0 && browsers !== 0
+    ? { memoryMb, maxBrowsers: browsers, kept: languages.map((language) => ({ browser: 'chromium', language })), quietMs: quietMinutes * 60_000 }
+    : undefined;
+  return { displays, ...(demand ? { demand } : {}) };
 }

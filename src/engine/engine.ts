@@ -2,14 +2,14 @@
 // runtime behind the HTTP interface; with a Postgres database, a node of a cluster (several
 // engines share the work). `remote-browser-kit serve` runs the same thing.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Accounts } from './accounts/accounts.js';
 import { NodeLink } from './cluster/node-link.js';
-import { parseEngineConfig, type EngineConfig } from './config.js';
+import { parseEngineConfig, warmPoolOptions, type EngineConfig } from './config.js';
 import { createApi } from './http/api.js';
 import { apiRequestOf, responseOf } from './http/fetch.js';
 import { clientAddressResolver } from './http/client-address.js';
@@ -20,7 +20,7 @@ import { sendJson } from './http/respond.js';
 import { createPublicPort, requestFailed } from './http/public-port.js';
 import { discardRest } from '../http/node-body.js';
 import { OpenFiles } from './limits/open-files.js';
-import { DEFAULT_VIDEO, probeSound, probeVideo, type ReapReport, SessionRuntime, type WarmPoolOptions } from './runtime/index.js';
+import { DEFAULT_VIDEO, probeSound, probeVideo, type ReapReport, SessionRuntime } from './runtime/index.js';
 import { SessionService } from './sessions/service.js';
 import type { Channel, ChannelCredential } from './channels/channel.js';
 import { Presence } from './channels/presence.js';
@@ -92,34 +92,6 @@ export interface Engine {
   /** The v8/v7 interface in-process, without a socket: same checks, limits and answers as over HTTP. */
   fetch(request: Request): Promise<Response>;
   close(): Promise<void>;
-}
-
-/** A clock that adds the number of ms in `file` (re-read when it changes): for tests only. */
-export function offsetClock(file: string): () => number {
-  let mtime = -1;
-  let offset = 0;
-  return () => {
-    try {
-      const stat = statSync(file);
-      if (stat.mtimeMs !== mtime) {
-        mtime = stat.mtimeMs;
-        offset = Number(readFileSync(file, 'utf8').trim()) || 0;
-      }
-    } catch {
-      offset = 0;
-    }
-    return Date.now() + offset;
-  };
-}
-
-/** The runtime's warm pool from the configuration: Chromium browsers by demand, and ready displays. */
-export function warmPoolOptions(config: EngineConfig): WarmPoolOptions | undefined {
-  const { memoryMb, browsers, displays, languages, quietMinutes } = config.warm;
-  if (memoryMb === 0 && displays === 0) return undefined;
-  const demand = memoryMb > 0 && browsers !== 0
-    ? { memoryMb, maxBrowsers: browsers, kept: languages.map((language) => ({ browser: 'chromium', language })), quietMs: quietMinutes * 60_000 }
-    : undefined;
-  return { displays, ...(demand ? { demand } : {}) };
 }
 
 export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
@@ -232,7 +204,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     internalUrlOf: (id) => link.internalUrlOf(id),
     filesHere: (id) => sessions.endsOf(id)?.files ?? undefined,
   });
-  const files = new SessionFilesService({ sessions, settings: config.files, ...(clustered ? { remote: (node: string, id: string) => filesLink.at(node, id) } : {}) });
+  const files = new SessionFilesService({ sessions, row: (id) => store.session(id), settings: config.files, ...(clustered ? { remote: (node: string, id: string) => filesLink.at(node, id) } : {}) });
   const fileTransfers = { files, bytesPerSecond: config.files.bytesPerSecond };
   const recovered = await sessions.recover();
   const limiter = limitersFor(store);
@@ -255,7 +227,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     .register(soundChannel({ available: config.sound !== false && probeSound().available }))
     .register(videoChannel({ available: video }))
     .register(automationChannel({ programsPerSession: config.automation.programsPerSession, familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
-    .register(filesChannel({ snapshot: (id) => fileSnapshot(id) }));
+    .register(filesChannel({ snapshot: (id) => files.snapshot(id) }));
   for (const channel of options.channels ?? []) channels.register(channel);
   // Every attachment, whatever its channel (and the share API's event streams), passes this door.
   const door = new Door({ perAddress: config.viewers.perAddress }, openFiles);
@@ -282,14 +254,6 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   });
   const links = new ShareLinks({ store, secret, shareBase: () => config.shareBase ?? url });
   const shareApi = createShareApi({ sessions, links, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
-  /** What the files channel sends a controlling viewer: the list (downloads only when they may move) and the switches. */
-  async function fileSnapshot(id: string) {
-    const row = await store.session(id);
-    const here = sessions.endsOf(id)?.files;
-    if (!row || !here) return null;
-    const switches = await files.switches(row);
-    return { type: 'files' as const, files: await here.list(switches.downloads ? ['download', 'upload'] : ['upload']), ...switches };
-  }
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse, requestUrl: URL, observed: RequestLog) => {

@@ -4,7 +4,7 @@
 // runtime/session/session-files.ts; another node of a cluster: cluster/files-link.ts), and the caps.
 // Outcomes, not HTTP: each edge words and sends them.
 import type { Readable } from 'node:stream';
-import { fileNameProblem, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
+import { fileNameProblem, type FileKind, type FilesChannelMessage, type SessionFileEntry } from '../../protocol/files.js';
 import { sessionOwner } from '../store/owner.js';
 import { FileRefusal, type UploadCaps } from '../runtime/index.js';
 import type { SessionRow } from '../store/store.js';
@@ -38,6 +38,8 @@ export interface FileSwitches {
 
 export interface SessionFilesOptions {
   sessions: SessionService;
+  /** A session's row as the store has it now. */
+  row(sessionId: string): Promise<SessionRow | undefined>;
   settings: FilesSettings;
   /** The files of a session another node runs (cluster/files-link.ts); absent on one machine. */
   remote?: (nodeId: string, sessionId: string) => FilesAt;
@@ -57,6 +59,18 @@ export class SessionFilesService {
     const plan = await this.options.sessions.planOf(row);
     const { settings } = this.options;
     return { downloads: settings.downloads && plan?.downloads !== false, uploads: settings.uploads && plan?.uploads !== false, ...this.caps };
+  }
+
+  /**
+   * What the files channel sends a controlling viewer of a session running here: its list
+   * (downloads only when they may move) and the switches; null when it does not run here.
+   */
+  async snapshot(sessionId: string): Promise<FilesChannelMessage | null> {
+    const here = this.options.sessions.endsOf(sessionId)?.files;
+    const row = here ? await this.options.row(sessionId) : undefined;
+    if (!row || !here) return null;
+    const switches = await this.switches(row);
+    return { type: 'files', files: await here.list(switches.downloads ? ['download', 'upload'] : ['upload']), ...switches };
   }
 
   /** Where the session's files are, or why they cannot be reached (a session that is not running has none: they went with it). */
