@@ -198,12 +198,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   webhooks = new SessionWebhooks({ store, settings: config.webhooks, nodeId, now, logger, metrics, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) });
   const observer = observeSessions({ sessions, runtime, store, logger, metrics, webhooks });
   // Files in and out of sessions (decisions.md 55-57): here through the program inside the session, elsewhere through its node.
-  const filesLink = new FilesLink({
-    secret: config.cluster.secret ?? '',
-    now: Date.now,
-    internalUrlOf: (id) => link.internalUrlOf(id),
-    filesHere: (id) => sessions.endsOf(id)?.files ?? undefined,
-  });
+  const filesLink = new FilesLink({ link, filesHere: (id) => sessions.endsOf(id)?.files ?? undefined });
   const files = new SessionFilesService({ sessions, row: (id) => store.session(id), settings: config.files, ...(clustered ? { remote: (node: string, id: string) => filesLink.at(node, id) } : {}) });
   const fileTransfers = { files, bytesPerSecond: config.files.bytesPerSecond };
   const recovered = await sessions.recover();

@@ -1,26 +1,23 @@
 // Files of a session another node runs (issue 23): the node a caller reached asks the owner over
-// signed node-to-node HTTP, `/internal/v1/sessions/<id>/files/(list|read|write)`, and streams the
-// bytes through as they come (never held whole on either node). The signature covers the method,
-// the path with its query (the file's name, kind and caps) and the time, as node-link.ts's calls
-// do; the body of a write is the file itself and is not signed (decisions.md 55). The caller's
-// rights and the plan were checked where the request arrived; the owner only reads or writes.
-import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+// the node link's one signed path (node-link.ts `call`), `/internal/v1/sessions/<id>/files/
+// (list|read|write)`, and streams the bytes through as they come (never held whole on either
+// node). The signature covers the method, the path with its query (the file's name, kind and
+// caps) and the time; the body of a write is the file itself and is not signed (decisions.md 55).
+// The caller's rights and the plan were checked where the request arrived; the owner only reads
+// or writes.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, pipeline, type Readable } from 'node:stream';
 import { FILE_KINDS, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
 import { FileRefusal, type UploadCaps } from '../runtime/index.js';
 import type { FilesAt } from '../sessions/files.js';
 import { sendJson } from '../http/respond.js';
-import { signCall, verifyCall } from './node-link.js';
+import type { NodeLink } from './node-link.js';
 
-const AUTH_HEADER = 'x-rbk-node-auth';
 const PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/files\/(list|read|write)$/;
 
 export interface FilesLinkOptions {
-  secret: string;
-  now: () => number;
-  /** The internal address of a node that is not lost. */
-  internalUrlOf(nodeId: string): Promise<string | undefined>;
+  /** The node link: its signed calls out, and its check of calls in. */
+  link: Pick<NodeLink, 'call' | 'isSigned'>;
   /** The files of a session this node runs. */
   filesHere(sessionId: string): FilesAt | undefined;
 }
@@ -32,21 +29,8 @@ export class FilesLink {
 
   /** The files of a session `nodeId` runs, as if they were here. */
   at(nodeId: string, sessionId: string): FilesAt {
-    const call = async (op: string, query: Record<string, string>, method: 'GET' | 'POST', body?: Readable): Promise<IncomingMessage> => {
-      const base = await this.options.internalUrlOf(nodeId);
-      if (!base) throw new Error('the node that runs this session is gone');
-      const path = `/internal/v1/sessions/${sessionId}/files/${op}?${new URLSearchParams(query).toString()}`;
-      const url = new URL(path, base);
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      return new Promise<IncomingMessage>((resolve, reject) => {
-        const outgoing = send(url, { method, headers: { [AUTH_HEADER]: signCall(this.options.secret, method, path, '', this.options.now()) } }, resolve);
-        outgoing.on('error', reject);
-        if (body) {
-          body.on('error', (error) => outgoing.destroy(error));
-          body.pipe(outgoing);
-        } else outgoing.end();
-      });
-    };
+    const call = (op: string, query: Record<string, string>, method: 'GET' | 'POST', body?: Readable): Promise<IncomingMessage> =>
+      this.options.link.call(nodeId, method, `/internal/v1/sessions/${sessionId}/files/${op}?${new URLSearchParams(query).toString()}`, body);
     const json = async (answer: IncomingMessage): Promise<Record<string, unknown>> => {
       const chunks: Buffer[] = [];
       for await (const chunk of answer) chunks.push(chunk as Buffer);
@@ -78,8 +62,7 @@ export class FilesLink {
   async handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
     const match = PATH.exec(url.pathname);
     if (!match) return false;
-    const header = request.headers[AUTH_HEADER];
-    const signed = verifyCall(this.options.secret, Array.isArray(header) ? header[0] : header, request.method ?? 'GET', `${url.pathname}${url.search}`, '', this.options.now());
+    const signed = this.options.link.isSigned(request, `${url.pathname}${url.search}`);
     const op = match[2]!;
     if (!signed || request.method !== (op === 'write' ? 'POST' : 'GET')) {
       request.resume();

@@ -2,10 +2,12 @@
 // database and heart-beats; it notices nodes that fell silent and ends their sessions; it hears
 // the other nodes' status changes and placements (Postgres LISTEN/NOTIFY); and it reaches the node
 // that runs a session over an authenticated node-to-node link (HTTP and WebSocket, each request
-// signed with the cluster secret) to remove it or to open one of its channels (a viewer's RFB).
+// signed with the cluster secret) to remove it, to open one of its channels (a viewer's RFB), or
+// to move its files (files-link.ts, whose calls take this link's one signed path).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Duplex } from 'node:stream';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Duplex, Readable } from 'node:stream';
 import { WebSocket } from 'ws';
 import { readJsonBody } from '../../http/node-body.js';
 import { removalAnswer } from '../http/outcomes.js';
@@ -199,26 +201,47 @@ export class NodeLink implements ClusterLink {
 
   // Calls to the node that runs a session -------------------------------------------------------
 
-  /** The internal address of a node that is not lost (cluster/files-link.ts calls it too). */
+  /** The internal address of a node that is not lost. */
   async internalUrlOf(nodeId: string): Promise<string | undefined> {
     const node = await this.store.node(nodeId);
     return node && node.state !== 'lost' ? node.internal_url : undefined;
   }
 
-  async removeOn(nodeId: string, accountId: string, sessionId: string): Promise<Reply> {
+  /**
+   * A signed HTTP call to another node, the one path every node-to-node call takes (a removal, a
+   * session's files): the answer as it arrives. The signature covers the method, the path with its
+   * query, the time and a text body; a streamed body (a file) is not signed, so what must be
+   * trusted of it (its length, the caps) travels in the signed query.
+   */
+  async call(nodeId: string, method: 'GET' | 'POST', path: string, body: string | Readable = '', timeoutMs?: number): Promise<IncomingMessage> {
     const base = await this.internalUrlOf(nodeId);
+    if (!base) throw new Error('the node that runs this session is gone');
+    const url = new URL(path, base);
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const text = typeof body === 'string' ? body : '';
+    const headers = { [AUTH_HEADER]: signCall(this.options.secret, method, path, text, this.options.now()), ...(text ? { 'content-type': 'application/json' } : {}) };
+    return new Promise<IncomingMessage>((resolve, reject) => {
+      const outgoing = send(url, { method, headers, ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}) }, resolve);
+      outgoing.on('error', reject);
+      if (typeof body === 'string') return void outgoing.end(body);
+      body.on('error', (error) => outgoing.destroy(error));
+      body.pipe(outgoing);
+    });
+  }
+
+  /** Whether an HTTP call came from a node of this cluster: signed over its method, path with query and text body, in time. */
+  isSigned(request: IncomingMessage, pathWithQuery: string, body = ''): boolean {
+    return verifyCall(this.options.secret, header(request), request.method ?? 'GET', pathWithQuery, body, this.options.now());
+  }
+
+  async removeOn(nodeId: string, accountId: string, sessionId: string): Promise<Reply> {
     const unreachable: Reply = { status: 'error', message: 'the node that runs this session did not answer; try again in a few seconds' };
-    if (!base) return unreachable;
-    const path = `/internal/v1/sessions/${sessionId}/remove`;
-    const body = JSON.stringify({ accountId });
     try {
-      const response = await fetch(new URL(path, base), {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [AUTH_HEADER]: signCall(this.options.secret, 'POST', path, body, this.options.now()) },
-        body,
-        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
-      });
-      return response.ok ? ((await response.json()) as Reply) : unreachable;
+      const answer = await this.call(nodeId, 'POST', `/internal/v1/sessions/${sessionId}/remove`, JSON.stringify({ accountId }), CALL_TIMEOUT_MS);
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer) chunks.push(chunk as Buffer);
+      const ok = answer.statusCode !== undefined && answer.statusCode >= 200 && answer.statusCode < 300;
+      return ok ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Reply) : unreachable;
     } catch {
       return unreachable;
     }
@@ -250,7 +273,7 @@ export class NodeLink implements ClusterLink {
     if (!match || match[2] !== 'remove' || request.method !== 'POST') return false;
     const body = await readJsonBody(request);
     const raw = body.ok ? JSON.stringify(body.value) : '';
-    if (!body.ok || !verifyCall(this.options.secret, header(request), 'POST', url.pathname, raw, this.options.now())) {
+    if (!body.ok || !this.isSigned(request, url.pathname, raw)) {
       sendJson(response, { status: 'denied', message: 'not a call from a node of this cluster' }, 403);
       return true;
     }
@@ -268,7 +291,7 @@ export class NodeLink implements ClusterLink {
   verifyUpgrade(request: IncomingMessage, url: URL): { sessionId: string; channel: string; credential: ChannelCredential } | null {
     const match = NODE_PATH.exec(url.pathname);
     if (!match || match[2] === 'remove') return null;
-    if (!verifyCall(this.options.secret, header(request), 'GET', url.pathname, '', this.options.now())) return null;
+    if (request.method !== 'GET' || !this.isSigned(request, url.pathname)) return null;
     if (match[2] === 'rfb' || match[2] === 'rfb-view') return { sessionId: match[1]!, channel: 'rfb', credential: match[2] === 'rfb' ? 'share-link' : 'view-link' };
     return { sessionId: match[1]!, channel: match[3]!, credential: match[4] as ChannelCredential };
   }
