@@ -5,7 +5,6 @@
 // (first-page.ts); what an earlier run left behind is reaped first (reap.ts); what a running
 // session reports comes out as runtime events (runtime-events.ts).
 import { EventEmitter } from 'node:events';
-import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { BrowserProcess } from './browser/browser.js';
@@ -26,6 +25,7 @@ import { reapRoot, SHARED_DIR, type ReapReport } from './session/reap.js';
 import { ENDS_SESSION, runtimeEvent, startedMessage, watchSession, type RuntimeEvent, type RuntimeEventKind, type RefusalDetail } from './session/runtime-events.js';
 import { SessionSlot, type SlotSettings, type SlotShape } from './session/slot.js';
 import { WarmPool, type WarmPoolOptions, type WarmPoolStats } from './pool/warm-pool.js';
+import { hostMemoryShort } from './pool/warm-demand.js';
 import type { SessionSound, SoundSettings } from './capture/sound.js';
 import type { VideoSettings } from './capture/video.js';
 import { endsOfSlot, type SessionEnds } from './session/session-ends.js';
@@ -118,20 +118,8 @@ export interface RuntimeSession {
 }
 
 const DEFAULT_GEOMETRY = { width: 1280, height: 720 };
-/** The host's MemAvailable in MB, or null where it cannot be read. */
-function memoryAvailableMb(): number | null {
-  try {
-    const kb = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1];
-    return kb === undefined ? null : Math.round(Number(kb) / 1024);
-  } catch {
-    return null;
-  }
-}
-
 /** After a session's start, warming waits this long: its first page is still loading. */
 const START_QUIET_MS = 1000;
-/** Warming stops while the host has less memory available than this. */
-const MEMORY_RESERVE_MB = 1024;
 
 export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   readonly root: string;
@@ -194,9 +182,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     if (performance.now() - this.lastStartEnded < START_QUIET_MS) return 'a session has just started';
     const limit = this.options.sessionLimit;
     if (limit !== undefined && limit !== null && this.sessions.size >= limit) return `the node runs its limit of ${limit} sessions`;
-    const available = memoryAvailableMb();
-    if (available !== null && available < MEMORY_RESERVE_MB) return `the host has ${available} MB of memory available (the pool leaves ${MEMORY_RESERVE_MB} MB)`;
-    return null;
+    return hostMemoryShort();
   }
 
   private get startTimeoutMs(): number {

@@ -2,7 +2,9 @@
 // interface language is fixed when a browser starts, decisions.md 63). Each configured language
 // keeps one; a language learned from recent creates keeps one until it has been quiet a while; the
 // recent rate of creates of a kind adds more; and the whole pool stays under its memory budget.
-// Pure over the creates it was told of and the clock, so sizing is tested without a browser.
+// Pure over the creates it was told of and the clock, so sizing is tested without a browser; apart
+// from that, whether the host has the memory to warm at all (hostMemoryShort).
+import { readFileSync } from 'node:fs';
 
 /** One kind of warm browser: an image id and the language its sessions ask for. */
 export interface WarmKind {
@@ -93,4 +95,19 @@ export class WarmDemand {
       if (entry.at.length === 0) this.creates.delete(key);
     }
   }
+}
+
+/** Warming stops while the host has less memory available than this. */
+const MEMORY_RESERVE_MB = 1024;
+
+/** Why the host is too short of memory to warm now (MemAvailable under the reserve), or null (enough, or unknown). */
+export function hostMemoryShort(): string | null {
+  let available: number | null = null;
+  try {
+    const kb = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1];
+    available = kb === undefined ? null : Math.round(Number(kb) / 1024);
+  } catch {
+    available = null;
+  }
+  return available !== null && available < MEMORY_RESERVE_MB ? `the host has ${available} MB of memory available (the pool leaves ${MEMORY_RESERVE_MB} MB)` : null;
 }
