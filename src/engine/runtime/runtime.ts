@@ -29,6 +29,8 @@ import { hostMemoryShort } from './pool/warm-demand.js';
 import type { SessionSound, SoundSettings } from './capture/sound.js';
 import type { VideoSettings } from './capture/video.js';
 import { endsOfSlot, type SessionEnds } from './session/session-ends.js';
+import { SessionRecorder } from './capture/recorder.js';
+import { recorderPart } from './session/session-parts.js';
 
 export { reapRoot, rootKey, type ReapReport } from './session/reap.js';
 export type { RuntimeEvent, RuntimeNotice, SessionEndingEvent } from './session/runtime-events.js';
@@ -51,6 +53,8 @@ export interface SessionSpec {
   upstreamProxyUrl?: string;
   /** Aborting ends the start at once (the session was removed while starting). */
   signal?: AbortSignal;
+  /** Record the session (issue 35): its picture and sound go to `media.mkv` in `dir`, the engine's own directory. */
+  recording?: { dir: string };
   /** Called once the display is up, before the browser is, with the session's ends so far: viewers may connect early. */
   onEnds?: (ends: SessionEnds) => void;
 }
@@ -290,6 +294,10 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         if (!slot.browser?.control) await handedOut;
       }
       const current = slot;
+      if (spec.recording) {
+        const even = (n: number) => n + (n % 2);
+        current.parts.add(recorderPart(new SessionRecorder(join(spec.recording.dir, 'media.mkv'), { video: current.video, sound: current.sound, width: even(width), height: even(height) })));
+      }
       spec.onEnds?.(endsOfSlot(current));
       const browserBegan = performance.now();
       const browserReady = browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs }).then(() => void part('browser', browserBegan));

@@ -11,6 +11,7 @@ import type { Display } from '../display/display.js';
 import type { EgressRoute } from '../egress/egress.js';
 import type { SessionSound } from '../capture/sound.js';
 import type { SessionVideo } from '../capture/video.js';
+import type { SessionRecorder } from '../capture/recorder.js';
 
 /** The browser as a part: its process, its DevTools control (Chromium family), and what it was started with. */
 export interface BrowserPart {
@@ -31,6 +32,8 @@ export interface PartValues {
   video: SessionVideo;
   /** Present only when the session has sound (sound.ts): not turned off, and its server started. */
   sound: SessionSound;
+  /** Present while the session is recorded (recorder.ts): a member of its encoders' audiences. */
+  recorder: SessionRecorder;
   browser: BrowserPart;
 }
 
@@ -101,6 +104,11 @@ export function displayPart(display: Display): SessionPart<'display'> {
 export function videoPart(video: SessionVideo): SessionPart<'video'> {
   // Watchers are let go first (told the session ended) and the encoder stops; it is a display client, which goes with the sandbox.
   return { name: 'video', value: video, release: async () => video.close(), stop: async () => undefined };
+}
+
+export function recorderPart(recorder: SessionRecorder): SessionPart<'recorder'> {
+  // Released after the browser (the last picture is of the session), before the encoders it listens to.
+  return { name: 'recorder', value: recorder, release: () => recorder.close(), stop: async () => undefined };
 }
 
 export function soundPart(sound: SessionSound): SessionPart<'sound'> {

@@ -1,0 +1,157 @@
+// A session's recording (issue 35, decisions.md 96): the recorder is one more member of the
+// audiences of the session's encoders (audience.ts), so the picture is the H.264 the video encoder
+// makes anyway and the sound the Opus the sound encoder makes anyway, written as they come with
+// their times into a Matroska file in the engine's own directory (never the session's). While a
+// session is recorded its encoders run, whether or not anyone watches; a still screen costs its
+// encoder's CPU and next to no bytes (docs/benchmarks.md, "Recordings").
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { AUDIO_TRACK, matroskaCluster, matroskaHeader, parameterSetUnits, VIDEO_TRACK, type Block } from './matroska.js';
+import { SOUND_FORMAT, type SessionSound, type SoundStream } from './sound.js';
+import type { SessionVideo, VideoStream } from './video.js';
+
+/** A cluster is written at a key frame, once it spans this long, or once it holds this much. */
+const CLUSTER_MS = 1000;
+const CLUSTER_BYTES = 1024 * 1024;
+/** Sound that comes before the first picture is kept this long at most, so the file starts with both. */
+const EARLY_MS = 3000;
+/** An encoder that stopped while the session runs (it failed) is joined again after this long. */
+const REJOIN_MS = 1000;
+/** libopus's look-ahead at 48 kHz, which ffmpeg's encoder states as the stream's pre-skip. */
+const OPUS_PRE_SKIP = 312;
+
+export interface RecorderParts {
+  video: SessionVideo | null;
+  sound: SessionSound | null;
+  /** The display's size, rounded up to even numbers as the encoder pads it. */
+  width: number;
+  height: number;
+}
+
+export class SessionRecorder {
+  private readonly out: WriteStream;
+  private readonly began = performance.now();
+  private header: Buffer | null = null;
+  private headerAvcC: Buffer | null = null;
+  /** A later encoder's parameter sets, put before its first key frame (matroska.ts). */
+  private parameterSets: Buffer | null = null;
+  private early: Block[] = [];
+  private cluster: Block[] = [];
+  private clusterBytes = 0;
+  private videoStream: VideoStream | null = null;
+  private soundStream: SoundStream | null = null;
+  private closed = false;
+  /** Each track's last time: times only grow (a burst of packets arriving at once is spread out). */
+  private readonly last = new Map<number, number>();
+  private readonly flusher: NodeJS.Timeout;
+  /** Bytes written to the file so far. */
+  written = 0;
+
+  constructor(
+    readonly path: string,
+    private readonly parts: RecorderParts,
+  ) {
+    this.out = createWriteStream(path, { flags: 'wx', mode: 0o600 });
+    this.out.on('error', () => undefined);
+    if (!parts.video) this.writeHeader(null);
+    this.watch();
+    this.listen();
+    this.flusher = setInterval(() => this.flush(), CLUSTER_MS);
+  }
+
+  /** Milliseconds since the recording began. */
+  get durationMs(): number {
+    return Math.round(performance.now() - this.began);
+  }
+
+  /** Stops recording: the streams leave their encoders, the last cluster is written, the file closed. */
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.closed = true;
+    clearInterval(this.flusher);
+    this.videoStream?.close();
+    this.soundStream?.close();
+    this.flush();
+    return new Promise((resolve) => this.out.end(resolve));
+  }
+
+  private watch(): void {
+    const { video } = this.parts;
+    if (!video || this.closed) return;
+    const stream = (this.videoStream = video.watch());
+    stream.on('format', (format) => {
+      const avcC = Buffer.from(format.description, 'base64');
+      if (!this.header) this.writeHeader(avcC);
+      else if (!avcC.equals(this.headerAvcC!)) this.parameterSets = parameterSetUnits(avcC);
+    });
+    stream.on('frame', (message, key) => {
+      if (!this.header) return;
+      let data = message.subarray(1);
+      if (key && this.parameterSets) {
+        data = Buffer.concat([this.parameterSets, data]);
+        this.parameterSets = null;
+      }
+      this.add({ track: VIDEO_TRACK, time: this.timeOf(VIDEO_TRACK, 1), key, data });
+    });
+    stream.once('end', () => this.again(() => this.watch()));
+  }
+
+  private listen(): void {
+    const { sound } = this.parts;
+    if (!sound || this.closed) return;
+    const stream = (this.soundStream = sound.listen());
+    stream.on('packet', (packet) => {
+      const block = { track: AUDIO_TRACK, time: this.timeOf(AUDIO_TRACK, SOUND_FORMAT.frameMs), key: true, data: packet };
+      if (this.header) return this.add(block);
+      this.early.push(block);
+      while (this.early.length > 0 && block.time - this.early[0]!.time > EARLY_MS) this.early.shift();
+    });
+    stream.once('end', () => this.again(() => this.listen()));
+  }
+
+  /** An encoder's output stopped while the session runs (it failed): joined again shortly. */
+  private again(join: () => void): void {
+    if (this.closed) return;
+    setTimeout(() => join(), REJOIN_MS).unref();
+  }
+
+  /** Now, in ms since the recording began, but at least `step` after the track's last block. */
+  private timeOf(track: number, step: number): number {
+    const last = this.last.get(track);
+    const time = Math.max(Math.round(performance.now() - this.began), last === undefined ? 0 : last + step);
+    this.last.set(track, time);
+    return time;
+  }
+
+  private writeHeader(avcC: Buffer | null): void {
+    this.headerAvcC = avcC;
+    this.header = matroskaHeader({
+      video: avcC ? { avcC, width: this.parts.width, height: this.parts.height } : null,
+      audio: this.parts.sound ? { sampleRate: SOUND_FORMAT.sampleRate, channels: SOUND_FORMAT.channels, preSkip: OPUS_PRE_SKIP } : null,
+    });
+    this.write(this.header);
+    const early = this.early;
+    this.early = [];
+    for (const block of early) this.add(block);
+  }
+
+  private add(block: Block): void {
+    const first = this.cluster[0];
+    if (first && ((block.track === VIDEO_TRACK && block.key) || block.time - first.time >= CLUSTER_MS || this.clusterBytes >= CLUSTER_BYTES)) this.flush();
+    this.cluster.push(block);
+    this.clusterBytes += block.data.length;
+  }
+
+  /** Writes the cluster so far, whole: a file cut off later still plays up to here. */
+  private flush(): void {
+    if (this.cluster.length === 0) return;
+    const blocks = this.cluster;
+    this.cluster = [];
+    this.clusterBytes = 0;
+    this.write(matroskaCluster(Math.min(...blocks.map((block) => block.time)), blocks));
+  }
+
+  private write(bytes: Buffer): void {
+    this.written += bytes.length;
+    this.out.write(bytes);
+  }
+}
