@@ -29,6 +29,8 @@ export const planSchema = z.object({
   downloads: z.boolean().default(true),
   /** Whether files may be given to the plan's sessions (decisions.md 56); on unless a plan says false. */
   uploads: z.boolean().default(true),
+  /** Whether the plan's sessions may be recorded (`record: true` at create, issue 35); off unless a plan says true. */
+  recording: z.boolean().default(false),
 });
 export type Plan = z.infer<typeof planSchema>;
 
@@ -55,11 +57,11 @@ export type ExitLocation = z.infer<typeof locationSchema>;
 export type ExitCity = z.infer<typeof citySchema>;
 
 export const DEFAULT_PLANS: Plan[] = [
-  { id: 'free', name: 'Free', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 120, idle_timeout_minutes: 15, sound: true, downloads: true, uploads: true },
-  { id: 'pro', name: 'Pro', running_session_limit: 5, cycle_session_limit: 1000, residential_cycle_mb_limit: 1024, location_access: true, programmatic_access: true, max_session_minutes: 480, idle_timeout_minutes: 30, sound: true, downloads: true, uploads: true },
-  { id: 'team', name: 'Team', running_session_limit: 20, cycle_session_limit: 10000, residential_cycle_mb_limit: 10240, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true, downloads: true, uploads: true },
-  { id: 'unlimited', name: 'Unlimited', running_session_limit: 50, cycle_session_limit: null, residential_cycle_mb_limit: 102400, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true, downloads: true, uploads: true },
-  { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15, sound: true, downloads: true, uploads: true },
+  { id: 'free', name: 'Free', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 120, idle_timeout_minutes: 15, sound: true, downloads: true, uploads: true, recording: false },
+  { id: 'pro', name: 'Pro', running_session_limit: 5, cycle_session_limit: 1000, residential_cycle_mb_limit: 1024, location_access: true, programmatic_access: true, max_session_minutes: 480, idle_timeout_minutes: 30, sound: true, downloads: true, uploads: true, recording: false },
+  { id: 'team', name: 'Team', running_session_limit: 20, cycle_session_limit: 10000, residential_cycle_mb_limit: 10240, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true, downloads: true, uploads: true, recording: false },
+  { id: 'unlimited', name: 'Unlimited', running_session_limit: 50, cycle_session_limit: null, residential_cycle_mb_limit: 102400, location_access: true, programmatic_access: true, max_session_minutes: 1440, idle_timeout_minutes: 60, sound: true, downloads: true, uploads: true, recording: false },
+  { id: 'viewer', name: 'Viewer (no API)', running_session_limit: 1, cycle_session_limit: 30, residential_cycle_mb_limit: null, location_access: false, programmatic_access: false, max_session_minutes: 60, idle_timeout_minutes: 15, sound: true, downloads: true, uploads: true, recording: false },
 ];
 
 /** The warm pool's defaults: a small machine's (about five idle Chromium browsers, or two and a Firefox, and a display). */

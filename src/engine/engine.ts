@@ -35,6 +35,7 @@ import { FilesLink } from './cluster/files-link.js';
 import { SessionFilesService } from './sessions/files.js';
 import { AccountUsage } from './accounts/usage.js';
 import { ShareLinks } from './sessions/share-links.js';
+import { followRecordedSessions, Recordings } from './recordings/recordings.js';
 import { createAutomation } from './http/automation.js';
 import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
@@ -181,6 +182,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     : null;
   // An account's pools, meters and programmatic access: the API's usage answers and the create's quota.
   const usage = new AccountUsage({ store, plan: (id) => accounts.plan(id), now });
+  // Recorded sessions' picture, sound and timeline (issue 35), in the engine's own directory.
+  const recordings = new Recordings({ dir: join(dataDir, 'recordings'), now });
   const sessions = new SessionService({
     usage,
     ...(metrics ? { onBytes: (egress: number, residential: number) => (metrics.egressBytes.inc(egress), metrics.residentialBytes.inc(residential)) } : {}),
@@ -194,7 +197,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     nodeId,
     ...(clustered ? { cluster: link } : {}),
     shareBase: () => config.shareBase ?? url,
+    recordingDir: (id) => recordings.dirOf(id),
   });
+  followRecordedSessions(recordings, { sessions, runtime, presence, store });
   webhooks = new SessionWebhooks({ store, settings: config.webhooks, nodeId, now, logger, metrics, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) });
   const observer = observeSessions({ sessions, runtime, store, logger, metrics, webhooks });
   // Files in and out of sessions (decisions.md 55-57): here through the program inside the session, elsewhere through its node.
@@ -212,6 +217,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     webhooks,
     observer: apiObserver(logger, metrics),
     files: fileTransfers,
+    recordings,
   });
 
   // Every stream of a session is a channel (docs/architecture.md "Channels"), one registration each;

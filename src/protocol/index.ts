@@ -10,4 +10,5 @@ export * from './share-api.js';
 export * from './sound.js';
 export * from './video.js';
 export * from './statuses.js';
+export * from './recordings.js';
 export * from './webhooks.js';

@@ -76,6 +76,8 @@ export interface ViewerState {
   sound?: boolean;
   /** Whether the engine offers the display's motion as video (the share API's `video` route, issue 25); absent means false. */
   video?: boolean;
+  /** Whether the session is being recorded (issue 35): the viewer says so; absent means false. */
+  recording?: boolean;
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

@@ -171,6 +171,7 @@ export const createRequestSchema = z.object({
   ).optional(),
   country: textField('country: must be a location code listed by GET /v8/image, or auto', (v) => v !== '').optional(),
   egress: z.literal('residential', 'egress: the only allowed value is residential').optional(),
+  record: z.boolean('record: must be true or false').optional(),
   shareLanguage: z.enum(SHARE_LANGUAGES, `shareLanguage: must be one of ${SHARE_LANGUAGES.join(', ')}`).optional(),
   callbackUrl: textField(
     `callbackUrl: must be an http or https address of at most ${characters(CALLBACK_URL_MAX)} characters`,

@@ -15,7 +15,7 @@ export async function insertLinkedSession(engine: Engine, owner: { accountId: st
     language: 'en', layout: 'us', country: null, exit_city: null, egress: null, share_language: 'en', callback_url: null,
     link_hash: shareLinkHash(shareLinkId(secret, id)), view_link_hash: null, viewers: 0, counted: true, ever_ran: fields.status === 'running', created_at: Date.now(),
     running_at: null, ended_at: null, last_viewer_at: null, egress_bytes: 0, residential_bytes: 0, runtime_id: null, end_reason: null,
-    location_applied: null, location_reason: null, node_id: null,
+    location_applied: null, location_reason: null, node_id: null, recorded: false,
     ...fields,
   };
   await engine.store.insertSession(row);

@@ -93,7 +93,7 @@ async function addSession(owner: Account, status: string, options: { pool?: numb
     language: 'en', layout: 'us', country: null, exit_city: null, egress: options.residentialMb ? 'residential' : null, share_language: 'en', callback_url: null,
     link_hash: `hash${id}`, view_link_hash: null, viewers: 0, counted: true, ever_ran: status !== 'starting', created_at: now(),
     running_at: null, ended_at: null, last_viewer_at: null, egress_bytes: 0, residential_bytes: Math.round((options.residentialMb ?? 0) * MB), runtime_id: null, end_reason: null,
-    location_applied: null, location_reason: null, node_id: null,
+    location_applied: null, location_reason: null, node_id: null, recorded: false,
   });
 }
 

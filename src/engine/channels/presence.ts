@@ -24,7 +24,17 @@ export interface Attachment {
   leave(): void;
 }
 
-export class Presence extends EventEmitter<{ changed: [{ id: string }] }> {
+/** One attachment made or ended on this node, with what it was (a recording's timeline follows them, issue 35). */
+export interface AttachmentChange {
+  id: string;
+  kind: AttachmentKind;
+  joined: boolean;
+  /** The channel it came through, and what its credential lets it do. */
+  channel?: string;
+  rights?: 'control' | 'view';
+}
+
+export class Presence extends EventEmitter<{ changed: [{ id: string }]; attachment: [AttachmentChange] }> {
   private readonly counts = new Map<string, Map<AttachmentKind, number>>();
   private readonly writes = new Set<Promise<void>>();
 
@@ -34,12 +44,13 @@ export class Presence extends EventEmitter<{ changed: [{ id: string }] }> {
   }
 
   /** Counts one attachment of `kind` to a session this node runs, until its `leave()`. */
-  attach(sessionId: string, kind: AttachmentKind): Attachment {
+  attach(sessionId: string, kind: AttachmentKind, about: { channel?: string; rights?: 'control' | 'view' } = {}): Attachment {
     if (!ATTACHMENT_KINDS.includes(kind)) throw new Error(`unknown attachment kind "${String(kind)}"; expected one of ${ATTACHMENT_KINDS.join(', ')}`);
     const session = this.counts.get(sessionId) ?? new Map<AttachmentKind, number>();
     session.set(kind, (session.get(kind) ?? 0) + 1);
     this.counts.set(sessionId, session);
     this.changed(sessionId);
+    this.emit('attachment', { id: sessionId, kind, joined: true, ...about });
     let left = false;
     return {
       kind,
@@ -51,6 +62,7 @@ export class Presence extends EventEmitter<{ changed: [{ id: string }] }> {
         else session.delete(kind);
         if (session.size === 0 && this.counts.get(sessionId) === session) this.counts.delete(sessionId);
         this.changed(sessionId);
+        this.emit('attachment', { id: sessionId, kind, joined: false, ...about });
       },
     };
   }

@@ -139,7 +139,7 @@ export class ChannelRouter {
     if (channel.openEnd ? !openEnd : !active) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
     const leave = this.seat(channel, sessionId, ws, rights, address);
     if (!leave) return;
-    const attachment = this.options.presence.attach(sessionId, channel.attachment);
+    const attachment = this.options.presence.attach(sessionId, channel.attachment, { channel: channel.name, rights });
     // A channel's failure ends its connection, never the engine.
     Promise.resolve()
       .then(() => channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}) }))

@@ -22,6 +22,8 @@ import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from './limits.js';
 import type { ApiObserver } from '../operations/api-observer.js';
+import type { Recordings } from '../recordings/recordings.js';
+import { sendRecordingMedia } from './recordings.js';
 import type { Logger } from '../operations/logger.js';
 import type { SessionWebhooks } from '../webhooks/webhooks.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
@@ -34,6 +36,8 @@ import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from '.
 
 /** The file endpoints that stream (node:http only): `vm/files/download` and `vm/files/upload`. */
 const FILE_TRANSFER = /^\/(v8|v7)\/vm\/files\/(download|upload)$/;
+/** The recording's media (v8 only), which streams (node:http only). */
+const RECORDING_MEDIA = '/v8/vm/recording/media';
 
 export interface ApiOptions {
   config: EngineConfig;
@@ -58,6 +62,8 @@ export interface ApiOptions {
   webhooks?: Pick<SessionWebhooks, 'get' | 'set' | 'remove'>;
   /** Logs and metrics of creates and rate-limit refusals (operations/api-observer.ts). */
   observer?: ApiObserver;
+  /** Sessions' recordings (recordings/recordings.ts, issue 35): v8 only. */
+  recordings?: Recordings;
 }
 
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
@@ -162,6 +168,23 @@ export function createApi(options: ApiOptions): Api {
     return direction === 'download' ? sendSessionFile(request, response, row, url, options.files) : receiveSessionFile(request, response, row, url, options.files);
   };
 
+  /** `vm/recording/media` (v8): the key and its session checked as for any call, then the MP4 streamed (http/recordings.ts). */
+  const recordingMedia = async (request: IncomingMessage, response: ServerResponse, url: URL, apiRequest: ApiRequest): Promise<void> => {
+    const refuse = async (reply: ApiAnswer) => {
+      await discardRest(request);
+      sendJson(response, reply.body, reply.status, reply.headers);
+    };
+    if (request.method !== 'GET') return refuse(answer({ status: 'denied', message: 'use GET for /v8/vm/recording/media' }, 405));
+    const account = await programmatic(apiRequest);
+    if (!isAccount(account)) return refuse(account);
+    const row = await ownSession(account, url.searchParams.get('id'), 'v8');
+    if ('message' in row) return refuse(answer(row, 403));
+    const media = options.recordings ? await options.recordings.mediaOf(row) : { status: 'denied' as const, message: 'sessions are not recorded on this service' };
+    if ('message' in media) return refuse(answer(media, 404));
+    await discardRest(request);
+    await sendRecordingMedia(request, response, media);
+  };
+
   const respond = async (request: ApiRequest): Promise<ApiAnswer | null> => {
     const { url } = request;
     if (isV6Path(url.pathname)) return v6(request);
@@ -238,6 +261,28 @@ export function createApi(options: ApiOptions): Api {
           return options.files ? options.files.files.list(row) : { status: 'denied', message: 'files cannot be moved on this service' };
         });
       }
+      // A session's recording (issue 35, decisions.md 96): v8 only; the media streams (api below).
+      case 'GET vm/recording': {
+        if (version !== 'v8') break;
+        const id = url.searchParams.get('id');
+        return read(request, true, async (account) => {
+          const row = await ownSession(account, id, version);
+          if ('message' in row) return row;
+          return options.recordings ? options.recordings.read(row) : { status: 'denied', message: 'sessions are not recorded on this service' };
+        });
+      }
+      case 'POST vm/recording/remove': {
+        if (version !== 'v8') break;
+        const account = await programmatic(request);
+        if (!isAccount(account)) return account;
+        const body = await request.body();
+        if (!body.ok) return answer({ status: 'denied', message: body.message });
+        const parsed = parseRemoveRequest(body.value);
+        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
+        const row = await ownSession(account, parsed.value.id, version);
+        if ('message' in row) return answer(row);
+        return answer(options.recordings ? await options.recordings.remove(row) : { status: 'denied', message: 'sessions are not recorded on this service' });
+      }
       case 'GET vm/files/download':
       case 'POST vm/files/upload':
         return answer({ status: 'denied', message: `${route.split(' ')[1]} streams its bytes: call it over HTTP, not in-process` });
@@ -271,6 +316,10 @@ export function createApi(options: ApiOptions): Api {
     };
     if (FILE_TRANSFER.test(url.pathname)) {
       await transfer(request, response, url, apiRequest);
+      return true;
+    }
+    if (url.pathname === RECORDING_MEDIA) {
+      await recordingMedia(request, response, url, apiRequest);
       return true;
     }
     const reply = await respond(apiRequest);

@@ -32,6 +32,8 @@ function refusalText(refusal: Refusal, version: WordingVersion): string {
       return 'exit locations are not included in your plan';
     case 'residential-not-in-plan':
       return 'residential connections are not included in your plan';
+    case 'recording-not-in-plan':
+      return 'recording sessions is not included in your plan; create it without record';
     case 'residential-not-configured':
       return 'residential connections are not configured on this service';
     case 'residential-country-unavailable':

@@ -64,6 +64,8 @@ export function observeSessions(options: SessionObserverOptions): { settled(): P
     const vmId = sessions.sessionOfRuntime(event.sessionId);
     // How a session started is on its `running` line (start kind and ms), with its id.
     if (event.kind === 'started') return;
+    // What tabs do is a recording's timeline (recordings/), not the operator's log.
+    if (event.kind === 'page') return;
     if (event.kind === 'refused') logger.info({ vmId, ...event.detail }, 'session target refused');
     else logger.info({ vmId, kind: event.kind, reason: event.message }, 'session notice');
   });

@@ -22,14 +22,13 @@ import { interfaceLocale } from './browser/locales.js';
 import { isTimeZone } from './browser/time-zones.js';
 import { abortable, withTimeout } from './sandbox/processes.js';
 import { reapRoot, SHARED_DIR, type ReapReport } from './session/reap.js';
-import { ENDS_SESSION, runtimeEvent, startedMessage, watchSession, type RuntimeEvent, type RuntimeEventKind, type RefusalDetail } from './session/runtime-events.js';
+import { ENDS_SESSION, runtimeEvent, startedMessage, watchSession, type RuntimeEvent } from './session/runtime-events.js';
 import { SessionSlot, type SlotSettings, type SlotShape } from './session/slot.js';
 import { WarmPool, type WarmPoolOptions, type WarmPoolStats } from './pool/warm-pool.js';
 import { hostMemoryShort } from './pool/warm-demand.js';
 import type { SessionSound, SoundSettings } from './capture/sound.js';
 import type { VideoSettings } from './capture/video.js';
 import { endsOfSlot, type SessionEnds } from './session/session-ends.js';
-import { SessionRecorder } from './capture/recorder.js';
 import { recorderPart } from './session/session-parts.js';
 
 export { reapRoot, rootKey, type ReapReport } from './session/reap.js';
@@ -294,10 +293,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         if (!slot.browser?.control) await handedOut;
       }
       const current = slot;
-      if (spec.recording) {
-        const even = (n: number) => n + (n % 2);
-        current.parts.add(recorderPart(new SessionRecorder(join(spec.recording.dir, 'media.mkv'), { video: current.video, sound: current.sound, width: even(width), height: even(height) })));
-      }
+      if (spec.recording) current.parts.add(recorderPart(spec.recording.dir, { video: current.video, sound: current.sound, width, height }));
       spec.onEnds?.(endsOfSlot(current));
       const browserBegan = performance.now();
       const browserReady = browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs }).then(() => void part('browser', browserBegan));
@@ -376,7 +372,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   /** Reports the running session's events; those of a session being stopped are dropped. */
   private watch(session: RuntimeSession, slot: SessionSlot): void {
     this.sessions.set(session.id, { session, slot, stopping: false });
-    watchSession({ ...session, browserName: session.image.name }, (kind: RuntimeEventKind, message: string, detail?: RefusalDetail) => {
+    watchSession({ ...session, browserName: session.image.name }, (kind, message, detail) => {
       const entry = this.sessions.get(session.id);
       if (!entry || entry.stopping) return;
       // A process the kernel ended at the session's memory cap says so, not just "crashed".

@@ -58,6 +58,10 @@ export async function admit(context: AdmissionContext, account: AccountRow, requ
   if (pools.length === 0) return { status: 'upgrade', reason: 'no-plan' };
 
   // Plan features narrow the pools a session may take a slot from.
+  if (request.record === true) {
+    pools = pools.filter((p) => p.plan.recording);
+    if (pools.length === 0) return { status: 'denied', field: 'record', reason: 'recording-not-in-plan' };
+  }
   if (request.country !== undefined) {
     pools = pools.filter((p) => p.plan.location_access);
     if (pools.length === 0) return { status: 'upgrade', field: 'country', reason: 'locations-not-in-plan' };

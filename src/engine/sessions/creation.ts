@@ -92,6 +92,7 @@ export async function createSession(
       url: firstUrl ?? null,
       language,
       layout,
+      recorded: request.record === true,
       country: request.country ?? null,
       exit_city: exit.city?.code ?? null,
       egress: request.egress ?? null,

@@ -20,6 +20,8 @@ export interface NodeRunsOptions {
   exits: ExitSettings;
   now: () => number;
   move: Move;
+  /** Where a recorded session's recording goes (recordings/recordings.ts); absent: this node records nothing. */
+  recordingDir?: (sessionId: string) => string;
   /** Bytes written to the meters since the last write: all egress, and the residential part. */
   onBytes?: (egress: number, residential: number) => void;
 }
@@ -76,6 +78,7 @@ export class NodeRuns {
         layout: row.layout,
         ...(row.url ? { url: row.url } : {}),
         ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
+        ...(row.recorded && this.options.recordingDir ? { recording: { dir: this.options.recordingDir(row.id) } } : {}),
       })
       .then(
         async (started) => {

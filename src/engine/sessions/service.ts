@@ -46,6 +46,8 @@ export interface SessionServiceOptions {
   /** Where share links point (the viewer site). */
   shareBase: () => string;
   secret: string;
+  /** Where a recorded session's recording goes (recordings/recordings.ts). */
+  recordingDir?: (sessionId: string) => string;
   /** Egress bytes of this node's sessions as they are written (the metrics count them). */
   onBytes?: (egress: number, residential: number) => void;
 }
@@ -85,7 +87,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.nodeId = options.nodeId;
     this.now = options.now;
     this.accounts = options.usage;
-    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}) });
+    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}), ...(options.recordingDir ? { recordingDir: options.recordingDir } : {}) });
     this.options.runtime.on('event', (event) => {
       // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
       if (!event.ends) return;

@@ -139,4 +139,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    CREATE INDEX webhook_deliveries_account ON webhook_deliveries(account_id);`,
   // The warm browsers each node has ready (schema.ts, the same migration).
   `ALTER TABLE nodes ADD COLUMN warm TEXT NOT NULL DEFAULT '[]';`,
+  // Whether a session is recorded (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN recorded BOOLEAN NOT NULL DEFAULT FALSE;`,
 ];

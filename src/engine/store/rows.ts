@@ -63,6 +63,8 @@ export interface SessionRow {
   location_reason: string | null;
   /** The node that runs (or ran) it. */
   node_id: string | null;
+  /** Whether its picture, sound and timeline are recorded (issue 35). */
+  recorded: boolean;
 }
 
 export interface PoolUsage {
@@ -100,7 +102,7 @@ export interface NodeRow {
 
 export type NodeWithLoad = NodeRow & { load: number };
 
-const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied'] as const;
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded'] as const;
 
 /** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
 export function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {

@@ -135,4 +135,6 @@ export const MIGRATIONS: readonly string[] = [
   // The warm browsers each node has ready (decisions.md 64): a JSON array of "browser language"
   // kinds, written with every heartbeat, so that placement can prefer a node with a fitting one.
   `ALTER TABLE nodes ADD COLUMN warm TEXT NOT NULL DEFAULT '[]';`,
+  // Whether a session is recorded (issue 35, decisions.md 96).
+  `ALTER TABLE sessions ADD COLUMN recorded INTEGER NOT NULL DEFAULT 0;`,
 ];

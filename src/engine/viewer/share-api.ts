@@ -70,6 +70,7 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, o
     control: rights === 'control',
     viewers: row.status === 'running' || row.status === 'starting' ? row.viewers : 0,
     ...Object.fromEntries(offered.map((name) => [name, true])),
+    ...(row.recorded ? { recording: true } : {}),
   };
 }
 

@@ -44,7 +44,18 @@ export interface ControlEvents {
   rearmed: [];
   /** The connection is gone for good: the browser would run unguarded, so its session must end. */
   'guard-lost': [{ reason: string }];
+  /**
+   * What a session's tabs do, for its recording's timeline (issue 35): a tab opened or closed, a
+   * tab's page at a new web address (its title as known then), and a title that came later.
+   * Only http and https pages: the waiting page and the engine's own pages are not the session's.
+   */
+  page: [PageChange];
 }
+
+/** One change of a session's tabs (`tab` is the browser's target id). */
+export type PageChange =
+  | { change: 'opened' | 'closed'; tab: string }
+  | { change: 'navigated' | 'titled'; tab: string; url: string; title: string };
 
 /** A DevTools connection to the browser (a confined session's `ws+unix:` address is used as is). */
 function openConnection(devtoolsUrl: string): Promise<CDP.Client> {
@@ -66,6 +77,8 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
    * target of type "browser"): hidden from programs and never theirs to attach to (channels/automation/engine-targets.ts).
    */
   private readonly ownTargets = new Set<string>();
+  /** Each open tab's web address and title as last told (page events). */
+  private readonly tabs = new Map<string, { url: string; title: string }>();
 
   private constructor(
     private readonly devtoolsUrl: string,
@@ -99,6 +112,30 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     return control;
   }
 
+  /** The open tabs and the web address each shows (none yet: empty), in the order they opened. */
+  openTabs(): Array<{ tab: string; url: string; title: string }> {
+    return [...this.tabs].map(([tab, page]) => ({ tab, ...page }));
+  }
+
+  /** A page target as DevTools told it: page events when it opens, moves to a web address, or gets its title. */
+  private followTab(info: { targetId: string; url: string; title?: string }): void {
+    const known = this.tabs.get(info.targetId);
+    if (!known) {
+      this.tabs.set(info.targetId, { url: '', title: '' });
+      this.emit('page', { change: 'opened', tab: info.targetId });
+    }
+    const tab = this.tabs.get(info.targetId)!;
+    const title = info.title && info.title !== info.url ? info.title : '';
+    if (!isNavigableUrl(info.url)) return;
+    if (info.url !== tab.url) {
+      Object.assign(tab, { url: info.url, title });
+      this.emit('page', { change: 'navigated', tab: info.targetId, url: info.url, title });
+    } else if (title && title !== tab.title) {
+      tab.title = title;
+      this.emit('page', { change: 'titled', tab: info.targetId, url: info.url, title });
+    }
+  }
+
   private async guard(client: CDP.Client): Promise<void> {
     client.on('disconnect', () => {
       this.dropped.add(client);
@@ -114,7 +151,8 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
           break;
         case 'Target.targetInfoChanged':
         case 'Target.targetCreated': {
-          const info = params.targetInfo as { targetId: string; type: string; url: string };
+          const info = params.targetInfo as { targetId: string; type: string; url: string; title?: string };
+          if (info.type === 'page' && !this.ownTargets.has(info.targetId)) this.followTab(info);
           const devtools = DEVTOOLS_FRONTEND.test(info.url);
           if (devtools && info.type !== 'page') {
             // F12, Ctrl+Shift+I and the menu open developer tools as a target of their own (type
@@ -132,6 +170,9 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
           }
           break;
         }
+        case 'Target.targetDestroyed':
+          if (this.tabs.delete(params.targetId)) this.emit('page', { change: 'closed', tab: params.targetId });
+          break;
         case 'Target.targetCrashed':
           this.emit('page-crashed', { targetId: params.targetId, status: params.status });
           break;

@@ -4,7 +4,7 @@
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
 import { classifyAddress } from '../egress/address-policy.js';
 import type { BrowserProcess } from '../browser/browser.js';
-import type { BrowserControl } from '../browser/control.js';
+import type { BrowserControl, PageChange } from '../browser/control.js';
 import type { Display } from '../display/display.js';
 import type { EgressRoute } from '../egress/egress.js';
 import type { SessionSound } from '../capture/sound.js';
@@ -25,6 +25,8 @@ export const ENDS_SESSION = {
   started: false,
   /** The session's sound server is gone: listeners are told, the browser and its picture go on (decisions.md 53). */
   'sound-lost': false,
+  /** A tab opened, closed, moved to a web address or got its title (Chromium family; a recording's timeline, issue 35). */
+  page: false,
 } as const;
 
 export type RuntimeEventKind = keyof typeof ENDS_SESSION;
@@ -46,13 +48,13 @@ export interface RefusalDetail {
 
 /** A notice: told to whoever listens, never the end of the session. */
 export type RuntimeNotice = {
-  [K in RuntimeEventKind]: (typeof ENDS_SESSION)[K] extends false ? { sessionId: string; kind: K; ends: false; message: string; detail?: RefusalDetail } : never;
+  [K in RuntimeEventKind]: (typeof ENDS_SESSION)[K] extends false ? { sessionId: string; kind: K; ends: false; message: string; detail?: K extends 'page' ? PageChange : RefusalDetail } : never;
 }[RuntimeEventKind];
 
 export type RuntimeEvent = SessionEndingEvent | RuntimeNotice;
 
 /** An event of `kind`, with whether it ends the session set from ENDS_SESSION. */
-export function runtimeEvent(sessionId: string, kind: RuntimeEventKind, message: string, detail?: RefusalDetail): RuntimeEvent {
+export function runtimeEvent(sessionId: string, kind: RuntimeEventKind, message: string, detail?: RefusalDetail | PageChange): RuntimeEvent {
   return { sessionId, kind, ends: ENDS_SESSION[kind], message, ...(detail ? { detail } : {}) } as RuntimeEvent;
 }
 
@@ -77,12 +79,18 @@ export interface WatchedSession {
  * Reports every event of a running session's parts through `report` (which words the reason and
  * drops events of a session being stopped).
  */
-export function watchSession(session: WatchedSession, report: (kind: RuntimeEventKind, message: string, detail?: RefusalDetail) => void): void {
+export function watchSession(session: WatchedSession, report: (kind: RuntimeEventKind, message: string, detail?: RefusalDetail | PageChange) => void): void {
   void session.browser.process.exited.then(({ code, signal }) => report('browser-exited', `${session.browserName} exited (${signal ?? `code ${code}`})`));
   void session.display.server.exited.then(({ code, signal }) => report('display-exited', `Xvnc exited (${signal ?? `code ${code}`})`));
   session.control?.on('page-crashed', ({ status }) => report('page-crashed', `a page crashed (${status})`));
   session.control?.on('refused', ({ url }) => report('refused', `refused ${url.slice(0, 200)}`, { target: /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? 'page', category: 'browser-page' }));
   session.control?.on('guard-lost', ({ reason }) => report('guard-lost', reason));
+  // The tabs as they are now (the first page opened while the session started), then each change.
+  for (const { tab, url, title } of session.control?.openTabs() ?? []) {
+    report('page', 'a tab opened', { change: 'opened', tab });
+    if (url) report('page', 'a tab showed a page', { change: 'navigated', tab, url, title });
+  }
+  session.control?.on('page', (change) => report('page', `a tab ${change.change}`, change));
   // Lost while the session was starting: said now that someone listens.
   if (session.control?.lostReason) report('guard-lost', session.control.lostReason);
   session.egress.on('refused', ({ target, reason, address }) =>

@@ -1,0 +1,77 @@
+// A recording's media over HTTP (issue 35, decisions.md 96): `GET /v8/vm/recording/media?id=`.
+// The recorder keeps Matroska (recordings/recordings.ts); people get MP4 (H.264 and Opus), which
+// every browser and player plays without us. ffmpeg copies the streams, encoding nothing: a
+// whole recording once into `media.mp4` beside it (its index first, so a player seeks at once),
+// then served with ranges; a session still recorded as fragmented MP4 of what there is up to now.
+import { spawn } from 'node:child_process';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream';
+import { sendJson } from './respond.js';
+
+const FFMPEG = '/usr/bin/ffmpeg';
+const MP4 = 'video/mp4';
+
+/** Copies `input` into MP4 at `output` (`-` for stdout); resolves with ffmpeg's exit. */
+function remux(input: string, output: string, fragmented: boolean): ReturnType<typeof spawn> {
+  const flags = fragmented ? 'frag_keyframe+empty_moov+default_base_moof' : '+faststart';
+  return spawn(FFMPEG, ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', input, '-map', '0', '-c', 'copy', '-movflags', flags, '-f', 'mp4', fragmented ? 'pipe:1' : output], {
+    stdio: ['ignore', fragmented ? 'pipe' : 'ignore', 'pipe'],
+  });
+}
+
+/** The whole recording as `media.mp4`, made once (and again if the Matroska file is newer). */
+async function wholeMp4(mkv: string): Promise<string> {
+  const mp4 = join(dirname(mkv), 'media.mp4');
+  if (existsSync(mp4) && statSync(mp4).mtimeMs >= statSync(mkv).mtimeMs) return mp4;
+  const partial = `${mp4}.part`;
+  const child = remux(mkv, partial, false);
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-400)));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve).once('error', () => resolve(-1)));
+  if (code !== 0) {
+    await rm(partial, { force: true });
+    throw new Error(`the recording could not be made into MP4: ${stderr.trim() || `ffmpeg exited with ${code}`}`);
+  }
+  await rename(partial, mp4);
+  return mp4;
+}
+
+/** Answers the media request: the whole recording with ranges, or a running one as it is now. */
+export async function sendRecordingMedia(request: IncomingMessage, response: ServerResponse, media: { path: string; whole: boolean }): Promise<void> {
+  if (!media.whole) {
+    const child = remux(media.path, '-', true);
+    response.writeHead(200, { 'content-type': MP4, 'cache-control': 'no-store' });
+    response.once('close', () => child.kill('SIGKILL'));
+    pipeline(child.stdout!, response, () => child.kill('SIGKILL'));
+    return;
+  }
+  let file: string;
+  try {
+    file = await wholeMp4(media.path);
+  } catch (error) {
+    return sendJson(response, { status: 'error', message: (error as Error).message }, 500);
+  }
+  const size = statSync(file).size;
+  const range = /^bytes=(\d*)-(\d*)$/.exec(request.headers.range ?? '');
+  let start = 0;
+  let end = size - 1;
+  if (range && (range[1] || range[2])) {
+    start = range[1] ? Number(range[1]) : Math.max(0, size - Number(range[2]));
+    end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
+    if (start > end || start >= size) {
+      response.writeHead(416, { 'content-range': `bytes */${size}` });
+      return void response.end();
+    }
+  }
+  const partial = range !== null && (range[1] !== '' || range[2] !== '');
+  response.writeHead(partial ? 206 : 200, {
+    'content-type': MP4,
+    'accept-ranges': 'bytes',
+    'content-length': String(end - start + 1),
+    ...(partial ? { 'content-range': `bytes ${start}-${end}/${size}` } : {}),
+  });
+  pipeline(createReadStream(file, { start, end }), response, () => undefined);
+}

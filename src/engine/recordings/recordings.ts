@@ -1,0 +1,155 @@
+// Recordings of sessions (issue 35, decisions.md 96): where each is kept (`<data>/recordings/<id>/`:
+// the picture and sound the runtime's recorder writes, `media.mkv`, and the timeline beside it,
+// `timeline.jsonl`), what goes into the timeline as it happens, and the use cases the API calls:
+// read one, hand out its media, remove it. The timeline holds what happened, never what was on a
+// page or typed: a tab's web address and title, tabs opening and closing, viewers and programs
+// coming and going with what their link let them do, refusals by category, and the session's end.
+import { existsSync } from 'node:fs';
+import { appendFile, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RecordingInfo, RecordingTimelineEntry } from '../../protocol/index.js';
+import type { AttachmentChange, Presence } from '../channels/presence.js';
+import type { RuntimeEvent } from '../runtime/index.js';
+import type { SessionService } from '../sessions/service.js';
+import type { SessionRow, Store } from '../store/store.js';
+
+export const MEDIA_FILE = 'media.mkv';
+const TIMELINE_FILE = 'timeline.jsonl';
+/** Statuses after which a session's recording is whole. */
+const ENDED = new Set(['suspended', 'deleted', 'error', 'stopping']);
+
+export interface RecordingsOptions {
+  /** The directory that holds one directory per recorded session (root-only, the engine's own). */
+  dir: string;
+  now: () => number;
+}
+
+export type RecordingOutcome = { status: 'ok'; recording: RecordingInfo } | { status: 'denied'; message: string };
+
+export class Recordings {
+  /** Each session's timeline writes, one after another. */
+  private readonly writing = new Map<string, Promise<void>>();
+
+  constructor(private readonly options: RecordingsOptions) {}
+
+  /** Where a session's recording is kept (the runtime's recorder makes it when the session starts recorded). */
+  dirOf(sessionId: string): string {
+    return join(this.options.dir, sessionId);
+  }
+
+  /** Adds an entry to a recorded session's timeline (nothing for a session that is not recorded here). */
+  note(sessionId: string, entry: Omit<RecordingTimelineEntry, 'time'>): void {
+    const dir = this.dirOf(sessionId);
+    if (!/^[0-9a-f]{32}$/.test(sessionId) || !existsSync(dir)) return;
+    const line = `${JSON.stringify({ time: new Date(this.options.now()).toISOString(), ...entry })}\n`;
+    const previous = this.writing.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(() => appendFile(join(dir, TIMELINE_FILE), line, { mode: 0o600 })).catch(() => undefined);
+    this.writing.set(sessionId, next);
+    void next.then(() => {
+      if (this.writing.get(sessionId) === next) this.writing.delete(sessionId);
+    });
+  }
+
+  /** What the runtime reports of a recorded session's tabs and refusals. */
+  noteRuntime(sessionId: string, event: RuntimeEvent): void {
+    if (event.kind === 'page' && event.detail) {
+      const page = event.detail;
+      if (!('url' in page)) this.note(sessionId, { type: page.change === 'opened' ? 'tab-opened' : 'tab-closed', tab: page.tab });
+      else this.note(sessionId, { type: page.change === 'navigated' ? 'navigation' : 'title', tab: page.tab, url: page.url, title: page.title });
+    } else if (event.kind === 'refused' && event.detail) {
+      this.note(sessionId, { type: 'refused', target: event.detail.target, category: event.detail.category });
+    }
+  }
+
+  /** A viewer, listener or program came or went. */
+  noteAttachment(change: AttachmentChange): void {
+    const type = change.kind === 'program' ? (change.joined ? 'program-attached' : 'program-left') : change.joined ? 'viewer-joined' : 'viewer-left';
+    this.note(change.id, { type, channel: change.channel ?? change.kind, ...(change.rights ? { rights: change.rights } : {}) });
+  }
+
+  /** The session moved to an end. */
+  noteEnd(row: SessionRow): void {
+    this.note(row.id, { type: 'ended', status: row.status, reason: row.end_reason ?? 'unknown' });
+  }
+
+  /** A session's recording: its state, start, length, bytes and timeline. */
+  async read(row: SessionRow): Promise<RecordingOutcome> {
+    if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded (create it with record: true, on a plan that records)' };
+    const dir = this.dirOf(row.id);
+    await this.writing.get(row.id);
+    const media = await stat(join(dir, MEDIA_FILE)).catch(() => null);
+    const timeline = await readFile(join(dir, TIMELINE_FILE), 'utf8').then(parseTimeline, () => []);
+    if (!media && !existsSync(dir)) return { status: 'denied', message: 'id: this session\'s recording was removed' };
+    const started = media?.birthtimeMs || row.created_at;
+    const ended = ENDED.has(row.status) ? (row.ended_at ?? media?.mtimeMs ?? started) : this.options.now();
+    return {
+      status: 'ok',
+      recording: {
+        state: ENDED.has(row.status) ? 'ended' : row.status === 'running' ? 'recording' : 'starting',
+        started: new Date(started).toISOString(),
+        duration_ms: Math.max(0, Math.round(ended - started)),
+        bytes: media?.size ?? 0,
+        timeline,
+      },
+    };
+  }
+
+  /** The media file of a session's recording, or why there is none. */
+  async mediaOf(row: SessionRow): Promise<{ path: string; whole: boolean } | { status: 'denied'; message: string }> {
+    if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded (create it with record: true, on a plan that records)' };
+    const path = join(this.dirOf(row.id), MEDIA_FILE);
+    if (!existsSync(path)) return { status: 'denied', message: 'id: this session\'s recording has no media (it was removed, or the session has not shown a picture yet)' };
+    return { path, whole: ENDED.has(row.status) };
+  }
+
+  /** Removes a recording of a session that has ended. */
+  async remove(row: SessionRow): Promise<{ status: 'ok' } | { status: 'denied'; message: string }> {
+    if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded' };
+    if (!ENDED.has(row.status)) return { status: 'denied', message: 'id: the session is still running; remove the session first (POST /v8/vm/remove), then its recording' };
+    await this.writing.get(row.id);
+    await rm(this.dirOf(row.id), { recursive: true, force: true });
+    return { status: 'ok' };
+  }
+}
+
+/** The timeline's lines, each title folded into the navigation of its tab it names (the title came later). */
+function parseTimeline(text: string): RecordingTimelineEntry[] {
+  const entries: RecordingTimelineEntry[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    let entry: RecordingTimelineEntry;
+    try {
+      entry = JSON.parse(line) as RecordingTimelineEntry;
+    } catch {
+      continue; // A line cut off by a crash.
+    }
+    if (entry.type === 'title') {
+      const navigation = entries.findLast((e) => e.type === 'navigation' && e.tab === entry.tab && e.url === entry.url);
+      if (navigation) navigation.title = entry.title;
+      continue;
+    }
+    entries.push(entry);
+  }
+  return entries;
+}
+
+/** What a recording's timeline follows on this node. */
+export interface RecordedSources {
+  sessions: Pick<SessionService, 'on' | 'sessionOfRuntime'>;
+  runtime: { on(event: 'event', listener: (event: RuntimeEvent) => void): unknown };
+  presence: Pick<Presence, 'on'>;
+  store: Pick<Store, 'session'>;
+}
+
+/** Follows the session's tabs and refusals (the runtime), who comes and goes (presence) and its end (the service). */
+export function followRecordedSessions(recordings: Recordings, sources: RecordedSources): void {
+  sources.runtime.on('event', (event) => {
+    const id = sources.sessions.sessionOfRuntime(event.sessionId);
+    if (id) recordings.noteRuntime(id, event);
+  });
+  sources.presence.on('attachment', (change) => recordings.noteAttachment(change));
+  sources.sessions.on('moved', (move) => {
+    if (!ENDED.has(move.to)) return;
+    void sources.store.session(move.id).then((row) => row && recordings.noteEnd(row), () => undefined);
+  });
+}
