@@ -59,7 +59,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   dir = await mkdtemp(join(tmpdir(), 'rbk-files-firefox-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { ...(await testStore()), egress: { allow: ['127.0.0.1/32'] } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { ...(await testStore()), egress: { allow: ['127.0.0.1/32'] } } });
   expect(engine.store.dialect).toBe(TEST_STORE);
   key = (await engine.accounts.create({ contact: 'firefox-files@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/` });

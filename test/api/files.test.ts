@@ -65,7 +65,7 @@ beforeAll(async () => {
         { id: 'pro', name: 'Pro', running_session_limit: 2, cycle_session_limit: null, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 60, idle_timeout_minutes: 30 },
         { id: 'nofiles', name: 'No files', running_session_limit: 2, cycle_session_limit: null, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 60, idle_timeout_minutes: 30, downloads: false, uploads: false },
       ],
-    } as never,
+    },
   });
   expect(engine.store.dialect).toBe(TEST_STORE);
   key = (await engine.accounts.create({ contact: 'files@example.com', plans: ['pro'] })).apiKey.key;

@@ -35,7 +35,7 @@ async function node(id: string, database: string): Promise<Engine> {
       egress: { allow: ['127.0.0.0/8'] },
       log: { level: 'silent', pretty: false },
       webhooks: { allow: ['127.0.0.0/8'], allowHttp: true, firstRetryMs: 200 },
-    } as never,
+    },
   });
   engines.push(engine);
   return engine;

@@ -47,7 +47,7 @@ async function openViewer(url: string): Promise<Page> {
 beforeAll(async () => {
   ({ server: site, origin } = await servePage(TONE_PAGE));
   dir = await mkdtemp(join(tmpdir(), 'rbk-sound-live-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } });
   key = (await engine.accounts.create({ contact: 'hear@example.com', plans: ['pro'] })).apiKey.key;
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',

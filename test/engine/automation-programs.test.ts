@@ -56,7 +56,7 @@ beforeAll(async () => {
   site = served.server;
   origin = served.origin;
   dir = await mkdtemp(join(tmpdir(), 'rbk-automation-programs-'));
-  engine = await createEngine({ dataDir: dir, port: 0, now: () => Date.now() + offset, config: { egress: { allow: ['127.0.0.1/32'] } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, now: () => Date.now() + offset, config: { egress: { allow: ['127.0.0.1/32'] } } });
   key = (await engine.accounts.create({ contact: 'programs@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });
   expect(created.status).toBe('ok');

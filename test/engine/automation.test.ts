@@ -52,7 +52,7 @@ beforeAll(async () => {
   engine = await createEngine({
     dataDir: dir,
     port: 0,
-    config: { egress: { allow: ['127.0.0.1/32'] }, automation: { tokenSeconds: TOKEN_SECONDS } } as never,
+    config: { egress: { allow: ['127.0.0.1/32'] }, automation: { tokenSeconds: TOKEN_SECONDS } },
   });
   key = (await engine.accounts.create({ contact: 'program@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });

@@ -88,7 +88,7 @@ beforeAll(async () => {
   site = served.server;
   origin = served.origin;
   dir = await mkdtemp(join(tmpdir(), 'rbk-devtools-guard-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] } } });
   key = (await engine.accounts.create({ contact: 'guard@example.com', plans: ['pro'] })).apiKey.key;
   ({ vmId, session } = await startSession(`${origin}/`));
   expect(await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Plain page', 15_000)).toBe('Plain page');

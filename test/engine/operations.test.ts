@@ -84,7 +84,7 @@ beforeAll(async () => {
       egress: { allow: ['127.0.0.0/8'] },
       log: { level: 'debug', pretty: false },
       webhooks: { allow: ['127.0.0.0/8'], allowHttp: true, firstRetryMs: 300, retryForMs: 60_000, timeoutMs: 5000 },
-    } as never,
+    },
   });
   key = (await engine.accounts.create({ contact: 'operator-test@example.com', plans: ['pro'] })).apiKey.key;
 }, 60_000);

@@ -48,7 +48,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rbk-sound-channel-'));
   // A plan that turns sound off, beside the defaults.
   const plans = [...DEFAULT_PLANS, { ...DEFAULT_PLANS.find((plan) => plan.id === 'pro')!, id: 'quiet', name: 'Quiet', sound: false }];
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, plans } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, plans } });
   key = (await engine.accounts.create({ contact: 'sound@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api('/vm/create', { browser: 'chromium', url: `${served.origin}/` });
   expect(created.status).toBe('ok');

@@ -60,7 +60,7 @@ beforeAll(async () => {
     dataDir: dir,
     port: 0,
     // The file polls session status while browsers start (slow on a loaded machine): no rate limit in the way.
-    config: { egress: { allow: ['127.0.0.1/32'] }, display: { minWidth: 320, minHeight: 320, maxWidth: 1600, maxHeight: 1000 }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never,
+    config: { egress: { allow: ['127.0.0.1/32'] }, display: { minWidth: 320, minHeight: 320, maxWidth: 1600, maxHeight: 1000 }, rateLimit: { requests: 100_000, perSeconds: 1 } },
   });
   key = (await engine.accounts.create({ contact: 'control@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });

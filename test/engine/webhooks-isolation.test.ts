@@ -102,7 +102,7 @@ beforeAll(async () => {
       egress: { allow: ['127.0.0.0/8'] },
       log: { level: 'info', pretty: false },
       webhooks: { allow: ['127.0.0.0/8'], allowHttp: true, firstRetryMs: 300, retryForMs: 60_000, timeoutMs: DEADLINE_MS },
-    } as never,
+    },
   });
 }, 60_000);
 

@@ -36,7 +36,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   pageUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
   dir = await mkdtemp(join(tmpdir(), 'rbk-launcher-files-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 60 } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 60 } } });
   const { apiKey } = await engine.accounts.create({ contact: 'launcher-files@example.com', plans: ['pro'] });
   route = await mountRoute(engine, apiKey.key);
 });

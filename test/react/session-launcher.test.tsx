@@ -58,7 +58,7 @@ beforeAll(async () => {
       rateLimit: { requests: 100_000, perSeconds: 60 },
       egress: { allow: ['127.0.0.1/32'] },
       locations: [{ code: 'de', name: 'Germany', default: 'de-ber', cities: [{ code: 'de-ber', location: 'Berlin', upstream: null, capacity: 1 }, { code: 'de-muc', location: 'Munich', upstream: null, capacity: 1 }] }],
-    } as never,
+    },
   });
 });
 

@@ -50,7 +50,7 @@ function expectNoInjection(container: HTMLElement): void {
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-hostile-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } });
   const created = await engine.accounts.create({ contact: 'hostile@example.com', plans: ['pro'] });
   accountId = created.account.id;
   subscriptionId = created.account.subscriptions[0]!.id;

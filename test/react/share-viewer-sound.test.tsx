@@ -23,7 +23,7 @@ let owner: { accountId: string; subscriptionId: string };
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rbk-sound-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } });
   const created = await engine.accounts.create({ contact: 'sound@example.com', plans: ['pro'] });
   owner = { accountId: created.account.id, subscriptionId: created.account.subscriptions[0]!.id };
 });

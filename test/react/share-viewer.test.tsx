@@ -25,7 +25,7 @@ function sessionLink(status: string, language: ShareLanguage, callbackUrl: strin
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } });
   const created = await engine.accounts.create({ contact: 'viewer@example.com', plans: ['pro'] });
   accountId = created.account.id;
   subscriptionId = created.account.subscriptions[0]!.id;

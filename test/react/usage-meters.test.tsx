@@ -219,7 +219,7 @@ beforeAll(async () => {
     dataDir: dir,
     port: 0,
     now,
-    config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.0/8'] } } as never,
+    config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.0/8'] } },
   });
 
   basic = await account(['basic']);

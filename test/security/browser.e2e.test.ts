@@ -32,7 +32,7 @@ const sessions = async () => (await engine.store.sessionsOf(accountId, 0, 100)).
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rbk-security-browser-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } });
   const created = await engine.accounts.create({ contact: 'security@example.com', plans: ['pro'] });
   key = created.apiKey.key;
   accountId = created.account.id;

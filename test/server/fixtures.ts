@@ -46,7 +46,7 @@ export async function startTestEngine(config: Partial<EngineConfig> = {}): Promi
       egress: { allow: ['127.0.0.0/8'] },
       shareBase: SHARE_BASE,
       ...config,
-    } as never,
+    },
   });
   return {
     engine,
