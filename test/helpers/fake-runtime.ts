@@ -22,7 +22,7 @@ export interface FakeSession extends RunningSession {
 export interface FakeRuntimeOptions {
   /** How long a start takes (ms); default 30. */
   startMs?: number;
-  /** The ids of the browsers this node has; default every browser of the catalog. */
+  /** The ids of the browsers this node has; default Chromium and Firefox ESR (Debian's, as on the test machine). */
   browsers?: string[];
 }
 
@@ -63,7 +63,7 @@ export class FakeRuntime extends EventEmitter<{ event: [RuntimeEvent] }> impleme
   constructor(options: FakeRuntimeOptions = {}) {
     super();
     this.startMs = options.startMs ?? 30;
-    const present = new Set(options.browsers ?? IMAGE_DEFINITIONS.map((definition) => definition.id));
+    const present = new Set(options.browsers ?? ['chromium', 'firefox-esr']);
     this.images = IMAGE_DEFINITIONS.map(({ candidates, packageHint, ...definition }) => ({
       ...definition,
       executable: present.has(definition.id) ? candidates[0]! : null,
