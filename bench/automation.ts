@@ -139,7 +139,7 @@ export async function automationBench(): Promise<void> {
   const page = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
   const root = await mkdtemp(join(tmpdir(), 'rbk-bench-automation-'));
   const config = { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 1_000_000, perSeconds: 60 } };
-  const cold = await createEngine({ dataDir: join(root, 'cold'), port: 0, config: config as never });
+  const cold = await createEngine({ dataDir: join(root, 'cold'), port: 0, config: config });
   try {
     const api = await serveOn(cold);
     const created = await api.call('/vm/create', { browser: 'chromium', url: page });
@@ -189,7 +189,7 @@ export async function automationBench(): Promise<void> {
   } finally {
     await cold.close();
   }
-  const warm = await createEngine({ dataDir: join(root, 'warm'), port: 0, config: { ...config, warm: { browsers: 1 } } as never });
+  const warm = await createEngine({ dataDir: join(root, 'warm'), port: 0, config: { ...config, warm: { browsers: 1 } } });
   try {
     await lifecycles(warm, page, 'lifecycle_warm', true);
   } finally {

@@ -48,7 +48,7 @@ export async function filesBench(): Promise<void> {
   const engine = await createEngine({
     dataDir: join(dir, 'data'),
     port: 0,
-    config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, confinement: { diskMb: 1024 }, files: { maxFileMb: 200, maxSessionMb: 400 } } as never,
+    config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, confinement: { diskMb: 1024 }, files: { maxFileMb: 200, maxSessionMb: 400 } },
   });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
   try {

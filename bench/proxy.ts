@@ -51,7 +51,7 @@ export async function proxyBench(): Promise<void> {
       plans: [{ id: 'bench', name: 'Bench', running_session_limit: 5, cycle_session_limit: null, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 60, idle_timeout_minutes: 60 }],
       rateLimit: { requests: 1_000_000_000, perSeconds: 1 },
       shareBase: 'https://share.example.test',
-    } as never,
+    },
   });
   const { account, apiKey } = await engine.accounts.create({ contact: 'bench@example.com', plans: ['bench'] });
   const key = apiKey.key;

@@ -63,7 +63,7 @@ export async function videoDensityBench(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'rbk-video-density-'));
   const site = await startVideoSite({ '/': FULL_WINDOW_VIDEO_PAGE }, 10);
   const { origin } = site;
-  const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
+  const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } });
   const key = (await engine.accounts.create({ contact: 'bench@example.com', plans: ['team'] })).apiKey.key;
   const call = async (path: string, body: unknown) =>
     (await (await fetch(`${engine.url}/v8${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json()) as Record<string, any>;

@@ -97,7 +97,7 @@ export async function videoBench(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'rbk-video-bench-'));
   const site = await startVideoSite({ '/': PAGES['/video']!, ...PAGES }, 10);
   const { origin } = site;
-  const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } as never });
+  const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video: {} } });
   const key = (await engine.accounts.create({ contact: 'bench@example.com', plans: ['team'] })).apiKey.key;
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'] });
   const call = async (path: string, body: unknown) =>

@@ -318,6 +318,8 @@ export const engineConfigSchema = z
     }
   });
 export type EngineConfig = z.infer<typeof engineConfigSchema>;
+/** What a caller may write (a configuration file, createEngine's `config`): defaults fill what is left out. */
+export type EngineConfigInput = z.input<typeof engineConfigSchema>;
 
 export function parseEngineConfig(input: unknown, source = 'the configuration'): EngineConfig {
   const result = engineConfigSchema.safeParse(input ?? {});

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Accounts } from './accounts/accounts.js';
 import { NodeLink } from './cluster/node-link.js';
-import { parseEngineConfig, warmPoolOptions, type EngineConfig } from './config.js';
+import { parseEngineConfig, warmPoolOptions, type EngineConfigInput } from './config.js';
 import { createApi } from './http/api.js';
 import { apiRequestOf, responseOf } from './http/fetch.js';
 import { clientAddressResolver } from './http/client-address.js';
@@ -22,6 +22,7 @@ import { discardRest } from '../http/node-body.js';
 import { OpenFiles } from './limits/open-files.js';
 import { DEFAULT_VIDEO, probeSound, probeVideo, type ReapReport, SessionRuntime } from './runtime/index.js';
 import { SessionService } from './sessions/service.js';
+import type { EngineRuntime } from './sessions/node-runtime.js';
 import type { Channel, ChannelCredential } from './channels/channel.js';
 import { Presence } from './channels/presence.js';
 import { ChannelRegistry } from './channels/registry.js';
@@ -57,7 +58,7 @@ export interface EngineOptions {
   /** 0 picks a free port. Default 8640. */
   port?: number;
   /** Settings and plans (docs/operator-cli.md); defaults apply to what is left out. */
-  config?: Partial<EngineConfig> | EngineConfig;
+  config?: EngineConfigInput;
   /** The engine's clock (ms since the epoch); tests move it to cross cycles. */
   now?: () => number;
   /** A postgres:// URL: overrides the configuration's `database` (`--database`). */
@@ -72,11 +73,13 @@ export interface EngineOptions {
    * channel is one (test/channels/echo-channel.test.ts).
    */
   channels?: readonly Channel[];
+  /** The node's runtime; default the real one (SessionRuntime). Tests of the service's decisions pass one that starts no browser. */
+  runtime?: EngineRuntime;
 }
 
-export interface Engine {
+export interface Engine<Runtime extends EngineRuntime = SessionRuntime> {
   readonly url: string;
-  readonly runtime: SessionRuntime;
+  readonly runtime: Runtime;
   readonly store: Store;
   /** This engine's id as a node (of a cluster, or the one node on SQLite). */
   readonly nodeId: string;
@@ -95,7 +98,9 @@ export interface Engine {
   close(): Promise<void>;
 }
 
-export async function createEngine(options: EngineOptions = {}): Promise<Engine> {
+export function createEngine(options?: EngineOptions & { runtime?: undefined }): Promise<Engine>;
+export function createEngine<Runtime extends EngineRuntime>(options: EngineOptions & { runtime: Runtime }): Promise<Engine<Runtime>>;
+export async function createEngine(options: EngineOptions = {}): Promise<Engine<EngineRuntime>> {
   const config = parseEngineConfig(options.config ?? {});
   const dataDir = resolve(options.dataDir ?? '.data');
   const now = options.now ?? Date.now;
@@ -127,7 +132,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   // display then has its encoder, run while someone watches. The channel knows too: a watcher
   // another node forwards finds no video here when it is off here.
   const video = config.video !== false && (await probeVideo()).available;
-  const { runtime, reaped } = await SessionRuntime.open({
+  const { runtime, reaped } = options.runtime ? { runtime: options.runtime, reaped: { processes: 0, directories: 0 } } : await SessionRuntime.open({
     root: join(dataDir, 'sessions'),
     egress: config.egress,
     egressConnections: config.egress.connections,

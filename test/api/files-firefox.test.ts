@@ -5,13 +5,9 @@
 // no DevTools control here, so the page starts the download itself and the test reads the page's
 // answer from the window's title, and clicks and keys go to the session's display.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { v8Caller } from '../helpers/site.js';
 import { waitFor, x } from '../helpers/session.js';
@@ -33,9 +29,8 @@ document.getElementById('pick').addEventListener('change', async (e) => {
   document.title = 'picked ' + file.name + ' ' + [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 });</script>`;
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let key: string;
 let vmId: string;
 let session: RuntimeSession;
@@ -49,19 +44,16 @@ const fileDialog = () => x(session, 'xdotool', ['search', '--onlyvisible', '--na
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  site = createServer((request, response) => {
+  fixture = await startEngine({ name: 'firefox-files', config: await testStore(), site: (request, response) => {
     if (request.url === '/report.bin') {
       // Not a PDF: Firefox would open a downloaded PDF in a tab of its own.
       return void response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': REPORT.length, 'content-disposition': 'attachment; filename="report.bin"' }).end(REPORT);
     }
     response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-files-firefox-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { ...(await testStore()), egress: { allow: ['127.0.0.1/32'] } } as never });
+  } });
+  ({ engine, account: { key } } = fixture);
+  const origin = fixture.site.origin;
   expect(engine.store.dialect).toBe(TEST_STORE);
-  key = (await engine.accounts.create({ contact: 'firefox-files@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/` });
   expect(created.status).toBe('ok');
   vmId = created.vmId;
@@ -70,9 +62,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await engine?.close();
-  site?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('a Firefox ESR session', () => {

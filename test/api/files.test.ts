@@ -6,13 +6,10 @@
 // without files, and a session that ended.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdir, stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { v8Caller } from '../helpers/site.js';
 import { fileDialogShows, folderBytes, waitFor, x } from '../helpers/session.js';
@@ -30,9 +27,8 @@ const PAGE = `<!doctype html><title>Files</title><a id="get" href="/report.pdf" 
   document.title = 'picked ' + file.name + ' ' + [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 });</script>`;
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let origin: string;
 let key: string;
 let otherKey: string;
@@ -46,29 +42,24 @@ const upload = async (name: string, body: Buffer, withKey = key, id = vmId) =>
   (await (await fetch(filesUrl('/upload', { id, name }), { method: 'POST', headers: { authorization: `Bearer ${withKey}` }, body: new Uint8Array(body) as unknown as BodyInit })).json()) as Record<string, any>;
 
 beforeAll(async () => {
-  site = createServer((request, response) => {
-    if (request.url === '/report.pdf') return void response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': FIVE_MB.length }).end(FIVE_MB);
-    response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-files-api-'));
-  engine = await createEngine({
-    dataDir: dir,
-    port: 0,
+  fixture = await startEngine({
+    name: 'files',
+    site: (request, response) => {
+      if (request.url === '/report.pdf') return void response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': FIVE_MB.length }).end(FIVE_MB);
+      response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+    },
     config: {
       // On the run's Postgres in the api-postgres project, as every other API test.
       ...(await testStore()),
-      egress: { allow: ['127.0.0.1/32'] },
       files: { maxFileMb: 8, maxSessionMb: 12 },
       plans: [
         { id: 'pro', name: 'Pro', running_session_limit: 2, cycle_session_limit: null, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 60, idle_timeout_minutes: 30 },
         { id: 'nofiles', name: 'No files', running_session_limit: 2, cycle_session_limit: null, residential_cycle_mb_limit: null, location_access: false, programmatic_access: true, max_session_minutes: 60, idle_timeout_minutes: 30, downloads: false, uploads: false },
       ],
-    } as never,
+    },
   });
+  ({ engine, account: { key }, site: { origin } } = fixture);
   expect(engine.store.dialect).toBe(TEST_STORE);
-  key = (await engine.accounts.create({ contact: 'files@example.com', plans: ['pro'] })).apiKey.key;
   otherKey = (await engine.accounts.create({ contact: 'other@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });
   expect(created.status).toBe('ok');
@@ -78,9 +69,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await engine?.close();
-  site?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('GET /v8/vm/files and /vm/files/download', () => {

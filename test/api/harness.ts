@@ -11,6 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { EngineConfigInput } from '../../src/engine/config.js';
 import { testDatabase } from '../helpers/postgres.js';
 
 /** The package root (/work/main): the engine's CLI runs from here. */
@@ -20,34 +21,11 @@ const CLI = ['--import', 'tsx', 'src/engine/cli.ts'];
 // ---------------------------------------------------------------------------------------------
 // Configuration
 
-export interface PlanConfig {
-  id: string;
-  name: string;
-  running_session_limit: number;
-  cycle_session_limit: number | null;
-  residential_cycle_mb_limit: number | null;
-  location_access: boolean;
-  programmatic_access: boolean;
-  max_session_minutes: number;
-  idle_timeout_minutes: number;
-}
+/** A plan as a configuration file writes it (the engine's own input type). */
+export type PlanConfig = NonNullable<EngineConfigInput['plans']>[number];
 
-export interface EngineConfig {
-  plans: PlanConfig[];
-  rateLimit: { requests: number; perSeconds: number };
-  egress: { allow: string[]; connections?: { perSession?: number; firstBytesMs?: number } };
-  viewers?: { controlling?: number; watching?: number; perAddress?: number };
-  openFiles?: { reserve: number | null };
-  shareBase: string | null;
-  locations: unknown[];
-  residential: { upstream: string | null; countries: string[] | null };
-  warm: { memoryMb?: number; browsers?: number | null; displays?: number };
-  v6?: { sunset: string };
-  database?: string | null;
-  cluster?: { secret: string | null; heartbeatMs?: number; lostAfterMs?: number };
-  trustedProxies?: string[];
-  node?: { id?: string | null; internalUrl?: string | null; capacity?: number | null };
-}
+/** The configuration file the test engines read: the engine's own input type. */
+export type EngineConfig = EngineConfigInput;
 
 /** Which store the engines of this test run use: `postgres` in the api-postgres project, else SQLite. */
 export const TEST_STORE: 'sqlite' | 'postgres' = process.env.RBK_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';

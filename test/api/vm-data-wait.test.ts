@@ -80,7 +80,7 @@ describe('vm/data with wait', () => {
 });
 
 describe('the start trace at debug level', () => {
-  const ctx = useEngine({ config: testConfig({ log: { level: 'debug', pretty: false } } as never) });
+  const ctx = useEngine({ config: testConfig({ log: { level: 'debug', pretty: false } }) });
 
   it('logs where one start spent its time, step by step', async () => {
     const { api } = await ctx.account([PLANS.burst]);

@@ -33,7 +33,7 @@ beforeAll(async () => {
   origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   for (const id of NODE_IDS) {
     // No shareBase: each node answers addresses on its own host, as a node behind no balancer does.
-    const workspace = await makeWorkspace({ ...testConfig({ shareBase: undefined }), database, cluster: { secret: TEST_CLUSTER_SECRET }, node: { id, capacity: 2 } } as never);
+    const workspace = await makeWorkspace({ ...testConfig({ shareBase: undefined }), database, cluster: { secret: TEST_CLUSTER_SECRET }, node: { id, capacity: 2 } });
     workspaces.push(workspace);
     // One after another: the first node makes the schema, the other finds it.
     nodes.set(id, await startEngine({ workspace }));

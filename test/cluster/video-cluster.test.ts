@@ -84,7 +84,7 @@ beforeAll(async () => {
       node: { id, capacity: 1 },
       video: VIDEO_ON[id] ? {} : false,
     };
-    workspaces.set(id, await makeWorkspace(config as never));
+    workspaces.set(id, await makeWorkspace(config));
   }
   // One after another: the first node makes the schema, the others find it.
   for (const id of workspaces.keys()) nodes.set(id, await startEngine({ workspace: workspaces.get(id)! }));

@@ -1,6 +1,7 @@
 // Session webhooks on a cluster (issue 27, decisions.md 61): two engine nodes on one Postgres share
 // the delivery queue, and each event reaches the receiver once: queued once whichever node queues
-// it, claimed by one node, never sent again by the other.
+// it, claimed by one node, never sent again by the other. The nodes' sessions run on the fake
+// runtime: the queue and the nodes are what is tested.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,10 +10,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { verifyWebhook } from '../../src/server/index.js';
+import { FakeRuntime } from '../helpers/fake-runtime.js';
 import { testDatabase } from '../helpers/postgres.js';
 
 const SECRET = 'webhook-cluster-secret-0123456789abcdef';
-const engines: Engine[] = [];
+const engines: Engine<FakeRuntime>[] = [];
 const dirs: string[] = [];
 const received: Array<{ id: string; type: string; body: string; signature: string }> = [];
 let receiver: Server;
@@ -22,12 +24,13 @@ let pageUrl: string;
 let key: string;
 let accountId: string;
 
-async function node(id: string, database: string): Promise<Engine> {
+async function node(id: string, database: string): Promise<Engine<FakeRuntime>> {
   const dir = await mkdtemp(join(tmpdir(), `rbk-hooks-${id}-`));
   dirs.push(dir);
   const engine = await createEngine({
     dataDir: dir,
     port: 0,
+    runtime: new FakeRuntime(),
     config: {
       database,
       node: { id },
@@ -35,7 +38,7 @@ async function node(id: string, database: string): Promise<Engine> {
       egress: { allow: ['127.0.0.0/8'] },
       log: { level: 'silent', pretty: false },
       webhooks: { allow: ['127.0.0.0/8'], allowHttp: true, firstRetryMs: 200 },
-    } as never,
+    },
   });
   engines.push(engine);
   return engine;
@@ -79,7 +82,7 @@ afterAll(async () => {
 
 describe('webhook deliveries across two nodes', () => {
   it('a session\'s events and a burst of queued events each reach the receiver once', async () => {
-    const [a, b] = engines as [Engine, Engine];
+    const [a, b] = engines as [Engine<FakeRuntime>, Engine<FakeRuntime>];
     // Set through node B, read through node A: one webhook for the whole service.
     const set = await (await fetch(`${b.url}/v8/user/webhook`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: hookUrl }) })).json();
     expect(set.status).toBe('ok');

@@ -7,14 +7,10 @@
 // viewer and its Open button clicked there. A view-only viewer is offered no files.
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { fileDialogOpenButton, fileDialogShows, waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
@@ -32,9 +28,8 @@ const PAGE = `<!doctype html><title>Files</title><a id="get" href="/report.pdf" 
   document.title = 'picked ' + file.name + ' ' + [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 });</script>`;
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let key: string;
 let browser: Browser;
 let shareUrl: string;
@@ -51,15 +46,12 @@ async function openViewer(url: string): Promise<Page> {
 }
 
 beforeAll(async () => {
-  site = createServer((request, response) => {
+  fixture = await startEngine({ name: 'files-e2e', site: (request, response) => {
     if (request.url === '/report.pdf') return void response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': REPORT.length }).end(REPORT);
     response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-files-e2e-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  key = (await engine.accounts.create({ contact: 'files-e2e@example.com', plans: ['pro'] })).apiKey.key;
+  } });
+  ({ engine, account: { key } } = fixture);
+  const origin = fixture.site.origin;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/`, shareLanguage: 'en' });
   expect(created.status).toBe('ok');
@@ -71,9 +63,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await engine?.close();
-  site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe("a share link's viewer moves files", () => {

@@ -4,24 +4,20 @@
 // AnalyserNode tapped on what the viewer sends to its speakers hears 440 Hz; Mute in the toolbar
 // silences it; a viewer on the view-only link hears it too; when the remote page changes its tone to
 // 1 kHz, both viewers hear 1 kHz. Loopback only.
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
 import { waitFor } from '../helpers/session.js';
-import { servePage, v8Caller } from '../helpers/site.js';
+import { v8Caller } from '../helpers/site.js';
 import { heardNow, SPEAKER_TAP } from '../helpers/hearing.js';
 import { TONE_PAGE } from '../helpers/sound.js';
 
 
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let origin: string;
 let key: string;
 let browser: Browser;
@@ -45,10 +41,8 @@ async function openViewer(url: string): Promise<Page> {
 }
 
 beforeAll(async () => {
-  ({ server: site, origin } = await servePage(TONE_PAGE));
-  dir = await mkdtemp(join(tmpdir(), 'rbk-sound-live-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  key = (await engine.accounts.create({ contact: 'hear@example.com', plans: ['pro'] })).apiKey.key;
+  fixture = await startEngine({ name: 'hear', site: TONE_PAGE });
+  ({ engine, account: { key }, site: { origin } } = fixture);
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     // Playwright mutes Chromium by default; the viewer's sound must reach its audio graph unmuted,
@@ -60,10 +54,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await engine?.close();
-  site?.closeAllConnections();
-  site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('a share link\'s viewer hears the remote browser', () => {

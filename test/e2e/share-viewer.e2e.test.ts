@@ -1,14 +1,10 @@
 // End to end in a real browser: a session created through the v8 API, its share link opened in
 // Debian Chromium (playwright-core), the waiting screen, the remote pixels drawn by the viewer,
 // typing and clicking through the viewer, the ended screen, and the link gone after deletion.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type Page, type WebSocket as PageSocket } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
 
@@ -17,9 +13,8 @@ const FORM = `<!doctype html><title>Form</title><body style="margin:0;background
 <a id="next" href="/next" style="position:absolute;left:40px;top:160px;font-size:48px">next page</a>`;
 const NEXT = '<!doctype html><title>Next</title><body style="margin:0;background:#00aa00">';
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let origin: string;
 let key: string;
 let browser: Browser;
@@ -59,7 +54,7 @@ let releaseSlowPage: () => void = () => undefined;
 const slowPageReleased = new Promise<void>((resolve) => (releaseSlowPage = resolve));
 
 beforeAll(async () => {
-  site = createServer((request, response) => {
+  fixture = await startEngine({ name: 'e2e', site: (request, response) => {
     if (request.url === '/favicon.ico') return void response.writeHead(404).end();
     const body = request.url === '/next' ? NEXT : FORM;
     // The first page answers only once the test has seen the viewer's waiting screen (at most
@@ -71,20 +66,14 @@ beforeAll(async () => {
       clearTimeout(late);
       answer();
     });
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-e2e-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  key = (await engine.accounts.create({ contact: 'e2e@example.com', plans: ['pro'] })).apiKey.key;
+  } });
+  ({ engine, account: { key }, site: { origin } } = fixture);
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
 });
 
 afterAll(async () => {
   await browser?.close();
-  await engine?.close();
-  site?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('a share link in a real browser', () => {

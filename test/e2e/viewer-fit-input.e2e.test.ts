@@ -3,23 +3,19 @@
 // follows; any text a person can type arrives exactly in the remote page (an IME's composition,
 // accented and CJK text, emoji, AltGr and dead keys on a German layout, pasted text); and a
 // view-only link made from the viewer watches, counted, with nothing it does reaching the page.
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
-import { servePage, v8Caller } from '../helpers/site.js';
+import { v8Caller } from '../helpers/site.js';
 
 const FORM = `<!doctype html><title>Form</title><meta name="viewport" content="width=device-width">
 <body style="margin:0;background:#ffd700">
 <input id="field" autofocus style="position:absolute;left:10px;top:10px;width:300px;height:48px;font-size:24px">`;
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let key: string;
 let browser: Browser;
 let shareUrl: string;
@@ -77,12 +73,9 @@ async function pressKey(cdp: CDPSession, down: { key: string; code: string; text
 }
 
 beforeAll(async () => {
-  const served = await servePage(FORM);
-  site = served.server;
-  const origin = served.origin;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-fit-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  key = (await engine.accounts.create({ contact: 'fit@example.com', plans: ['pro'] })).apiKey.key;
+  fixture = await startEngine({ name: 'fit', site: FORM });
+  ({ engine, account: { key } } = fixture);
+  const origin = fixture.site.origin;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/`, layout: 'de' });
   expect(created.status).toBe('ok');
@@ -94,9 +87,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await engine?.close();
-  site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('a phone-sized viewer', () => {

@@ -2,26 +2,22 @@
 // a share link: Puppeteer's connect completes the small flow the viewer sees happen, Playwright
 // and Puppeteer drive one session at once while the viewer watches both, and an attached program
 // keeps the session past its idle timeout (the engine's clock is moved) until it leaves.
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import puppeteer, { type Browser as PuppeteerBrowser } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { BLUE, ORDER_PAGE, WATCHED_POINT, YELLOW, shareLinkOf } from '../helpers/automation.js';
 import { connectRfb, type RfbClient } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
-import { servePage, v8Caller } from '../helpers/site.js';
+import { v8Caller } from '../helpers/site.js';
 
 const [X, Y] = WATCHED_POINT;
 /** The pro plan's idle timeout (config.ts). */
 const IDLE_MINUTES = 30;
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let origin: string;
 let key: string;
 let vmId: string;
@@ -52,12 +48,8 @@ async function withPuppeteer(): Promise<PuppeteerBrowser> {
 }
 
 beforeAll(async () => {
-  const served = await servePage(ORDER_PAGE);
-  site = served.server;
-  origin = served.origin;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-automation-programs-'));
-  engine = await createEngine({ dataDir: dir, port: 0, now: () => Date.now() + offset, config: { egress: { allow: ['127.0.0.1/32'] } } as never });
-  key = (await engine.accounts.create({ contact: 'programs@example.com', plans: ['pro'] })).apiKey.key;
+  fixture = await startEngine({ name: 'programs', site: ORDER_PAGE, now: () => Date.now() + offset });
+  ({ engine, account: { key }, site: { origin } } = fixture);
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });
   expect(created.status).toBe('ok');
   vmId = created.vmId;
@@ -70,9 +62,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await engine?.close();
-  site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('Puppeteer on a session', () => {

@@ -6,25 +6,21 @@
 // program runs in them), files dropped on a page only from the session's folders, and the address
 // refused when forged for another session, once expired, and once the session ended (whose open
 // connection then closes).
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { createServiceClient } from '../../src/server/service-client.js';
 import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
 import { BLUE, ORDER_PAGE, WATCHED_POINT, YELLOW, shareLinkOf, upgradeStatus } from '../helpers/automation.js';
 import { connectRfb } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
-import { servePage, v8Caller } from '../helpers/site.js';
+import { v8Caller } from '../helpers/site.js';
 
 const TOKEN_SECONDS = 3;
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let origin: string;
 let key: string;
 let vmId: string;
@@ -45,16 +41,8 @@ async function connect(): Promise<Browser> {
 }
 
 beforeAll(async () => {
-  const served = await servePage(ORDER_PAGE);
-  site = served.server;
-  origin = served.origin;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-automation-'));
-  engine = await createEngine({
-    dataDir: dir,
-    port: 0,
-    config: { egress: { allow: ['127.0.0.1/32'] }, automation: { tokenSeconds: TOKEN_SECONDS } } as never,
-  });
-  key = (await engine.accounts.create({ contact: 'program@example.com', plans: ['pro'] })).apiKey.key;
+  fixture = await startEngine({ name: 'program', site: ORDER_PAGE, config: { automation: { tokenSeconds: TOKEN_SECONDS } } });
+  ({ engine, account: { key }, site: { origin } } = fixture);
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });
   expect(created.status).toBe('ok');
   vmId = created.vmId;
@@ -65,9 +53,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const browser of browsers) await browser.close().catch(() => undefined);
-  await engine?.close();
-  site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('GET /v8/vm/automation', () => {

@@ -5,24 +5,20 @@
 // into it is blocked before any script runs there (issue 32). Pages and targets are read
 // through a DevTools connection of the test's own, keys are typed on the session's display.
 import type { EventEmitter } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import CDP from 'chrome-remote-interface';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { REARM_LIMIT } from '../../src/engine/runtime/browser/control.js';
 import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { typeAddress, waitFor, x } from '../helpers/session.js';
-import { servePage, v8Caller } from '../helpers/site.js';
+import { v8Caller } from '../helpers/site.js';
 
 const PAGE = '<!doctype html><title>Plain page</title><body style="background:#336699"><p>plain</p>';
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let origin: string;
 let key: string;
 let vmId: string;
@@ -84,12 +80,8 @@ async function pages(): Promise<string[]> {
 const refusalOf = (url: string) => (page: string) => page.startsWith('data:') && decodeURIComponent(page).includes(url);
 
 beforeAll(async () => {
-  const served = await servePage(PAGE);
-  site = served.server;
-  origin = served.origin;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-devtools-guard-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] } } as never });
-  key = (await engine.accounts.create({ contact: 'guard@example.com', plans: ['pro'] })).apiKey.key;
+  fixture = await startEngine({ name: 'guard', site: PAGE });
+  ({ engine, account: { key }, site: { origin } } = fixture);
   ({ vmId, session } = await startSession(`${origin}/`));
   expect(await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Plain page', 15_000)).toBe('Plain page');
 
@@ -108,9 +100,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await observer?.close().catch(() => undefined);
-  await engine?.close();
-  site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('the DevTools guard', () => {

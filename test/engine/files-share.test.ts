@@ -4,14 +4,10 @@
 // and the same SHA-256, an upload through the link lands in the session and in the list; a
 // view-only link is offered nothing and moves nothing.
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { parseFilesChannelMessage, type FilesChannelMessage } from '../../src/protocol/files.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { v8Caller } from '../helpers/site.js';
@@ -21,9 +17,8 @@ const NAME = 'Bericht März.pdf';
 const PAYLOAD = randomBytes(5 * 1024 * 1024);
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let origin: string;
 let key: string;
 let linkId: string;
@@ -49,7 +44,7 @@ function follow(link: string): { messages: FilesChannelMessage[]; socket: WebSoc
 }
 
 beforeAll(async () => {
-  site = createServer((request, response) => {
+  fixture = await startEngine({ name: 'files-share', site: (request, response) => {
     if (request.url === '/report') {
       // Slowly, so that a viewer sees it arrive: 5 MB over about 2.5 s.
       response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': PAYLOAD.length, 'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(NAME)}` });
@@ -65,12 +60,8 @@ beforeAll(async () => {
       return;
     }
     response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Files</title><a id="get" href="/report">get</a>');
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-files-share-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] } } as never });
-  key = (await engine.accounts.create({ contact: 'share@example.com', plans: ['pro'] })).apiKey.key;
+  } });
+  ({ engine, account: { key }, site: { origin } } = fixture);
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });
   linkId = new URL(created.shareUrl).search.slice(1);
   vmId = created.vmId;
@@ -80,9 +71,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await engine?.close();
-  site?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe("a share link's files", () => {

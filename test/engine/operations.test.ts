@@ -1,16 +1,18 @@
-// Operating the service (issue 27, decisions.md 60-61) on a real engine with real sessions: the
+// Operating the service (issue 27, decisions.md 60-61) on a real engine (its sessions on the fake
+// runtime: what is counted, logged and sent is the service's, not the browser's): the
 // operator listener's /metrics (Prometheus text, the series a create, a running session and a
 // removal move), structured logs (JSON lines with request ids, the right fields for a create and
 // a refused one, never a key, link id or secret), and session webhooks to receivers on loopback
 // (signed, retried, refused for private addresses). /readyz is test/engine/readiness.test.ts.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logLines } from '../helpers/log-lines.js';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { isRemoteBrowserError, verifyWebhook } from '../../src/server/index.js';
 import type { WebhookEvent } from '../../src/protocol/index.js';
 import { parseExposition, sample } from '../helpers/prometheus.js';
@@ -50,10 +52,9 @@ async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean,
   }
 }
 
-let engine: Engine;
-let dir: string;
+let fixture: EngineFixture<FakeRuntime>;
+let engine: Engine<FakeRuntime>;
 let key: string;
-let page: Server;
 let pageUrl: string;
 const lines: string[] = [];
 const receivers: Server[] = [];
@@ -71,29 +72,25 @@ const metricsText = async () => (await fetch(`${engine.operatorUrl}/metrics`)).t
 const logged = () => lines.map((line) => JSON.parse(line) as Record<string, any>);
 
 beforeAll(async () => {
-  page = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<title>ops</title>'));
-  await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-  pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-operations-'));
   const logs = logLines(lines).destination;
-  engine = await createEngine({
-    dataDir: dir,
-    port: 0,
+  fixture = await startEngine({
+    name: 'operator-test',
+    site: '<title>ops</title>',
+    runtime: 'fake',
     logDestination: logs,
     config: {
       egress: { allow: ['127.0.0.0/8'] },
       log: { level: 'debug', pretty: false },
       webhooks: { allow: ['127.0.0.0/8'], allowHttp: true, firstRetryMs: 300, retryForMs: 60_000, timeoutMs: 5000 },
-    } as never,
+    },
   });
-  key = (await engine.accounts.create({ contact: 'operator-test@example.com', plans: ['pro'] })).apiKey.key;
+  ({ engine, account: { key } } = fixture);
+  pageUrl = `${fixture.site.origin}/`;
 }, 60_000);
 
 afterAll(async () => {
-  await engine?.close();
-  page?.close();
+  await fixture?.close();
   for (const server of receivers) server.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe('the operator listener', () => {
@@ -155,10 +152,9 @@ describe('a session followed by metrics, logs and its webhook', () => {
     expect(created.requestId).toBe('create-request-1');
     const vmId = created.json.vmId as string;
     expect(await until(() => status(vmId), (s) => s === 'running')).toBe('running');
-    // This engine runs the default warm pool: whether it had a display or a browser ready for this
-    // create depends on how far it got since the engine opened (a loaded machine warms later), so
-    // the start may be of any kind. Whatever it was, exactly one start is counted, of one known
-    // kind, timed under that kind, and the running log line names the same kind.
+    // The start may be of any kind the runtime reports (the real one's depends on how far its warm
+    // pool got). Whatever it was, exactly one start is counted, of one known kind, timed under
+    // that kind, and the running log line names the same kind.
     const startsOf = (families: typeof before, start?: StartKind) => sample(families, 'rbk_session_starts_total', { browser: 'chromium', ...(start ? { start } : {}) }) ?? 0;
     // The series moves when the engine follows the session's move to running, just after the API shows it.
     const running = await until(async () => parseExposition(await metricsText()), (families) => startsOf(families) > startsOf(before), 15_000);

@@ -24,7 +24,7 @@ const probe = (base: string, path: string) =>
   });
 
 beforeAll(async () => {
-  engine = await startEngine({ config: { ...testConfig(), database: null } as never });
+  engine = await startEngine({ config: { ...testConfig(), database: null } });
 });
 
 afterAll(async () => {

@@ -4,25 +4,21 @@
 // them, and the last listener leaving stops the session's encoder. Sound and video seats are per
 // link, as RFB's are: sixteen listeners and sixteen video watchers on a view-only link leave the
 // share link its own (issue 32).
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { DEFAULT_PLANS } from '../../src/engine/config.js';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import { insertLinkedSession } from '../helpers/linked-session.js';
 import { waitFor } from '../helpers/session.js';
-import { servePage, v8Caller } from '../helpers/site.js';
+import { v8Caller } from '../helpers/site.js';
 import { decodeOpus, listenTo, loudestFrequency, TONE_PAGE } from '../helpers/sound.js';
 import { watchVideo } from '../helpers/video-client.js';
 
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let key: string;
 let vmId: string;
 let shareLinkId: string;
@@ -43,14 +39,11 @@ async function encoders(): Promise<number> {
 }
 
 beforeAll(async () => {
-  const served = await servePage(TONE_PAGE);
-  site = served.server;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-sound-channel-'));
   // A plan that turns sound off, beside the defaults.
   const plans = [...DEFAULT_PLANS, { ...DEFAULT_PLANS.find((plan) => plan.id === 'pro')!, id: 'quiet', name: 'Quiet', sound: false }];
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, plans } as never });
-  key = (await engine.accounts.create({ contact: 'sound@example.com', plans: ['pro'] })).apiKey.key;
-  const created = await api('/vm/create', { browser: 'chromium', url: `${served.origin}/` });
+  fixture = await startEngine({ name: 'sound-channel', site: TONE_PAGE, config: { plans } });
+  ({ engine, account: { key } } = fixture);
+  const created = await api('/vm/create', { browser: 'chromium', url: `${fixture.site.origin}/` });
   expect(created.status).toBe('ok');
   vmId = created.vmId;
   shareLinkId = new URL(created.shareUrl).search.slice(1);
@@ -58,9 +51,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await engine?.close();
-  await new Promise((resolve) => site?.close(resolve));
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('the sound channel on a share link', () => {

@@ -4,16 +4,13 @@
 // on the share link do; the display follows the controlling viewer's size within the limits;
 // the share API counts viewers; a viewer that breaks the protocol is cut off alone; view-only
 // watchers have seats of their own, so they never lock out the share link's holder.
-import { mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
 import { connectRfb, setEncodings, type RfbClient } from '../helpers/rfb-client.js';
 import { waitFor, x } from '../helpers/session.js';
-import { servePage, v8Caller } from '../helpers/site.js';
+import { v8Caller } from '../helpers/site.js';
 
 // A page that notes every key, press, paste and resize it sees.
 const PAGE = `<!doctype html><title>Events</title><body style="margin:0;background:#336699">
@@ -26,9 +23,8 @@ addEventListener('resize', () => seen.push('resize:' + innerWidth + 'x' + innerH
 
 const XK = { a: 0x61, b: 0x62, v: 0x76, Control_L: 0xffe3 };
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let key: string;
 let vmId: string;
 let shareLinkId: string;
@@ -52,17 +48,10 @@ const windowSize = async () => String(await control.evaluate("outerWidth + 'x' +
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  const served = await servePage(PAGE);
-  site = served.server;
-  const origin = served.origin;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-control-'));
-  engine = await createEngine({
-    dataDir: dir,
-    port: 0,
-    // The file polls session status while browsers start (slow on a loaded machine): no rate limit in the way.
-    config: { egress: { allow: ['127.0.0.1/32'] }, display: { minWidth: 320, minHeight: 320, maxWidth: 1600, maxHeight: 1000 }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never,
-  });
-  key = (await engine.accounts.create({ contact: 'control@example.com', plans: ['pro'] })).apiKey.key;
+  // The file polls session status while browsers start (slow on a loaded machine): the fixture's rate limit is not in the way.
+  fixture = await startEngine({ name: 'control', site: PAGE, config: { display: { minWidth: 320, minHeight: 320, maxWidth: 1600, maxHeight: 1000 } } });
+  ({ engine, account: { key } } = fixture);
+  const origin = fixture.site.origin;
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });
   expect(created.status).toBe('ok');
   vmId = created.vmId;
@@ -79,9 +68,7 @@ afterEach(() => {
 });
 
 afterAll(async () => {
-  await engine?.close();
-  site?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('a view-only link', () => {

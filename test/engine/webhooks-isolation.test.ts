@@ -1,15 +1,14 @@
 // One account's slow webhook receiver holds nobody else's events (issue 32, decisions.md 76), on a
-// real engine: account A's receiver sends its headers and then a byte a second, never ending its
+// real engine (its sessions on the fake runtime): account A's receiver sends its headers and then a byte a second, never ending its
 // answer; account B's session events still arrive at once, and each of A's attempts is cut at the
 // configured deadline and tried again on the usual schedule.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { logLines } from '../helpers/log-lines.js';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { ACCOUNT_ATTEMPTS } from '../../src/engine/webhooks/webhooks.js';
 import type { WebhookEvent } from '../../src/protocol/index.js';
 
@@ -25,9 +24,8 @@ interface DripRequest {
   closedAt?: number;
 }
 
-let engine: Engine;
-let dir: string;
-let page: Server;
+let fixture: EngineFixture<FakeRuntime>;
+let engine: Engine<FakeRuntime>;
 let pageUrl: string;
 let drip: Server;
 let dripUrl: string;
@@ -55,9 +53,6 @@ const api = async (key: string, method: string, path: string, body?: unknown) =>
 const logged = () => lines.map((line) => JSON.parse(line) as Record<string, any>);
 
 beforeAll(async () => {
-  page = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<title>isolation</title>'));
-  pageUrl = (await listen(page)).replace(/hooks$/, '');
-
   // A's receiver: takes the event, answers 200 with its headers at once, then one byte a second
   // for ever. Every byte comes well inside an idle timeout; only a deadline on the whole attempt
   // ends it.
@@ -92,28 +87,28 @@ beforeAll(async () => {
   });
   steadyUrl = await listen(steady);
 
-  dir = await mkdtemp(join(tmpdir(), 'rbk-webhooks-isolation-'));
   const logs = logLines(lines).destination;
-  engine = await createEngine({
-    dataDir: dir,
-    port: 0,
+  fixture = await startEngine({
+    name: 'webhooks-isolation',
+    site: '<title>isolation</title>',
+    runtime: 'fake',
     logDestination: logs,
     config: {
       egress: { allow: ['127.0.0.0/8'] },
       log: { level: 'info', pretty: false },
       webhooks: { allow: ['127.0.0.0/8'], allowHttp: true, firstRetryMs: 300, retryForMs: 60_000, timeoutMs: DEADLINE_MS },
-    } as never,
+    },
   });
+  engine = fixture.engine;
+  pageUrl = `${fixture.site.origin}/`;
 }, 60_000);
 
 afterAll(async () => {
   // The dripping answers are let go first: nothing here may wait on them.
   drip?.closeAllConnections();
   drip?.close();
-  await engine?.close();
+  await fixture?.close();
   steady?.close();
-  page?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe('a slow webhook receiver', () => {

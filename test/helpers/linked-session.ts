@@ -1,13 +1,14 @@
 // Test helper: a session row written straight into an engine's store (no browser is started), in
 // any status and with any field a tampered store could hold, and the share link that reaches it.
 import type { Engine } from '../../src/engine/engine.js';
+import type { EngineRuntime } from '../../src/engine/sessions/node-runtime.js';
 import { shareLinkHash, shareLinkId } from '../../src/engine/sessions/share-links.js';
 import type { SessionRow } from '../../src/engine/store/store.js';
 
 let counter = 0;
 
 /** Inserts a session of `owner`'s first subscription with `fields`; answers its share link (`/<share_language>/s?<id>`). */
-export async function insertLinkedSession(engine: Engine, owner: { accountId: string; subscriptionId: string }, fields: Partial<SessionRow> & { status: string }): Promise<string> {
+export async function insertLinkedSession(engine: Engine<EngineRuntime>, owner: { accountId: string; subscriptionId: string }, fields: Partial<SessionRow> & { status: string }): Promise<string> {
   const secret = (await engine.store.setting('share_link_secret'))!;
   const id = `${fields.status}${String(++counter).padStart(4, '0')}`.padEnd(32, '0');
   const row: SessionRow = {

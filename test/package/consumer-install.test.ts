@@ -195,7 +195,7 @@ describe('an app with the proxy route and the components only', () => {
     // a package of the app's choosing, not of ours.
     await npmInstall(app, SERVER_PACKAGES, 120_000);
     expect(nativeModules(join(app, 'node_modules')), 'native modules after adding the servers').toEqual([]);
-    engine = await startTestEngine();
+    engine = await startTestEngine({}, 'real');
     const { key } = await engine.key();
     await writeFile(
       join(app, 'server.mjs'),

@@ -7,6 +7,7 @@ import type { ReactNode } from 'react';
 import { toNodeHandler } from '../../src/server/adapters/node.js';
 import { createProxyRoute, createServiceClient, engineService, type ProxyRouteOptions } from '../../src/server/index.js';
 import type { Engine } from '../../src/engine/engine.js';
+import type { EngineRuntime } from '../../src/engine/sessions/node-runtime.js';
 import type { ShareLanguage } from '../../src/protocol/index.js';
 import { RemoteBrowserProvider } from '../../src/react/RemoteBrowserProvider.js';
 
@@ -18,7 +19,7 @@ export interface MountedRoute {
 }
 
 /** Mounts a proxy route for `apiKey` on 127.0.0.1; `engine: null` points it at a service that is down. */
-export async function mountRoute(engine: Engine | null, apiKey: string, options: Partial<ProxyRouteOptions> = {}): Promise<MountedRoute> {
+export async function mountRoute(engine: Engine<EngineRuntime> | null, apiKey: string, options: Partial<ProxyRouteOptions> = {}): Promise<MountedRoute> {
   const service = engine ? engineService(engine, { apiKey }) : createServiceClient({ baseUrl: 'http://127.0.0.1:9', apiKey, retries: 0, timeoutMs: 2000 });
   const route = createProxyRoute({ service, authorize: () => ({ id: 'person-1' }), secret: ROUTE_SECRET, policy: { usage: () => true }, ...options });
   const handler = toNodeHandler(route);

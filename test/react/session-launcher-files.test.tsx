@@ -5,13 +5,9 @@
 import { screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { resources } from '../../src/react/i18n.js';
 import { SessionLauncher } from '../../src/react/SessionLauncher.js';
 import { waitFor as poll } from '../helpers/session.js';
@@ -22,30 +18,28 @@ const REPORT = randomBytes(1024 * 1024);
 const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 const en = resources.en.launcher;
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let pageUrl: string;
 let route: MountedRoute;
 
 beforeAll(async () => {
-  site = createServer((request, response) => {
-    if (request.url === '/invoice.pdf') return void response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': REPORT.length, 'content-disposition': 'attachment; filename="invoice 7.pdf"' }).end(REPORT);
-    response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>start</title><a id="get" href="/invoice.pdf">get</a>');
+  fixture = await startEngine({
+    name: 'launcher-files',
+    site: (request, response) => {
+      if (request.url === '/invoice.pdf') return void response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': REPORT.length, 'content-disposition': 'attachment; filename="invoice 7.pdf"' }).end(REPORT);
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>start</title><a id="get" href="/invoice.pdf">get</a>');
+    },
+    config: { rateLimit: { requests: 100_000, perSeconds: 60 } },
   });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  pageUrl = `http://127.0.0.1:${(site.address() as AddressInfo).port}/`;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-launcher-files-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 60 } } as never });
-  const { apiKey } = await engine.accounts.create({ contact: 'launcher-files@example.com', plans: ['pro'] });
-  route = await mountRoute(engine, apiKey.key);
+  engine = fixture.engine;
+  pageUrl = `${fixture.site.origin}/`;
+  route = await mountRoute(engine, fixture.account.key);
 });
 
 afterAll(async () => {
   await route?.close();
-  await engine?.close();
-  site?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe("the launched panel's downloads", () => {

@@ -1,29 +1,26 @@
-// <SessionLauncher> against the real proxy route in front of a real engine: the form in every
-// language, unavailable browsers, each failure class shown where it belongs, and a real launch
-// from starting to running to ended (also for a host that keeps the session in its state). axe
-// checks in every state.
+// <SessionLauncher> against the real proxy route in front of a real engine (on the fake runtime:
+// what the launcher shows is the service's statuses, not the browser): the form in every
+// language, unavailable browsers, each failure class shown where it belongs, and a launch from
+// starting to running to ended (also for a host that keeps the session in its state). axe checks
+// in every state.
 import { render, screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { useState } from 'react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
 import { isSessionEnded, SHARE_LANGUAGES, type SessionStatus } from '../../src/protocol/index.js';
 import { resources } from '../../src/react/i18n.js';
 import { SessionLauncher, type LaunchedSession } from '../../src/react/SessionLauncher.js';
 import { RemoteBrowserProvider } from '../../src/react/RemoteBrowserProvider.js';
 import { SESSION_WAIT_MS } from '../../src/core/queries.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { axeViolations } from './axe.js';
 import { mountRoute, renderWithRoute, type MountedRoute } from './route-harness.js';
 
 const plan = { residential_cycle_mb_limit: null, location_access: true, programmatic_access: true, max_session_minutes: 60, idle_timeout_minutes: 30 };
-let engine: Engine;
-let dir: string;
-let page: Server;
+let fixture: EngineFixture<FakeRuntime>;
+let engine: Engine<FakeRuntime>;
 let pageUrl: string;
 const routes: MountedRoute[] = [];
 const en = resources.en.launcher;
@@ -43,13 +40,13 @@ async function launchButton(): Promise<HTMLElement> {
 }
 
 beforeAll(async () => {
-  page = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<title>start</title><h1>start</h1>'));
-  await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-  pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-launcher-'));
-  engine = await createEngine({
-    dataDir: dir,
-    port: 0,
+  fixture = await startEngine({
+    name: 'launcher',
+    site: '<title>start</title><h1>start</h1>',
+    plans: ['std'],
+    runtime: 'fake',
+    // A start takes about as long as a browser's: the launcher's starting state is seen.
+    fake: { startMs: 1000 },
     config: {
       plans: [
         { id: 'std', name: 'Standard', running_session_limit: 2, cycle_session_limit: null, ...plan },
@@ -58,15 +55,15 @@ beforeAll(async () => {
       rateLimit: { requests: 100_000, perSeconds: 60 },
       egress: { allow: ['127.0.0.1/32'] },
       locations: [{ code: 'de', name: 'Germany', default: 'de-ber', cities: [{ code: 'de-ber', location: 'Berlin', upstream: null, capacity: 1 }, { code: 'de-muc', location: 'Munich', upstream: null, capacity: 1 }] }],
-    } as never,
+    },
   });
+  engine = fixture.engine;
+  pageUrl = `${fixture.site.origin}/`;
 });
 
 afterAll(async () => {
   await Promise.all(routes.map((r) => r.close()));
-  await engine?.close();
-  page?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe.each(SHARE_LANGUAGES)('the form in %s', (language) => {
@@ -151,7 +148,7 @@ describe('SessionLauncher', () => {
     expect(screen.getByRole('button', { name: en.launch })).toBeDisabled();
   });
 
-  it('launches a real session: starting, running with its share link, then ended', async () => {
+  it('launches a session: starting, running with its share link, then ended', async () => {
     const changes: string[] = [];
     const { container } = renderWithRoute(<SessionLauncher defaultUrl={pageUrl} onSessionChange={(s) => changes.push(s.status)} />, await route('std'));
     await userEvent.click(await launchButton());

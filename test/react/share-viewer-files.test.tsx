@@ -9,13 +9,10 @@
 import { fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { SHARE_LANGUAGES } from '../../src/protocol/index.js';
 import { resources } from '../../src/react/i18n.js';
@@ -31,9 +28,8 @@ const en = resources.en.viewer.files;
 /** A translated string with its values put in. */
 const fill = (text: string, values: Record<string, string | number>) => text.replace(/\{\{(\w+)\}\}/g, (_, key: string) => String(values[key]));
 
+let fixture: EngineFixture;
 let engine: Engine;
-let dir: string;
-let site: Server;
 let key: string;
 let shareUrl: string;
 let linkId: string;
@@ -41,7 +37,7 @@ let session: RuntimeSession;
 const api = v8Caller(() => engine.url, () => key);
 
 beforeAll(async () => {
-  site = createServer((request, response) => {
+  fixture = await startEngine({ name: 'viewer-files', site: (request, response) => {
     if (request.url === '/report') {
       // Slowly, so that the viewer sees it arrive: 3 MB over about 3 s.
       response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': REPORT.length, 'content-disposition': `attachment; filename*=UTF-8''${encodeURIComponent(NAME)}` });
@@ -57,12 +53,9 @@ beforeAll(async () => {
       return;
     }
     response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Files</title><a id="get" href="/report">get</a>');
-  });
-  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-  const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
-  dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-files-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  key = (await engine.accounts.create({ contact: 'viewer-files@example.com', plans: ['pro'] })).apiKey.key;
+  } });
+  ({ engine, account: { key } } = fixture);
+  const origin = fixture.site.origin;
   const created = await api('/vm/create', { browser: 'chromium', url: `${origin}/` });
   expect(created.status).toBe('ok');
   shareUrl = created.shareUrl;
@@ -73,9 +66,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   vi.unstubAllGlobals();
-  await engine?.close();
-  site?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** The Files button once the files channel has told the viewer what may move ("Files", or "Files (2)"). */

@@ -6,11 +6,11 @@
 import { render, screen } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { readdir, readFile } from 'node:fs/promises';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { insertLinkedSession } from '../helpers/linked-session.js';
 import { resources } from '../../src/react/i18n.js';
 import { ShareViewer } from '../../src/react/ShareViewer.js';
@@ -26,8 +26,8 @@ const SCRIPT_ADDRESSES = [
 ];
 const text = resources.en.viewer;
 
-let engine: Engine;
-let dir: string;
+let fixture: EngineFixture<FakeRuntime>;
+let engine: Engine<FakeRuntime>;
 let accountId: string;
 let subscriptionId: string;
 
@@ -49,16 +49,13 @@ function expectNoInjection(container: HTMLElement): void {
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-hostile-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  const created = await engine.accounts.create({ contact: 'hostile@example.com', plans: ['pro'] });
-  accountId = created.account.id;
-  subscriptionId = created.account.subscriptions[0]!.id;
+  fixture = await startEngine({ name: 'viewer-hostile', runtime: 'fake' });
+  engine = fixture.engine;
+  ({ id: accountId, subscriptionId } = fixture.account);
 });
 
 afterAll(async () => {
-  await engine?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe('<ShareViewer> with hostile values from the share API', () => {

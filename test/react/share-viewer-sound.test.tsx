@@ -5,32 +5,29 @@
 // again. WebCodecs, Web Audio and the sound socket are stand-ins.
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
 import { SHARE_LANGUAGES, type ShareLanguage } from '../../src/protocol/index.js';
 import { resources } from '../../src/react/i18n.js';
 import { ShareViewer } from '../../src/react/ShareViewer.js';
 import { SOUND_PREFERENCE_KEY } from '../../src/react/viewer/sound-preference.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { insertLinkedSession } from '../helpers/linked-session.js';
 import { axeViolations } from './axe.js';
 
-let engine: Engine;
-let dir: string;
+let fixture: EngineFixture<FakeRuntime>;
+let engine: Engine<FakeRuntime>;
 let owner: { accountId: string; subscriptionId: string };
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-sound-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  const created = await engine.accounts.create({ contact: 'sound@example.com', plans: ['pro'] });
-  owner = { accountId: created.account.id, subscriptionId: created.account.subscriptions[0]!.id };
+  fixture = await startEngine({ name: 'sound', runtime: 'fake' });
+  engine = fixture.engine;
+  owner = { accountId: fixture.account.id, subscriptionId: fixture.account.subscriptionId };
 });
 
 afterAll(async () => {
-  await engine?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** The engine's share API, its state answer saying `sound` as the test needs. */

@@ -1,20 +1,19 @@
 // <ShareViewer> against the real engine's share API: every screen in every language, with axe
-// checks. Session states are set in the engine's store (no browser is started for them).
+// checks. Session states are set in the engine's store (no browser is started for them: the fake runtime).
 import { render, screen, waitFor } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SHARE_LANGUAGES, type ShareLanguage } from '../../src/protocol/index.js';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
 import { ShareViewer } from '../../src/react/ShareViewer.js';
 import { resources } from '../../src/react/i18n.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { insertLinkedSession } from '../helpers/linked-session.js';
 import { axeViolations } from './axe.js';
 
-let engine: Engine;
-let dir: string;
+let fixture: EngineFixture<FakeRuntime>;
+let engine: Engine<FakeRuntime>;
 let accountId: string;
 let subscriptionId: string;
 
@@ -24,16 +23,13 @@ function sessionLink(status: string, language: ShareLanguage, callbackUrl: strin
 }
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-viewer-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  const created = await engine.accounts.create({ contact: 'viewer@example.com', plans: ['pro'] });
-  accountId = created.account.id;
-  subscriptionId = created.account.subscriptions[0]!.id;
+  fixture = await startEngine({ name: 'viewer', runtime: 'fake' });
+  engine = fixture.engine;
+  ({ id: accountId, subscriptionId } = fixture.account);
 });
 
 afterAll(async () => {
-  await engine?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 describe.each(SHARE_LANGUAGES)('in %s', (language) => {

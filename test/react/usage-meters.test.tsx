@@ -1,7 +1,8 @@
 // <UsageMeters> against the real proxy route (createProxyRoute over the node:http adapter, on
 // loopback) in front of a real engine in this process: every state, every language, axe checks.
 // Meter values come from session rows in the engine's store; one session is created through the
-// engine's v8 API (its start page never answers, so it stays `starting`) for the refresh test.
+// engine's v8 API (on the fake runtime: no browser starts; starting and running both count) for
+// the refresh test.
 // The cycle dates are read from the engine's `cycle_end` when it sends one (here added as the
 // engine computes it) and computed from `cycle_start` when it does not.
 import { act, render, screen, waitFor, within } from '@testing-library/react';
@@ -15,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/engine/accounts/accounts.js';
 import { currentCycle, formatDay } from '../../src/protocol/cycle.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { FakeRuntime } from '../helpers/fake-runtime.js';
 import { SHARE_LANGUAGES, type Pool, type ShareLanguage, type UserQuotaResponse } from '../../src/protocol/index.js';
 import { createProxyRoute, type ProxyRoute } from '../../src/server/proxy-route.js';
 import { createServiceClient, engineService } from '../../src/server/service-client.js';
@@ -54,7 +56,7 @@ async function atClock(at: string, body: () => Promise<void>): Promise<void> {
   }
 }
 
-let engine: Engine;
+let engine: Engine<FakeRuntime>;
 let dir: string;
 let hangPage: Server;
 let hangUrl: string;
@@ -219,7 +221,8 @@ beforeAll(async () => {
     dataDir: dir,
     port: 0,
     now,
-    config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.0/8'] } } as never,
+    runtime: new FakeRuntime(),
+    config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.0/8'] } },
   });
 
   basic = await account(['basic']);

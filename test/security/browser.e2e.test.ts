@@ -1,25 +1,22 @@
 // Security suite in a real browser (Debian Chromium through playwright-core) against a real engine:
 // an API key used from a web page is refused however the page sends it (decisions.md 20), and the
 // viewer site sends a content security policy on every page that the browser then enforces, so
-// that markup which got into a share page could run no script.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// that markup which got into a share page could run no script. The engine's sessions run on the
+// fake runtime: the browser tested here is the person's, not a session's.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { insertLinkedSession } from '../helpers/linked-session.js';
 
-let engine: Engine;
-let dir: string;
+let fixture: EngineFixture<FakeRuntime>;
+let engine: Engine<FakeRuntime>;
 let key: string;
 let accountId: string;
 let subscriptionId: string;
 let browser: Browser;
-/** Another site on loopback: a page there is a stranger to the engine. */
-let elsewhere: Server;
+/** Another site on loopback (the fixture's): a page there is a stranger to the engine. */
 let elsewhereOrigin: string;
 
 /** A session row in `status` and its share link (no browser is needed for the page itself). */
@@ -31,27 +28,23 @@ function link(status: string): Promise<string> {
 const sessions = async () => (await engine.store.sessionsOf(accountId, 0, 100)).length;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rbk-security-browser-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } } as never });
-  const created = await engine.accounts.create({ contact: 'security@example.com', plans: ['pro'] });
-  key = created.apiKey.key;
-  accountId = created.account.id;
-  subscriptionId = created.account.subscriptions[0]!.id;
-  elsewhere = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://elsewhere');
-    if (url.pathname === '/frame') return void response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Framing</title><iframe src="${url.searchParams.get('src') ?? ''}"></iframe>`);
-    response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Another site</title>');
+  fixture = await startEngine({
+    name: 'security',
+    runtime: 'fake',
+    site: (request, response) => {
+      const url = new URL(request.url ?? '/', 'http://elsewhere');
+      if (url.pathname === '/frame') return void response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Framing</title><iframe src="${url.searchParams.get('src') ?? ''}"></iframe>`);
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Another site</title>');
+    },
   });
-  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
-  elsewhereOrigin = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
+  ({ engine, account: { key, id: accountId, subscriptionId } } = fixture);
+  elsewhereOrigin = fixture.site.origin;
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
 });
 
 afterAll(async () => {
   await browser?.close();
-  await engine?.close();
-  await new Promise((resolve) => elsewhere?.close(resolve));
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 /** Runs `fetch` in the page: the status and body it could read, or the error it got. */

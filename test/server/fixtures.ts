@@ -1,14 +1,11 @@
-// Shared set-up for the proxy route tests: a real engine in this process on a fresh data
-// directory, a start page on loopback, end users, and a record of every answer the browser got,
-// scanned for the API key, upstream addresses and stack traces.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// Shared set-up for the proxy route tests: an engine in this process (test/helpers/engine.ts, on
+// the fake runtime unless a test needs a browser), a start page on loopback, end users, and a
+// record of every answer the browser got, scanned for the API key, upstream addresses and stack traces.
 import { expect } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
-import type { EngineConfig } from '../../src/engine/config.js';
+import type { EngineConfigInput } from '../../src/engine/config.js';
+import type { Engine } from '../../src/engine/engine.js';
+import type { EngineRuntime } from '../../src/engine/sessions/node-runtime.js';
+import { startEngine } from '../helpers/engine.js';
 
 export const SECRET = 'proxy-route-test-secret-0123456789abcdef';
 export const SHARE_BASE = 'https://share.example.test';
@@ -25,7 +22,7 @@ export const PLANS = [
 ];
 
 export interface TestEngine {
-  engine: Engine;
+  engine: Engine<EngineRuntime>;
   /** A page on loopback for sessions to open. */
   pageUrl: string;
   /** A new account on the plan; its API key. */
@@ -33,33 +30,27 @@ export interface TestEngine {
   close(): Promise<void>;
 }
 
-export async function startTestEngine(config: Partial<EngineConfig> = {}): Promise<TestEngine> {
-  const dir = await mkdtemp(join(tmpdir(), 'rbk-proxy-'));
-  const page: Server = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<title>start page</title><h1>start</h1>'));
-  await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-  const engine = await createEngine({
-    dataDir: join(dir, 'data'),
-    port: 0,
-    config: {
-      plans: PLANS,
-      rateLimit: { requests: 100_000, perSeconds: 60 },
-      egress: { allow: ['127.0.0.0/8'] },
-      shareBase: SHARE_BASE,
-      ...config,
-    } as never,
-  });
+/**
+ * The engine behind the route: the fake runtime by default (the route's tests are about the
+ * route, not the browser); `real` where a session's browser must do something (files).
+ */
+export async function startTestEngine(config: EngineConfigInput = {}, runtime: 'real' | 'fake' = 'fake'): Promise<TestEngine> {
+  const options = {
+    name: 'proxy',
+    site: '<title>start page</title><h1>start</h1>',
+    plans: ['std'],
+    config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.0/8'] }, shareBase: SHARE_BASE, ...config },
+  };
+  const fixture = runtime === 'fake' ? await startEngine({ ...options, runtime: 'fake' }) : await startEngine(options);
+  const { engine } = fixture;
   return {
     engine,
-    pageUrl: `http://127.0.0.1:${(page.address() as AddressInfo).port}/`,
+    pageUrl: `${fixture.site.origin}/`,
     async key(planId = 'std') {
       const created = await engine.accounts.create({ contact: `${planId}-${Math.random().toString(36).slice(2)}@example.com`, plans: [planId] });
       return { key: created.apiKey.key, accountId: created.account.id };
     },
-    async close() {
-      await engine.close();
-      await new Promise<void>((resolve) => page.close(() => resolve()));
-      await rm(dir, { recursive: true, force: true });
-    },
+    close: () => fixture.close(),
   };
 }
 

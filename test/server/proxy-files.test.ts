@@ -17,7 +17,7 @@ const call = (path: string, user = 'alice', init: RequestInit & { duplex?: 'half
   route(new Request(`${APP_ORIGIN}${BASE_PATH}${path}`, { ...init, headers: { origin: APP_ORIGIN, 'x-user': user, ...(init.headers as Record<string, string> | undefined) } }));
 
 beforeAll(async () => {
-  t = await startTestEngine();
+  t = await startTestEngine({}, 'real');
   const { key } = await t.key();
   route = createProxyRoute({ service: engineService(t.engine, { apiKey: key }), authorize: (request) => ({ id: request.headers.get('x-user') ?? '' }), secret: SECRET });
   const created = (await (await call('/sessions', 'alice', { method: 'POST', body: JSON.stringify({ browser: 'chromium', url: t.pageUrl }), headers: { 'content-type': 'application/json' } })).json()) as { handle: string };

@@ -17,7 +17,7 @@ import type { AccountUsage } from '../accounts/usage.js';
 import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
-import type { SessionRuntime } from '../runtime/index.js';
+import type { EngineRuntime } from '../sessions/node-runtime.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from './limits.js';
@@ -46,7 +46,7 @@ export interface ApiOptions {
   /** An account's pools, meters and programmatic access (accounts/usage.ts). */
   usage: AccountUsage;
   sessions: SessionService;
-  runtime: SessionRuntime;
+  runtime: Pick<EngineRuntime, 'images'>;
   openapi: () => unknown;
   /** The engine's clock (tests move it). */
   now: () => number;

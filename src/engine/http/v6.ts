@@ -26,7 +26,7 @@ import {
 import type { AccountUsage } from '../accounts/usage.js';
 import { hashSecret, type Accounts } from '../accounts/accounts.js';
 import type { EngineConfig } from '../config.js';
-import type { SessionRuntime } from '../runtime/index.js';
+import type { EngineRuntime } from '../sessions/node-runtime.js';
 import type { CreateTerms } from '../sessions/outcomes.js';
 import type { SessionService } from '../sessions/service.js';
 import type { AccountRow, Store } from '../store/store.js';
@@ -50,7 +50,7 @@ export interface V6Options {
   accounts: Accounts;
   usage: AccountUsage;
   sessions: SessionService;
-  runtime: SessionRuntime;
+  runtime: Pick<EngineRuntime, 'images'>;
   now: () => number;
 }
 

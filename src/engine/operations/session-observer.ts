@@ -3,7 +3,7 @@
 // metrics of starts and ends, and the account's
 // webhook event. Also the runtime's refusals (a target the session may not reach), logged with
 // their category and host, never the address a name resolved to.
-import type { SessionRuntime } from '../runtime/index.js';
+import type { NodeRuntime } from '../sessions/node-runtime.js';
 import type { SessionMove, SessionService } from '../sessions/service.js';
 import type { WebhookEventType } from '../../protocol/index.js';
 import { endCategory } from '../sessions/end-reasons.js';
@@ -14,7 +14,7 @@ import type { EngineMetrics } from './metrics.js';
 
 export interface SessionObserverOptions {
   sessions: SessionService;
-  runtime: Pick<SessionRuntime, 'get' | 'on'>;
+  runtime: Pick<NodeRuntime, 'get' | 'on'>;
   store: Store;
   logger: Logger;
   metrics: EngineMetrics | null;

@@ -1,8 +1,8 @@
 // What the session service needs of this node's runtime (runtime/runtime.ts): the images it can
 // start, start, stop, a running session's ends (what the channels open, passed on unread) and byte
 // meters, and its events. The service depends on this seam, not on the class, so placement, exits
-// and the lifecycle are tested without a browser (a fake runtime stands in), as Selenium Grid's
-// Node stands behind an interface.
+// and the lifecycle are tested without a browser: test/helpers/fake-runtime.ts stands in (the
+// engine takes it as `runtime`), as Selenium Grid's Node stands behind an interface.
 import type { BrowserImage, RuntimeEvent, SessionEnds, SessionSpec } from '../runtime/index.js';
 
 export type { RuntimeEvent, SessionSpec };
@@ -29,4 +29,16 @@ export interface NodeRuntime {
   get(id: string): RunningSession | undefined;
   /** Crashes, exits and refusals of the sessions it runs. */
   on(event: 'event', listener: (event: RuntimeEvent) => void): unknown;
+}
+
+/**
+ * What the engine needs of its node's runtime besides the service's seam: the images it lists and
+ * checks, its warm pool's counts (health, metrics, the node's record), and closing it.
+ * SessionRuntime is one; the test's fake runtime is another.
+ */
+export interface EngineRuntime extends NodeRuntime {
+  readonly images: BrowserImage[];
+  warmCount(): { displays: number; browsers: number };
+  warmStats(): { browsers: Array<{ browser: string; language: string }>; memoryMb: number };
+  close(): Promise<void>;
 }
