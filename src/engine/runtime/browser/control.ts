@@ -15,6 +15,8 @@ const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;
 const NEW_TAB_PAGE = /^chrome(-search)?:\/\/(newtab|new-tab-page|new-tab-page-third-party)\b/i;
 /** The developer tools' own pages: a viewer never gets them. */
 const DEVTOOLS_FRONTEND = /^devtools:/i;
+/** When a page's title is asked for again after it showed without one (ms). */
+const TITLE_LOOKS_MS = [1000, 3000];
 
 /**
  * Drops of the guard's connection taken within REARM_WINDOW_MS, each re-armed at once; one more
@@ -118,22 +120,31 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   }
 
   /** A page target as DevTools told it: page events when it opens, moves to a web address, or gets its title. */
-  private followTab(info: { targetId: string; url: string; title?: string }): void {
+  private followTab(client: CDP.Client, info: { targetId: string; url: string; title?: string }): void {
     const known = this.tabs.get(info.targetId);
     if (!known) {
       this.tabs.set(info.targetId, { url: '', title: '' });
       this.emit('page', { change: 'opened', tab: info.targetId });
     }
     const tab = this.tabs.get(info.targetId)!;
-    const title = info.title && info.title !== info.url ? info.title : '';
+    // Until a page has a title, Chromium gives its address without the scheme.
+    const title = info.title && info.title !== info.url && info.title !== info.url.replace(/^[a-z]+:\/\//i, '') ? info.title : '';
     if (!isNavigableUrl(info.url)) return;
     if (info.url !== tab.url) {
       Object.assign(tab, { url: info.url, title });
       this.emit('page', { change: 'navigated', tab: info.targetId, url: info.url, title });
+      // A title set as the page loads is not always told: asked for a little later, twice.
+      if (!title) for (const ms of TITLE_LOOKS_MS) setTimeout(() => void this.lookForTitle(client, info.targetId, info.url), ms).unref();
     } else if (title && title !== tab.title) {
       tab.title = title;
       this.emit('page', { change: 'titled', tab: info.targetId, url: info.url, title });
     }
+  }
+
+  private async lookForTitle(client: CDP.Client, targetId: string, url: string): Promise<void> {
+    const answer = await client.send('Target.getTargetInfo', { targetId }).catch(() => null);
+    const info = answer?.targetInfo;
+    if (info && info.url === url && this.tabs.get(targetId)?.url === url) this.followTab(client, info);
   }
 
   private async guard(client: CDP.Client): Promise<void> {
@@ -152,7 +163,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         case 'Target.targetInfoChanged':
         case 'Target.targetCreated': {
           const info = params.targetInfo as { targetId: string; type: string; url: string; title?: string };
-          if (info.type === 'page' && !this.ownTargets.has(info.targetId)) this.followTab(info);
+          if (info.type === 'page' && !this.ownTargets.has(info.targetId)) this.followTab(client, info);
           const devtools = DEVTOOLS_FRONTEND.test(info.url);
           if (devtools && info.type !== 'page') {
             // F12, Ctrl+Shift+I and the menu open developer tools as a target of their own (type

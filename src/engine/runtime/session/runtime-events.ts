@@ -85,12 +85,23 @@ export function watchSession(session: WatchedSession, report: (kind: RuntimeEven
   session.control?.on('page-crashed', ({ status }) => report('page-crashed', `a page crashed (${status})`));
   session.control?.on('refused', ({ url }) => report('refused', `refused ${url.slice(0, 200)}`, { target: /^[a-z][a-z0-9+.-]*:/i.exec(url)?.[0] ?? 'page', category: 'browser-page' }));
   session.control?.on('guard-lost', ({ reason }) => report('guard-lost', reason));
-  // The tabs as they are now (the first page opened while the session started), then each change.
-  for (const { tab, url, title } of session.control?.openTabs() ?? []) {
-    report('page', 'a tab opened', { change: 'opened', tab });
-    if (url) report('page', 'a tab showed a page', { change: 'navigated', tab, url, title });
+  // The tabs as they are now (the first page opened while the session started), then each change;
+  // told once the start's caller has the session (it learns which runtime session is whose), as
+  // every later change is.
+  const control = session.control;
+  if (control) {
+    const changes: PageChange[] = control.openTabs().flatMap(({ tab, url, title }) => [
+      { change: 'opened' as const, tab },
+      ...(url ? [{ change: 'navigated' as const, tab, url, title }] : []),
+    ]);
+    const held = (change: PageChange) => changes.push(change);
+    control.on('page', held);
+    setImmediate(() => {
+      control.off('page', held);
+      for (const change of changes.splice(0)) report('page', `a tab ${change.change}`, change);
+      control.on('page', (change) => report('page', `a tab ${change.change}`, change));
+    });
   }
-  session.control?.on('page', (change) => report('page', `a tab ${change.change}`, change));
   // Lost while the session was starting: said now that someone listens.
   if (session.control?.lostReason) report('guard-lost', session.control.lostReason);
   session.egress.on('refused', ({ target, reason, address }) =>
