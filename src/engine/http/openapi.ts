@@ -17,6 +17,7 @@ import {
   webhookEventSchema,
   webhookRequestSchema,
   webhookResponseSchema,
+  recordingResponseSchema,
   VM_DATA_WAIT_MAX_MS,
 } from '../../protocol/index.js';
 
@@ -106,6 +107,33 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
           requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
           responses: answer(fileUploadResponseSchema, 'written'),
         },
+      },
+      // Recordings (issue 35, decisions.md 96).
+      '/v8/vm/recording': {
+        get: {
+          summary: "A session's recording: its state, start, length, bytes and timeline",
+          description: "Only for a session created with `record: true` on a plan that records. The timeline holds what happened, each with its time: navigations (`url`, `title`), tabs opened and closed, viewers and programs coming and going (`channel`, `rights`), refusals (`target`, `category`) and the end (`status`, `reason`); never page content, typed text or a secret. Refused (denied) for an unknown or another account's session, a session that was not recorded, and a removed recording.",
+          security: secured,
+          parameters: [{ name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' }],
+          responses: answer(recordingResponseSchema, 'the recording'),
+        },
+      },
+      '/v8/vm/recording/media': {
+        get: {
+          summary: "A session's recording as MP4 (H.264 picture, Opus sound)",
+          description: "Once the session has ended: the whole recording, with byte ranges (a player seeks at once). While it runs: fragmented MP4 of what there is up to now. Refused in the envelope (403 for an unknown or another account's session, 404 for a session that was not recorded or a recording removed).",
+          security: secured,
+          parameters: [{ name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' }],
+          responses: {
+            '200': { description: 'the recording', content: { 'video/mp4': { schema: { type: 'string', format: 'binary' } } } },
+            '206': { description: 'the range asked for', content: { 'video/mp4': { schema: { type: 'string', format: 'binary' } } } },
+            ...Object.fromEntries(['403', '404'].map((code) => [code, { description: 'refused (envelope)', content: { 'application/json': { schema: schema(failureSchema) } } }])),
+            '401': { description: 'missing, unknown or revoked API key', content: { 'application/json': { schema: schema(failureSchema) } } },
+          },
+        },
+      },
+      '/v8/vm/recording/remove': {
+        post: { summary: "Remove an ended session's recording", security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(removeRequestSchema) } } }, responses: answer(removeResponseSchema, 'removed') },
       },
       '/v8/user/api': { get: { summary: 'Account, access and usage meters', security: secured, responses: answer(userApiResponseSchema, 'account and meters') } },
       '/v8/user/quota': { get: { summary: 'Usage meters', security: secured, responses: answer(userQuotaResponseSchema, 'meters') } },
