@@ -126,6 +126,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
             // A view-only link watches whatever the prop says (the engine passes only watching from it).
             viewOnly={viewOnly || state?.control === false}
             viewers={typeof state?.viewers === 'number' ? state.viewers : null}
+            recording={state?.recording === true}
             // An engine from before sound says nothing: no sound.
             sound={state?.sound === true}
             video={state?.video === true}

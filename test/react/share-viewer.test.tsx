@@ -18,8 +18,8 @@ let accountId: string;
 let subscriptionId: string;
 
 /** A session row in the given status, and its share link in `language`. */
-function sessionLink(status: string, language: ShareLanguage, callbackUrl: string | null = null): Promise<string> {
-  return insertLinkedSession(engine, { accountId, subscriptionId }, { status, share_language: language, callback_url: callbackUrl });
+function sessionLink(status: string, language: ShareLanguage, callbackUrl: string | null = null, recorded = false): Promise<string> {
+  return insertLinkedSession(engine, { accountId, subscriptionId }, { status, share_language: language, callback_url: callbackUrl, recorded });
 }
 
 beforeAll(async () => {
@@ -54,6 +54,17 @@ describe.each(SHARE_LANGUAGES)('in %s', (language) => {
     for (const name of [text.toolbar.fullscreen, text.toolbar.paste, text.toolbar.keyboard, text.toolbar.esc, text.leave]) {
       expect(toolbar).toContainElement(screen.getByRole('button', { name }));
     }
+    // Not recorded: nothing says it is.
+    expect(screen.queryByText(text.running.recorded)).toBeNull();
+    expect(await axeViolations(container)).toEqual([]);
+  });
+
+  it('tells everyone watching a recorded session that it is recorded, in words a screen reader reads too', async () => {
+    const { container } = render(<ShareViewer shareUrl={await sessionLink('running', language, null, true)} viewOnly />);
+    const toolbar = await screen.findByRole('toolbar', { name: text.toolbar.label });
+    const sign = await screen.findByText(text.running.recorded);
+    expect(toolbar).toContainElement(sign);
+    expect(sign).toHaveTextContent(text.running.recordedNote);
     expect(await axeViolations(container)).toEqual([]);
   });
 

@@ -20,6 +20,8 @@ export interface LiveScreenProps {
   browserName: string;
   viewOnly: boolean;
   viewers: number | null;
+  /** The session is being recorded: the toolbar says so. */
+  recording?: boolean;
   /** Whether the session has sound (the share API says). */
   sound: boolean;
   /** Whether the engine offers video while the display moves (the share API says). */
@@ -33,7 +35,7 @@ export interface LiveScreenProps {
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, sound, video = false, onLeave, shareFetch, hidden }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, onLeave, shareFetch, hidden }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -69,6 +71,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
           rttMs={rttMs}
           viewOnly={viewOnly}
           viewers={viewers}
+          recording={recording}
           viewLinkShown={viewLink !== null}
           onViewLink={() => (viewLink ? setViewLink(null) : void shareViewOnly())}
           onKeyboard={() => keyboardRef.current?.focus()}

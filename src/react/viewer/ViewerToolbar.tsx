@@ -19,6 +19,8 @@ export interface ViewerToolbarProps {
   viewOnly: boolean;
   /** Viewers connected now (every link together); `null` when the share API did not say. */
   viewers: number | null;
+  /** The session is being recorded (the share state's `recording`): everyone watching is told. */
+  recording?: boolean;
   /** Whether the view-only link (or its failure) shows. */
   viewLinkShown: boolean;
   onViewLink: () => void;
@@ -58,6 +60,13 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
         {viewOnly ? t('running.viewOnly') : t('running.canControl')}
       </span>
       {viewers !== null && viewers > 0 ? <span className="rbk-viewer__watching">{t('running.watching', { count: viewers })}</span> : null}
+      {props.recording ? (
+        <span className="rbk-viewer__recorded" title={t('running.recordedNote')}>
+          <span className="rbk-viewer__recorded-dot" aria-hidden="true" />
+          {t('running.recorded')}
+          <span className="rbk-viewer__sr-only">{` ${t('running.recordedNote')}`}</span>
+        </span>
+      ) : null}
       <span className="rbk-viewer__spacer" />
       {/* ---------------------------------------------------------------- Controls (a link that controls) */}
       {!viewOnly ? (
