@@ -1,0 +1,150 @@
+// The video channel read, decoded and drawn (issue 25; issue 37 moved it off the page's thread):
+// a format message, then one H.264 access unit per binary WebSocket message (src/protocol/video.ts),
+// decoded with WebCodecs' VideoDecoder and each decoded frame drawn as it comes out, none dropped,
+// onto a canvas of its own (a page's canvas, or an OffscreenCanvas inside video-worker.ts). A
+// decoder that gets behind drops access units up to the next key frame rather than queue them.
+// Each unit read is receipted (the bytes read in all), so the engine knows how much of the picture
+// is still on its way. Runs in a window or in a dedicated worker: it touches nothing but its socket,
+// its decoder and its canvas.
+import { parseVideoFormat, videoReceipt, VIDEO_KEY_FRAME, type VideoFormat } from '../protocol/video.js';
+
+/** What a playback has done so far: what a viewer's figures and tests read (decisions.md 90). */
+export interface VideoFrameCounts {
+  /** Access units that arrived. */
+  received: number;
+  /** Access units not decoded: the decoder was behind, or a key frame was awaited. */
+  skipped: number;
+  /** Frames out of the decoder. */
+  decoded: number;
+  /** Frames drawn on the canvas. */
+  drawn: number;
+}
+
+export interface VideoPlaybackOptions {
+  /** The video channel's WebSocket address. */
+  url: string;
+  /** Where frames are drawn (at their own pixel size: the display's, rounded up to even numbers). */
+  canvas: HTMLCanvasElement | OffscreenCanvas;
+  /** Each access unit as it arrives (its bytes, and whether it is a key frame): what the motion policy reads. */
+  onUnit?(bytes: number, key: boolean): void;
+  /** A frame was drawn (its size in pixels, and the counts with it). */
+  onFrame?(width: number, height: number, counts: VideoFrameCounts): void;
+  /** The video ended (the channel closed, or the decoder failed): why. Called once. */
+  onEnd?(reason: string, counts: VideoFrameCounts): void;
+}
+
+/** More frames than this waiting in the decoder means it is behind: the rest wait for a key frame. */
+const MAX_DECODE_QUEUE = 3;
+
+/** The decoder settings a format asks for. */
+export function decoderConfig(format: VideoFormat): VideoDecoderConfig {
+  const description = Uint8Array.from(atob(format.description), (c) => c.charCodeAt(0));
+  return { codec: format.codec, description, optimizeForLatency: true };
+}
+
+export class VideoPlayback {
+  readonly #options: VideoPlaybackOptions;
+  #socket: WebSocket | null = null;
+  #decoder: VideoDecoder | null = null;
+  #waitForKey = true;
+  #ended = false;
+  #context: CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D | null = null;
+  /** Frame bytes read so far (binary messages' lengths): what each receipt says. */
+  #receivedBytes = 0;
+  readonly counts: VideoFrameCounts = { received: 0, skipped: 0, decoded: 0, drawn: 0 };
+
+  constructor(options: VideoPlaybackOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    const socket = new WebSocket(this.#options.url);
+    socket.binaryType = 'arraybuffer';
+    this.#socket = socket;
+    socket.onmessage = (event) => this.#receive(event.data as ArrayBuffer | string);
+    socket.onclose = (event) => this.#end(event.reason || `the video connection closed (${event.code})`);
+    socket.onerror = () => this.#end('the video connection failed');
+  }
+
+  /** The canvas's size in pixels (the display's): frames are drawn at its top left. */
+  resize(width: number, height: number): void {
+    const { canvas } = this.#options;
+    if (canvas.width !== width || canvas.height !== height) Object.assign(canvas, { width, height });
+  }
+
+  /** Stops watching: the socket closes (the engine stops encoding when no one else watches). */
+  close(): void {
+    this.#end('closed by the viewer');
+  }
+
+  #receive(data: ArrayBuffer | string): void {
+    if (this.#ended) return;
+    // Through another node of a cluster a text message arrives as bytes: a frame's first byte is
+    // 0 or 1, the format's is `{`.
+    const bytes = typeof data === 'string' ? null : new Uint8Array(data);
+    if (typeof data === 'string' || bytes![0] === 0x7b) {
+      const format = parseVideoFormat(typeof data === 'string' ? data : new TextDecoder().decode(bytes!));
+      if (!format) return this.#end('the video format was not understood');
+      return this.#configure(format);
+    }
+    this.#receivedBytes += bytes!.length;
+    if (this.#socket?.readyState === WebSocket.OPEN) this.#socket.send(videoReceipt(this.#receivedBytes));
+    if (!this.#decoder || bytes!.length < 2) return;
+    const key = (bytes![0]! & VIDEO_KEY_FRAME) !== 0;
+    this.counts.received++;
+    this.#options.onUnit?.(bytes!.length, key);
+    if (this.#decoder.decodeQueueSize > MAX_DECODE_QUEUE) this.#waitForKey = true;
+    if (this.#waitForKey && !key) return void this.counts.skipped++;
+    this.#waitForKey = false;
+    try {
+      this.#decoder.decode(new EncodedVideoChunk({ type: key ? 'key' : 'delta', timestamp: Math.round(performance.now() * 1000), data: bytes!.subarray(1) }));
+    } catch (error) {
+      this.#end(`the video could not be decoded: ${(error as Error).message}`);
+    }
+  }
+
+  #configure(format: VideoFormat): void {
+    if (!this.#decoder || this.#decoder.state === 'closed') this.#decoder = new VideoDecoder({
+      output: (frame) => this.#draw(frame),
+      error: (error) => this.#end(`the video could not be decoded: ${error.message}`),
+    });
+    try {
+      this.#decoder.configure(decoderConfig(format));
+    } catch (error) {
+      return this.#end(`the video could not be decoded: ${(error as Error).message}`);
+    }
+    this.#waitForKey = true;
+  }
+
+  /** Each decoded frame is drawn at once: none waits for an animation frame, none is left out. */
+  #draw(frame: VideoFrame): void {
+    try {
+      if (this.#ended) return;
+      this.counts.decoded++;
+      const { canvas } = this.#options;
+      this.#context ??= canvas.getContext('2d', { alpha: false }) as CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D | null;
+      if (!this.#context) return this.#end('the video could not be drawn');
+      this.#context.drawImage(frame, 0, 0);
+      this.counts.drawn++;
+      this.#options.onFrame?.(frame.displayWidth, frame.displayHeight, this.counts);
+    } finally {
+      frame.close();
+    }
+  }
+
+  #end(reason: string): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const socket = this.#socket;
+    if (socket) {
+      socket.onmessage = socket.onclose = socket.onerror = null;
+      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(1000);
+    }
+    try {
+      if (this.#decoder && this.#decoder.state !== 'closed') this.#decoder.close();
+    } catch {
+      /* already closed */
+    }
+    this.#options.onEnd?.(reason, this.counts);
+  }
+}
