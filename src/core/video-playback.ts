@@ -2,7 +2,8 @@
 // a format message, then one H.264 access unit per binary WebSocket message (src/protocol/video.ts),
 // decoded with WebCodecs' VideoDecoder and each decoded frame drawn as it comes out, none dropped,
 // onto a canvas of its own (a page's canvas, or an OffscreenCanvas inside video-worker.ts). A
-// decoder that gets behind drops access units up to the next key frame rather than queue them.
+// decoder that gets behind (a unit handed to it over MAX_DECODE_LATE_MS ago and not out yet) skips
+// access units up to the next key frame rather than queue them (decisions.md 90).
 // Each unit read is receipted (the bytes read in all), so the engine knows how much of the picture
 // is still on its way. Runs in a window or in a dedicated worker: it touches nothing but its socket,
 // its decoder and its canvas.
@@ -33,8 +34,15 @@ export interface VideoPlaybackOptions {
   onEnd?(reason: string, counts: VideoFrameCounts): void;
 }
 
-/** More frames than this waiting in the decoder means it is behind: the rest wait for a key frame. */
-const MAX_DECODE_QUEUE = 3;
+/**
+ * A unit handed to the decoder this long ago and not out yet means the decoder is behind: the
+ * rest wait for a key frame. The engine's own bound on a watcher's lateness (MAX_LATE_MS); a count
+ * of queued units (3 until decisions.md 90) took a thread's short pause for a decoder behind, and
+ * a skip costs up to a key-frame interval (2 s) of picture.
+ */
+const MAX_DECODE_LATE_MS = 150;
+/** More units than this waiting in the decoder is behind whatever the time says. */
+const MAX_DECODE_QUEUE = 30;
 
 /** The decoder settings a format asks for. */
 export function decoderConfig(format: VideoFormat): VideoDecoderConfig {
@@ -51,6 +59,8 @@ export class VideoPlayback {
   #context: CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D | null = null;
   /** Frame bytes read so far (binary messages' lengths): what each receipt says. */
   #receivedBytes = 0;
+  /** When each unit not out of the decoder yet went in (its chunk's timestamp, µs of performance.now()). */
+  readonly #inDecoder: number[] = [];
   readonly counts: VideoFrameCounts = { received: 0, skipped: 0, decoded: 0, drawn: 0 };
 
   constructor(options: VideoPlaybackOptions) {
@@ -93,11 +103,15 @@ export class VideoPlayback {
     const key = (bytes![0]! & VIDEO_KEY_FRAME) !== 0;
     this.counts.received++;
     this.#options.onUnit?.(bytes!.length, key);
-    if (this.#decoder.decodeQueueSize > MAX_DECODE_QUEUE) this.#waitForKey = true;
+    const now = Math.round(performance.now() * 1000);
+    if (this.#inDecoder.length > MAX_DECODE_QUEUE || (this.#inDecoder.length > 0 && now - this.#inDecoder[0]! > MAX_DECODE_LATE_MS * 1000)) this.#waitForKey = true;
     if (this.#waitForKey && !key) return void this.counts.skipped++;
     this.#waitForKey = false;
     try {
-      this.#decoder.decode(new EncodedVideoChunk({ type: key ? 'key' : 'delta', timestamp: Math.round(performance.now() * 1000), data: bytes!.subarray(1) }));
+      // Timestamps only grow: a unit in the same microsecond as the last gets the next one.
+      const timestamp = Math.max(now, (this.#inDecoder.at(-1) ?? 0) + 1);
+      this.#inDecoder.push(timestamp);
+      this.#decoder.decode(new EncodedVideoChunk({ type: key ? 'key' : 'delta', timestamp, data: bytes!.subarray(1) }));
     } catch (error) {
       this.#end(`the video could not be decoded: ${(error as Error).message}`);
     }
@@ -113,12 +127,16 @@ export class VideoPlayback {
     } catch (error) {
       return this.#end(`the video could not be decoded: ${(error as Error).message}`);
     }
+    // A new configuration starts from a key frame: what the old one held will not come out.
+    this.#inDecoder.length = 0;
     this.#waitForKey = true;
   }
 
   /** Each decoded frame is drawn at once: none waits for an animation frame, none is left out. */
   #draw(frame: VideoFrame): void {
     try {
+      // This frame and any unit before it that gave none are out of the decoder.
+      while (this.#inDecoder.length > 0 && this.#inDecoder[0]! <= frame.timestamp) this.#inDecoder.shift();
       if (this.#ended) return;
       this.counts.decoded++;
       const { canvas } = this.#options;
