@@ -12,7 +12,8 @@
 // update, so this keeps it current at the cost of that one pixel, and everything else stays
 // pending. The video is decoded and drawn off the page's thread where the browser can (video-player.ts,
 // decisions.md 90); the overlay carries the frames counted so far (`data-frames-received`,
-// `-skipped`, `-decoded`, `-drawn`) for figures and tests. Loaded lazily (only where the engine
+// `-skipped`, `-decoded`, `-drawn`) and when the latest was drawn (`data-frame-drawn-at`, ms since
+// the epoch) for figures and tests. Loaded lazily (only where the engine
 // offers video and the browser decodes it), so it imports no code of the viewer's entry.
 import { RfbMotion, VideoStillness } from './video-motion.js';
 import { canPlayVideo, VideoPlayer, type VideoFrameCounts } from './video-player.js';
@@ -160,14 +161,16 @@ export class VideoMode {
     const player = new VideoPlayer({
       url: this.#options.videoUrl,
       canvas: overlay,
-      onUnit: (bytes, key) => {
-        const now = performance.now();
-        this.#stillness.add(bytes, key, now);
-        if (this.#state === 'video' && this.#stillness.still(now)) this.#leave();
+      // Judged at each unit's arrival, not when this page got to it: a page busy for a while
+      // reads a second of units at once, and that is not a still display.
+      onUnit: (bytes, key, at) => {
+        this.#stillness.add(bytes, key, at);
+        if (this.#state === 'video' && this.#stillness.still(at)) this.#leave();
       },
-      onFrame: (width, height, counts) => {
+      onFrame: (width, height, counts, at) => {
         if (this.#player !== player) return;
         this.#showCounts(overlay, counts);
+        overlay.dataset.frameDrawnAt = at.toFixed(1);
         const canvas = this.#screenCanvas();
         // The display changed size under the video: RFB shows it.
         if (!canvas || width < canvas.width || height < canvas.height || width > canvas.width + 1 || height > canvas.height + 1) return this.#leave();

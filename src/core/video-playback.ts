@@ -1,12 +1,14 @@
 // The video channel read, decoded and drawn (issue 25; issue 37 moved it off the page's thread):
 // a format message, then one H.264 access unit per binary WebSocket message (src/protocol/video.ts),
 // decoded with WebCodecs' VideoDecoder and each decoded frame drawn as it comes out, none dropped,
-// onto a canvas of its own (a page's canvas, or an OffscreenCanvas inside video-worker.ts). A
+// onto a canvas of its own (a page's canvas, or an OffscreenCanvas inside video-worker.ts, where
+// nothing may wait on the page: #drawOffscreen). A
 // decoder that gets behind (a unit handed to it over MAX_DECODE_LATE_MS ago and not out yet) skips
 // access units up to the next key frame rather than queue them (decisions.md 90).
 // Each unit read is receipted (the bytes read in all), so the engine knows how much of the picture
 // is still on its way. Runs in a window or in a dedicated worker: it touches nothing but its socket,
 // its decoder and its canvas.
+import { i420ToRgba, type PlaneLayout } from './video-pixels.js';
 import { parseVideoFormat, videoReceipt, VIDEO_KEY_FRAME, type VideoFormat } from '../protocol/video.js';
 
 /** What a playback has done so far: what a viewer's figures and tests read (decisions.md 90). */
@@ -56,7 +58,13 @@ export class VideoPlayback {
   #decoder: VideoDecoder | null = null;
   #waitForKey = true;
   #ended = false;
-  #context: CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D | null = null;
+  #context: CanvasRenderingContext2D | null = null;
+  /** In a worker: the canvas shows whole bitmaps (#drawOffscreen), the latest shown when this settles. */
+  #bitmaps: ImageBitmapRenderingContext | null = null;
+  /** In a worker, for frames in I420: the canvas's 2D context and the pixels made last. */
+  #pixels: OffscreenCanvasRenderingContext2D | null = null;
+  #image: ImageData | null = null;
+  #showing: Promise<unknown> = Promise.resolve();
   /** Frame bytes read so far (binary messages' lengths): what each receipt says. */
   #receivedBytes = 0;
   /** When each unit not out of the decoder yet went in (its chunk's timestamp, µs of performance.now()). */
@@ -132,22 +140,64 @@ export class VideoPlayback {
     this.#waitForKey = true;
   }
 
-  /** Each decoded frame is drawn at once: none waits for an animation frame, none is left out. */
+  /** Each decoded frame is drawn as it comes out: none waits for an animation frame, none is left out. */
   #draw(frame: VideoFrame): void {
+    // This frame and any unit before it that gave none are out of the decoder.
+    while (this.#inDecoder.length > 0 && this.#inDecoder[0]! <= frame.timestamp) this.#inDecoder.shift();
+    if (this.#ended) return frame.close();
+    this.counts.decoded++;
+    const { canvas } = this.#options;
+    if (typeof OffscreenCanvas !== 'undefined' && canvas instanceof OffscreenCanvas) return this.#drawOffscreen(frame, canvas);
     try {
-      // This frame and any unit before it that gave none are out of the decoder.
-      while (this.#inDecoder.length > 0 && this.#inDecoder[0]! <= frame.timestamp) this.#inDecoder.shift();
-      if (this.#ended) return;
-      this.counts.decoded++;
-      const { canvas } = this.#options;
-      this.#context ??= canvas.getContext('2d', { alpha: false }) as CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D | null;
+      this.#context ??= (canvas as HTMLCanvasElement).getContext('2d', { alpha: false });
       if (!this.#context) return this.#end('the video could not be drawn');
       this.#context.drawImage(frame, 0, 0);
-      this.counts.drawn++;
-      this.#options.onFrame?.(frame.displayWidth, frame.displayHeight, this.counts);
+      this.#drawn(frame.displayWidth, frame.displayHeight);
     } finally {
       frame.close();
     }
+  }
+
+  /**
+   * In a worker. Chromium's own conversions of a VideoFrame (a 2D context's drawImage, copyTo in
+   * RGBA, createImageBitmap) wait on the page's thread when it has no GPU: while the page is busy
+   * nothing would be drawn, and the worker would not even read its socket. A frame in I420 (what a
+   * software decoder gives) is copied as it is (no conversion: no wait) and made RGBA here
+   * (video-pixels.ts); any other (a GPU's) is made an ImageBitmap, which needs no page where a GPU
+   * is. Each frame is taken at once and shown in the frames' order.
+   */
+  #drawOffscreen(frame: VideoFrame, canvas: OffscreenCanvas): void {
+    const { displayWidth: width, displayHeight: height } = frame;
+    const planes = frame.format === 'I420' ? new Uint8Array(frame.allocationSize()) : null;
+    const taken: Promise<ImageBitmap | PlaneLayout[]> = planes ? frame.copyTo(planes) : createImageBitmap(frame, 0, 0, Math.min(width, canvas.width), Math.min(height, canvas.height));
+    const rect = frame.visibleRect ?? { width, height };
+    void taken.finally(() => frame.close()).catch(() => undefined);
+    this.#showing = Promise.all([this.#showing, taken]).then(
+      ([, made]) => {
+        if (this.#ended) return made instanceof ImageBitmap ? made.close() : undefined;
+        if (made instanceof ImageBitmap) {
+          this.#bitmaps ??= canvas.getContext('bitmaprenderer');
+          if (!this.#bitmaps) return this.#end('the video could not be drawn');
+          this.#bitmaps.transferFromImageBitmap(made);
+        } else {
+          this.#pixels ??= canvas.getContext('2d', { alpha: false });
+          if (!this.#pixels) return this.#end('the video could not be drawn');
+          if (this.#image?.width !== rect.width || this.#image.height !== rect.height) {
+            this.#image = new ImageData(rect.width, rect.height);
+            this.#image.data.fill(255);
+          }
+          i420ToRgba(planes!, made, rect.width, rect.height, this.#image.data);
+          this.#pixels.putImageData(this.#image, 0, 0);
+        }
+        this.#drawn(width, height);
+      },
+      (error: unknown) => this.#end(`the video could not be drawn: ${(error as Error).message}`),
+    );
+  }
+
+  #drawn(width: number, height: number): void {
+    this.counts.drawn++;
+    this.#options.onFrame?.(width, height, this.counts);
   }
 
   #end(reason: string): void {

@@ -14,10 +14,10 @@ export interface VideoPlayerOptions {
   url: string;
   /** Where frames are drawn; given to the worker for good (a canvas is transferred once). */
   canvas: HTMLCanvasElement;
-  /** Each access unit as it arrives (its bytes, and whether it is a key frame): what the motion policy reads. */
-  onUnit?(bytes: number, key: boolean): void;
-  /** A frame was drawn (its size in pixels, and this player's counts so far). */
-  onFrame?(width: number, height: number, counts: VideoFrameCounts): void;
+  /** Each access unit (its bytes, whether it is a key frame, and when it arrived: the page's performance.now()): what the motion policy reads. */
+  onUnit?(bytes: number, key: boolean, at: number): void;
+  /** A frame was drawn (its size in pixels, this player's counts so far, and when it was drawn: ms since the epoch, performance.timeOrigin + now). */
+  onFrame?(width: number, height: number, counts: VideoFrameCounts, at: number): void;
   /** The video ended (the channel closed, or the decoder failed): why. Called once. */
   onEnd?(reason: string): void;
 }
@@ -65,14 +65,20 @@ export class VideoPlayer {
     const { canvas, onUnit, onFrame } = this.#options;
     const worker = startWorker();
     if (!worker) {
-      this.#playback = new VideoPlayback({ url: this.#options.url, canvas, onUnit, onFrame, onEnd: (reason) => this.#end(reason) });
+      this.#playback = new VideoPlayback({
+        url: this.#options.url,
+        canvas,
+        onUnit: (bytes, key) => onUnit?.(bytes, key, performance.now()),
+        onFrame: (width, height, counts) => onFrame?.(width, height, counts, performance.timeOrigin + performance.now()),
+        onEnd: (reason) => this.#end(reason),
+      });
       return this.#playback.start();
     }
     this.#worker = worker;
     worker.onmessage = ({ data }: MessageEvent<VideoWorkerEvent>) => {
       if (this.#ended) return;
-      if (data.type === 'unit') onUnit?.(data.bytes, data.key);
-      else if (data.type === 'frame') onFrame?.(data.width, data.height, data.counts);
+      if (data.type === 'unit') onUnit?.(data.bytes, data.key, data.at - performance.timeOrigin);
+      else if (data.type === 'frame') onFrame?.(data.width, data.height, data.counts, data.at);
       else this.#end(data.reason);
     };
     worker.onerror = (event) => {

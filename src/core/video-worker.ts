@@ -13,8 +13,8 @@ export type VideoWorkerRequest =
 
 /** What the worker tells the page. */
 export type VideoWorkerEvent =
-  | { type: 'unit'; bytes: number; key: boolean }
-  | { type: 'frame'; width: number; height: number; counts: VideoFrameCounts }
+  | { type: 'unit'; bytes: number; key: boolean; at: number }
+  | { type: 'frame'; width: number; height: number; counts: VideoFrameCounts; at: number }
   | { type: 'end'; reason: string; counts: VideoFrameCounts };
 
 // The DOM library's types stand in for the worker's: only these members are used.
@@ -26,8 +26,9 @@ scope.onmessage = ({ data }) => {
     playback = new VideoPlayback({
       url: data.url,
       canvas: data.canvas,
-      onUnit: (bytes, key) => scope.postMessage({ type: 'unit', bytes, key }),
-      onFrame: (width, height, counts) => scope.postMessage({ type: 'frame', width, height, counts: { ...counts } }),
+      // When it arrived, ms since the epoch: the page may read it much later (a busy page).
+      onUnit: (bytes, key) => scope.postMessage({ type: 'unit', bytes, key, at: performance.timeOrigin + performance.now() }),
+      onFrame: (width, height, counts) => scope.postMessage({ type: 'frame', width, height, counts: { ...counts }, at: performance.timeOrigin + performance.now() }),
       onEnd: (reason, counts) => {
         scope.postMessage({ type: 'end', reason, counts: { ...counts } });
         scope.close();
