@@ -59,18 +59,22 @@ export async function countFrames(viewer: Page, remote: { evaluate(expression: s
   await viewer.evaluate(FULL_SIZE_SAMPLER);
   await remote.evaluate(PRESENTED);
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  const read = async () => [Number(await remote.evaluate(PRESENTED)), ...((await viewer.evaluate(VIEWER_COUNTS)) as number[])];
+  // Each reading with when it was taken (a loaded machine answers late): rates per elapsed second.
+  const read = async () => {
+    const counts = [Number(await remote.evaluate(PRESENTED)), ...((await viewer.evaluate(VIEWER_COUNTS)) as number[])];
+    return { at: performance.now(), counts };
+  };
   const seconds: number[][] = [];
   let last = await read();
   const first = last;
   for (let i = 0; i < SECONDS; i++) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const now = await read();
-    seconds.push(now.map((n, j) => n - last[j]!));
+    seconds.push(now.counts.map((n, j) => ((n - last.counts[j]!) * 1000) / (now.at - last.at)));
     last = now;
   }
   await viewer.evaluate('window.__rbkSamplerStop = true');
-  const total = last.map((n, j) => n - first[j]!);
+  const total = last.counts.map((n, j) => n - first.counts[j]!);
   const median = (j: number) => percentile(seconds.map((s) => s[j]!), 50);
   return { presented: median(0), received: median(1), skipped: median(2), decoded: median(3), drawn: median(4), ratio: total[4]! / Math.max(1, total[0]!), total };
 }

@@ -180,7 +180,7 @@ export async function videoBench(): Promise<void> {
           const switched = await viewer.page.waitForSelector('.rbk-viewer__live[data-video]', { timeout: 30_000 }).then(() => true, () => false);
           await viewer.page.waitForTimeout(2000);
           const figures = await countFrames(viewer.page, viewer.runtime.control!);
-          reportFrames(figures, { load: busy ? `${busy.count} busy-loop processes` : 'quiet', video_thread: inPage ? 'the page (before)' : 'its worker', switched_to_video: switched, encoder_kbps: viewer.rungs.join(' -> ') });
+          reportFrames(figures, { load: busy ? `${busy.count} busy-loop processes` : 'quiet', video_thread: inPage ? 'the page (as before decision 90)' : 'its worker', switched_to_video: switched, encoder_kbps: viewer.rungs.join(' -> ') });
           await viewer.end();
         }
       } finally {
