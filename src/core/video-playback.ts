@@ -182,10 +182,7 @@ export class VideoPlayback {
         } else {
           this.#pixels ??= canvas.getContext('2d', { alpha: false });
           if (!this.#pixels) return this.#end('the video could not be drawn');
-          if (this.#image?.width !== rect.width || this.#image.height !== rect.height) {
-            this.#image = new ImageData(rect.width, rect.height);
-            this.#image.data.fill(255);
-          }
+          if (this.#image?.width !== rect.width || this.#image.height !== rect.height) this.#image = new ImageData(rect.width, rect.height);
           i420ToRgba(planes!, made, rect.width, rect.height, this.#image.data);
           this.#pixels.putImageData(this.#image, 0, 0);
         }
