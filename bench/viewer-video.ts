@@ -7,7 +7,8 @@
 // browser) and by a real slow link (test/helpers/throttled-link.ts: a TCP proxy with backpressure,
 // so the engine's socket backs up); key press to changed pixels while the video shows, on loopback
 // and on that 2 Mbit/s link; and key press to changed pixels with video offered (noVNC asking for
-// each update) against the figures of the picture without it.
+// each update) against the figures of the picture without it. First (part `frames`, issue 37):
+// frames drawn against frames the remote page presented, quiet and loaded (bench/viewer-video-frames.ts).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loadavg, tmpdir } from 'node:os';
@@ -18,9 +19,10 @@ import { startThrottledLink, type ThrottledLink } from '../test/helpers/throttle
 import { FULL_WINDOW_VIDEO_PAGE, startVideoSite } from '../test/helpers/video-site.js';
 import { percentile, report } from './stats.js';
 import { keyToChangedPixel } from './viewer-input.js';
+import { countFrames, FRAMES_VIEWPORT, IN_PAGE, reportFrames, startBusyLoops } from './viewer-video-frames.js';
 
 const SECONDS = 5;
-/** `RBK_BENCH_VIDEO_PARTS=clip,rfb,devtools,link,keys` measures only those parts (all by default); `RBK_BENCH_VIDEO_TRACE=1` prints the slow-link viewer quarter second by quarter second. */
+/** `RBK_BENCH_VIDEO_PARTS=frames,clip,rfb,devtools,link,keys` measures only those parts (all by default); `RBK_BENCH_VIDEO_TRACE=1` prints the slow-link viewer quarter second by quarter second. */
 const part = (name: string) => !process.env.RBK_BENCH_VIDEO_PARTS || process.env.RBK_BENCH_VIDEO_PARTS.split(',').includes(name);
 const PAGES: Record<string, string> = {
   '/video': FULL_WINDOW_VIDEO_PAGE,
@@ -39,7 +41,9 @@ const SLOW_LINK = { kbitPerSecond: 2000, delayMs: 10 };
  */
 const NEXT_KEY_TO_SHOWN_PIXEL = `new Promise((resolve) => {
   const shown = () => { const overlay = document.querySelector('.rbk-viewer__video'); return overlay && overlay.style.display !== 'none' ? overlay : document.querySelector('.rbk-viewer__screen canvas'); };
-  const read = () => { const canvas = shown(); return Array.from(canvas.getContext('2d', { willReadFrequently: true }).getImageData(Math.floor(canvas.width / 2), Math.floor(canvas.height * 0.8), 1, 1).data.slice(0, 3)); };
+  // The overlay belongs to the video's worker (an OffscreenCanvas's placeholder): read through a canvas of our own.
+  const pixel = document.createElement('canvas').getContext('2d', { willReadFrequently: true });
+  const read = () => { const canvas = shown(); pixel.drawImage(canvas, Math.floor(canvas.width / 2), Math.floor(canvas.height * 0.8), 1, 1, 0, 0, 1, 1); return Array.from(pixel.getImageData(0, 0, 1, 1).data.slice(0, 3)); };
   const before = read();
   document.addEventListener('keydown', () => {
     const started = performance.now();
@@ -104,10 +108,11 @@ export async function videoBench(): Promise<void> {
     (await (await fetch(`${engine.url}/v8${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: JSON.stringify(body) })).json()) as Record<string, any>;
 
   /** A session on `path` and a viewer of it (1280x800), its received bytes counted per channel. */
-  async function watch(path: string, options: { webCodecs: boolean; throttleKbps?: number; link?: ThrottledLink }) {
+  async function watch(path: string, options: { webCodecs: boolean; throttleKbps?: number; link?: ThrottledLink; viewport?: { width: number; height: number }; inPage?: boolean }) {
     const created = await call('/vm/create', { browser: 'chromium', url: `${origin}${path}` });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await browser.newPage({ viewport: options.viewport ?? { width: 1280, height: 800 } });
     if (!options.webCodecs) await page.addInitScript(NO_WEBCODECS);
+    if (options.inPage) await page.addInitScript(IN_PAGE);
     if (options.throttleKbps) {
       const cdp = await page.context().newCDPSession(page);
       await cdp.send('Network.enable');
@@ -164,6 +169,26 @@ export async function videoBench(): Promise<void> {
 
   const clipInfo = { clip: 'testsrc2 1280x720 30 fps (ffmpeg), <video autoplay muted loop> filling the window', viewer: '1280x800', get load_average() { return loadavg().map((l) => l.toFixed(2)).join(' '); } };
   try {
+    if (part('frames')) {
+    // Frames drawn against frames presented (issue 37): quiet, then under busy loops of our own;
+    // the video in its worker, then in the page (the way before), in the same run.
+    for (const loaded of [false, true]) {
+      const busy = loaded ? startBusyLoops() : null;
+      try {
+        for (const inPage of [false, true]) {
+          const viewer = await watch('/video', { webCodecs: true, viewport: FRAMES_VIEWPORT, inPage });
+          const switched = await viewer.page.waitForSelector('.rbk-viewer__live[data-video]', { timeout: 30_000 }).then(() => true, () => false);
+          await viewer.page.waitForTimeout(2000);
+          const figures = await countFrames(viewer.page, viewer.runtime.control!);
+          reportFrames(figures, { load: busy ? `${busy.count} busy-loop processes` : 'quiet', video_thread: inPage ? 'the page (as before decision 90)' : 'its worker', switched_to_video: switched, encoder_kbps: viewer.rungs.join(' -> ') });
+          await viewer.end();
+        }
+      } finally {
+        busy?.stop();
+      }
+    }
+    }
+
     if (part('clip')) {
     // Video: the viewer switches once motion is sustained; measured after it did.
     const video = await watch('/video', { webCodecs: true });

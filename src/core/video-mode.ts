@@ -10,10 +10,13 @@
 // go through RFB throughout. While the video shows, a request for the display's first pixel stands
 // in for the held one (decisions.md 69): Xvnc sends the remote cursor's shape only inside an
 // update, so this keeps it current at the cost of that one pixel, and everything else stays
-// pending. Loaded lazily (only where the engine offers video and the browser decodes it), so it
-// imports no code of the viewer's entry.
+// pending. The video is decoded and drawn off the page's thread where the browser can (video-player.ts,
+// decisions.md 90); the overlay carries the frames counted so far (`data-frames-received`,
+// `-skipped`, `-decoded`, `-drawn`) and when the latest was drawn (`data-frame-drawn-at`, ms since
+// the epoch) for figures and tests. Loaded lazily (only where the engine
+// offers video and the browser decodes it), so it imports no code of the viewer's entry.
 import { RfbMotion, VideoStillness } from './video-motion.js';
-import { canPlayVideo, VideoPlayer } from './video-player.js';
+import { canPlayVideo, VideoPlayer, type VideoFrameCounts } from './video-player.js';
 
 export interface VideoModeOptions {
   /** The RFB channel's WebSocket address (noVNC's). */
@@ -71,6 +74,13 @@ export class VideoMode {
   readonly #stillness = new VideoStillness();
   #player: VideoPlayer | null = null;
   #overlay: HTMLCanvasElement | null = null;
+  /** The overlay was given to a player's worker: its size is the worker's now, and the next player needs a new one. */
+  #overlayGiven = false;
+  /** The overlay's size in pixels. */
+  #overlaySize = { width: 0, height: 0 };
+  /** The frames of the players before the current one, and the current one's so far. */
+  readonly #countsBefore: VideoFrameCounts = { received: 0, skipped: 0, decoded: 0, drawn: 0 };
+  #counts: VideoFrameCounts = { received: 0, skipped: 0, decoded: 0, drawn: 0 };
   /** noVNC's update request held while the video shows. */
   #held: Uint8Array<ArrayBuffer> | null = null;
   #leaveTimer: ReturnType<typeof setTimeout> | undefined;
@@ -136,24 +146,31 @@ export class VideoMode {
     if (!screen) return;
     this.#state = 'starting';
     this.#motion.reset();
-    const overlay = this.#overlay ?? document.createElement('canvas');
+    // A canvas given to a worker is the worker's for good: the next player draws on a new one.
+    if (this.#overlayGiven) this.#overlay?.remove();
+    const overlay = this.#overlay && !this.#overlayGiven ? this.#overlay : document.createElement('canvas');
     this.#overlay = overlay;
+    this.#overlayGiven = false;
+    this.#addCounts();
     overlay.className = 'rbk-viewer__video';
     overlay.setAttribute('aria-hidden', 'true');
     Object.assign(overlay.style, { position: 'absolute', pointerEvents: 'none', display: 'none', margin: '0' });
-    overlay.width = screen.width;
-    overlay.height = screen.height;
+    this.#overlaySize = { width: screen.width, height: screen.height };
+    Object.assign(overlay, this.#overlaySize);
     if (overlay.parentElement !== this.#options.target) this.#options.target.append(overlay);
     const player = new VideoPlayer({
       url: this.#options.videoUrl,
       canvas: overlay,
-      onUnit: (bytes, key) => {
-        const now = performance.now();
-        this.#stillness.add(bytes, key, now);
-        if (this.#state === 'video' && this.#stillness.still(now)) this.#leave();
+      // Judged at each unit's arrival, not when this page got to it: a page busy for a while
+      // reads a second of units at once, and that is not a still display.
+      onUnit: (bytes, key, at) => {
+        this.#stillness.add(bytes, key, at);
+        if (this.#state === 'video' && this.#stillness.still(at)) this.#leave();
       },
-      onFrame: (width, height) => {
+      onFrame: (width, height, counts, at) => {
         if (this.#player !== player) return;
+        this.#showCounts(overlay, counts);
+        overlay.dataset.frameDrawnAt = at.toFixed(1);
         const canvas = this.#screenCanvas();
         // The display changed size under the video: RFB shows it.
         if (!canvas || width < canvas.width || height < canvas.height || width > canvas.width + 1 || height > canvas.height + 1) return this.#leave();
@@ -171,6 +188,19 @@ export class VideoMode {
     });
     this.#player = player;
     player.start();
+    this.#overlayGiven = player.inWorker;
+  }
+
+  /** The current player's counts join the earlier players' (a new player starts from zero). */
+  #addCounts(): void {
+    for (const key of Object.keys(this.#counts) as (keyof VideoFrameCounts)[]) this.#countsBefore[key] += this.#counts[key];
+    this.#counts = { received: 0, skipped: 0, decoded: 0, drawn: 0 };
+  }
+
+  /** Every frame counted since this viewer connected, on the overlay (`data-frames-drawn`, ...). */
+  #showCounts(overlay: HTMLCanvasElement, counts: VideoFrameCounts): void {
+    this.#counts = { ...counts };
+    for (const key of Object.keys(counts) as (keyof VideoFrameCounts)[]) overlay.dataset[`frames${key[0]!.toUpperCase()}${key.slice(1)}`] = String(this.#countsBefore[key] + counts[key]);
   }
 
   /** Back to RFB: the held request goes, the overlay stays until noVNC drew the answer. */
@@ -218,9 +248,11 @@ export class VideoMode {
   #place(canvas: HTMLCanvasElement, overlay: HTMLCanvasElement): void {
     const box = canvas.getBoundingClientRect();
     const area = this.#options.target.getBoundingClientRect();
-    if (overlay.width !== canvas.width || overlay.height !== canvas.height) {
-      overlay.width = canvas.width;
-      overlay.height = canvas.height;
+    if (this.#overlaySize.width !== canvas.width || this.#overlaySize.height !== canvas.height) {
+      this.#overlaySize = { width: canvas.width, height: canvas.height };
+      // A canvas given to a worker is sized there (its element's attributes cannot change).
+      if (this.#overlayGiven) this.#player?.resize(canvas.width, canvas.height);
+      else Object.assign(overlay, this.#overlaySize);
     }
     Object.assign(overlay.style, { left: `${box.left - area.left}px`, top: `${box.top - area.top}px`, width: `${box.width}px`, height: `${box.height}px` });
   }

@@ -1,32 +1,25 @@
-// Plays the display's video (issue 25): the share API's video channel (a format message, then one
-// H.264 access unit per binary WebSocket message, src/protocol/video.ts) decoded with WebCodecs'
-// VideoDecoder and drawn, each frame as soon as it is decoded, onto a canvas of its own. A decoder
-// that gets behind (a busy or hidden tab) drops frames up to the next key frame rather than queue
-// them: the picture is late by one frame at most. Each frame read is receipted (the bytes read in
-// all), so the engine knows how much of the picture is still on its way. No React; nothing touches the DOM but the canvas
-// it is given. Loaded with the viewer's video mode (video-mode.ts), lazily.
-import { parseVideoFormat, videoReceipt, VIDEO_KEY_FRAME, type VideoFormat } from '../protocol/video.js';
+// Plays the display's video (issue 25) on the viewer's overlay canvas: in a dedicated worker of its
+// own where the browser can (video-worker.ts: the channel's socket, the decoder and the canvas,
+// transferred as an OffscreenCanvas, all off the page's thread; issue 37, decisions.md 90), else in
+// the page (video-playback.ts, the same code). Either way every decoded frame is drawn as it comes
+// out. No React; nothing touches the DOM but the canvas it is given. Loaded with the viewer's video
+// mode (video-mode.ts), lazily.
+import { VideoPlayback, decoderConfig, type VideoFrameCounts } from './video-playback.js';
+import type { VideoWorkerEvent, VideoWorkerRequest } from './video-worker.js';
+
+export { decoderConfig, type VideoFrameCounts };
 
 export interface VideoPlayerOptions {
   /** The video channel's WebSocket address. */
   url: string;
-  /** Where frames are drawn (at their own pixel size: the display's, rounded up to even numbers). */
+  /** Where frames are drawn; given to the worker for good (a canvas is transferred once). */
   canvas: HTMLCanvasElement;
-  /** Each access unit as it arrives (its bytes, and whether it is a key frame): what the motion policy reads. */
-  onUnit?(bytes: number, key: boolean): void;
-  /** A frame was drawn (its size in pixels). */
-  onFrame?(width: number, height: number): void;
+  /** Each access unit (its bytes, whether it is a key frame, and when it arrived: the page's performance.now()): what the motion policy reads. */
+  onUnit?(bytes: number, key: boolean, at: number): void;
+  /** A frame was drawn (its size in pixels, this player's counts so far, and when it was drawn: ms since the epoch, performance.timeOrigin + now). */
+  onFrame?(width: number, height: number, counts: VideoFrameCounts, at: number): void;
   /** The video ended (the channel closed, or the decoder failed): why. Called once. */
   onEnd?(reason: string): void;
-}
-
-/** More frames than this waiting in the decoder means it is behind: the rest wait for a key frame. */
-const MAX_DECODE_QUEUE = 3;
-
-/** The decoder settings a format asks for. */
-export function decoderConfig(format: VideoFormat): VideoDecoderConfig {
-  const description = Uint8Array.from(atob(format.description), (c) => c.charCodeAt(0));
-  return { codec: format.codec, description, optimizeForLatency: true };
 }
 
 /** Whether this browser decodes the video (WebCodecs exists only in a secure context). */
@@ -39,27 +32,69 @@ export async function canPlayVideo(): Promise<boolean> {
   }
 }
 
+/** A worker that failed to load (a bundler or a policy that does not serve it) is not tried again. */
+let workerFailed = false;
+
+/** The worker's thread where the browser has one for this (Worker, OffscreenCanvas, WebCodecs in workers). */
+function startWorker(): Worker | null {
+  if (workerFailed || typeof Worker === 'undefined' || typeof OffscreenCanvas === 'undefined' || typeof HTMLCanvasElement.prototype.transferControlToOffscreen !== 'function') return null;
+  try {
+    return new Worker(new URL('./video-worker.js', import.meta.url), { type: 'module', name: 'rbk-video' });
+  } catch {
+    workerFailed = true;
+    return null;
+  }
+}
+
 export class VideoPlayer {
   readonly #options: VideoPlayerOptions;
-  #socket: WebSocket | null = null;
-  #decoder: VideoDecoder | null = null;
-  #waitForKey = true;
+  #worker: Worker | null = null;
+  #playback: VideoPlayback | null = null;
   #ended = false;
-  #context: CanvasRenderingContext2D | null = null;
-  /** Frame bytes read so far (binary messages' lengths): what each receipt says. */
-  #receivedBytes = 0;
 
   constructor(options: VideoPlayerOptions) {
     this.#options = options;
   }
 
+  /** Whether the frames are decoded and drawn off the page's thread. */
+  get inWorker(): boolean {
+    return this.#worker !== null;
+  }
+
   start(): void {
-    const socket = new WebSocket(this.#options.url);
-    socket.binaryType = 'arraybuffer';
-    this.#socket = socket;
-    socket.onmessage = (event) => this.#receive(event.data as ArrayBuffer | string);
-    socket.onclose = (event) => this.#end(event.reason || `the video connection closed (${event.code})`);
-    socket.onerror = () => this.#end('the video connection failed');
+    const { canvas, onUnit, onFrame } = this.#options;
+    const worker = startWorker();
+    if (!worker) {
+      this.#playback = new VideoPlayback({
+        url: this.#options.url,
+        canvas,
+        onUnit: (bytes, key) => onUnit?.(bytes, key, performance.now()),
+        onFrame: (width, height, counts) => onFrame?.(width, height, counts, performance.timeOrigin + performance.now()),
+        onEnd: (reason) => this.#end(reason),
+      });
+      return this.#playback.start();
+    }
+    this.#worker = worker;
+    worker.onmessage = ({ data }: MessageEvent<VideoWorkerEvent>) => {
+      if (this.#ended) return;
+      if (data.type === 'unit') onUnit?.(data.bytes, data.key, data.at - performance.timeOrigin);
+      else if (data.type === 'frame') onFrame?.(data.width, data.height, data.counts, data.at);
+      else this.#end(data.reason);
+    };
+    worker.onerror = (event) => {
+      event.preventDefault();
+      // Nothing came of it: the next player draws in the page.
+      workerFailed = true;
+      this.#end('the video worker failed');
+    };
+    const offscreen = canvas.transferControlToOffscreen();
+    this.#post({ type: 'start', url: new URL(this.#options.url, location.href).href, canvas: offscreen }, [offscreen]);
+  }
+
+  /** The canvas's size in pixels (the display's). */
+  resize(width: number, height: number): void {
+    if (this.#playback) this.#playback.resize(width, height);
+    else this.#post({ type: 'resize', width, height });
   }
 
   /** Stops watching: the socket closes (the engine stops encoding when no one else watches). */
@@ -67,68 +102,19 @@ export class VideoPlayer {
     this.#end('closed by the viewer');
   }
 
-  #receive(data: ArrayBuffer | string): void {
-    if (this.#ended) return;
-    // Through another node of a cluster a text message arrives as bytes: a frame's first byte is
-    // 0 or 1, the format's is `{`.
-    const bytes = typeof data === 'string' ? null : new Uint8Array(data);
-    if (typeof data === 'string' || bytes![0] === 0x7b) {
-      const format = parseVideoFormat(typeof data === 'string' ? data : new TextDecoder().decode(bytes!));
-      if (!format) return this.#end('the video format was not understood');
-      return this.#configure(format);
-    }
-    this.#receivedBytes += bytes!.length;
-    if (this.#socket?.readyState === WebSocket.OPEN) this.#socket.send(videoReceipt(this.#receivedBytes));
-    if (!this.#decoder || bytes!.length < 2) return;
-    const key = (bytes![0]! & VIDEO_KEY_FRAME) !== 0;
-    this.#options.onUnit?.(bytes!.length, key);
-    if (this.#decoder.decodeQueueSize > MAX_DECODE_QUEUE) this.#waitForKey = true;
-    if (this.#waitForKey && !key) return;
-    this.#waitForKey = false;
-    try {
-      this.#decoder.decode(new EncodedVideoChunk({ type: key ? 'key' : 'delta', timestamp: Math.round(performance.now() * 1000), data: bytes!.subarray(1) }));
-    } catch (error) {
-      this.#end(`the video could not be decoded: ${(error as Error).message}`);
-    }
-  }
-
-  #configure(format: VideoFormat): void {
-    if (!this.#decoder || this.#decoder.state === 'closed') this.#decoder = new VideoDecoder({
-      output: (frame) => this.#draw(frame),
-      error: (error) => this.#end(`the video could not be decoded: ${error.message}`),
-    });
-    try {
-      this.#decoder.configure(decoderConfig(format));
-    } catch (error) {
-      return this.#end(`the video could not be decoded: ${(error as Error).message}`);
-    }
-    this.#waitForKey = true;
-  }
-
-  #draw(frame: VideoFrame): void {
-    try {
-      if (this.#ended) return;
-      const { canvas } = this.#options;
-      this.#context ??= canvas.getContext('2d', { alpha: false });
-      this.#context?.drawImage(frame, 0, 0);
-      this.#options.onFrame?.(frame.displayWidth, frame.displayHeight);
-    } finally {
-      frame.close();
-    }
+  #post(request: VideoWorkerRequest, transfer: Transferable[] = []): void {
+    this.#worker?.postMessage(request, transfer);
   }
 
   #end(reason: string): void {
     if (this.#ended) return;
     this.#ended = true;
-    const socket = this.#socket;
-    if (socket) {
-      socket.onmessage = socket.onclose = socket.onerror = null;
-      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(1000);
-    }
-    try {
-      if (this.#decoder && this.#decoder.state !== 'closed') this.#decoder.close();
-    } catch {
-      /* already closed */
+    this.#playback?.close();
+    if (this.#worker) {
+      // The worker closes the socket and itself; terminated after a moment if it cannot answer.
+      this.#post({ type: 'close' });
+      const worker = this.#worker;
+      setTimeout(() => worker.terminate(), 1000);
     }
     this.#options.onEnd?.(reason);
   }
