@@ -220,8 +220,11 @@ async function visitsAfter(session: RuntimeSession, address: string): Promise<{ 
   };
   target.on('request', count);
   try {
-    await typeAddress(session, address);
-    await waitFor(() => visits, (n) => n > 0, 15_000);
+    // Keys typed while a loaded machine's browser is still busy can be lost: typed again, as a person would.
+    for (let attempt = 0; attempt < 2 && visits === 0; attempt++) {
+      await typeAddress(session, address);
+      await waitFor(() => visits, (n) => n > 0, 12_000);
+    }
   } finally {
     target.off('request', count);
   }
