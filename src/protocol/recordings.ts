@@ -25,8 +25,8 @@ export const recordingTimelineEntrySchema = z.object({
 export type RecordingTimelineEntry = z.infer<typeof recordingTimelineEntrySchema>;
 
 export const recordingInfoSchema = z.object({
-  /** `starting`, `recording` (the session runs), or `ended` (the recording is whole). */
-  state: z.enum(['starting', 'recording', 'ended']),
+  /** `starting`, `recording` (the session runs), `ending` (it ended; the last of it is being written), or `ended` (the recording is whole). */
+  state: z.enum(['starting', 'recording', 'ending', 'ended']),
   started: z.string(),
   duration_ms: z.number(),
   bytes: z.number(),

@@ -15,8 +15,12 @@ import type { SessionRow, Store } from '../store/store.js';
 
 export const MEDIA_FILE = 'media.mkv';
 const TIMELINE_FILE = 'timeline.jsonl';
-/** Statuses after which a session's recording is whole. */
+/** Statuses of a session that has ended (its recorder closes as its runtime stops). */
 const ENDED = new Set(['suspended', 'deleted', 'error', 'stopping']);
+/** The recorder's mark that the media file is whole (runtime/capture/recorder.ts CLOSED_SUFFIX). */
+const CLOSED_MARK = `${MEDIA_FILE}.closed`;
+/** A recording whose session ended without its recorder closing it (the engine was killed) is taken as whole once unchanged this long. */
+const SETTLED_MS = 3000;
 
 export interface RecordingsOptions {
   /** The directory that holds one directory per recorded session (root-only, the engine's own). */
@@ -81,11 +85,12 @@ export class Recordings {
     const timeline = await readFile(join(dir, TIMELINE_FILE), 'utf8').then(parseTimeline, () => []);
     if (!media && !existsSync(dir)) return { status: 'denied', message: 'id: this session\'s recording was removed' };
     const started = media?.birthtimeMs || row.created_at;
-    const ended = ENDED.has(row.status) ? (row.ended_at ?? media?.mtimeMs ?? started) : this.options.now();
+    const whole = await this.isWhole(row);
+    const ended = whole ? (media?.mtimeMs ?? row.ended_at ?? started) : this.options.now();
     return {
       status: 'ok',
       recording: {
-        state: ENDED.has(row.status) ? 'ended' : row.status === 'running' ? 'recording' : 'starting',
+        state: whole ? 'ended' : ENDED.has(row.status) ? 'ending' : row.status === 'running' ? 'recording' : 'starting',
         started: new Date(started).toISOString(),
         duration_ms: Math.max(0, Math.round(ended - started)),
         bytes: media?.size ?? 0,
@@ -99,13 +104,23 @@ export class Recordings {
     if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded (create it with record: true, on a plan that records)' };
     const path = join(this.dirOf(row.id), MEDIA_FILE);
     if (!existsSync(path)) return { status: 'denied', message: 'id: this session\'s recording has no media (it was removed, or the session has not shown a picture yet)' };
-    return { path, whole: ENDED.has(row.status) };
+    return { path, whole: await this.isWhole(row) };
+  }
+
+  /** Whether a recording is whole: its recorder closed it, or its session ended and the file has not changed since (a killed engine). */
+  private async isWhole(row: SessionRow): Promise<boolean> {
+    const dir = this.dirOf(row.id);
+    if (existsSync(join(dir, CLOSED_MARK))) return true;
+    if (!ENDED.has(row.status) || row.status === 'stopping') return false;
+    const media = await stat(join(dir, MEDIA_FILE)).catch(() => null);
+    return !media || Date.now() - media.mtimeMs > SETTLED_MS;
   }
 
   /** Removes a recording of a session that has ended. */
   async remove(row: SessionRow): Promise<{ status: 'ok' } | { status: 'denied'; message: string }> {
     if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded' };
     if (!ENDED.has(row.status)) return { status: 'denied', message: 'id: the session is still running; remove the session first (POST /v8/vm/remove), then its recording' };
+    if (!(await this.isWhole(row))) return { status: 'denied', message: 'id: the end of the recording is still being written; try again in a few seconds' };
     await this.writing.get(row.id);
     await rm(this.dirOf(row.id), { recursive: true, force: true });
     return { status: 'ok' };

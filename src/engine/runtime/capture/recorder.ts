@@ -5,6 +5,7 @@
 // session is recorded its encoders run, whether or not anyone watches; a still screen costs its
 // encoder's CPU and next to no bytes (docs/benchmarks.md, "Recordings").
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { AUDIO_TRACK, matroskaCluster, matroskaHeader, parameterSetUnits, VIDEO_TRACK, type Block } from './matroska.js';
 import { SOUND_FORMAT, type SessionSound, type SoundStream } from './sound.js';
 import type { SessionVideo, VideoStream } from './video.js';
@@ -16,6 +17,8 @@ const CLUSTER_BYTES = 1024 * 1024;
 const EARLY_MS = 3000;
 /** An encoder that stopped while the session runs (it failed) is joined again after this long. */
 const REJOIN_MS = 1000;
+/** Beside the media file once the recorder closed it (`media.mkv.closed`): the recording is whole. */
+export const CLOSED_SUFFIX = '.closed';
 /** libopus's look-ahead at 48 kHz, which ffmpeg's encoder states as the stream's pre-skip. */
 const OPUS_PRE_SKIP = 312;
 
@@ -71,7 +74,8 @@ export class SessionRecorder {
     this.videoStream?.close();
     this.soundStream?.close();
     this.flush();
-    return new Promise((resolve) => this.out.end(resolve));
+    // The file is whole once its last cluster is on disk: a marker beside it says so.
+    return new Promise((resolve) => this.out.end(() => writeFile(`${this.path}${CLOSED_SUFFIX}`, '', { mode: 0o600 }).then(resolve, resolve)));
   }
 
   private watch(): void {
