@@ -11,3 +11,4 @@ export * from './sound.js';
 export * from './video.js';
 export * from './statuses.js';
 export * from './webhooks.js';
+export * from './profiles.js';

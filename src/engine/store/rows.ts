@@ -63,6 +63,10 @@ export interface SessionRow {
   location_reason: string | null;
   /** The node that runs (or ran) it. */
   node_id: string | null;
+  /** The saved profile it started on (decisions.md 85), whether its state is written back, with its tabs. */
+  profile_id?: string | null;
+  profile_save?: boolean | null;
+  profile_tabs?: boolean | null;
 }
 
 export interface PoolUsage {
@@ -100,7 +104,7 @@ export interface NodeRow {
 
 export type NodeWithLoad = NodeRow & { load: number };
 
-const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied'] as const;
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'profile_save', 'profile_tabs'] as const;
 
 /** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
 export function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {
