@@ -45,6 +45,7 @@ import { createLogger, type Logger } from './operations/logger.js';
 import { EngineMetrics } from './operations/metrics.js';
 import { answerProbe, startOperatorListener, type OperatorListener, type ReadinessSources } from './operations/readiness.js';
 import { observeSessions } from './operations/session-observer.js';
+import { openProfileService } from './profiles/profiles.js';
 import { SessionWebhooks } from './webhooks/webhooks.js';
 
 export interface EngineOptions {
@@ -143,10 +144,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
   const secret = await store.settingOrInsert('share_link_secret', randomBytes(32).toString('base64url'));
   const warm = warmPoolOptions(config);
   if (config.insecure.unconfined) {
-    logger.warn(
-      'INSECURE: insecure.unconfined is set. Sessions run as this engine\'s own user with its files and network: ' +
-        'anyone holding a share link can read and write what this engine can. Never use this where strangers get links.',
-    );
+    logger.warn('INSECURE: insecure.unconfined is set. Sessions run as this engine\'s own user with its files and network: anyone holding a share link can read and write what this engine can. Never use this where strangers get links.');
   }
   const { runtime, reaped } = await SessionRuntime.open({
     root: join(dataDir, 'sessions'),
@@ -200,7 +198,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
         webhookQueue: () => webhooks.queue.pendingCount(),
       })
     : null;
+  const profiles = openProfileService({ config, dataDir, store, plan: (id) => accounts.plan(id), image: (id) => runtime.image(id), now, warn: (message) => logger.warn(message) });
   const sessions = new SessionService({
+    profiles,
     ...(metrics ? { onBytes: (egress: number, residential: number) => (metrics.egressBytes.inc(egress), metrics.residentialBytes.inc(residential)) } : {}),
     store,
     presence,
@@ -235,6 +235,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine>
     webhooks,
     observer: apiObserver(logger, metrics),
     files: fileTransfers,
+    profiles,
   });
 
   // Video likewise (decisions.md 65): configured, and this host's ffmpeg grabs X and encodes H.264.

@@ -53,6 +53,7 @@ function refusalText(refusal: Refusal, version: WordingVersion): string {
     case 'unknown-session':
       return 'unknown session';
     case 'relayed':
+    case 'profile':
       return refusal.message;
   }
 }

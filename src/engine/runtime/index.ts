@@ -20,3 +20,4 @@ export { BUILT_IN_LOCALE, interfaceLocale } from './browser/locales.js';
 export { COUNTRY_TIME_ZONES, cityTimeZone, countryTimeZone, isTimeZone } from './browser/time-zones.js';
 export { FileRefusal, SessionFiles, type UploadCaps } from './session/session-files.js';
 export { WARM_ESTIMATE_MB } from './pool/warm-pool.js';
+export { keepsProfilePath, profileFamily, ProfileTooLarge, type ProfileCapture, type ProfileFamily, type ProfileRestore } from './session-profile.js';

@@ -1,0 +1,57 @@
+// Test helper for saved profiles (issue 34): a loopback site whose /set page stores a cookie,
+// a localStorage entry and an IndexedDB record, and whose /read page reads all three; each page
+// reports to the site what it did, and the test waits for the report.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface StateReport {
+  page: string;
+  cookie: string;
+  local: string | null;
+  indexed: string | null;
+}
+
+const PAGE = (page: string, value: string) => `<!doctype html><title>${page}</title><script>
+const report = (indexed) => fetch('/report', { method: 'POST', body: JSON.stringify({ page: ${JSON.stringify(page)}, cookie: document.cookie, local: localStorage.getItem('kept'), indexed }) });
+const open = indexedDB.open('profile-test', 1);
+open.onupgradeneeded = () => open.result.createObjectStore('things');
+open.onerror = () => report('open failed');
+open.onsuccess = () => {
+  const db = open.result;
+  if (${JSON.stringify(page)} === 'set') {
+    localStorage.setItem('kept', ${JSON.stringify(value)});
+    const tx = db.transaction('things', 'readwrite');
+    tx.objectStore('things').put(${JSON.stringify(value)}, 'kept');
+    tx.oncomplete = () => report(${JSON.stringify(value)});
+  } else {
+    const get = db.transaction('things').objectStore('things').get('kept');
+    get.onsuccess = () => report(get.result ?? null);
+    get.onerror = () => report(null);
+  }
+};
+</script>`;
+
+/** Serves /set (stores `value` in all three places, and a persistent cookie) and /read; collects the pages' reports. */
+export async function serveProfileSite(value: string): Promise<{ server: Server; origin: string; reports: StateReport[] }> {
+  const reports: StateReport[] = [];
+  const server = createServer((request, response) => {
+    if (request.url === '/report' && request.method === 'POST') {
+      let body = '';
+      request.setEncoding('utf8');
+      request.on('data', (chunk: string) => (body += chunk));
+      request.on('end', () => {
+        reports.push(JSON.parse(body) as StateReport);
+        response.writeHead(204).end();
+      });
+      return;
+    }
+    if (request.url?.startsWith('/set')) {
+      response.writeHead(200, { 'content-type': 'text/html', 'set-cookie': `kept=${value}; Max-Age=864000; Path=/` }).end(PAGE('set', value));
+      return;
+    }
+    if (request.url?.startsWith('/read')) return void response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE('read', value));
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, reports };
+}
