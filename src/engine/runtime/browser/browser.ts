@@ -227,6 +227,9 @@ function firefoxPreferences(launch: BrowserLaunch): string {
     'browser.aboutwelcome.enabled': false,
     'browser.sessionstore.resume_from_crash': false,
     'browser.tabs.warnOnClose': false,
+    // Quit asks nothing: a saved profile's session is ended by its Ctrl+Q (session-profile.ts).
+    'browser.warnOnQuit': false,
+    'browser.warnOnQuitShortcut': false,
     'browser.newtabpage.enabled': false,
     'browser.safebrowsing.malware.enabled': false,
     'browser.safebrowsing.phishing.enabled': false,
