@@ -50,6 +50,8 @@ export const profileSchema = z.object({
   used: z.string(),
   /** The saved state's size (0 until a session saved it). */
   bytes: z.number().int().min(0),
+  /** Why the last save did not happen (over a cap, the session's profile not packed whole); the earlier version stayed. */
+  save_error: z.string().optional(),
 });
 export type Profile = z.infer<typeof profileSchema>;
 

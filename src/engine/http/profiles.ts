@@ -21,7 +21,7 @@ export interface ProfileCallHelpers {
 }
 
 /** A profile as the account sees it. */
-export function profileEntry(row: ProfileRow): Profile & { save_error?: string } {
+export function profileEntry(row: ProfileRow): Profile {
   return {
     id: row.id,
     name: row.name,
