@@ -1,5 +1,5 @@
 // Test helper for saved profiles (issue 34): a loopback site whose /set page stores a cookie,
-// a localStorage entry and an IndexedDB record, and whose /read page reads all three; each page
+// a localStorage entry and an IndexedDB record (/big: and 4 MB more), and whose /read page reads all three; each page
 // reports to the site what it did, and the test waits for the report.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,10 +18,12 @@ open.onupgradeneeded = () => open.result.createObjectStore('things');
 open.onerror = () => report('open failed');
 open.onsuccess = () => {
   const db = open.result;
-  if (${JSON.stringify(page)} === 'set') {
+  if (${JSON.stringify(page)} === 'set' || ${JSON.stringify(page)} === 'big') {
     localStorage.setItem('kept', ${JSON.stringify(value)});
     const tx = db.transaction('things', 'readwrite');
     tx.objectStore('things').put(${JSON.stringify(value)}, 'kept');
+    // /big: 4 MB that do not compress, beside the rest.
+    if (${JSON.stringify(page)} === 'big') { const big = new Uint8Array(4 * 1024 * 1024); for (let i = 0; i < big.length; i += 65536) crypto.getRandomValues(big.subarray(i, i + 65536)); tx.objectStore('things').put(big, 'big'); }
     tx.oncomplete = () => report(${JSON.stringify(value)});
   } else {
     const get = db.transaction('things').objectStore('things').get('kept');
@@ -49,6 +51,7 @@ export async function serveProfileSite(value: string): Promise<{ server: Server;
       response.writeHead(200, { 'content-type': 'text/html', 'set-cookie': `kept=${value}; Max-Age=864000; Path=/` }).end(PAGE('set', value));
       return;
     }
+    if (request.url?.startsWith('/big')) return void response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE('big', value));
     if (request.url?.startsWith('/read')) return void response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE('read', value));
     response.writeHead(404).end();
   });
