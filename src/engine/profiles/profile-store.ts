@@ -89,6 +89,11 @@ export class ProfileStore {
     await this.sql.run('UPDATE profiles SET session_id = NULL WHERE id = ? AND session_id = ?', [id, sessionId]);
   }
 
+  /** After a restart: the profiles this node's ended sessions held are free (nothing of theirs runs, no save is under way). */
+  async releaseEndedOnNode(nodeId: string): Promise<void> {
+    await this.sql.run(`UPDATE profiles SET session_id = NULL WHERE session_id IN (SELECT id FROM sessions WHERE node_id = ? AND status IN ('suspended', 'error', 'deleted'))`, [nodeId]);
+  }
+
   /** The sealed bytes of a version. */
   async versionData(versionId: string): Promise<Buffer | undefined> {
     return (await this.sql.get<{ data: Buffer }>('SELECT data FROM profile_versions WHERE id = ?', [versionId]))?.data;

@@ -308,6 +308,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     if (this.store.dialect === 'sqlite') await this.store.adoptSessionsWithoutNode(this.nodeId);
     const moved = await this.store.atomically((tx) =>
       tx.endSessionsOfNode(this.nodeId, this.now(), { running: 'the engine restarted', starting: 'the engine restarted before the session was ready' }));
+    // Their saved profiles are free again: a save cut off by the restart kept the earlier version.
+    await this.options.profiles?.rows.releaseEndedOnNode(this.nodeId);
     for (const { id, status } of moved) {
       this.moved(id, status);
       this.emit('moved', { id, to: status as SessionStatus, cause: 'node-gone' });
