@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { v8Caller } from '../helpers/site.js';
-import { waitFor } from '../helpers/session.js';
+import { controlOf, waitFor, x } from '../helpers/session.js';
 import { serveProfileSite, type StateReport } from '../helpers/profile-site.js';
 
 let engine: Engine;
@@ -80,4 +80,44 @@ describe.each([['chromium'], ['firefox-esr']])('a saved profile in %s', (browser
     expect(await other('/profile/rename', { id: profileId, name: 'mine' })).toEqual({ status: 'denied', message: 'id: unknown profile' });
     expect((await api(`/profile/data?id=${profileId}`)).profiles[0].name).toBe(`Shop (${browser})`);
   });
+});
+
+describe('a saved profile with tabs: true in chromium', () => {
+  it('brings the three open tabs back in order with their addresses', async () => {
+    const profileId = (await api('/profile/create', { name: 'Tabs', browser: 'chromium' })).profile.id;
+    const before = site.reports.length;
+    const created = await api('/vm/create', { browser: 'chromium', url: `${site.origin}/set?tab=1`, profile: { id: profileId, tabs: true } });
+    expect(created.status).toBe('ok');
+    const control = await controlOf(engine, created.vmId);
+    await waitFor(() => site.reports.slice(before).some((r) => r.page === 'set'), Boolean, 60_000);
+    for (const tab of [2, 3]) await control!.client.send('Target.createTarget', { url: `${site.origin}/read?tab=${tab}` });
+    await waitFor(() => site.reports.slice(before).filter((r) => r.page === 'read').length, (n) => n >= 2, 60_000);
+    expect((await api('/vm/remove', { id: created.vmId })).status).toBe('ok');
+    await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'deleted', 60_000);
+
+    const again = await api('/vm/create', { browser: 'chromium', profile: { id: profileId, tabs: true } });
+    expect(again.status).toBe('ok');
+    const restored = await controlOf(engine, again.vmId);
+    const pages = async () => ((await restored!.client.send('Target.getTargets', {})) as { targetInfos: Array<{ type: string; url: string }> }).targetInfos.filter((t) => t.type === 'page').map((t) => t.url);
+    const urls = await waitFor(pages, (list) => list.filter((u) => u.startsWith(site.origin)).length >= 3, 30_000);
+    expect(urls.filter((u) => u.startsWith(site.origin)).map((u) => new URL(u).search).sort()).toEqual(['?tab=1', '?tab=2', '?tab=3']);
+    expect(urls.filter((u) => !u.startsWith(site.origin))).toEqual([]);
+    // Their order: Ctrl+2, Ctrl+3, Ctrl+1 each show another tab, which says which it is.
+    const session = engine.runtime.get((await engine.store.session(again.vmId))!.runtime_id!)!;
+    // The first keys after the start may reach the window before it takes the focus: two to settle on tab 1.
+    for (const n of [3, 1]) {
+      const seen = site.reports.length;
+      await x(session, 'xdotool', ['key', `ctrl+${n}`]);
+      await waitFor(() => site.reports.slice(seen).some((r) => r.page === 'visible'), Boolean, 3_000);
+    }
+    const shown: string[] = [];
+    for (const n of [2, 3, 1]) {
+      const seen = site.reports.length;
+      await x(session, 'xdotool', ['key', `ctrl+${n}`]);
+      const report = await waitFor(() => site.reports.slice(seen).find((r) => r.page === 'visible'), Boolean, 10_000);
+      shown.push(report?.local ?? 'none');
+    }
+    expect(shown).toEqual(['?tab=2', '?tab=3', '?tab=1']);
+    await api('/vm/remove', { id: again.vmId });
+  }, 180_000);
 });

@@ -283,7 +283,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       const browserBegan = performance.now();
       // A saved profile is unpacked into the fresh profile directory first (session-profile.ts).
       const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((archive) => restoreProfile(current.sandbox, archive, timeoutMs)).then(() => void part('profile', browserBegan)) : Promise.resolve();
-      const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs })).then(() => void part('browser', browserBegan));
+      const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs, ...(spec.profile?.tabs ? { restoreTabs: true } : {}) })).then(() => void part('browser', browserBegan));
       // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
       const both = Promise.allSettled([handedOut, browserReady]).then(async () => {
         await handedOut;

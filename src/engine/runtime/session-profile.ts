@@ -20,6 +20,8 @@ export { keepsProfilePath, profileFamily, profilePaths, type ProfileFamily } fro
 /** What a session starts on: the checked archive of its profile (or the promise of it, read while the display starts). */
 export interface ProfileRestore {
   archive: Buffer | Promise<Buffer>;
+  /** Its open tabs come back too. */
+  tabs?: boolean;
 }
 
 /** What to keep at the end: the open tabs too, and the most the archive may hold. */

@@ -156,13 +156,14 @@ export class NodeRuns {
    * The saved profile a session starts on: the archive the create checked, or (placed here by
    * another node) read while the display starts. A profile never saved starts fresh.
    */
-  private profileOf(row: SessionRow, archive: Buffer | null | undefined): { profile?: { archive: Buffer | Promise<Buffer> } } {
+  private profileOf(row: SessionRow, archive: Buffer | null | undefined): { profile?: { archive: Buffer | Promise<Buffer>; tabs: boolean } } {
     const { profiles } = this.options;
     if (!row.profile_id || !profiles || archive === null) return {};
-    if (archive) return { profile: { archive } };
+    const tabs = row.profile_tabs === true;
+    if (archive) return { profile: { archive, tabs } };
     const reading = profiles.archiveForSession(row);
     reading.catch(() => undefined);
-    return { profile: { archive: reading.then((read) => read ?? Buffer.alloc(1024)) } };
+    return { profile: { archive: reading.then((read) => read ?? Buffer.alloc(1024)), tabs } };
   }
 
   /** Ends a start in progress; false when none is (the session was placed here but not begun). */
