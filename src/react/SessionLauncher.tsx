@@ -11,6 +11,7 @@ import { useImages } from './hooks/useImages.js';
 import { useRemoteBrowser } from './RemoteBrowserProvider.js';
 import { LaunchedPanel, type LaunchedSession } from './launcher/LaunchedPanel.js';
 import { LaunchError, useRetryCountdown } from './launcher/LaunchError.js';
+import { NO_PROFILE, ProfilePicker, type ProfileChoice } from './launcher/ProfilePicker.js';
 
 export type { LaunchedSession };
 
@@ -21,6 +22,11 @@ export interface SessionLauncherProps {
   locations?: boolean;
   /** Your call to action for an `upgrade` answer (a plan that includes it resolves it). */
   renderUpgrade?: (message: string) => ReactNode;
+  /**
+   * Offer the user's saved profiles (issue 34): start fresh, on one of them, or on a new one, and
+   * whether the session's state is written back. Default false: the route must keep profiles.
+   */
+  profiles?: boolean;
   /** Called when a session is launched and whenever its status changes. */
   onSessionChange?: (session: LaunchedSession) => void;
   /** "Open viewer": default opens the share link in a new tab. */
@@ -53,7 +59,7 @@ function displayName(kind: 'language', code: string, locale: string): string {
 // ---------------------------------------------------------------------------------------------
 // The component
 
-export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onSessionChange, onOpenViewer, className, style }: SessionLauncherProps) {
+export function SessionLauncher({ defaultUrl = '', locations, profiles = false, renderUpgrade, onSessionChange, onOpenViewer, className, style }: SessionLauncherProps) {
   const { t } = useTranslation('launcher');
   const { language: uiLanguage } = useRemoteBrowser();
   const images = useImages();
@@ -62,6 +68,7 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
   const launchId = useRef(newLaunchId());
   const [form, setForm] = useState<FormState>({ browser: '', url: defaultUrl, country: '', city: '', residential: false, language: uiLanguage, layout: 'us', shareLanguage: uiLanguage });
   const retryIn = useRetryCountdown(create.error);
+  const [profile, setProfile] = useState<ProfileChoice>(NO_PROFILE);
 
   const available = images.data?.images ?? [];
   const browser = form.browser || available.find((i) => i.enabled)?.id || '';
@@ -85,6 +92,7 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
     shareLanguage: form.shareLanguage,
     ...(showLocations && form.country ? { country: form.country === 'auto' ? 'auto' : form.city || form.country } : {}),
     ...(residentialOffered && form.residential ? { egress: 'residential' as const } : {}),
+    ...(profiles && profile.handle ? { profile: { id: profile.handle, save: profile.save, tabs: profile.tabs } } : {}),
   });
 
   const launch = (event?: FormEvent) => {
@@ -192,6 +200,21 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
           </div>
         ) : locations === false ? (
           <p className="rbk-launcher__hint">{t('locationNotIncluded')}</p>
+        ) : null}
+        {profiles && browser ? (
+          <>
+            <ProfilePicker
+              browser={browser}
+              value={profile}
+              onChange={(choice) => {
+                setProfile(choice);
+                launchId.current = newLaunchId();
+                if (create.error) create.reset();
+              }}
+              invalid={fieldError === 'profile' ? { describedBy: `${id}-profile-error` } : undefined}
+            />
+            {fieldMessage('profile')}
+          </>
         ) : null}
         {residentialOffered ? (
           <div className="rbk-launcher__field">
