@@ -63,6 +63,7 @@ async function visit(via: string, page: 'set' | 'read', profileId: string): Prom
   expect(created.status, JSON.stringify(created)).toBe('ok');
   const report = await waitFor(() => site.reports.slice(before).find((r) => r.page === page), Boolean, 60_000);
   expect(report).toBeDefined();
+  expect(await waitFor(async () => (await api(via)(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
   const row = await engines.get(via)!.store.session(created.vmId);
   expect((await api(via)('/vm/remove', { id: created.vmId })).status).toBe('ok');
   expect(await waitFor(async () => (await api(via)(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'deleted', 60_000)).toBe('deleted');

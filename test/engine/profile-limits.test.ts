@@ -29,7 +29,7 @@ beforeAll(async () => {
   site = await serveProfileSite('remembered');
   dir = await mkdtemp(join(tmpdir(), 'rbk-profile-limits-'));
   const plans = DEFAULT_PLANS.map((plan) => (plan.id === 'pro' ? { ...plan, profile_limit: 3, profile_mb_limit: 50 } : plan));
-  engine = await createEngine({ dataDir: dir, port: 0, now: () => clock++, config: { plans, egress: { allow: ['127.0.0.1/32'] }, profiles: { maxProfileMb: 3, expireDays: 30 } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, now: () => clock++, config: { plans, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.1/32'] }, profiles: { maxProfileMb: 3, expireDays: 30 } } as never });
   key = (await engine.accounts.create({ contact: 'limits@example.com', plans: ['pro'] })).apiKey.key;
 }, 60_000);
 
@@ -49,6 +49,8 @@ async function visit(page: string, profileId: string): Promise<void> {
   const created = await api('/vm/create', { browser: 'chromium', url: `${site.origin}/${page}`, profile: { id: profileId } });
   expect(created.status, JSON.stringify(created)).toBe('ok');
   expect(await waitFor(() => site.reports.slice(before).some((r) => r.page === page), Boolean, 60_000)).toBe(true);
+  // Removing a session still `starting` cancels its start, which saves nothing: it must run first.
+  expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
   await ended(created.vmId);
 }
 
@@ -86,7 +88,9 @@ describe('saved profiles', () => {
     expect(both.find((c) => c.status === 'denied')!.message).toMatch(/^profile\.id: a session runs on this profile now/);
     expect(await api('/profile/remove', { id: profileId })).toEqual({ status: 'denied', message: 'id: a session runs on this profile; remove it after the session ends' });
     expect(await waitFor(() => site.reports.slice(before).some((r) => r.page === 'set'), Boolean, 60_000)).toBe(true);
-    await ended(both.find((c) => c.status === 'ok')!.vmId);
+    const runningId = both.find((c) => c.status === 'ok')!.vmId;
+    expect(await waitFor(async () => (await api(`/vm/data?id=${runningId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
+    await ended(runningId);
     const saved = (await api(`/profile/data?id=${profileId}`)).profiles[0];
     expect(saved.save_error).toBeUndefined();
     expect(saved.bytes).toBeGreaterThan(0);
@@ -126,6 +130,35 @@ describe('saved profiles', () => {
     expect((await rows().get(profileId))!.session_id).toBe(row.session_id);
     await engine.store.sql.run('UPDATE profiles SET version_id = ? WHERE id = ?', [row.version_id, profileId]);
   });
+
+  it('are written back when the session ends at the idle timeout', async () => {
+    const before = (await rows().get(profileId))!;
+    const reports = site.reports.length;
+    const created = await api('/vm/create', { browser: 'chromium', url: `${site.origin}/set?idle`, profile: { id: profileId } });
+    expect(created.status).toBe('ok');
+    expect(await waitFor(() => site.reports.slice(reports).some((r) => r.page === 'set'), Boolean, 60_000)).toBe(true);
+    expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
+    // Nobody watches: past the plan's idle timeout the sweep ends it (suspended), saving first.
+    clock += 31 * 60_000;
+    expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'suspended', 30_000)).toBe('suspended');
+    const after = await waitFor(async () => (await rows().get(profileId))!, (row) => row.session_id === null, 30_000);
+    expect(after.version_id).not.toBe(before.version_id);
+    expect(after.save_error).toBeNull();
+  }, 120_000);
+
+  it('keep the earlier version when the browser crashes, and are free again', async () => {
+    const before = (await rows().get(profileId))!;
+    const reports = site.reports.length;
+    const created = await api('/vm/create', { browser: 'chromium', url: `${site.origin}/set?crash`, profile: { id: profileId } });
+    expect(await waitFor(() => site.reports.slice(reports).some((r) => r.page === 'set'), Boolean, 60_000)).toBe(true);
+    const runtimeId = await waitFor(async () => (await engine.store.session(created.vmId))?.runtime_id, Boolean, 30_000);
+    const session = engine.runtime.get(runtimeId!)!;
+    process.kill(-session.browser.process.pid, 'SIGKILL');
+    expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'suspended', 30_000)).toBe('suspended');
+    const after = await waitFor(async () => (await rows().get(profileId))!, (row) => row.session_id === null, 30_000);
+    expect(after.session_id).toBeNull();
+    expect(after.version_id).toBe(before.version_id);
+  }, 120_000);
 
   it('are forgotten after the days unused, with their state', async () => {
     expect((await api('/profile/data')).profiles).toHaveLength(2);

@@ -22,7 +22,7 @@ const other = v8Caller(() => engine.url, () => otherKey);
 beforeAll(async () => {
   site = await serveProfileSite('remembered');
   dir = await mkdtemp(join(tmpdir(), 'rbk-profiles-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.1/32'] } } as never });
   key = (await engine.accounts.create({ contact: 'profiles@example.com', plans: ['pro'] })).apiKey.key;
   otherKey = (await engine.accounts.create({ contact: 'other@example.com', plans: ['pro'] })).apiKey.key;
 }, 60_000);
@@ -40,6 +40,8 @@ async function visit(browser: string, page: 'set' | 'read', profile?: Record<str
   expect(created.status, JSON.stringify(created)).toBe('ok');
   const report = await waitFor(() => site.reports.slice(before).find((r) => r.page === page), Boolean, 60_000);
   expect(report, `the ${page} page reported`).toBeDefined();
+  // Removing a session still `starting` cancels its start, which saves nothing: it must run first.
+  expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
   expect((await api('/vm/remove', { id: created.vmId })).status).toBe('ok');
   const ended = await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'deleted', 60_000);
   expect(ended).toBe('deleted');

@@ -33,6 +33,7 @@ async function open(page: string, profileId: string): Promise<string> {
   const created = await api('/vm/create', { browser: 'chromium', url: `${site.origin}/${page}`, profile: { id: profileId } });
   expect(created.status, JSON.stringify(created)).toBe('ok');
   expect(await waitFor(() => site.reports.slice(before).some((r) => r.page === page), Boolean, 60_000)).toBe(true);
+  expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
   return created.vmId;
 }
 
