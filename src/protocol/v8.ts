@@ -113,7 +113,7 @@ export const userQuotaResponseSchema = usageMetersSchema.extend({
   status: z.literal('ok'),
   has_plan: z.boolean(),
   pools: z.array(poolSchema),
-  // The saved profiles' meters (decisions.md 87); v8 only, absent from engines before them.
+  // The saved profiles' meters (decisions.md 87); absent where profiles are not offered, and from engines before them.
   ...profileMetersSchema.partial().shape,
 });
 export type UserQuotaResponse = z.infer<typeof userQuotaResponseSchema>;

@@ -248,7 +248,8 @@ export function createApi(options: ApiOptions): Api {
       case 'GET user/quota':
         return read(request, false, async (account) => {
           const usage = await sessions.usage(account);
-          const profileMeters = version === 'v8' ? await options.profiles?.meters(account) : null;
+          // v7's quota answers are v8's with its own names added (decisions.md 32): the profile meters too.
+          const profileMeters = await options.profiles?.meters(account);
           const quota: UserQuotaResponse = { status: 'ok', has_plan: usage.has_plan, ...usage.meters, pools: usage.pools, ...(profileMeters ?? {}) };
           if (route === 'GET user/quota') return version === 'v7' ? v7UserQuota(quota) : quota;
           const { status, ...meters } = quota;
