@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { v8Caller } from '../helpers/site.js';
-import { controlOf, waitFor, x } from '../helpers/session.js';
+import { controlOf, typeAddress, waitFor, x } from '../helpers/session.js';
 import { serveProfileSite, type StateReport } from '../helpers/profile-site.js';
 
 let engine: Engine;
@@ -120,4 +120,43 @@ describe('a saved profile with tabs: true in chromium', () => {
     expect(shown).toEqual(['?tab=2', '?tab=3', '?tab=1']);
     await api('/vm/remove', { id: again.vmId });
   }, 180_000);
+});
+
+describe('a saved profile with tabs: true in firefox-esr', () => {
+  it('brings the three open tabs back in order with their addresses', async () => {
+    const profileId = (await api('/profile/create', { name: 'Fox tabs', browser: 'firefox-esr' })).profile.id;
+    const before = site.reports.length;
+    const created = await api('/vm/create', { browser: 'firefox-esr', url: `${site.origin}/set?tab=1`, profile: { id: profileId, tabs: true } });
+    expect(created.status).toBe('ok');
+    await waitFor(() => site.reports.slice(before).some((r) => r.page === 'set'), Boolean, 60_000);
+    const runtimeId = await waitFor(async () => (await engine.store.session(created.vmId))?.runtime_id, Boolean, 30_000);
+    const first = engine.runtime.get(runtimeId!)!;
+    for (const tab of [2, 3]) {
+      const seen = site.reports.length;
+      await x(first, 'xdotool', ['key', 'ctrl+t']);
+      await new Promise((r) => setTimeout(r, 500));
+      await typeAddress(first, `${site.origin}/read?tab=${tab}`);
+      await waitFor(() => site.reports.slice(seen).some((r) => r.page === 'read'), Boolean, 30_000);
+    }
+    expect((await api('/vm/remove', { id: created.vmId })).status).toBe('ok');
+    await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'deleted', 60_000);
+
+    const again = await api('/vm/create', { browser: 'firefox-esr', profile: { id: profileId, tabs: true } });
+    expect(again.status).toBe('ok');
+    const againId = await waitFor(async () => (await engine.store.session(again.vmId))?.runtime_id, Boolean, 30_000);
+    const session = engine.runtime.get(againId!)!;
+    const shown: string[] = [];
+    for (const n of [2, 3, 1]) {
+      let visible: string | undefined;
+      for (let attempt = 0; attempt < 5 && visible !== `?tab=${n}`; attempt++) {
+        // Firefox on Linux switches tabs with Alt+<n>.
+        await x(session, 'xdotool', ['key', `alt+${n}`]);
+        const seen = site.reports.length;
+        visible = (await waitFor(() => site.reports.slice(seen).filter((r) => r.page === 'visible').at(-1)?.local, (l) => l === `?tab=${n}`, 2_000)) ?? undefined;
+      }
+      shown.push(visible ?? 'none');
+    }
+    expect(shown).toEqual(['?tab=2', '?tab=3', '?tab=1']);
+    await api('/vm/remove', { id: again.vmId });
+  }, 240_000);
 });
