@@ -95,6 +95,16 @@ describe('saved profiles on a three-node cluster', () => {
     expect((await api('node-a')('/vm/remove', { id: running.vmId })).status).toBe('ok');
   }, 120_000);
 
+  it('are renamed, counted and removed on Postgres through any node', async () => {
+    expect(await api('node-c')('/profile/rename', { id: profileId, name: 'Everywhere 2' })).toMatchObject({ status: 'ok', profile: { id: profileId, name: 'Everywhere 2' } });
+    const spare = (await api('node-b')('/profile/create', { name: 'Spare', browser: 'firefox-esr' })).profile.id;
+    const quota = await api('node-a')('/user/quota');
+    expect(quota).toMatchObject({ profile_limit: 10, profiles_used: 2, profile_mb_limit: 1024 });
+    expect(quota.profile_mb_used).toBeGreaterThan(0);
+    expect(await api('node-c')('/profile/remove', { id: spare })).toEqual({ status: 'ok' });
+    expect((await api('node-b')('/profile/data')).profiles.map((p: { name: string }) => p.name)).toEqual(['Everywhere 2']);
+  });
+
   it('are refused with a clear message by a node on Postgres without a profile key', async () => {
     const keyless = await node('node-keyless', null);
     const answer = await v8Caller(() => keyless.url, () => key)('/profile/create', { name: 'x', browser: 'chromium' });
