@@ -168,3 +168,30 @@ describe('saved profiles', () => {
     expect(await api('/user/quota')).toMatchObject({ profiles_used: 0, profile_mb_used: 0 });
   });
 });
+
+describe('saved profiles turned off', () => {
+  it('by the operator: every profile call and a create with one is denied, saying so', async () => {
+    const offDir = await mkdtemp(join(tmpdir(), 'rbk-profiles-off-'));
+    const plans = DEFAULT_PLANS.map((plan) => (plan.id === 'free' ? { ...plan, profiles: false } : plan));
+    const off = await createEngine({ dataDir: offDir, port: 0, config: { plans, warm: { memoryMb: 0, displays: 0 }, profiles: { enabled: false } } as never });
+    const on = await createEngine({ dataDir: join(offDir, 'on'), port: 0, config: { plans, warm: { memoryMb: 0, displays: 0 } } as never });
+    try {
+      const offKey = (await off.accounts.create({ contact: 'off@example.com', plans: ['pro'] })).apiKey.key;
+      const offApi = v8Caller(() => off.url, () => offKey);
+      const refusal = { status: 'denied', message: 'saved profiles are not offered by this service' };
+      expect(await offApi('/profile/create', { name: 'x', browser: 'chromium' })).toEqual(refusal);
+      expect(await offApi('/profile/data')).toEqual(refusal);
+      expect(await offApi('/vm/create', { browser: 'chromium', profile: { id: 'f'.repeat(32) } })).toEqual({ status: 'denied', message: 'profile: saved profiles are not offered by this service' });
+      expect((await offApi('/vm/data')).data).toEqual([]);
+      expect((await offApi('/user/quota')).profile_limit).toBeUndefined();
+      // By a plan: the account's plan leaves them out.
+      const freeKey = (await on.accounts.create({ contact: 'free@example.com', plans: ['free'] })).apiKey.key;
+      const freeApi = v8Caller(() => on.url, () => freeKey);
+      expect(await freeApi('/profile/create', { name: 'x', browser: 'chromium' })).toEqual({ status: 'upgrade', message: 'saved profiles are not included in your plan' });
+    } finally {
+      await off.close();
+      await on.close();
+      await rm(offDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
