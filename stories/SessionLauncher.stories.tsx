@@ -13,9 +13,11 @@ interface LauncherStoryProps {
   scenario: LauncherScenario;
   /** Whether the plan includes exit locations. */
   locations: boolean;
+  /** Offer the user's saved profiles (issue 34). */
+  profiles?: boolean;
 }
 
-function LauncherStory({ language, scenario, locations }: LauncherStoryProps) {
+function LauncherStory({ language, scenario, locations, profiles = false }: LauncherStoryProps) {
   const routeFetch = useMemo(() => launcherRouteFetch(scenario), [scenario]);
   return (
     <RemoteBrowserProvider key={`${scenario}-${language}`} endpoint="/api/remote-browser" language={language} fetch={routeFetch}>
@@ -23,6 +25,7 @@ function LauncherStory({ language, scenario, locations }: LauncherStoryProps) {
         style={{ maxWidth: 480 }}
         defaultUrl="https://example.com"
         locations={locations}
+        profiles={profiles}
         renderUpgrade={() => (
           <a className="rbk-button rbk-button--primary" href="#pricing">
             See plans
@@ -40,7 +43,7 @@ const meta = {
   args: { language: 'en', scenario: 'ready', locations: true },
   argTypes: {
     language: { control: 'select', options: [...SHARE_LANGUAGES] },
-    scenario: { control: 'select', options: ['ready', 'loading', 'withLocations', 'deniedField', 'upgrade', 'rateLimited', 'serviceError', 'unauthorized'] },
+    scenario: { control: 'select', options: ['ready', 'loading', 'withLocations', 'deniedField', 'upgrade', 'rateLimited', 'serviceError', 'unauthorized', 'profiles', 'profileInUse'] },
   },
 } satisfies Meta<typeof LauncherStory>;
 
@@ -125,6 +128,33 @@ export const ServiceError: Story = {
 };
 
 export const NotSignedIn: Story = { args: { scenario: 'unauthorized' } };
+
+// Saved profiles (issue 34): the user's profiles for the chosen browser, and whether to save.
+export const WithProfiles: Story = {
+  args: { scenario: 'profiles', profiles: true },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const picker = await canvas.findByRole('combobox', { name: text(args.language).profile.label });
+    await waitFor(() => expect(within(picker).getByRole('option', { name: 'Shop' })).toBeInTheDocument());
+    await expect(within(picker).queryByRole('option', { name: 'Research' })).toBeNull();
+    await userEvent.selectOptions(picker, 'p_shop');
+    await expect(canvas.getByRole('checkbox', { name: text(args.language).profile.save })).toBeChecked();
+  },
+};
+
+export const ProfileInUse: Story = {
+  args: { scenario: 'profileInUse', profiles: true },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const picker = await canvas.findByRole('combobox', { name: text(args.language).profile.label });
+    await waitFor(() => expect(within(picker).getByRole('option', { name: 'Shop' })).toBeInTheDocument());
+    await userEvent.selectOptions(picker, 'p_shop');
+    await launch(canvasElement, args.language);
+    await waitFor(() => expect(picker).toHaveAttribute('aria-invalid', 'true'));
+  },
+};
+
+export const ProfilesJapanese: Story = { args: { scenario: 'profiles', profiles: true, language: 'ja' } };
 
 export const German: Story = { args: { language: 'de' } };
 export const French: Story = { args: { language: 'fr' } };

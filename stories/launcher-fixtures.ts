@@ -3,7 +3,7 @@
 // (test/react/session-launcher.test.tsx) run against the real route and engine.
 import type { ImageListResponse } from '../src/protocol/index.js';
 
-export type LauncherScenario = 'ready' | 'loading' | 'withLocations' | 'deniedField' | 'upgrade' | 'rateLimited' | 'serviceError' | 'unauthorized';
+export type LauncherScenario = 'ready' | 'loading' | 'withLocations' | 'deniedField' | 'upgrade' | 'rateLimited' | 'serviceError' | 'unauthorized' | 'profiles' | 'profileInUse';
 
 const IMAGES: ImageListResponse = {
   status: 'ok',
@@ -26,6 +26,13 @@ const LOCATIONS: ImageListResponse = {
   residential: { configured: true, countries: null },
 };
 
+/** The signed-in user's saved profiles (issue 34), by handle. */
+const PROFILES = [
+  { handle: 'p_shop', name: 'Shop', browser: 'chromium', created: '2025-11-02T09:00:00.000Z', used: '2025-11-20T17:30:00.000Z', bytes: 2_400_000 },
+  { handle: 'p_bank', name: 'Bank', browser: 'chromium', created: '2025-11-05T09:00:00.000Z', used: '2025-11-21T08:10:00.000Z', bytes: 900_000 },
+  { handle: 'p_fox', name: 'Research', browser: 'firefox-esr', created: '2025-11-06T09:00:00.000Z', used: '2025-11-06T09:00:00.000Z', bytes: 0 },
+];
+
 const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
   new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 
@@ -41,8 +48,17 @@ export function launcherRouteFetch(scenario: LauncherScenario, startMs = 1500): 
       if (scenario === 'unauthorized') return json({ status: 'denied', message: 'sign in to use remote browser sessions' }, 401);
       return json(scenario === 'withLocations' ? LOCATIONS : IMAGES);
     }
+    if (url.endsWith('/profiles')) {
+      if (method === 'POST') {
+        const { name, browser } = JSON.parse(String(init?.body)) as { name: string; browser: string };
+        return json({ status: 'ok', profile: { handle: `p_${PROFILES.length}`, name, browser, created: new Date().toISOString(), used: new Date().toISOString(), bytes: 0 } });
+      }
+      return json({ status: 'ok', profiles: PROFILES });
+    }
     if (url.endsWith('/sessions') && method === 'POST') {
       switch (scenario) {
+        case 'profileInUse':
+          return json({ status: 'denied', message: 'profile.id: a session runs on this profile now (one session at a time may use a profile); try again once it has ended' }, 400);
         case 'deniedField':
           return json({ status: 'denied', message: 'url: must be an http or https address of at most 10,000 characters, or a short-URL id' }, 400);
         case 'upgrade':

@@ -4,7 +4,7 @@
 // an API key: the route on the customer's server does.
 import type { CreateRequest, ImageListResponse, UserQuotaResponse } from '../protocol/index.js';
 import type { SessionFileEntry } from '../protocol/files.js';
-import { IDEMPOTENCY_HEADER, PROXY_PATHS, type ProxyCreateResponse, type ProxySession } from '../protocol/proxy.js';
+import { IDEMPOTENCY_HEADER, PROXY_PATHS, type ProxyCreateResponse, type ProxyProfile, type ProxySession } from '../protocol/proxy.js';
 import { fieldOf, RemoteBrowserClientError } from './error.js';
 
 export interface RemoteBrowserClientOptions {
@@ -31,6 +31,11 @@ export interface RemoteBrowserClient {
   files(handle: string): Promise<SessionFileEntry[]>;
   /** Where the browser saves one of them from: a real download with the file's own name. */
   fileUrl(handle: string, name: string): string;
+  /** The signed-in user's saved profiles (issue 34), by handle; a create sends one as `profile.id`. */
+  profiles(): Promise<ProxyProfile[]>;
+  createProfile(name: string, browser: string): Promise<ProxyProfile>;
+  renameProfile(handle: string, name: string): Promise<ProxyProfile>;
+  removeProfile(handle: string): Promise<void>;
 }
 
 // An API key has no place in a browser: refuse anything that looks like one.
@@ -103,6 +108,12 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
     },
     files: async (handle) => (await call<{ files: SessionFileEntry[] }>(PROXY_PATHS.files(handle), (b) => Array.isArray(b.files))).files,
     fileUrl: (handle, name) => `${endpoint}${PROXY_PATHS.fileDownload(handle, name)}`,
+    profiles: async () => (await call<{ profiles: ProxyProfile[] }>(PROXY_PATHS.profiles, (b) => Array.isArray(b.profiles))).profiles,
+    createProfile: async (name, browser) => (await call<{ profile: ProxyProfile }>(PROXY_PATHS.profiles, (b) => typeof b.profile?.handle === 'string', json({ name, browser }))).profile,
+    renameProfile: async (handle, name) => (await call<{ profile: ProxyProfile }>(PROXY_PATHS.profile(handle), (b) => typeof b.profile?.handle === 'string', json({ name }))).profile,
+    removeProfile: async (handle) => {
+      await call(PROXY_PATHS.profile(handle), () => true, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
+    },
     usage: () => call<UserQuotaResponse>(PROXY_PATHS.usage, (b) => typeof b.running_session_limit === 'number' && Array.isArray(b.pools)),
   };
 }

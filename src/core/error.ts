@@ -28,16 +28,17 @@ export class RemoteBrowserClientError extends Error {
     return this.details.retryAfter;
   }
 
-  /** The request field the message names (`"url: must be ..."` -> `url`). */
+  /** The request field the message names (`"url: must be ..."` -> `url`, `"profile.id: ..."` -> `profile`). */
   get field(): string | undefined {
     return this.details.field;
   }
 }
 
 /** The create fields a `denied` message can name. */
-const FIELDS = ['browser', 'url', 'language', 'layout', 'country', 'egress', 'shareLanguage', 'callbackUrl', 'idempotencyKey'] as const;
+const FIELDS = ['browser', 'url', 'language', 'layout', 'country', 'egress', 'shareLanguage', 'callbackUrl', 'idempotencyKey', 'profile'] as const;
 
 export function fieldOf(message: string): string | undefined {
-  const name = /^([A-Za-z]+):/.exec(message)?.[1];
+  // `profile.id: ...` names `profile`.
+  const name = /^([A-Za-z]+)(?:\.[A-Za-z]+)?:/.exec(message)?.[1];
   return FIELDS.find((field) => field === name);
 }

@@ -2,6 +2,6 @@
 // queryOptions factories, the error class, and the wire types.
 export { createRemoteBrowserClient, type RemoteBrowserClient, type RemoteBrowserClientOptions } from './client.js';
 export { RemoteBrowserClientError, fieldOf, type RemoteBrowserErrorCode } from './error.js';
-export { imagesQuery, remoteBrowserKeys, sessionFilesQuery, sessionPollDelay, sessionQuery, usageQuery } from './queries.js';
+export { imagesQuery, profilesQuery, remoteBrowserKeys, sessionFilesQuery, sessionPollDelay, sessionQuery, usageQuery } from './queries.js';
 export type { SessionFileEntry } from '../protocol/files.js';
-export type { ProxyCreateResponse, ProxySession } from '../protocol/proxy.js';
+export type { ProxyCreateResponse, ProxyProfile, ProxySession } from '../protocol/proxy.js';

@@ -11,6 +11,7 @@ export const remoteBrowserKeys = {
   session: (endpoint: string, handle: string) => ['rbk', endpoint, 'session', handle] as const,
   usage: (endpoint: string) => ['rbk', endpoint, 'usage'] as const,
   files: (endpoint: string, handle: string) => ['rbk', endpoint, 'session', handle, 'files'] as const,
+  profiles: (endpoint: string) => ['rbk', endpoint, 'profiles'] as const,
 };
 
 // Plain option objects (what react-query's queryOptions() returns), so this file needs no React.
@@ -20,6 +21,11 @@ export function imagesQuery(client: RemoteBrowserClient) {
 
 export function usageQuery(client: RemoteBrowserClient) {
   return { queryKey: remoteBrowserKeys.usage(client.endpoint), queryFn: () => client.usage(), staleTime: 10_000 };
+}
+
+/** The signed-in user's saved profiles (issue 34). */
+export function profilesQuery(client: RemoteBrowserClient) {
+  return { queryKey: remoteBrowserKeys.profiles(client.endpoint), queryFn: () => client.profiles(), staleTime: 10_000 };
 }
 
 /** Poll delay while a session starts: quick at first, then backing off to 5 s. */

@@ -31,6 +31,10 @@ export const planSchema = z.object({
   uploads: z.boolean().default(true),
   /** Whether the plan's sessions may be recorded (`record: true` at create, issue 35); off unless a plan says true. */
   recording: z.boolean().default(false),
+  /** Saved profiles (decisions.md 87): on unless a plan says false; how many, and their megabytes together (null: no cap). */
+  profiles: z.boolean().optional(),
+  profile_limit: z.number().int().min(0).nullable().optional(),
+  profile_mb_limit: z.number().int().min(0).nullable().optional(),
 });
 export type Plan = z.infer<typeof planSchema>;
 
@@ -66,6 +70,9 @@ export const DEFAULT_PLANS: Plan[] = [
 
 /** The warm pool's defaults: a small machine's (about five idle Chromium browsers, or two and a Firefox, and a display). */
 export const DEFAULT_WARM = { memoryMb: 1024, browsers: null, displays: 1, languages: ['en'], quietMinutes: 10 };
+
+/** Saved profiles (decisions.md 85-89): on; 300 MB a profile, forgotten after 30 days unused; a plan's defaults 10 profiles and 1,024 MB. */
+export const DEFAULT_PROFILES = { enabled: true, key: null as string | null, maxProfileMb: 300, expireDays: 30 as number | null, planProfiles: 10, planMb: 1024 };
 
 /** The day v6's Sunset header names unless the operator chooses another: a year after its deprecation. */
 export const DEFAULT_V6_SUNSET = '2027-11-21';
@@ -191,6 +198,19 @@ export const engineConfigSchema = z
       })
       .default(DEFAULT_FILES)
       .refine((f) => f.maxFileMb <= f.maxSessionMb, { message: 'maxFileMb must not be above maxSessionMb', path: ['maxFileMb'] }),
+    /**
+     * Saved profiles (decisions.md 85-89): whether offered at all, the key they are encrypted under
+     * (32 bytes, base64 or hex; else RBK_PROFILE_KEY; else, on SQLite only, one made in the data
+     * directory), one profile's cap, and how many days unused before one is forgotten (null: never).
+     */
+    profiles: z
+      .object({
+        enabled: z.boolean().default(DEFAULT_PROFILES.enabled),
+        key: z.string().nullable().default(DEFAULT_PROFILES.key),
+        maxProfileMb: z.number().int().min(1).max(4096).default(DEFAULT_PROFILES.maxProfileMb),
+        expireDays: z.number().positive().nullable().default(DEFAULT_PROFILES.expireDays),
+      })
+      .default({ enabled: DEFAULT_PROFILES.enabled, key: DEFAULT_PROFILES.key, maxProfileMb: DEFAULT_PROFILES.maxProfileMb, expireDays: DEFAULT_PROFILES.expireDays }),
     /** The deprecated v6 interface: the day its answers' Sunset header names (decisions.md 35). */
     v6: z
       .object({ sunset: z.iso.date('must be a date of the form YYYY-MM-DD').default(DEFAULT_V6_SUNSET) })

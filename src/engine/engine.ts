@@ -49,6 +49,7 @@ import { createLogger, type Logger } from './operations/logger.js';
 import { EngineMetrics } from './operations/metrics.js';
 import { answerProbe, startOperatorListener, type OperatorListener, type ReadinessSources } from './http/readiness.js';
 import { observeSessions } from './operations/session-observer.js';
+import { openProfileService } from './profiles/profiles.js';
 import { SessionWebhooks } from './webhooks/webhooks.js';
 
 export interface EngineOptions {
@@ -123,10 +124,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const secret = await store.settingOrInsert('share_link_secret', randomBytes(32).toString('base64url'));
   const warm = warmPoolOptions(config);
   if (config.insecure.unconfined) {
-    logger.warn(
-      'INSECURE: insecure.unconfined is set. Sessions run as this engine\'s own user with its files and network: ' +
-        'anyone holding a share link can read and write what this engine can. Never use this where strangers get links.',
-    );
+    logger.warn('INSECURE: insecure.unconfined is set. Sessions run as this engine\'s own user with its files and network: anyone holding a share link can read and write what this engine can. Never use this where strangers get links.');
   }
   // Video (decisions.md 65): configured, and this host's ffmpeg grabs X and encodes H.264; each
   // display then has its encoder, run while someone watches. The channel knows too: a watcher
@@ -189,8 +187,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const usage = new AccountUsage({ store, plan: (id) => accounts.plan(id), now });
   // Recorded sessions' picture, sound and timeline (issue 35), in the engine's own directory.
   const recordings = new Recordings({ dir: join(dataDir, 'recordings'), now });
+  const profiles = openProfileService({ config, dataDir, store, plan: (id) => accounts.plan(id), image: (id) => runtime.image(id), now, warn: (message) => logger.warn(message) });
   const sessions = new SessionService({
     usage,
+    profiles,
     ...(metrics ? { onBytes: (egress: number, residential: number) => (metrics.egressBytes.inc(egress), metrics.residentialBytes.inc(residential)) } : {}),
     store,
     presence,
@@ -223,6 +223,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     observer: apiObserver(logger, metrics),
     files: fileTransfers,
     recordings,
+    profiles,
   });
 
   // Every stream of a session is a channel (docs/architecture.md "Channels"), one registration each;

@@ -12,3 +12,4 @@ export * from './video.js';
 export * from './statuses.js';
 export * from './recordings.js';
 export * from './webhooks.js';
+export * from './profiles.js';

@@ -2,6 +2,7 @@
 // answers the browser reads. Shared by the route (src/server) and its browser-side client
 // (src/core), which must not pull in the schema library; reached through those two entries.
 import type { CreateResponse, SessionEntry } from './v8.js';
+import type { Profile } from './profiles.js';
 
 /** The route's paths under its base path. */
 export const PROXY_PATHS = {
@@ -12,6 +13,9 @@ export const PROXY_PATHS = {
   files: (handle: string) => `/sessions/${encodeURIComponent(handle)}/files`,
   fileDownload: (handle: string, name: string) => `/sessions/${encodeURIComponent(handle)}/files/download?name=${encodeURIComponent(name)}`,
   usage: '/usage',
+  /** The signed-in user's saved profiles (issue 34): list and create; one by its handle: rename (POST) and remove (DELETE). */
+  profiles: '/profiles',
+  profile: (handle: string) => `/profiles/${encodeURIComponent(handle)}`,
 } as const;
 
 /** The header a browser sends with create so that a retried launch starts no second session. */
@@ -25,3 +29,9 @@ export type ProxyCreateResponse = Omit<CreateResponse, 'vmId'> & { handle: strin
 
 /** A session as the browser sees it: the service's entry with the handle in place of the masked id. */
 export type ProxySession = Omit<SessionEntry, 'id'> & { handle: string };
+
+/**
+ * A saved profile as the browser sees it: a handle sealed to the signed-in user in place of its
+ * id, and the name the user gave it. A create sends this handle as `profile.id`.
+ */
+export type ProxyProfile = Omit<Profile, 'id'> & { handle: string };

@@ -12,6 +12,7 @@ import {
   V6_SHORT_URL_ID_DIGITS,
   VM_DATA_WAIT_MAX_MS,
 } from './limits.js';
+import { profileMetersSchema, sessionProfileSchema } from './profile-fields.js';
 
 // ---------------------------------------------------------------------------------------------
 // Envelope and failures
@@ -112,6 +113,8 @@ export const userQuotaResponseSchema = usageMetersSchema.extend({
   status: z.literal('ok'),
   has_plan: z.boolean(),
   pools: z.array(poolSchema),
+  // The saved profiles' meters (decisions.md 87); absent where profiles are not offered, and from engines before them.
+  ...profileMetersSchema.partial().shape,
 });
 export type UserQuotaResponse = z.infer<typeof userQuotaResponseSchema>;
 
@@ -181,6 +184,8 @@ export const createRequestSchema = z.object({
     `idempotencyKey: must be a string of ${IDEMPOTENCY_KEY_MIN} to ${IDEMPOTENCY_KEY_MAX} characters, without NUL (U+0000)`,
     (v) => v.length >= IDEMPOTENCY_KEY_MIN && v.length <= IDEMPOTENCY_KEY_MAX && !v.includes('\u0000'),
   ).optional(),
+  /** v8 only (decisions.md 85): the saved profile the session starts on. */
+  profile: sessionProfileSchema.optional(),
 });
 export type CreateRequest = z.infer<typeof createRequestSchema>;
 

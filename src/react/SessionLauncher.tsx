@@ -1,24 +1,19 @@
 'use client';
 // <SessionLauncher>: choose a browser and where it starts, launch through the proxy route, see it
 // go from starting to running, then share, open and end it. Every failure says what to do.
-import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
+import { useId, useRef, useState, type CSSProperties, type FormEvent, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
-import { RemoteBrowserClientError, type ProxyCreateResponse } from '../core/index.js';
+import { RemoteBrowserClientError } from '../core/index.js';
 import { BROWSER_LANGUAGES, KEYBOARD_LAYOUTS, SHARE_LANGUAGES, type ShareLanguage } from '../protocol/languages.js';
-import { isSessionEnded, type SessionStatus } from '../protocol/statuses.js';
 import type { CreateRequest } from '../protocol/index.js';
 import { useCreateSession } from './hooks/useCreateSession.js';
-import { useEndSession } from './hooks/useEndSession.js';
 import { useImages } from './hooks/useImages.js';
-import { useSession } from './hooks/useSession.js';
 import { useRemoteBrowser } from './RemoteBrowserProvider.js';
-import { LaunchedFiles } from './launcher/LaunchedFiles.js';
+import { LaunchedPanel, type LaunchedSession } from './launcher/LaunchedPanel.js';
+import { LaunchError, useRetryCountdown } from './launcher/LaunchError.js';
+import { NO_PROFILE, ProfilePicker, type ProfileChoice } from './launcher/ProfilePicker.js';
 
-export interface LaunchedSession {
-  handle: string;
-  status: SessionStatus | 'starting';
-  shareUrl: string | undefined;
-}
+export type { LaunchedSession };
 
 export interface SessionLauncherProps {
   /** Start page filled in at first. */
@@ -27,6 +22,11 @@ export interface SessionLauncherProps {
   locations?: boolean;
   /** Your call to action for an `upgrade` answer (a plan that includes it resolves it). */
   renderUpgrade?: (message: string) => ReactNode;
+  /**
+   * Offer the user's saved profiles (issue 34): start fresh, on one of them, or on a new one, and
+   * whether the session's state is written back. Default false: the route must keep profiles.
+   */
+  profiles?: boolean;
   /** Called when a session is launched and whenever its status changes. */
   onSessionChange?: (session: LaunchedSession) => void;
   /** "Open viewer": default opens the share link in a new tab. */
@@ -48,18 +48,6 @@ interface FormState {
 
 const newLaunchId = () => (globalThis.crypto?.randomUUID?.() ?? `${Date.now()}-${Math.random().toString(36).slice(2)}`);
 
-/** Seconds until a rate limit lifts, ticking. */
-function useRetryCountdown(error: unknown): number {
-  const until = useMemo(() => (error instanceof RemoteBrowserClientError && error.code === 'rate_limited' ? Date.now() + (error.retryAfter ?? 1) * 1000 : 0), [error]);
-  const [now, setNow] = useState(() => Date.now());
-  useEffect(() => {
-    if (!until) return;
-    const timer = setInterval(() => setNow(Date.now()), 500);
-    return () => clearInterval(timer);
-  }, [until]);
-  return until ? Math.max(0, Math.ceil((until - now) / 1000)) : 0;
-}
-
 function displayName(kind: 'language', code: string, locale: string): string {
   try {
     return new Intl.DisplayNames([locale], { type: kind }).of(code) ?? code;
@@ -69,136 +57,9 @@ function displayName(kind: 'language', code: string, locale: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Failure message
-
-function LaunchError({ error, retryIn, onRetry, renderUpgrade }: { error: unknown; retryIn: number; onRetry: () => void; renderUpgrade?: (message: string) => ReactNode }) {
-  const { t } = useTranslation('launcher');
-  const failure = error instanceof RemoteBrowserClientError ? error : new RemoteBrowserClientError('service_error', String((error as Error)?.message ?? error));
-  if (failure.code === 'denied' && failure.field) return null; // shown on its field
-  let text: string;
-  let retry = false;
-  switch (failure.code) {
-    case 'denied':
-      text = t('errors.deniedGeneral', { message: failure.message });
-      break;
-    case 'upgrade':
-      text = t('errors.upgrade', { message: failure.message });
-      break;
-    case 'rate_limited':
-      text = t('errors.rateLimited', { seconds: retryIn });
-      retry = true;
-      break;
-    case 'insecure':
-      text = t('errors.insecure', { message: failure.message });
-      break;
-    case 'unauthorized':
-      text = t('errors.unauthorized');
-      break;
-    case 'network':
-      text = t('errors.network');
-      retry = true;
-      break;
-    default:
-      text = t('errors.error', { message: failure.message });
-      retry = true;
-  }
-  return (
-    <div className="rbk-launcher__error" role="alert" data-code={failure.code}>
-      <p className="rbk-launcher__error-text">{text}</p>
-      {failure.code === 'upgrade' && renderUpgrade ? <div className="rbk-launcher__upgrade">{renderUpgrade(failure.message)}</div> : null}
-      {retry ? (
-        <button type="button" className="rbk-button" onClick={onRetry} disabled={failure.code === 'rate_limited' && retryIn > 0}>
-          {t('retry')}
-        </button>
-      ) : null}
-    </div>
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
-// The launched session: progress, share link, open, end
-
-function LaunchedPanel({ created, browserName, onOpenViewer, onSessionChange, onAnother }: { created: ProxyCreateResponse; browserName: string; onOpenViewer?: (url: string) => void; onSessionChange?: (session: LaunchedSession) => void; onAnother: () => void }) {
-  const { t } = useTranslation('launcher');
-  const session = useSession(created.handle);
-  const end = useEndSession();
-  const [copied, setCopied] = useState(false);
-  const status = (session.data?.status ?? 'starting') as SessionStatus;
-  const ended = isSessionEnded(status) || status === 'error';
-  // The latest callback, read when the session changes: a host passing a new function on every
-  // render (an inline arrow that sets its state) is told about changes, not about its renders.
-  const onSessionChangeRef = useRef(onSessionChange);
-  useLayoutEffect(() => {
-    onSessionChangeRef.current = onSessionChange;
-  });
-  useEffect(() => {
-    onSessionChangeRef.current?.({ handle: created.handle, status, shareUrl: created.shareUrl });
-  }, [created.handle, created.shareUrl, status]);
-
-  const copy = async () => {
-    if (!created.shareUrl) return;
-    try {
-      await navigator.clipboard.writeText(created.shareUrl);
-      setCopied(true);
-    } catch {
-      setCopied(false);
-    }
-  };
-
-  return (
-    <div className="rbk-launcher__session" data-status={status}>
-      <p className="rbk-launcher__status" role="status" aria-live="polite">
-        {ended ? t('status.ended') : status === 'running' ? t('status.running', { browser: browserName }) : t('status.starting', { browser: browserName })}
-      </p>
-      {status === 'starting' ? (
-        <div className="rbk-viewer__progress" role="progressbar" aria-label={t('progress')}>
-          <div className="rbk-viewer__progress-bar" />
-        </div>
-      ) : null}
-      {session.error ? <LaunchError error={session.error} retryIn={0} onRetry={() => void session.refetch()} /> : null}
-      {!ended && created.shareUrl ? (
-        <div className="rbk-launcher__share">
-          <label className="rbk-launcher__field">
-            <span className="rbk-launcher__label">{t('shareLink')}</span>
-            <input className="rbk-launcher__input" readOnly value={created.shareUrl} onFocus={(e) => e.currentTarget.select()} />
-          </label>
-          <div className="rbk-launcher__actions">
-            <button type="button" className="rbk-button" onClick={() => void copy()}>
-              {t('copy')}
-            </button>
-            {onOpenViewer ? (
-              <button type="button" className="rbk-button" onClick={() => onOpenViewer(created.shareUrl!)}>
-                {t('openViewer')}
-              </button>
-            ) : (
-              <a className="rbk-button" href={created.shareUrl} target="_blank" rel="noopener noreferrer">
-                {t('openViewer')}
-              </a>
-            )}
-            <button type="button" className="rbk-button" onClick={() => end.mutate(created.handle)} disabled={end.isPending} aria-busy={end.isPending || undefined}>
-              {end.isPending ? t('ending') : t('end')}
-            </button>
-          </div>
-          <span className="rbk-viewer__sr-only" role="status" aria-live="polite">
-            {copied ? t('copied') : ''}
-          </span>
-        </div>
-      ) : null}
-      <LaunchedFiles handle={created.handle} running={status === 'running'} />
-      {end.error ? <LaunchError error={end.error} retryIn={0} onRetry={() => end.mutate(created.handle)} /> : null}
-      {ended ? (
-        <button type="button" className="rbk-button rbk-button--primary" onClick={onAnother}>
-          {t('another')}
-        </button>
-      ) : null}
-    </div>
-  );
-}
-
-// ---------------------------------------------------------------------------------------------
 // The component
 
-export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onSessionChange, onOpenViewer, className, style }: SessionLauncherProps) {
+export function SessionLauncher({ defaultUrl = '', locations, profiles = false, renderUpgrade, onSessionChange, onOpenViewer, className, style }: SessionLauncherProps) {
   const { t } = useTranslation('launcher');
   const { language: uiLanguage } = useRemoteBrowser();
   const images = useImages();
@@ -207,6 +68,7 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
   const launchId = useRef(newLaunchId());
   const [form, setForm] = useState<FormState>({ browser: '', url: defaultUrl, country: '', city: '', residential: false, language: uiLanguage, layout: 'us', shareLanguage: uiLanguage });
   const retryIn = useRetryCountdown(create.error);
+  const [profile, setProfile] = useState<ProfileChoice>(NO_PROFILE);
 
   const available = images.data?.images ?? [];
   const browser = form.browser || available.find((i) => i.enabled)?.id || '';
@@ -230,6 +92,7 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
     shareLanguage: form.shareLanguage,
     ...(showLocations && form.country ? { country: form.country === 'auto' ? 'auto' : form.city || form.country } : {}),
     ...(residentialOffered && form.residential ? { egress: 'residential' as const } : {}),
+    ...(profiles && profile.handle ? { profile: { id: profile.handle, save: profile.save, tabs: profile.tabs } } : {}),
   });
 
   const launch = (event?: FormEvent) => {
@@ -337,6 +200,21 @@ export function SessionLauncher({ defaultUrl = '', locations, renderUpgrade, onS
           </div>
         ) : locations === false ? (
           <p className="rbk-launcher__hint">{t('locationNotIncluded')}</p>
+        ) : null}
+        {profiles && browser ? (
+          <>
+            <ProfilePicker
+              browser={browser}
+              value={profile}
+              onChange={(choice) => {
+                setProfile(choice);
+                launchId.current = newLaunchId();
+                if (create.error) create.reset();
+              }}
+              invalid={fieldError === 'profile' ? { describedBy: `${id}-profile-error` } : undefined}
+            />
+            {fieldMessage('profile')}
+          </>
         ) : null}
         {residentialOffered ? (
           <div className="rbk-launcher__field">

@@ -8,7 +8,9 @@ import { readJsonRequest } from '../http/json-body.js';
 import { parseCreateRequest, parseVmDataWait, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
 import type { RemoteBrowserService } from './service-client.js';
-import { filesEndpointOf, serveFiles, type FilesEndpoint } from './proxy-files.js';
+import { serveFiles } from './proxy-files.js';
+import { endpointOf, type Endpoint } from './proxy-endpoints.js';
+import { openProfileHandle, serveProfiles, UNKNOWN_PROFILE } from './proxy-profiles.js';
 import { createSessionHandles, SECRET_MIN_CHARS, type SessionHandles } from './session-handles.js';
 import type { ProxyCreateResponse, ProxyEndResponse, ProxySessionResponse } from './wire.js';
 
@@ -150,27 +152,6 @@ export function isUnderBasePath(path: string, basePath: string): boolean {
   return pathname === basePath || pathname.startsWith(`${basePath}/`);
 }
 
-type Endpoint = { name: 'images' | 'create' | 'usage' } | { name: 'read' | 'end'; handle: string } | { name: FilesEndpoint; handle: string };
-
-function endpointOf(method: string, rest: string): Endpoint | { allow: string } | null {
-  const path = rest.replace(/\/$/, '');
-  const only = (allowed: string, endpoint: Endpoint) => (allowed.split(', ').includes(method) ? endpoint : { allow: allowed });
-  if (path === '/images') return only('GET', { name: 'images' });
-  if (path === '/usage') return only('GET', { name: 'usage' });
-  if (path === '/sessions') return only('POST', { name: 'create' });
-  const session = /^\/sessions\/([^/]+)(?:\/(files(?:\/download|\/upload)?))?$/.exec(path);
-  if (!session) return null;
-  const files = filesEndpointOf(session[2]);
-  let handle: string;
-  try {
-    handle = decodeURIComponent(session[1]!);
-  } catch {
-    handle = '';
-  }
-  if (files) return only(files.method, { name: files.name, handle });
-  return method === 'GET' ? { name: 'read', handle } : only('POST, DELETE', { name: 'end', handle });
-}
-
 export function createProxyRoute<User extends EndUser>(options: ProxyRouteOptions<User>): ProxyRoute {
   if (!options?.service) throw new RemoteBrowserError('configuration', 'service is missing: pass createProxyRoute({ service: createServiceClient({ baseUrl, apiKey }) })');
   if (typeof options.authorize !== 'function') {
@@ -301,6 +282,12 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
     }
     const handles = await sessionHandles();
     const upstream: CreateRequest = { ...checked.value };
+    // A saved profile is named by the user's handle (proxy-profiles.ts): only their own opens.
+    if (upstream.profile) {
+      const profileId = await openProfileHandle({ userId: context.user.id, handles }, upstream.profile.id);
+      if (profileId === null) return refused(400, UNKNOWN_PROFILE);
+      upstream.profile = { ...upstream.profile, id: profileId };
+    }
     if (upstream.idempotencyKey !== undefined) upstream.idempotencyKey = await handles.scopeIdempotencyKey(upstream.idempotencyKey, context.user.id);
     const created = await service.create(upstream, { signal: request.signal });
     const answer: ProxyCreateResponse = {
@@ -325,6 +312,12 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
       }
       case 'create':
         return create(request, context);
+      case 'profiles':
+      case 'profile':
+        return serveProfiles(service, endpoint, request.method.toUpperCase(), async () => {
+          const body = await readJsonObject(request);
+          return body.ok ? body.value : refused(body.status, body.message);
+        }, { userId: context.user.id, handles: await sessionHandles() }, request.signal, (body, status) => reply(body as Answer, status));
       case 'files':
       case 'download':
       case 'upload': {

@@ -27,6 +27,7 @@ import {
   VM_DATA_WAIT_MAX_MS,
 } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
+import { profileCalls, type ProfileCalls } from './service-profiles.js';
 
 export interface CallOptions {
   /** Ends the call early (the proxy route passes the browser's request signal). */
@@ -65,6 +66,12 @@ export interface RemoteBrowserService {
   downloadFile?(vmId: string, name: string, options?: CallOptions): Promise<SessionFileDownload>;
   /** POST /v8/vm/files/upload?id=&name=: the body streamed into the session's uploads folder. */
   uploadFile?(vmId: string, name: string, body: FileBody, options?: CallOptions): Promise<FileUploadAnswer>;
+  /** Saved profiles (service-profiles.ts, issue 34). Absent on older services' fakes: the proxy route then offers none. */
+  profiles?: ProfileCalls['profiles'];
+  profile?: ProfileCalls['profile'];
+  createProfile?: ProfileCalls['createProfile'];
+  renameProfile?: ProfileCalls['renameProfile'];
+  removeProfile?: ProfileCalls['removeProfile'];
 }
 
 /** A file's bytes as they arrive from the service. */
@@ -81,7 +88,7 @@ export type FileBody = ReadableStream<Uint8Array> | Blob | ArrayBuffer | Uint8Ar
  * The service as the customer's own server calls it: the proxy route's calls, and the DevTools
  * address for a program (never handed to a browser: the proxy route does not offer it).
  */
-export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile'>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile'>> {
+export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | keyof ProfileCalls>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile'>>, ProfileCalls {
   /** GET /v8/vm/automation?id=: a short-lived DevTools address of a running Chromium session, for a program on this server. */
   automation(vmId: string, options?: CallOptions): Promise<AutomationResponse>;
   /** GET /v8/user/webhook: the account's webhook receiver (without its secret), or null. */
@@ -278,6 +285,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     request({ method: 'GET', path, what, schema, authenticated, repeatable: true, signal: options?.signal });
 
   return {
+    ...profileCalls(request),
     images: (options) => get('image', 'the image list', imageListResponseSchema, options, false),
     create: (body, options) =>
       request({ method: 'POST', path: 'vm/create', what: 'create', schema: createResponseSchema, body, authenticated: true, repeatable: body.idempotencyKey !== undefined, signal: options?.signal }),

@@ -22,12 +22,17 @@ const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
 export interface SessionHandles {
-  /** A handle for this session and this end user. */
-  seal(vmId: string, userId: string): Promise<string>;
+  /**
+   * A handle for this session and this end user. `stable`: the same handle each time for the same
+   * value and user (its IV derived from both: a saved profile's handle, which a picker compares).
+   */
+  seal(vmId: string, userId: string, stable?: boolean): Promise<string>;
   /** The vmId, or null when the handle is malformed, altered, forged, or another user's. */
   open(handle: string, userId: string): Promise<string | null>;
   /** The browser's idempotency key, made the user's own: two users' equal keys never meet upstream. */
   scopeIdempotencyKey(key: string, userId: string): Promise<string>;
+  /** A short tag only this route makes for this user (16 characters): it marks the user's saved profiles among the account's. */
+  ownerTag(userId: string): Promise<string>;
 }
 
 export function toBase64Url(bytes: Uint8Array): string {
@@ -73,10 +78,13 @@ export async function createSessionHandles(secret: string): Promise<SessionHandl
     derive('session handle signature', { name: 'HMAC', hash: 'SHA-256', length: 256 }, ['sign', 'verify']),
     derive('idempotency key scope', { name: 'HMAC', hash: 'SHA-256', length: 256 }, ['sign']),
   ]);
+  const owner = await derive('profile owner tag', { name: 'HMAC', hash: 'SHA-256', length: 256 }, ['sign']);
 
   return {
-    async seal(vmId, userId) {
-      const iv = globalThis.crypto.getRandomValues(new Uint8Array(IV_BYTES));
+    async seal(vmId, userId, stable = false) {
+      const iv = stable
+        ? new Uint8Array(await subtle.sign('HMAC', owner, concat(userBound('stable handle', userId), encoder.encode(vmId)))).slice(0, IV_BYTES)
+        : globalThis.crypto.getRandomValues(new Uint8Array(IV_BYTES));
       const ciphertext = new Uint8Array(await subtle.encrypt({ name: 'AES-CBC', iv }, encryption, encoder.encode(vmId)));
       const body = concat(new Uint8Array([VERSION]), iv, ciphertext);
       const tag = new Uint8Array(await subtle.sign('HMAC', signature, concat(userBound('handle', userId), body)));
@@ -106,6 +114,11 @@ export async function createSessionHandles(secret: string): Promise<SessionHandl
     async scopeIdempotencyKey(key, userId) {
       const mac = new Uint8Array(await subtle.sign('HMAC', idempotency, concat(userBound('idempotency', userId), encoder.encode(key))));
       return `rbk_${toBase64Url(mac)}`;
+    },
+
+    async ownerTag(userId) {
+      const mac = new Uint8Array(await subtle.sign('HMAC', owner, concat(userBound('profile owner', userId))));
+      return toBase64Url(mac.subarray(0, 12));
     },
   };
 }

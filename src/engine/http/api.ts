@@ -33,6 +33,8 @@ import { createV6Api, isV6Path } from './v6.js';
 import { V7_TERMS, v7CreateAnswer, v7CreateRequest, v7SessionList, v7UserApi, v7UserQuota } from './v7.js';
 import { V8_TERMS, v8CreateAnswer, v8SessionList } from './v8.js';
 import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from './files.js';
+import { answerProfileCall, PROFILE_ROUTES } from './profiles.js';
+import type { ProfileService } from '../profiles/profiles.js';
 
 /** The file endpoints that stream (node:http only): `vm/files/download` and `vm/files/upload`. */
 const FILE_TRANSFER = /^\/(v8|v7)\/vm\/files\/(download|upload)$/;
@@ -64,6 +66,8 @@ export interface ApiOptions {
   observer?: ApiObserver;
   /** Sessions' recordings (recordings/recordings.ts, issue 35): v8 only. */
   recordings?: Recordings;
+  /** Saved profiles (http/profiles.ts, decisions.md 85); absent: v8's profile calls say they are not offered. */
+  profiles?: ProfileService;
 }
 
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
@@ -192,6 +196,7 @@ export function createApi(options: ApiOptions): Api {
     if (!match) return null;
     const version = match[1] as 'v8' | 'v7';
     const route = `${request.method} ${match[2]}`;
+    if (version === 'v8' && PROFILE_ROUTES.has(route)) return answerProfileCall(route, request, { programmatic, read, profiles: options.profiles });
     switch (route) {
       case 'GET image':
         return answer(imageList());
@@ -202,7 +207,8 @@ export function createApi(options: ApiOptions): Api {
         if (!isAccount(account)) return account;
         const body = await request.body();
         if (!body.ok) return answer({ status: 'denied', message: body.message });
-        const parsed = parseCreateRequest(body.value);
+        // `profile` is v8's (decisions.md 85): v7 reads its requests as before it existed.
+        const parsed = parseCreateRequest(version === 'v8' || typeof body.value !== 'object' || body.value === null || Array.isArray(body.value) ? body.value : { ...body.value, profile: undefined });
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
         const wanted = version === 'v8' ? parsed.value : v7CreateRequest(parsed.value, config);
         const outcome = await sessions.create(account, wanted, version === 'v8' ? V8_TERMS : V7_TERMS);
@@ -290,7 +296,9 @@ export function createApi(options: ApiOptions): Api {
       case 'GET user/quota':
         return read(request, false, async (account) => {
           const accountUsage = await usage.usage(account);
-          const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools };
+          // v7's quota answers are v8's with its own names added (decisions.md 32): the profile meters too.
+          const profileMeters = await options.profiles?.meters(account);
+          const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools, ...(profileMeters ?? {}) };
           if (route === 'GET user/quota') return version === 'v7' ? v7UserQuota(quota) : quota;
           const { status, ...meters } = quota;
           const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await usage.hasProgrammaticAccess(account), ...meters };

@@ -19,6 +19,11 @@ import {
   webhookResponseSchema,
   recordingResponseSchema,
   VM_DATA_WAIT_MAX_MS,
+  profileCreateRequestSchema,
+  profileListResponseSchema,
+  profileRemoveRequestSchema,
+  profileRenameRequestSchema,
+  profileResponseSchema,
 } from '../../protocol/index.js';
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { target: 'openapi-3.0', unrepresentable: 'any', io: 'output' });
@@ -135,6 +140,26 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       '/v8/vm/recording/remove': {
         post: { summary: "Remove an ended session's recording", security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(removeRequestSchema) } } }, responses: answer(removeResponseSchema, 'removed') },
       },
+      // Saved profiles (decisions.md 85-89).
+      '/v8/profile/create': {
+        post: {
+          summary: "Make an empty saved profile for a browser family: a later session started with `profile: {id}` in vm/create begins on it and, with `save` (default true), writes its state back when it ends normally",
+          description: 'A profile keeps cookies, localStorage, IndexedDB, service workers and their caches, saved logins and site permissions (and the open tabs when a session asks with `tabs: true`); never caches that can be fetched again. It is the account\'s alone, encrypted at rest, one session at a time (a second create on it while one runs is denied), capped per profile (the service\'s, default 300 MB: a save over it keeps the earlier version, and the profile says why in `save_error`) and by the plan (`profile_limit`, `profile_mb_limit` in user/quota), and forgotten after the service\'s days unused.',
+          security: secured,
+          requestBody: { required: true, content: { 'application/json': { schema: schema(profileCreateRequestSchema) } } },
+          responses: answer(profileResponseSchema, 'the profile'),
+        },
+      },
+      '/v8/profile/data': {
+        get: {
+          summary: "The account's saved profiles, or the one with `id` (an unknown id: an empty list)",
+          security: secured,
+          parameters: [{ name: 'id', in: 'query', required: false, schema: { type: 'string' }, description: 'profile id from profile/create' }],
+          responses: answer(profileListResponseSchema, 'profiles'),
+        },
+      },
+      '/v8/profile/rename': { post: { summary: 'Rename a saved profile', security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(profileRenameRequestSchema) } } }, responses: answer(profileResponseSchema, 'the profile') } },
+      '/v8/profile/remove': { post: { summary: 'Remove a saved profile and its state (denied while a session runs on it)', security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(profileRemoveRequestSchema) } } }, responses: answer(removeResponseSchema, 'removed') } },
       '/v8/user/api': { get: { summary: 'Account, access and usage meters', security: secured, responses: answer(userApiResponseSchema, 'account and meters') } },
       '/v8/user/quota': { get: { summary: 'Usage meters', security: secured, responses: answer(userQuotaResponseSchema, 'meters') } },
       // Session webhooks (decisions.md 61).

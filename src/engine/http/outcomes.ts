@@ -55,6 +55,7 @@ function refusalText(refusal: Refusal, version: WordingVersion): string {
     case 'unknown-session':
       return 'unknown session';
     case 'relayed':
+    case 'profile':
       return refusal.message;
   }
 }

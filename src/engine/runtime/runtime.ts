@@ -30,33 +30,13 @@ import type { SessionSound, SoundSettings } from './capture/sound.js';
 import type { VideoSettings } from './capture/video.js';
 import { endsOfSlot, type SessionEnds } from './session/session-ends.js';
 import { recorderPart } from './session/session-parts.js';
+import type { SessionSpec } from './session-spec.js';
+import { closeAndCapture, restoreProfile, type ProfileCapture } from './session-profile.js';
 
 export { reapRoot, rootKey, type ReapReport } from './session/reap.js';
 export type { RuntimeEvent, RuntimeNotice, SessionEndingEvent } from './session/runtime-events.js';
 export type { WarmPoolOptions, WarmPoolStats } from './pool/warm-pool.js';
-
-export interface SessionSpec {
-  /** An image id from the catalog, e.g. `chromium`, `firefox-esr`. */
-  browser: string;
-  /** First page; http or https. Without it the browser shows a blank page. */
-  url?: string;
-  /** Browser interface language, e.g. `en`, `de`: one the image can show, exactly or nearly (locales.ts). */
-  language: string;
-  /** IANA time zone the browser keeps (its exit's); default the runtime's `timeZone`. */
-  timeZone?: string;
-  /** X keyboard layout, e.g. `us`, `de`. */
-  layout: string;
-  width?: number;
-  height?: number;
-  /** Send this session's traffic through an upstream proxy (exit locations, residential). */
-  upstreamProxyUrl?: string;
-  /** Aborting ends the start at once (the session was removed while starting). */
-  signal?: AbortSignal;
-  /** Record the session (issue 35): its picture and sound go to `media.mkv` in `dir`, the engine's own directory. */
-  recording?: { dir: string };
-  /** Called once the display is up, before the browser is, with the session's ends so far: viewers may connect early. */
-  onEnds?: (ends: SessionEnds) => void;
-}
+export type { SessionSpec } from './session-spec.js';
 
 export interface RuntimeOptions {
   /** Directory that holds one sub-directory per session. */
@@ -127,7 +107,7 @@ const START_QUIET_MS = 1000;
 export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
   readonly root: string;
   readonly images: BrowserImage[];
-  private readonly sessions = new Map<string, { session: RuntimeSession; slot: SessionSlot; stopping: boolean }>();
+  private readonly sessions = new Map<string, { session: RuntimeSession; slot: SessionSlot; stopping: boolean; saving?: boolean }>();
   private readonly warm: WarmPool;
   private readonly discarding = new Set<Promise<void>>();
   /** Every slot this runtime started and has not stopped yet, whoever holds it. */
@@ -263,7 +243,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const width = spec.width ?? this.geometry.width;
     const height = spec.height ?? this.geometry.height;
     const fitsWarm = width === this.geometry.width && height === this.geometry.height;
-    const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone) : undefined;
+    const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone, spec.profile !== undefined) : undefined;
     let slot = warm?.slot;
     const start: StartKind = warm?.kind ?? 'cold';
     // The parts of readyMs: the slot from the start; the hand-out and the browser each from the
@@ -296,7 +276,9 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       if (spec.recording) current.parts.add(recorderPart(spec.recording.dir, { video: current.video, sound: current.sound, width, height }));
       spec.onEnds?.(endsOfSlot(current));
       const browserBegan = performance.now();
-      const browserReady = browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs }).then(() => void part('browser', browserBegan));
+      // A saved profile is unpacked into the fresh profile directory first (session-profile.ts).
+      const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((archive) => restoreProfile(current.sandbox, archive, timeoutMs)).then(() => void part('profile', browserBegan)) : Promise.resolve();
+      const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs, ...(spec.profile?.tabs ? { restoreTabs: true } : {}) })).then(() => void part('browser', browserBegan));
       // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
       const both = Promise.allSettled([handedOut, browserReady]).then(async () => {
         await handedOut;
@@ -337,6 +319,18 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     this.sessions.delete(id);
   }
 
+  /**
+   * Closes a running session's browser the way it writes its state out and packs its saved
+   * profile (session-profile.ts); stopSession() then ends the rest. What the browser's exit
+   * reports meanwhile ends nothing.
+   */
+  async captureProfile(id: string, capture: ProfileCapture): Promise<Buffer> {
+    const entry = this.sessions.get(id);
+    if (!entry || entry.stopping) throw new Error('the session is not running');
+    entry.saving = true;
+    return closeAndCapture(entry.session, capture, this.startTimeoutMs);
+  }
+
   /** Stops every session and every warm slot. */
   async close(): Promise<void> {
     this.closed = true;
@@ -374,7 +368,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     this.sessions.set(session.id, { session, slot, stopping: false });
     watchSession({ ...session, browserName: session.image.name }, (kind, message, detail) => {
       const entry = this.sessions.get(session.id);
-      if (!entry || entry.stopping) return;
+      if (!entry || entry.stopping || entry.saving) return;
       // A process the kernel ended at the session's memory cap says so, not just "crashed".
       const capped = ENDS_SESSION[kind] && session.sandbox.oomKills() > 0 && this.confinement;
       const reason = capped ? `the session reached its memory limit (${this.confinement!.memoryMb} MB): ${message}` : message;

@@ -6,6 +6,7 @@ import { IDEMPOTENCY_TTL_HOURS, type CreateRequest, type SessionMeters, type Sha
 import { currentCycle, formatDay } from '../../protocol/cycle.js';
 import { sessionMeters, totalMeters, withNewSession } from '../accounts/meters.js';
 import type { AccountUsage } from '../accounts/usage.js';
+import type { SqlConnection } from '../store/database.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import { choosePool, type Admitted } from './admission.js';
 import type { CreateOutcome, CreateTerms, Created } from './outcomes.js';
@@ -21,6 +22,8 @@ export interface CreationContext {
   usage: Pick<AccountUsage, 'pools'>;
   /** The node the session runs on (placement.ts), or null when none has room. */
   place(tx: Store): Promise<string | null>;
+  /** The saved profile it starts on, taken for it in this transaction only when free (decisions.md 86). */
+  profile?: { id: string; save: boolean; tabs: boolean; claim(tx: SqlConnection, sessionId: string, now: number): Promise<boolean> };
 }
 
 /**
@@ -82,6 +85,9 @@ export async function createSession(
     const node = await context.place(tx);
     if (!node) return { outcome: { status: 'error', reason: 'no-node' } };
     const id = randomBytes(16).toString('hex');
+    if (context.profile && !(await context.profile.claim(tx.sql, id, now))) {
+      return { outcome: { status: 'denied', reason: 'profile', message: 'profile.id: a session runs on this profile now (one session at a time may use a profile); try again once it has ended' } };
+    }
     const row: SessionRow = {
       id,
       account_id: account.id,
@@ -114,6 +120,7 @@ export async function createSession(
       location_applied: request.country === undefined ? null : exit.applied,
       location_reason: exit.applied ? null : 'unavailable',
       node_id: node,
+      ...(context.profile ? { profile_id: context.profile.id, profile_save: context.profile.save, profile_tabs: context.profile.tabs } : {}),
     };
     await tx.insertSession(row);
     const stored: StoredAnswer = {

@@ -28,6 +28,8 @@ export type Refusal =
   | { status: 'upgrade'; field?: undefined; reason: 'cycle-limit' }
   | { status: 'error'; field?: undefined; reason: 'no-node' }
   | { status: 'denied'; field: 'id'; reason: 'unknown-session' }
+  /** A saved profile's refusal (profiles/profiles.ts), worded there with its field: v8 only. */
+  | { status: 'denied' | 'upgrade' | 'error'; field?: undefined; reason: 'profile'; message: string }
   /** Another node's answer, already worded there (node-to-node remove: cluster/node-link.ts). */
   | { status: 'denied' | 'upgrade' | 'error'; field?: undefined; reason: 'relayed'; message: string };
 

@@ -6,6 +6,7 @@ import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
+import type { ProfileService } from '../profiles/profiles.js';
 import { StartTrace } from './start-trace.js';
 
 /**
@@ -24,6 +25,8 @@ export interface NodeRunsOptions {
   recordingDir?: (sessionId: string) => string;
   /** Bytes written to the meters since the last write: all egress, and the residential part. */
   onBytes?: (egress: number, residential: number) => void;
+  /** Saved profiles (decisions.md 85-89): restored at the start, written back at a normal end. */
+  profiles?: Pick<ProfileService, 'archiveForSession' | 'save' | 'release'>;
 }
 
 export class NodeRuns {
@@ -62,7 +65,7 @@ export class NodeRuns {
    * Starts a session's runtime in the background; its outcome moves the session on. Nothing waits
    * between this call and the runtime's: the first await is the runtime's own start.
    */
-  start(row: SessionRow, trace: StartTrace = new StartTrace('placed')): void {
+  start(row: SessionRow, trace: StartTrace = new StartTrace('placed'), profileArchive?: Buffer | null): void {
     const { runtime, now, move } = this.options;
     const upstreamProxyUrl = upstreamFor(this.options.exits, row);
     const abort = new AbortController();
@@ -79,6 +82,7 @@ export class NodeRuns {
         ...(row.url ? { url: row.url } : {}),
         ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
         ...(row.recorded && this.options.recordingDir ? { recording: { dir: this.options.recordingDir(row.id) } } : {}),
+        ...this.profileOf(row, profileArchive),
       })
       .then(
         async (started) => {
@@ -123,6 +127,20 @@ export class NodeRuns {
     this.starting.add(task);
   }
 
+  /**
+   * The saved profile a session starts on: the archive the create checked, or (placed here by
+   * another node) read while the display starts. A profile never saved starts fresh.
+   */
+  private profileOf(row: SessionRow, archive: Buffer | null | undefined): { profile?: { archive: Buffer | Promise<Buffer>; tabs: boolean } } {
+    const { profiles } = this.options;
+    if (!row.profile_id || !profiles || archive === null) return {};
+    const tabs = row.profile_tabs === true;
+    if (archive) return { profile: { archive, tabs } };
+    const reading = profiles.archiveForSession(row);
+    reading.catch(() => undefined);
+    return { profile: { archive: reading.then((read) => read ?? Buffer.alloc(1024)), tabs } };
+  }
+
   /** Ends a start in progress; false when none is (the session was placed here but not begun). */
   abortStart(sessionId: string): boolean {
     const start = this.startAborts.get(sessionId);
@@ -130,12 +148,20 @@ export class NodeRuns {
     return start !== undefined;
   }
 
-  /** Stops a session's runtime after its meters are written; then moves it on to `then`. */
-  async end(id: string, then: 'deleted' | null): Promise<void> {
+  /**
+   * Stops a session's runtime after its meters are written (and, at a normal end, its saved
+   * profile written back: decisions.md 89); then moves it on to `then`.
+   */
+  async end(id: string, then: 'deleted' | null, saveProfile = false): Promise<void> {
     const row = await this.options.store.session(id);
     const runtimeId = this.live.get(id) ?? row?.runtime_id;
     this.live.delete(id);
     if (row) await this.flushBytes(row, runtimeId);
+    const { profiles, runtime } = this.options;
+    if (row?.profile_id && profiles) {
+      if (saveProfile && row.profile_save && runtimeId && runtime.captureProfile) await profiles.save(row, (capture) => runtime.captureProfile!(runtimeId, capture));
+      await profiles.release(row).catch(() => undefined);
+    }
     if (runtimeId) await this.options.runtime.stopSession(runtimeId).catch(() => undefined);
     if (then) await this.options.move(id, 'stopped', ['stopping'], then);
   }

@@ -14,6 +14,7 @@ import { admit } from './admission.js';
 import { createSession } from './creation.js';
 import { movableFrom, nodeGoneMoves, type MoveCause, type SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
+import type { ProfileService } from '../profiles/profiles.js';
 import type { ClusterLink } from './cluster-link.js';
 import type { Presence } from '../channels/presence.js';
 import { sessionOwner } from '../store/owner.js';
@@ -50,6 +51,8 @@ export interface SessionServiceOptions {
   recordingDir?: (sessionId: string) => string;
   /** Egress bytes of this node's sessions as they are written (the metrics count them). */
   onBytes?: (egress: number, residential: number) => void;
+  /** Saved profiles (decisions.md 85-89); absent: a create with `profile` is refused. */
+  profiles?: ProfileService;
 }
 
 /** A move this node made (or, for `node-gone`, made for a lost node): logs, metrics and webhooks follow it. */
@@ -87,7 +90,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.nodeId = options.nodeId;
     this.now = options.now;
     this.accounts = options.usage;
-    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}), ...(options.recordingDir ? { recordingDir: options.recordingDir } : {}) });
+    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}), ...(options.recordingDir ? { recordingDir: options.recordingDir } : {}), ...(options.profiles ? { profiles: options.profiles } : {}) });
     this.options.runtime.on('event', (event) => {
       // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
       if (!event.ends) return;
@@ -153,16 +156,25 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const trace = new StartTrace('create');
     const admitted = await admit({ image: (id) => this.options.runtime.image(id), config, store: this.store, pools: () => this.accounts.pools(account), now: this.now() }, account, request, terms);
     if ('reason' in admitted) return admitted;
+    // A saved profile: the account's, of the browser's family, its state opened and checked (decisions.md 86-89).
+    let profile: { archive: Buffer | null; claim: NonNullable<Parameters<typeof createSession>[0]['profile']>['claim'] } | undefined;
+    if (request.profile) {
+      if (!this.options.profiles) return { status: 'denied', reason: 'profile', message: 'profile: saved profiles are not offered by this service' };
+      const prepared = await this.options.profiles.prepareSession(account, request.profile, admitted.image);
+      if (prepared.status !== 'ok') return { status: prepared.status, reason: 'profile', message: prepared.message };
+      profile = prepared.value;
+    }
     trace.step('admission');
     const { outcome, session } = await createSession({
       ...this.options,
       at: this.now(),
       usage: this.accounts,
+      ...(profile && request.profile ? { profile: { id: request.profile.id, save: request.profile.save, tabs: request.profile.tabs, claim: profile.claim } } : {}),
       place: (tx) => trace.within('placement', () => placeSession(tx, { browser: admitted.image.id, language: admitted.language, nodeId: this.nodeId, capacity: config.node.capacity, ...(cluster ? { alive: (node: NodeWithLoad) => cluster.alive(node) } : {}) })),
     }, account, request, admitted, terms);
     trace.step('transaction');
     if (session) {
-      if (session.node_id === this.nodeId) this.runs.start(session, trace);
+      if (session.node_id === this.nodeId) this.runs.start(session, trace, profile?.archive);
       else cluster?.placed(session.node_id!, session.id);
     }
     return outcome;
@@ -222,7 +234,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
         }
         break;
       case 'running':
-        if (await this.move(id, 'removed', ['running'], 'stopping', { ended_at: now, end_reason: 'removed' })) this.track(this.runs.end(id, 'deleted'));
+        if (await this.move(id, 'removed', ['running'], 'stopping', { ended_at: now, end_reason: 'removed' })) this.track(this.runs.end(id, 'deleted', true));
         break;
       case 'error':
       case 'suspended':
@@ -232,10 +244,10 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return { status: 'ok' };
   }
 
-  /** The service ends a running session itself (decisions.md 1: suspended). */
-  async suspend(id: string, reason: string): Promise<void> {
+  /** The service ends a running session itself (decisions.md 1: suspended); `saveProfile` at a normal end (idle, maximum duration), not a crash. */
+  async suspend(id: string, reason: string, saveProfile = false): Promise<void> {
     if (await this.move(id, 'suspended', ['running'], 'suspended', { ended_at: this.now(), end_reason: reason.slice(0, 500) })) {
-      await this.runs.end(id, null);
+      await this.runs.end(id, null, saveProfile);
     }
   }
 
@@ -249,6 +261,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     if (this.store.dialect === 'sqlite') await this.store.adoptSessionsWithoutNode(this.nodeId);
     const moved = await this.store.atomically((tx) =>
       tx.endSessionsOfNode(this.nodeId, nodeGoneMoves(this.now(), { running: 'the engine restarted', starting: 'the engine restarted before the session was ready' })));
+    // Their saved profiles are free again: a save cut off by the restart kept the earlier version.
+    await this.options.profiles?.rows.releaseEndedOnNode(this.nodeId);
     for (const { id, status } of moved) {
       this.moved(id, status);
       this.emit('moved', { id, to: status as SessionStatus, cause: 'node-gone' });
@@ -275,7 +289,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       watched: (id) => this.options.presence.attended(id),
       flushBytes: (row, tx) => this.runs.flushBytes(row, this.runs.runtimeOf(row.id), tx),
     });
-    for (const [id, reason] of ending) this.track(this.suspend(id, reason));
+    for (const [id, reason] of ending) this.track(this.suspend(id, reason, true));
   }
 
   startSweeping(intervalMs = 1000): void {

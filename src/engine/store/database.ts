@@ -2,9 +2,9 @@
 // embedded SQLite database (one machine, the default) and by Postgres (several nodes share it).
 // SQL texts use `?` placeholders in both; the Postgres side numbers them ($1, $2...). Times are
 // epoch milliseconds (INTEGER in SQLite, BIGINT in Postgres), flags are booleans in JavaScript
-// (INTEGER 0/1 in SQLite, BOOLEAN in Postgres).
+// (INTEGER 0/1 in SQLite, BOOLEAN in Postgres), bytes are Buffers (BLOB in SQLite, BYTEA in Postgres).
 
-export type SqlValue = string | number | boolean | null;
+export type SqlValue = string | number | boolean | null | Buffer;
 
 /** One place to run queries: the database itself, or one open transaction on it. */
 export interface SqlConnection {

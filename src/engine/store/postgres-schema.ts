@@ -141,4 +141,36 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `ALTER TABLE nodes ADD COLUMN warm TEXT NOT NULL DEFAULT '[]';`,
   // Whether a session is recorded (schema.ts, the same migration).
   `ALTER TABLE sessions ADD COLUMN recorded BOOLEAN NOT NULL DEFAULT FALSE;`,
+  // Saved profiles (decisions.md 85-89): an account's named browser state, for one browser family.
+  // `version_id` names the current saved state in profile_versions (NULL until a session saved
+  // one); a save inserts the new version and points the profile at it in one transaction, so a
+  // crash keeps the earlier one. `session_id` is the one session that runs on it now (set by the
+  // create transaction only when free: decisions.md 86). A session records its profile.
+  `CREATE TABLE profiles (
+     id TEXT PRIMARY KEY,
+     account_id TEXT NOT NULL REFERENCES accounts(id),
+     name TEXT NOT NULL,
+     browser TEXT NOT NULL,
+     family TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     used_at BIGINT NOT NULL,
+     bytes BIGINT NOT NULL DEFAULT 0,
+     stored_bytes BIGINT NOT NULL DEFAULT 0,
+     version_id TEXT,
+     session_id TEXT,
+     save_error TEXT
+   );
+   CREATE INDEX profiles_account ON profiles(account_id, created_at);
+   CREATE INDEX profiles_used ON profiles(used_at);
+   CREATE TABLE profile_versions (
+     id TEXT PRIMARY KEY,
+     profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+     created_at BIGINT NOT NULL,
+     bytes BIGINT NOT NULL,
+     data BYTEA NOT NULL
+   );
+   CREATE INDEX profile_versions_profile ON profile_versions(profile_id);
+   ALTER TABLE sessions ADD COLUMN profile_id TEXT;
+   ALTER TABLE sessions ADD COLUMN profile_save BOOLEAN;
+   ALTER TABLE sessions ADD COLUMN profile_tabs BOOLEAN;`,
 ];

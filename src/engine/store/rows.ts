@@ -65,6 +65,10 @@ export interface SessionRow {
   node_id: string | null;
   /** Whether its picture, sound and timeline are recorded (issue 35). */
   recorded: boolean;
+  /** The saved profile it started on (decisions.md 85), whether its state is written back, with its tabs. */
+  profile_id?: string | null;
+  profile_save?: boolean | null;
+  profile_tabs?: boolean | null;
 }
 
 export interface PoolUsage {
@@ -102,7 +106,7 @@ export interface NodeRow {
 
 export type NodeWithLoad = NodeRow & { load: number };
 
-const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded'] as const;
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs'] as const;
 
 /** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
 export function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {

@@ -27,6 +27,8 @@ export interface BrowserLaunch {
   /** IANA time zone the browser keeps (TZ): the exit's, or the operator's default. */
   timeZone: string;
   timeoutMs: number;
+  /** A saved profile's open tabs come back (decisions.md 89): the browser restores its last session, and a blank first page adds no tab. */
+  restoreTabs?: boolean;
 }
 
 /**
@@ -130,7 +132,8 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     // Its sound in 256-frame buffers (5.3 ms at 48 kHz) instead of 512: sound reaches the
     // session's PulseAudio sooner (docs/benchmarks.md, "sound").
     ...(launch.sound ? ['--audio-buffer-size=256'] : []),
-    firstUrl,
+    ...(launch.restoreTabs ? ['--restore-last-session'] : []),
+    ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
     // Its own helpers (zygote, crash handler) live beside it; nothing else may start.
   ], { env, mayRun: [dirname(await realpath(launch.image.executable!))] });
   const failed = (error: Error) => {
@@ -226,7 +229,12 @@ function firefoxPreferences(launch: BrowserLaunch): string {
     'browser.startup.homepage_override.mstone': 'ignore',
     'browser.aboutwelcome.enabled': false,
     'browser.sessionstore.resume_from_crash': false,
+    // A saved profile's tabs (decisions.md 89): the last session comes back, every tab loaded.
+    ...(launch.restoreTabs ? { 'browser.startup.page': 3, 'browser.sessionstore.restore_on_demand': false } : {}),
     'browser.tabs.warnOnClose': false,
+    // Quit asks nothing: a saved profile's session is ended by its Ctrl+Q (session-profile.ts).
+    'browser.warnOnQuit': false,
+    'browser.warnOnQuitShortcut': false,
     'browser.newtabpage.enabled': false,
     'browser.safebrowsing.malware.enabled': false,
     'browser.safebrowsing.phishing.enabled': false,
@@ -255,7 +263,7 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   // Firefox with the session's policies: they refuse local files and lock the proxy (firefox-launcher.ts).
   const executable = await prepareFirefox(launch.image, sandbox, launch.locale);
   const process = sandbox.spawn(launch.image.id, executable, [
-    '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height), firstUrl,
+    '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height), ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
     // Only the launcher copy itself (content processes are copies of it): the system's Firefox,
     // which has no policies of the session's, cannot start.
   ], { env, mayRun: [executable] });

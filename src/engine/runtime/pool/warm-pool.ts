@@ -104,8 +104,9 @@ export class WarmPool {
    * and language (a Chromium browser takes any zone at hand-out), else a warm display; undefined
    * when none fits. A slot whose sandbox ended, or whose browser lost its guard, is not handed out.
    */
-  take(image: BrowserImage, language: string, timeZone: string): { slot: SessionSlot; kind: 'warm-browser' | 'warm-display' } | undefined {
-    const fits = (s: SessionSlot) => s.browser?.image.id === image.id && s.browser.language === language && (image.family === 'chromium' || s.browser.timeZone === timeZone);
+  take(image: BrowserImage, language: string, timeZone: string, displayOnly = false): { slot: SessionSlot; kind: 'warm-browser' | 'warm-display' } | undefined {
+    // A session on a saved profile takes a display: a warm browser began on a fresh profile.
+    const fits = (s: SessionSlot) => !displayOnly && s.browser?.image.id === image.id && s.browser.language === language && (image.family === 'chromium' || s.browser.timeZone === timeZone);
     const index = this.browsers.findIndex(fits);
     let taken: { slot: SessionSlot; kind: 'warm-browser' | 'warm-display' } | undefined;
     if (index !== -1) taken = { slot: this.browsers.splice(index, 1)[0]!, kind: 'warm-browser' };

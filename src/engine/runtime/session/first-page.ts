@@ -19,12 +19,14 @@ export interface FirstPage {
   width: number;
   height: number;
   timeoutMs: number;
+  /** A saved profile's tabs come back (decisions.md 89). */
+  restoreTabs?: boolean;
 }
 
 export async function browserOnFirstPage(slot: SessionSlot, page: FirstPage): Promise<void> {
-  const { image, url, language, locale, timeZone, width, height, timeoutMs } = page;
+  const { image, url, language, locale, timeZone, width, height, timeoutMs, restoreTabs } = page;
   if (!slot.browser) {
-    const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, width, height, language, locale, timeZone, timeoutMs }, url ?? 'about:blank');
+    const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, width, height, language, locale, timeZone, timeoutMs, ...(restoreTabs ? { restoreTabs } : {}) }, url ?? 'about:blank');
     const browser = await slot.addBrowser({ process, image, language, timeZone, control: null });
     const connected = async () => {
       if (!process.devtoolsUrl) return;

@@ -1,0 +1,134 @@
+// Saved profiles in the store (decisions.md 85-88), on SQLite or Postgres: the profiles, their
+// saved versions (sealed: sealed-state.ts), the one session each may run at a time, and expiry.
+// A session takes its profile inside the create transaction only when no live session holds it,
+// so two creates on any nodes never both run on one profile; a save inserts the new version and
+// points the profile at it in one transaction, so a crash keeps the earlier version.
+import type { SqlConnection } from '../store/database.js';
+import type { Store } from '../store/store.js';
+
+export interface ProfileRow {
+  id: string;
+  account_id: string;
+  name: string;
+  browser: string;
+  family: string;
+  created_at: number;
+  used_at: number;
+  bytes: number;
+  stored_bytes: number;
+  version_id: string | null;
+  session_id: string | null;
+  save_error: string | null;
+}
+
+/**
+ * A profile is free when no session holds it, or the one that did has ended: `error` and `deleted`
+ * at once, `suspended` once its save had time to finish (a save that ran that long was cut off).
+ */
+const FREE = `(p.session_id IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = p.session_id AND (s.status IN ('error', 'deleted') OR (s.status = 'suspended' AND s.ended_at < ?))) OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = p.session_id))`;
+
+export class ProfileStore {
+  constructor(private readonly store: Store) {}
+
+  private get sql(): SqlConnection {
+    return this.store.sql;
+  }
+
+  async insert(row: ProfileRow): Promise<void> {
+    const columns = Object.keys(row);
+    await this.sql.run(`INSERT INTO profiles (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`, Object.values(row));
+  }
+
+  /** The account's profiles, oldest first (the profile itself when `id` is given). */
+  list(accountId: string, id?: string): Promise<ProfileRow[]> {
+    return id === undefined
+      ? this.sql.all<ProfileRow>('SELECT * FROM profiles WHERE account_id = ? ORDER BY created_at, id', [accountId])
+      : this.sql.all<ProfileRow>('SELECT * FROM profiles WHERE account_id = ? AND id = ?', [accountId, id]);
+  }
+
+  get(id: string): Promise<ProfileRow | undefined> {
+    return this.sql.get<ProfileRow>('SELECT * FROM profiles WHERE id = ?', [id]);
+  }
+
+  async rename(accountId: string, id: string, name: string): Promise<boolean> {
+    return (await this.sql.run('UPDATE profiles SET name = ? WHERE id = ? AND account_id = ?', [name, id, accountId])) > 0;
+  }
+
+  /** Removes a free profile with its versions: 'ok', or why not. */
+  remove(accountId: string, id: string, now: number, graceMs: number): Promise<'ok' | 'unknown' | 'in-use'> {
+    return this.store.atomically(async (tx) => {
+      const row = await tx.sql.get<{ free: number | boolean }>(`SELECT ${FREE} AS free FROM profiles p WHERE p.id = ? AND p.account_id = ?`, [now - graceMs, id, accountId]);
+      if (!row) return 'unknown';
+      if (!row.free) return 'in-use';
+      await tx.sql.run('DELETE FROM profile_versions WHERE profile_id = ?', [id]);
+      await tx.sql.run('DELETE FROM profiles WHERE id = ?', [id]);
+      return 'ok';
+    }, `rbk-profile-${id}`);
+  }
+
+  /** How many profiles the account has and the bytes they hold (the meters). */
+  async usage(accountId: string, tx: SqlConnection = this.sql): Promise<{ count: number; bytes: number }> {
+    const row = await tx.get<{ count: number; bytes: number | null }>('SELECT COUNT(*) AS count, SUM(bytes) AS bytes FROM profiles WHERE account_id = ?', [accountId]);
+    return { count: Number(row?.count ?? 0), bytes: Number(row?.bytes ?? 0) };
+  }
+
+  /**
+   * Takes the profile for `sessionId` (inside the create transaction): only when it is free and
+   * still at the version the caller read. False when another session holds it, or it moved on.
+   */
+  async claim(tx: SqlConnection, accountId: string, id: string, sessionId: string, versionId: string | null, now: number, graceMs: number): Promise<boolean> {
+    const changed = await tx.run(
+      `UPDATE profiles SET session_id = ?, used_at = ? WHERE id IN (SELECT p.id FROM profiles p WHERE p.id = ? AND p.account_id = ? AND COALESCE(p.version_id, '') = ? AND ${FREE})`,
+      [sessionId, now, id, accountId, versionId ?? '', now - graceMs],
+    );
+    return changed > 0;
+  }
+
+  /** Lets the profile go, if `sessionId` still holds it. */
+  async release(id: string, sessionId: string): Promise<void> {
+    await this.sql.run('UPDATE profiles SET session_id = NULL WHERE id = ? AND session_id = ?', [id, sessionId]);
+  }
+
+  /** After a restart: the profiles this node's ended sessions held are free (nothing of theirs runs, no save is under way). */
+  async releaseEndedOnNode(nodeId: string): Promise<void> {
+    await this.sql.run(`UPDATE profiles SET session_id = NULL WHERE session_id IN (SELECT id FROM sessions WHERE node_id = ? AND status IN ('suspended', 'error', 'deleted'))`, [nodeId]);
+  }
+
+  /** The sealed bytes of a version. */
+  async versionData(versionId: string): Promise<Buffer | undefined> {
+    return (await this.sql.get<{ data: Buffer }>('SELECT data FROM profile_versions WHERE id = ?', [versionId]))?.data;
+  }
+
+  /**
+   * Writes a new version and makes it current, dropping the earlier one, in one transaction; only
+   * while `sessionId` holds the profile (a removed profile, or one another session took, is left
+   * alone). False when it did not.
+   */
+  saveVersion(id: string, sessionId: string, version: { id: string; data: Buffer; bytes: number }, now: number): Promise<boolean> {
+    return this.store.atomically(async (tx) => {
+      const row = await tx.sql.get<{ version_id: string | null }>('SELECT version_id FROM profiles WHERE id = ? AND session_id = ?', [id, sessionId]);
+      if (!row) return false;
+      await tx.sql.run('INSERT INTO profile_versions (id, profile_id, created_at, bytes, data) VALUES (?, ?, ?, ?, ?)', [version.id, id, now, version.bytes, version.data]);
+      await tx.sql.run('UPDATE profiles SET version_id = ?, bytes = ?, stored_bytes = ?, used_at = ?, save_error = NULL WHERE id = ?', [version.id, version.bytes, version.data.length, now, id]);
+      await tx.sql.run('DELETE FROM profile_versions WHERE profile_id = ? AND id <> ?', [id, version.id]);
+      return true;
+    }, `rbk-profile-${id}`);
+  }
+
+  /** Notes why the last save did not happen (the earlier version stays). */
+  async saveFailed(id: string, sessionId: string, reason: string): Promise<void> {
+    await this.sql.run('UPDATE profiles SET save_error = ? WHERE id = ? AND session_id = ?', [reason.slice(0, 500), id, sessionId]);
+  }
+
+  /** Forgets free profiles unused since `cutoff`; answers how many. */
+  forgetUnusedBefore(cutoff: number, now: number, graceMs: number): Promise<number> {
+    return this.store.atomically(async (tx) => {
+      const stale = await tx.sql.all<{ id: string }>(`SELECT p.id FROM profiles p WHERE p.used_at < ? AND ${FREE}`, [cutoff, now - graceMs]);
+      for (const { id } of stale) {
+        await tx.sql.run('DELETE FROM profile_versions WHERE profile_id = ?', [id]);
+        await tx.sql.run('DELETE FROM profiles WHERE id = ?', [id]);
+      }
+      return stale.length;
+    }, 'rbk-profiles-expiry');
+  }
+}

@@ -1,0 +1,29 @@
+// What a session is started with (runtime.ts startSession): its browser, first page, language,
+// zone, layout, size, exit, the saved profile it starts on, and whether it is recorded.
+import type { ProfileRestore } from './session-profile.js';
+import type { SessionEnds } from './session/session-ends.js';
+
+export interface SessionSpec {
+  /** An image id from the catalog, e.g. `chromium`, `firefox-esr`. */
+  browser: string;
+  /** First page; http or https. Without it the browser shows a blank page. */
+  url?: string;
+  /** Browser interface language, e.g. `en`, `de`: one the image can show, exactly or nearly (locales.ts). */
+  language: string;
+  /** IANA time zone the browser keeps (its exit's); default the runtime's `timeZone`. */
+  timeZone?: string;
+  /** X keyboard layout, e.g. `us`, `de`. */
+  layout: string;
+  width?: number;
+  height?: number;
+  /** Send this session's traffic through an upstream proxy (exit locations, residential). */
+  upstreamProxyUrl?: string;
+  /** Aborting ends the start at once (the session was removed while starting). */
+  signal?: AbortSignal;
+  /** Record the session (issue 35): its picture and sound go to `media.mkv` in `dir`, the engine's own directory. */
+  recording?: { dir: string };
+  /** Called once the display is up, before the browser is, with the session's ends so far: viewers may connect early. */
+  onEnds?: (ends: SessionEnds) => void;
+  /** A saved profile to start on (decisions.md 89): the session takes a warm display, never a warm browser. */
+  profile?: ProfileRestore;
+}
