@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { waitFor } from '../helpers/session.js';
-import { loudestFrequency } from '../helpers/sound.js';
+import { loudestFrequency, TONE_SCRIPT } from '../helpers/sound.js';
 
 /** Each page plays the tone and moves the square; `next` names the page it goes on to after a while. */
 function page(title: string, next: string | null): string {
@@ -21,16 +21,8 @@ function page(title: string, next: string | null): string {
 <script>
 var x = 0;
 setInterval(function () { x = (x + 9) % 900; document.getElementById('square').style.left = x + 'px'; }, 33);
-addEventListener('load', function () {
-  var context = new AudioContext({ sampleRate: 48000 });
-  var gain = context.createGain();
-  gain.gain.value = 0.5;
-  var tone = context.createOscillator();
-  tone.frequency.value = 440;
-  tone.connect(gain).connect(context.destination);
-  tone.start();
-  ${next ? `setTimeout(function () { location.href = '${next}'; }, 2500);` : ''}
-});
+${TONE_SCRIPT}
+${next ? `setTimeout(function () { location.href = '${next}'; }, 3000);` : ''}
 </script></body>`;
 }
 

@@ -117,9 +117,8 @@ export function listenTo(address: string, ms: number): Promise<Buffer[]> {
   });
 }
 
-/** The remote page: a 440 Hz tone from load on; `tone` is its oscillator, for the test to retune. */
-export const TONE_PAGE = `<!doctype html><title>Tone</title><script>
-addEventListener('load', function () {
+/** A page's script that plays a 440 Hz tone from load on; `tone` is its oscillator, for a test to retune. */
+export const TONE_SCRIPT = `addEventListener('load', function () {
   var context = new AudioContext({ sampleRate: 48000 });
   var gain = context.createGain();
   gain.gain.value = 0.5;
@@ -128,5 +127,9 @@ addEventListener('load', function () {
   tone.connect(gain).connect(context.destination);
   tone.start();
   window.tone = tone;
-});
+});`;
+
+/** The remote page: a 440 Hz tone from load on (TONE_SCRIPT). */
+export const TONE_PAGE = `<!doctype html><title>Tone</title><script>
+${TONE_SCRIPT}
 </script><body style="background:#fff">tone</body>`;

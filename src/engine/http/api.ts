@@ -189,6 +189,17 @@ export function createApi(options: ApiOptions): Api {
     await sendRecordingMedia(request, response, media);
   };
 
+  /** A programmatic call whose body names a session (`{id}`): the key, then the body checked, then `act`. */
+  const sessionByBody = async (request: ApiRequest, act: (account: AccountRow, id: string) => Promise<ApiAnswer>): Promise<ApiAnswer> => {
+    const account = await programmatic(request);
+    if (!isAccount(account)) return account;
+    const body = await request.body();
+    if (!body.ok) return answer({ status: 'denied', message: body.message });
+    const parsed = parseRemoveRequest(body.value);
+    if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
+    return act(account, parsed.value.id);
+  };
+
   const respond = async (request: ApiRequest): Promise<ApiAnswer | null> => {
     const { url } = request;
     if (isV6Path(url.pathname)) return v6(request);
@@ -225,15 +236,8 @@ export function createApi(options: ApiOptions): Api {
           return version === 'v7' ? v7SessionList(rows) : v8SessionList(rows);
         });
       }
-      case 'POST vm/remove': {
-        const account = await programmatic(request);
-        if (!isAccount(account)) return account;
-        const body = await request.body();
-        if (!body.ok) return answer({ status: 'denied', message: body.message });
-        const parsed = parseRemoveRequest(body.value);
-        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        return answer(removalAnswer(await sessions.remove(account, parsed.value.id)));
-      }
+      case 'POST vm/remove':
+        return sessionByBody(request, async (account, id) => answer(removalAnswer(await sessions.remove(account, id))));
       // Programs driving a session (decisions.md 54): a short-lived DevTools address, never the key.
       case 'GET vm/automation': {
         const id = url.searchParams.get('id');
@@ -277,18 +281,13 @@ export function createApi(options: ApiOptions): Api {
           return options.recordings ? options.recordings.read(row) : { status: 'denied', message: 'sessions are not recorded on this service' };
         });
       }
-      case 'POST vm/recording/remove': {
+      case 'POST vm/recording/remove':
         if (version !== 'v8') break;
-        const account = await programmatic(request);
-        if (!isAccount(account)) return account;
-        const body = await request.body();
-        if (!body.ok) return answer({ status: 'denied', message: body.message });
-        const parsed = parseRemoveRequest(body.value);
-        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        const row = await ownSession(account, parsed.value.id, version);
-        if ('message' in row) return answer(row);
-        return answer(options.recordings ? await options.recordings.remove(row) : { status: 'denied', message: 'sessions are not recorded on this service' });
-      }
+        return sessionByBody(request, async (account, id) => {
+          const row = await ownSession(account, id, version);
+          if ('message' in row) return answer(row);
+          return answer(options.recordings ? await options.recordings.remove(row) : { status: 'denied', message: 'sessions are not recorded on this service' });
+        });
       case 'GET vm/files/download':
       case 'POST vm/files/upload':
         return answer({ status: 'denied', message: `${route.split(' ')[1]} streams its bytes: call it over HTTP, not in-process` });
