@@ -31,6 +31,8 @@ export const planSchema = z.object({
   uploads: z.boolean().default(true),
   /** Whether the plan's sessions may be recorded (`record: true` at create, issue 35); off unless a plan says true. */
   recording: z.boolean().default(false),
+  /** Days a recording of the plan's sessions is kept after the session ended; default the service's `recordings.retentionDays`. */
+  recording_days: z.number().int().min(1).max(3650).optional(),
   /** Saved profiles (decisions.md 87): on unless a plan says false; how many, and their megabytes together (null: no cap). */
   profiles: z.boolean().optional(),
   profile_limit: z.number().int().min(0).nullable().optional(),
@@ -80,6 +82,8 @@ export const DEFAULT_V6_SUNSET = '2027-11-21';
 export const engineConfigSchema = z
   .object({
     plans: z.array(planSchema).min(1).default(DEFAULT_PLANS),
+    /** Recordings (issue 35): days one is kept after its session ended, unless its plan says otherwise. */
+    recordings: z.object({ retentionDays: z.number().int().min(1).max(3650).default(30) }).default({ retentionDays: 30 }),
     rateLimit: z.object({ requests: z.number().int().positive(), perSeconds: z.number().positive() }).default({ requests: 120, perSeconds: 60 }),
     egress: z
       .object({

@@ -94,6 +94,8 @@ export interface Engine<Runtime extends EngineRuntime = SessionRuntime> {
   /** The Prometheus registry, or null with `operator.metrics: false`. */
   readonly metrics: EngineMetrics | null;
   readonly webhooks: SessionWebhooks;
+  /** Sessions' recordings kept here (issue 35): their timeline, media and retention. */
+  readonly recordings: Recordings;
   /** The v8/v7 interface in-process, without a socket: same checks, limits and answers as over HTTP. */
   fetch(request: Request): Promise<Response>;
   close(): Promise<void>;
@@ -186,7 +188,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   // An account's pools, meters and programmatic access: the API's usage answers and the create's quota.
   const usage = new AccountUsage({ store, plan: (id) => accounts.plan(id), now });
   // Recorded sessions' picture, sound and timeline (issue 35), in the engine's own directory.
-  const recordings = new Recordings({ dir: join(dataDir, 'recordings'), now });
+  const recordings = new Recordings({
+    dir: join(dataDir, 'recordings'),
+    now,
+    store,
+    retentionDays: async (row): Promise<number> => (await sessions.planOf(row))?.recording_days ?? config.recordings.retentionDays,
+  });
   const profiles = openProfileService({ config, dataDir, store, plan: (id) => accounts.plan(id), image: (id) => runtime.image(id), now, warn: (message) => logger.warn(message) });
   const sessions = new SessionService({
     usage,
@@ -323,12 +330,17 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   sessions.startSweeping();
   webhooks.start();
   logger.info({ address: url, operator: operator?.url ?? null, database: store.dialect, browsers: sources.browsers() }, 'engine listening');
+  // Recordings past their retention go, at start and every hour.
+  const forgetOld = () => void recordings.forgetOld().catch((error: unknown) => logger.warn({ err: error }, 'old recordings could not be removed; the next round tries again'));
+  forgetOld();
+  const forgetting = setInterval(forgetOld, 3_600_000).unref();
   return {
     url,
     operatorUrl: operator?.url ?? null,
     logger,
     metrics,
     webhooks,
+    recordings,
     runtime,
     store,
     nodeId,
@@ -356,6 +368,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
       }
     },
     async close() {
+      clearInterval(forgetting);
       await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();

@@ -115,6 +115,8 @@ export const userQuotaResponseSchema = usageMetersSchema.extend({
   pools: z.array(poolSchema),
   // The saved profiles' meters (decisions.md 87); absent where profiles are not offered, and from engines before them.
   ...profileMetersSchema.partial().shape,
+  /** Megabytes the account's recordings keep on this service (issue 35); absent from engines before recordings. */
+  recording_mb_kept: z.number().optional(),
 });
 export type UserQuotaResponse = z.infer<typeof userQuotaResponseSchema>;
 

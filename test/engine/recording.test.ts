@@ -30,12 +30,15 @@ const PAGES: Record<string, string> = { '/first': page('First', '/second'), '/se
 
 let fixture: EngineFixture;
 let scratch: string;
+/** Moves the engine's clock (ms ahead of now): retention is tested without waiting days. */
+let clockAhead = 0;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'rbk-recording-files-'));
   const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
   fixture = await startEngine({
     name: 'recording',
+    now: () => Date.now() + clockAhead,
     plans: ['recorded'],
     config: { plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }] },
     site: (request, response) => {
@@ -117,8 +120,30 @@ describe('a recorded session', () => {
     for (let i = 0; i < rgb.length; i += 3) if (rgb[i]! > 200 && rgb[i + 1]! < 60 && rgb[i + 2]! < 60) red++;
     expect(red).toBeGreaterThan(200 * 200 * 0.8);
 
-    // Removed, it is gone.
+    // Kept until its days are over (the service's 30), counted on the account's meters meanwhile.
+    expect((await call('/user/quota')).recording_mb_kept).toBeGreaterThan(0);
+    clockAhead = 29 * 86_400_000;
+    expect(await engine.recordings.forgetOld()).toBe(0);
+    expect((await call(`/vm/recording?id=${id}`)).status).toBe('ok');
+    clockAhead = 31 * 86_400_000;
+    expect(await engine.recordings.forgetOld()).toBe(1);
+    expect((await call(`/vm/recording?id=${id}`)).message).toMatch(/removed/);
+    expect((await call('/user/quota')).recording_mb_kept).toBe(0);
+    clockAhead = 0;
+  }, 180_000);
+
+  it('is removed on request once its session has ended, not before', async () => {
+    const { call, site } = fixture;
+    const created = await call('/vm/create', { browser: 'chromium', url: `${site.origin}/third`, record: true });
+    const id = created.vmId as string;
+    await waitFor(() => call(`/vm/data?id=${id}&wait=30000`), (answer) => answer.data?.[0]?.status !== 'starting', 60_000);
+    expect(await call('/vm/recording/remove', { id })).toMatchObject({ status: 'denied', message: expect.stringMatching(/still running/) });
+    await call('/vm/remove', { id });
+    await waitFor(() => call(`/vm/recording?id=${id}`), (answer) => answer.recording?.state === 'ended', 30_000);
     expect(await call('/vm/recording/remove', { id })).toEqual({ status: 'ok' });
     expect((await call(`/vm/recording?id=${id}`)).status).toBe('denied');
-  }, 180_000);
+    const media = await fetch(`${fixture.engine.url}/v8/vm/recording/media?id=${id}`, { headers: { authorization: `Bearer ${fixture.account.key}` } });
+    expect(media.status).toBe(404);
+    expect(((await media.json()) as { status: string }).status).toBe('denied');
+  }, 120_000);
 });

@@ -297,7 +297,8 @@ export function createApi(options: ApiOptions): Api {
           const accountUsage = await usage.usage(account);
           // v7's quota answers are v8's with its own names added (decisions.md 32): the profile meters too.
           const profileMeters = await options.profiles?.meters(account);
-          const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools, ...(profileMeters ?? {}) };
+          const recordingMeters = await options.recordings?.meters(account.id);
+          const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools, ...(profileMeters ?? {}), ...(recordingMeters ?? {}) };
           if (route === 'GET user/quota') return version === 'v7' ? v7UserQuota(quota) : quota;
           const { status, ...meters } = quota;
           const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await usage.hasProgrammaticAccess(account), ...meters };

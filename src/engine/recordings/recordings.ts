@@ -26,6 +26,9 @@ export interface RecordingsOptions {
   /** The directory that holds one directory per recorded session (root-only, the engine's own). */
   dir: string;
   now: () => number;
+  store: Pick<Store, 'recordedSessions'>;
+  /** Days a recording is kept after its session ended: its plan's `recording_days`, else the service's. */
+  retentionDays(row: SessionRow): Promise<number>;
 }
 
 export type RecordingOutcome = { status: 'ok'; recording: RecordingInfo } | { status: 'denied'; message: string };
@@ -114,6 +117,28 @@ export class Recordings {
     if (!ENDED.has(row.status) || row.status === 'stopping') return false;
     const media = await stat(join(dir, MEDIA_FILE)).catch(() => null);
     return !media || Date.now() - media.mtimeMs > SETTLED_MS;
+  }
+
+  /** The account's recordings' meter: megabytes kept here (one decimal). */
+  async meters(accountId: string): Promise<{ recording_mb_kept: number }> {
+    let bytes = 0;
+    for (const row of await this.options.store.recordedSessions(accountId)) {
+      for (const file of [MEDIA_FILE, 'media.mp4', TIMELINE_FILE]) bytes += (await stat(join(this.dirOf(row.id), file)).catch(() => null))?.size ?? 0;
+    }
+    return { recording_mb_kept: Math.round((bytes / (1024 * 1024)) * 10) / 10 };
+  }
+
+  /** Removes the recordings kept past their retention (days after their session ended); answers how many. */
+  async forgetOld(): Promise<number> {
+    let removed = 0;
+    for (const row of await this.options.store.recordedSessions()) {
+      if (!existsSync(this.dirOf(row.id)) || !(await this.isWhole(row))) continue;
+      const endedAt = row.ended_at ?? row.created_at;
+      if (this.options.now() - endedAt < (await this.options.retentionDays(row)) * 86_400_000) continue;
+      await rm(this.dirOf(row.id), { recursive: true, force: true });
+      removed++;
+    }
+    return removed;
   }
 
   /** Removes a recording of a session that has ended. */

@@ -155,6 +155,12 @@ export class Store {
   }
 
   /** What a session list entry shows: a few columns, as status polling reads them all the time. */
+  /** An account's recorded sessions (issue 35), or every account's: what their recordings' meters and retention read. */
+  async recordedSessions(accountId?: string): Promise<SessionRow[]> {
+    const rows = await this.all<SessionRow>(`SELECT * FROM sessions WHERE recorded = ?${accountId ? ' AND account_id = ?' : ''}`, accountId ? [true, accountId] : [true]);
+    return rows.map((row) => withFlags(row)!);
+  }
+
   async sessionSummary(id: string): Promise<SessionSummaryRow | undefined> {
     return withFlags(await this.get<SessionSummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM sessions WHERE id = ?`, [id]));
   }
