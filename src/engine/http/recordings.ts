@@ -1,10 +1,12 @@
 // A recording's media over HTTP (issue 35, decisions.md 96): `GET /v8/vm/recording/media?id=`.
 // The recorder keeps Matroska (recordings/recordings.ts); people get MP4 (H.264 and Opus), which
-// every browser and player plays without us. ffmpeg copies the streams, encoding nothing: a
-// whole recording once into `media.mp4` beside it (its index first, so a player seeks at once),
-// then served with ranges; a session still recorded as fragmented MP4 of what there is up to now.
+// every browser and player plays without us. ffmpeg copies the streams, encoding nothing, into
+// fragmented MP4: a whole recording once into `media.mp4` beside it, then served with ranges; a
+// session still recorded as what there is up to now. The bytes came from inside a session, so
+// ffmpeg reads them as nobody (uid 65534), from a pipe, and writes to a pipe: it opens no file,
+// and the engine alone reads and writes the recording's files.
 import { spawn } from 'node:child_process';
-import { createReadStream, existsSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
@@ -14,12 +16,17 @@ import { sendJson } from './respond.js';
 const FFMPEG = '/usr/bin/ffmpeg';
 const MP4 = 'video/mp4';
 
-/** Copies `input` into MP4 at `output` (`-` for stdout); resolves with ffmpeg's exit. */
-function remux(input: string, output: string, fragmented: boolean): ReturnType<typeof spawn> {
-  const flags = fragmented ? 'frag_keyframe+empty_moov+default_base_moof' : '+faststart';
-  return spawn(FFMPEG, ['-hide_banner', '-loglevel', 'error', '-nostdin', '-i', input, '-map', '0', '-c', 'copy', '-movflags', flags, '-f', 'mp4', fragmented ? 'pipe:1' : output], {
-    stdio: ['ignore', fragmented ? 'pipe' : 'ignore', 'pipe'],
+/** The user ffmpeg runs as: nobody, with no file of the recording's it could open. */
+const NOBODY = 65534;
+
+/** ffmpeg copying the Matroska file (fed through its stdin) into fragmented MP4 on its stdout. */
+function remux(mkv: string): ReturnType<typeof spawn> {
+  const child = spawn(FFMPEG, ['-hide_banner', '-loglevel', 'error', '-f', 'matroska', '-i', 'pipe:0', '-map', '0', '-c', 'copy', '-movflags', 'frag_keyframe+empty_moov+default_base_moof', '-f', 'mp4', 'pipe:1'], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+    ...(process.getuid?.() === 0 ? { uid: NOBODY, gid: NOBODY } : {}),
   });
+  pipeline(createReadStream(mkv), child.stdin!, () => undefined);
+  return child;
 }
 
 /** The whole recording as `media.mp4`, made once (and again if the Matroska file is newer). */
@@ -27,10 +34,12 @@ async function wholeMp4(mkv: string): Promise<string> {
   const mp4 = join(dirname(mkv), 'media.mp4');
   if (existsSync(mp4) && statSync(mp4).mtimeMs >= statSync(mkv).mtimeMs) return mp4;
   const partial = `${mp4}.part`;
-  const child = remux(mkv, partial, false);
+  const child = remux(mkv);
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-400)));
+  const written = new Promise<void>((resolve, reject) => pipeline(child.stdout!, createWriteStream(partial, { mode: 0o600 }), (error) => (error ? reject(error) : resolve())));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve).once('error', () => resolve(-1)));
+  await written.catch(() => undefined);
   if (code !== 0) {
     await rm(partial, { force: true });
     throw new Error(`the recording could not be made into MP4: ${stderr.trim() || `ffmpeg exited with ${code}`}`);
@@ -42,7 +51,7 @@ async function wholeMp4(mkv: string): Promise<string> {
 /** Answers the media request: the whole recording with ranges, or a running one as it is now. */
 export async function sendRecordingMedia(request: IncomingMessage, response: ServerResponse, media: { path: string; whole: boolean }): Promise<void> {
   if (!media.whole) {
-    const child = remux(media.path, '-', true);
+    const child = remux(media.path);
     response.writeHead(200, { 'content-type': MP4, 'cache-control': 'no-store' });
     response.once('close', () => child.kill('SIGKILL'));
     pipeline(child.stdout!, response, () => child.kill('SIGKILL'));
