@@ -29,6 +29,18 @@ export function isBrowserLanguage(value: unknown): value is BrowserLanguage {
   return (BROWSER_LANGUAGES as readonly unknown[]).includes(value);
 }
 
+/**
+ * A session's `language` as a create may ask for it: a browser interface language, or one of
+ * their languages with a region (`de-AT`, `fr-BE`, `en-AU`: two letters or three digits, as BCP 47
+ * writes regions). Pages are told it as asked; the interface shows the nearest of the same
+ * language the browser has (decisions.md 42).
+ */
+export function isSessionLanguage(value: unknown): value is string {
+  if (isBrowserLanguage(value)) return true;
+  const match = typeof value === 'string' ? /^([a-z]{2,3})-([A-Z]{2}|\d{3})$/.exec(value) : null;
+  return match !== null && isBrowserLanguage(match[1]);
+}
+
 /** X keyboard layouts: the layouts of xkeyboard-config's evdev rules, so `setxkbmap` knows each. */
 export const KEYBOARD_LAYOUTS = [
   'af', 'al', 'am', 'ara', 'at', 'au', 'az', 'ba', 'bd', 'be', 'bg', 'br', 'brai', 'bt', 'bw',

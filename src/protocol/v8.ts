@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { SESSION_STATUSES } from './statuses.js';
 import { VIEWER_STATES, isWebAddress, type ViewerState } from './share.js';
-import { SHARE_LANGUAGES, isBrowserLanguage, isKeyboardLayout } from './languages.js';
+import { SHARE_LANGUAGES, isKeyboardLayout, isSessionLanguage } from './languages.js';
 import {
   CALLBACK_URL_MAX,
   IDEMPOTENCY_KEY_MAX,
@@ -167,8 +167,8 @@ export const createRequestSchema = z.object({
     (v) => v.length <= URL_MAX && (isWebAddress(v) || SHORT_URL_ID_PATTERN.test(v)),
   ).optional(),
   language: textField(
-    'language: must be a browser interface language the service supports, for example en, de or pt-BR',
-    isBrowserLanguage,
+    'language: must be a browser interface language the service supports, for example en, de or pt-BR, or one with a region such as de-AT',
+    isSessionLanguage,
   ).optional(),
   layout: textField(
     'layout: must be a keyboard layout the service supports, for example us, de or gb',

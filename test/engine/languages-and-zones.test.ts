@@ -31,6 +31,9 @@ describe('interface languages of the installed images', () => {
     // A region or script the image lacks: the same language.
     expect(['fr-CA', 'zh-HK', 'sr-Latn'].map((l) => shown(l, chromium))).toEqual(['fr', 'zh-TW', 'sr']);
     expect(['es-419', 'fr-CA', 'pt-PT'].map((l) => shown(l, firefox))).toEqual(['es-MX', 'fr', 'pt-PT']);
+    // A language with a region neither has (what a create may ask for: de-AT): the language.
+    expect(['de-AT', 'fr-BE', 'en-AU'].map((l) => shown(l, chromium))).toEqual(['de', 'fr', 'en-US']);
+    expect(['de-AT', 'fr-BE'].map((l) => shown(l, firefox))).toEqual(['de', 'fr']);
     // No variety of the language at all: refused (the API says so naming `language`).
     expect(shown('zu', chromium)).toBeNull();
     expect(shown('sw', firefox)).toBeNull();

@@ -98,6 +98,11 @@ describe('parseCreateRequest', () => {
     expect(parseCreateRequest({ browser: 'chrome', language: 'en', layout: 'us' }).ok).toBe(true);
   });
 
+  it('takes a supported language with a region (de-AT), and nothing else shaped like one', () => {
+    for (const language of ['de-AT', 'fr-BE', 'en-AU', 'es-419', 'pt-BR']) expect(parseCreateRequest({ browser: 'chrome', language }).ok, language).toBe(true);
+    for (const language of ['de-at', 'xx-AT', 'de-AT-x', 'de-', 'DE-AT', 'de-ATT', 'de-1234']) expect(refusal({ browser: 'chrome', language }), language).toMatch(/^language: /);
+  });
+
   it('allows only residential as egress', () => {
     expect(refusal({ browser: 'chrome', egress: 'datacenter' })).toBe('egress: the only allowed value is residential');
   });
