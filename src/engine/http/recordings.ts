@@ -18,6 +18,20 @@ const MP4 = 'video/mp4';
 
 /** The user ffmpeg runs as: nobody, with no file of the recording's it could open. */
 const NOBODY = 65534;
+/** Copies at once on this engine: one more is answered 503 (try again), so requests cannot pile up processes. */
+const MAX_REMUXES = 4;
+let remuxing = 0;
+
+/** Runs `work` as one of the engine's copies at once, or answers that it is busy. */
+async function asOneCopy(response: ServerResponse, work: () => Promise<void>): Promise<void> {
+  if (remuxing >= MAX_REMUXES) return sendJson(response, { status: 'error', message: 'recordings are being prepared for other requests; try again in a few seconds' }, 503, { 'retry-after': '5' });
+  remuxing++;
+  try {
+    await work();
+  } finally {
+    remuxing--;
+  }
+}
 
 /** ffmpeg copying the Matroska file (fed through its stdin) into fragmented MP4 on its stdout. */
 function remux(mkv: string): ReturnType<typeof spawn> {
@@ -29,10 +43,15 @@ function remux(mkv: string): ReturnType<typeof spawn> {
   return child;
 }
 
+/** Whether `mp4` was made from the Matroska file as it is now. */
+function isCurrent(mp4: string, mkv: string): boolean {
+  return existsSync(mp4) && statSync(mp4).mtimeMs >= statSync(mkv).mtimeMs;
+}
+
 /** The whole recording as `media.mp4`, made once (and again if the Matroska file is newer). */
 async function wholeMp4(mkv: string): Promise<string> {
   const mp4 = join(dirname(mkv), 'media.mp4');
-  if (existsSync(mp4) && statSync(mp4).mtimeMs >= statSync(mkv).mtimeMs) return mp4;
+  if (isCurrent(mp4, mkv)) return mp4;
   const partial = `${mp4}.part`;
   const child = remux(mkv);
   let stderr = '';
@@ -51,17 +70,22 @@ async function wholeMp4(mkv: string): Promise<string> {
 /** Answers the media request: the whole recording with ranges, or a running one as it is now. */
 export async function sendRecordingMedia(request: IncomingMessage, response: ServerResponse, media: { path: string; whole: boolean }): Promise<void> {
   if (!media.whole) {
-    const child = remux(media.path);
-    response.writeHead(200, { 'content-type': MP4, 'cache-control': 'no-store' });
-    response.once('close', () => child.kill('SIGKILL'));
-    pipeline(child.stdout!, response, () => child.kill('SIGKILL'));
-    return;
+    return asOneCopy(response, () => new Promise<void>((resolve) => {
+      const child = remux(media.path);
+      response.writeHead(200, { 'content-type': MP4, 'cache-control': 'no-store' });
+      response.once('close', () => child.kill('SIGKILL'));
+      child.once('close', () => resolve());
+      pipeline(child.stdout!, response, () => child.kill('SIGKILL'));
+    }));
   }
-  let file: string;
-  try {
-    file = await wholeMp4(media.path);
-  } catch (error) {
-    return sendJson(response, { status: 'error', message: (error as Error).message }, 500);
+  let file = join(dirname(media.path), 'media.mp4');
+  if (!isCurrent(file, media.path)) {
+    let failure: Error | null = null;
+    await asOneCopy(response, async () => {
+      file = await wholeMp4(media.path).catch((error: Error) => ((failure = error), file));
+    });
+    if (response.headersSent) return;
+    if (failure) return sendJson(response, { status: 'error', message: (failure as Error).message }, 500);
   }
   const size = statSync(file).size;
   const range = /^bytes=(\d*)-(\d*)$/.exec(request.headers.range ?? '');
