@@ -16,7 +16,8 @@ import { ProfileStore } from '../src/engine/profiles/profile-store.js';
 import { percentile, report } from './stats.js';
 
 const RUNS = 5;
-const BIG_MB = 20;
+/** The extra state of the big profile, in MB: `RBK_BENCH_PROFILE_MB` (default 20; 0 measures a typical small profile). */
+const BIG_MB = Number(process.env.RBK_BENCH_PROFILE_MB ?? 20);
 
 /** /set stores a cookie, localStorage and an IndexedDB record; /big 20 MB more in IndexedDB; each says "stored" in its title. */
 const PAGE = (big: boolean) => `<!doctype html><title>storing</title><script>
