@@ -58,10 +58,11 @@ beforeAll(async () => {
     if (request.url === '/favicon.ico') return void response.writeHead(404).end();
     const body = request.url === '/next' ? NEXT : FORM;
     // The first page answers only once the test has seen the viewer's waiting screen (at most
-    // 15 s): a fixed delay was over before a loaded machine had the viewer page up (seen in CI).
+    // 60 s): a fixed delay was over before a loaded machine had the viewer page up (seen in CI),
+    // and so was a 15 s cap once (the viewer page took that long on a machine at load 10).
     const answer = () => response.writeHead(200, { 'content-type': 'text/html' }).end(body);
     if (request.url !== '/slow') return answer();
-    const late = setTimeout(answer, 15_000);
+    const late = setTimeout(answer, 60_000);
     void slowPageReleased.then(() => {
       clearTimeout(late);
       answer();
@@ -85,7 +86,7 @@ describe('a share link in a real browser', () => {
     page.on('websocket', (socket) => sockets.push(socket));
     try {
       await page.goto(created.shareUrl);
-      await expect.poll(() => page.getByRole('heading', { name: 'Preparing your browser' }).isVisible().catch(() => false), { timeout: 10_000 }).toBe(true);
+      await expect.poll(() => page.getByRole('heading', { name: 'Preparing your browser' }).isVisible().catch(() => false), { timeout: 45_000 }).toBe(true);
       releaseSlowPage();
 
       // Live: the remote page's yellow, drawn by the viewer.
@@ -145,7 +146,7 @@ describe('a share link in a real browser', () => {
     } finally {
       await page.close();
     }
-  });
+  }, 120_000);
 
   it('serves the viewer page with headers that keep the link private', async () => {
     // A link that never existed: the page (which says so) with 404, and the same headers.
