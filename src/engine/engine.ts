@@ -33,6 +33,8 @@ import { videoChannel } from './channels/video/video.js';
 import { automationChannel } from './channels/automation/automation.js';
 import { filesChannel } from './channels/files/files.js';
 import { FilesLink } from './cluster/files-link.js';
+import { RecordingsLink } from './cluster/recordings-link.js';
+import { recordingsHere } from './http/recordings.js';
 import { SessionFilesService } from './sessions/files.js';
 import { AccountUsage } from './accounts/usage.js';
 import { ShareLinks } from './sessions/share-links.js';
@@ -218,6 +220,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const filesLink = new FilesLink({ link, filesHere: (id) => sessions.endsOf(id)?.files ?? undefined });
   const files = new SessionFilesService({ sessions, row: (id) => store.session(id), settings: config.files, ...(clustered ? { remote: (node: string, id: string) => filesLink.at(node, id) } : {}) });
   const fileTransfers = { files, bytesPerSecond: config.files.bytesPerSecond };
+  // A recording stays on the node that ran its session; any node answers for it (decisions.md 107).
+  const recordingsLink = clustered ? new RecordingsLink({ link, nodeId, here: recordingsHere(recordings), store }) : null;
   const recovered = await sessions.recover();
   const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
@@ -229,7 +233,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     webhooks,
     observer: apiObserver(logger, metrics),
     files: fileTransfers,
-    recordings,
+    recordings: recordingsLink?.access ?? recordingsHere(recordings),
     profiles,
   });
 
@@ -271,7 +275,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse, requestUrl: URL, observed: RequestLog) => {
-    if (clustered && ((await link.handle(request, response, requestUrl)) || (await filesLink.handle(request, response, requestUrl)))) return;
+    if (clustered && ((await link.handle(request, response, requestUrl)) || (await filesLink.handle(request, response, requestUrl)) || (await recordingsLink!.handle(request, response, requestUrl)))) return;
     if (await api(request, response, requestUrl, observed.log)) return;
     // Nothing below reads a request body: one that was sent anyway is read (and dropped) before
     // the answer, so that the client can finish sending and read it (node-body.ts).

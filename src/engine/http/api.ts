@@ -22,8 +22,7 @@ import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from './limits.js';
 import type { ApiObserver } from '../operations/api-observer.js';
-import type { Recordings } from '../recordings/recordings.js';
-import { sendRecordingMedia } from './recordings.js';
+import type { RecordingsAccess } from '../recordings/recordings.js';
 import type { Logger } from '../operations/logger.js';
 import type { SessionWebhooks } from '../webhooks/webhooks.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
@@ -65,7 +64,7 @@ export interface ApiOptions {
   /** Logs and metrics of creates and rate-limit refusals (operations/api-observer.ts). */
   observer?: ApiObserver;
   /** Sessions' recordings (recordings/recordings.ts, issue 35): v8 only. */
-  recordings?: Recordings;
+  recordings?: RecordingsAccess;
   /** Saved profiles (http/profiles.ts, decisions.md 85); absent: v8's profile calls say they are not offered. */
   profiles?: ProfileService;
 }
@@ -183,10 +182,9 @@ export function createApi(options: ApiOptions): Api {
     if (!isAccount(account)) return refuse(account);
     const row = await ownSession(account, url.searchParams.get('id'), 'v8');
     if ('message' in row) return refuse(answer(row, 403));
-    const media = options.recordings ? await options.recordings.mediaOf(row) : { status: 'denied' as const, message: 'sessions are not recorded on this service' };
-    if ('message' in media) return refuse(answer(media, 404));
+    if (!options.recordings) return refuse(answer({ status: 'denied', message: 'sessions are not recorded on this service' }, 404));
     await discardRest(request);
-    await sendRecordingMedia(request, response, media);
+    await options.recordings.sendMedia(request.headers.range, response, row);
   };
 
   /** A programmatic call whose body names a session (`{id}`): the key, then the body checked, then `act`. */

@@ -8,9 +8,10 @@
 import { spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, statSync } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream';
+import type { RecordingsAccess, Recordings } from '../recordings/recordings.js';
 import { sendJson } from './respond.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
@@ -67,8 +68,8 @@ async function wholeMp4(mkv: string): Promise<string> {
   return mp4;
 }
 
-/** Answers the media request: the whole recording with ranges, or a running one as it is now. */
-export async function sendRecordingMedia(request: IncomingMessage, response: ServerResponse, media: { path: string; whole: boolean }): Promise<void> {
+/** Answers the media request (its `Range` header, if any): the whole recording with ranges, or a running one as it is now. */
+export async function sendRecordingMedia(rangeHeader: string | undefined, response: ServerResponse, media: { path: string; whole: boolean }): Promise<void> {
   if (!media.whole) {
     return asOneCopy(response, () => new Promise<void>((resolve) => {
       const child = remux(media.path);
@@ -88,7 +89,7 @@ export async function sendRecordingMedia(request: IncomingMessage, response: Ser
     if (failure) return sendJson(response, { status: 'error', message: (failure as Error).message }, 500);
   }
   const size = statSync(file).size;
-  const range = /^bytes=(\d*)-(\d*)$/.exec(request.headers.range ?? '');
+  const range = /^bytes=(\d*)-(\d*)$/.exec(rangeHeader ?? '');
   let start = 0;
   let end = size - 1;
   if (range && (range[1] || range[2])) {
@@ -107,4 +108,18 @@ export async function sendRecordingMedia(request: IncomingMessage, response: Ser
     ...(partial ? { 'content-range': `bytes ${start}-${end}/${size}` } : {}),
   });
   pipeline(createReadStream(file, { start, end }), response, () => undefined);
+}
+
+/** The recordings this engine keeps, as the API reaches them (a cluster's node link wraps it: cluster/recordings-link.ts). */
+export function recordingsHere(recordings: Recordings): RecordingsAccess {
+  return {
+    read: (row) => recordings.read(row),
+    remove: (row) => recordings.remove(row),
+    meters: (accountId) => recordings.meters(accountId),
+    async sendMedia(range, response, row) {
+      const media = await recordings.mediaOf(row);
+      if ('message' in media) return sendJson(response, media, 404);
+      await sendRecordingMedia(range, response, media);
+    },
+  };
 }

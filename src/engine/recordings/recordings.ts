@@ -5,6 +5,7 @@
 // page or typed: a tab's web address and title, tabs opening and closing, viewers and programs
 // coming and going with what their link let them do, refusals by category, and the session's end.
 import { existsSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { appendFile, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RecordingInfo, RecordingTimelineEntry } from '../../protocol/index.js';
@@ -31,7 +32,21 @@ export interface RecordingsOptions {
   retentionDays(row: SessionRow): Promise<number>;
 }
 
-export type RecordingOutcome = { status: 'ok'; recording: RecordingInfo } | { status: 'denied'; message: string };
+export type RecordingOutcome = { status: 'ok'; recording: RecordingInfo } | { status: 'denied' | 'error'; message: string };
+
+/**
+ * The recordings as the API reaches them, whichever node keeps one: here (http/recordings.ts
+ * `recordingsHere`) or, in a cluster, the node that ran the session (cluster/recordings-link.ts).
+ * The caller's key and its session were checked before any of these.
+ */
+export interface RecordingsAccess {
+  read(row: SessionRow): Promise<RecordingOutcome>;
+  remove(row: SessionRow): Promise<{ status: 'ok' } | { status: 'denied' | 'error'; message: string }>;
+  /** The account's recordings' meter, over every node that keeps one of them. */
+  meters(accountId: string): Promise<{ recording_mb_kept: number }>;
+  /** Answers a media request (its `Range` header, if any): the MP4, or why not in the interface's envelope. */
+  sendMedia(range: string | undefined, response: ServerResponse, row: SessionRow): Promise<void>;
+}
 
 export class Recordings {
   /** Each session's timeline writes, one after another. */

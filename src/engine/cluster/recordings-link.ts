@@ -1,0 +1,118 @@
+// Recordings in a cluster (issue 35, decisions.md 107): a recording stays on the node that ran its
+// session (its picture, sound and timeline are written there as they happen), and any node answers
+// for it. The node a caller reached asks the keeper over the node link's one signed path
+// (node-link.ts `call`), `/internal/v1/recordings/<id>/(info|media|remove)` and
+// `/internal/v1/recordings/meters?account=`, and passes the answer through: the media streams as it
+// comes, with the caller's range (signed in the query). The caller's key and its session were
+// checked where the request arrived; the keeper only reads or removes.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
+import type { RecordingOutcome, RecordingsAccess } from '../recordings/recordings.js';
+import type { SessionRow, Store } from '../store/store.js';
+import { sendJson } from '../http/respond.js';
+import type { NodeLink } from './node-link.js';
+
+const PATH = /^\/internal\/v1\/recordings\/(?:([0-9a-f]{32})\/(info|media|remove)|(meters))$/;
+/** What of the keeper's media answer reaches the caller. */
+const MEDIA_HEADERS = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'cache-control', 'retry-after'];
+/** How long a call for a description, a removal or a meter may take. */
+const CALL_TIMEOUT_MS = 10_000;
+
+export interface RecordingsLinkOptions {
+  /** The node link: its signed calls out, and its check of calls in. */
+  link: Pick<NodeLink, 'call' | 'isSigned'>;
+  /** This node's id: a session whose `node_id` is another's is kept there. */
+  nodeId: string;
+  /** The recordings this node keeps. */
+  here: RecordingsAccess;
+  store: Pick<Store, 'session' | 'recordedSessions'>;
+}
+
+const unreachable = { status: 'error' as const, message: 'the node that keeps this recording is not reachable now; try again when it is back' };
+
+export class RecordingsLink {
+  constructor(private readonly options: RecordingsLinkOptions) {}
+
+  /** The recordings as the API reaches them: here, or through the node that ran the session. */
+  get access(): RecordingsAccess {
+    const { here, nodeId } = this.options;
+    const keeper = (row: SessionRow) => (row.node_id && row.node_id !== nodeId ? row.node_id : null);
+    return {
+      read: (row) => {
+        const node = keeper(row);
+        return node ? this.json<RecordingOutcome>(node, 'GET', `${row.id}/info`) : here.read(row);
+      },
+      remove: (row) => {
+        const node = keeper(row);
+        return node ? this.json(node, 'POST', `${row.id}/remove`) : here.remove(row);
+      },
+      meters: async (accountId) => {
+        const own = await here.meters(accountId);
+        const others = new Set((await this.options.store.recordedSessions(accountId)).map(keeper).filter((node): node is string => node !== null));
+        let megabytes = own.recording_mb_kept;
+        for (const node of others) {
+          const answer = await this.json<{ status: string; recording_mb_kept?: number }>(node, 'GET', `meters?account=${encodeURIComponent(accountId)}`);
+          // A keeper that is away adds nothing until it is back.
+          if (answer.status === 'ok' && typeof answer.recording_mb_kept === 'number') megabytes += answer.recording_mb_kept;
+        }
+        return { recording_mb_kept: Math.round(megabytes * 10) / 10 };
+      },
+      sendMedia: async (range, response, row) => {
+        const node = keeper(row);
+        if (!node) return here.sendMedia(range, response, row);
+        let answer: IncomingMessage;
+        try {
+          answer = await this.options.link.call(node, 'GET', `/internal/v1/recordings/${row.id}/media${range ? `?range=${encodeURIComponent(range)}` : ''}`);
+        } catch {
+          return sendJson(response, unreachable, 503, { 'retry-after': '10' });
+        }
+        const headers: Record<string, string> = {};
+        for (const name of MEDIA_HEADERS) {
+          const value = answer.headers[name];
+          if (typeof value === 'string') headers[name] = value;
+        }
+        response.writeHead(answer.statusCode ?? 502, headers);
+        response.once('close', () => answer.destroy());
+        pipeline(answer, response, () => undefined);
+      },
+    };
+  }
+
+  /** A JSON call to the keeper, its answer, or that it could not be reached. */
+  private async json<T>(node: string, method: 'GET' | 'POST', path: string): Promise<T | typeof unreachable> {
+    try {
+      const answer = await this.options.link.call(node, method, `/internal/v1/recordings/${path}`, '', CALL_TIMEOUT_MS);
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer) chunks.push(chunk as Buffer);
+      return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
+    } catch {
+      return unreachable;
+    }
+  }
+
+  /** Answers a node-to-node recordings call; false when the path is not one. */
+  async handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
+    const match = PATH.exec(url.pathname);
+    if (!match) return false;
+    request.resume();
+    const op = match[2] ?? match[3]!;
+    if (!this.options.link.isSigned(request, `${url.pathname}${url.search}`) || request.method !== (op === 'remove' ? 'POST' : 'GET')) {
+      sendJson(response, { status: 'denied', message: 'not a call from a node of this cluster' }, 403);
+      return true;
+    }
+    const { here, nodeId, store } = this.options;
+    if (op === 'meters') {
+      sendJson(response, { status: 'ok', ...(await here.meters(url.searchParams.get('account') ?? '')) });
+      return true;
+    }
+    const row = await store.session(match[1]!);
+    if (!row || row.node_id !== nodeId) {
+      sendJson(response, { status: 'denied', message: 'id: this node does not keep that recording' }, 404);
+      return true;
+    }
+    if (op === 'info') sendJson(response, await here.read(row));
+    else if (op === 'remove') sendJson(response, await here.remove(row));
+    else await here.sendMedia(url.searchParams.get('range') ?? undefined, response, row);
+    return true;
+  }
+}

@@ -1,0 +1,135 @@
+// Recordings on a cluster (issue 35, decisions.md 107): two engine nodes on one Postgres. A
+// recorded session runs on one node; the other answers for its recording as if it kept it: the
+// description with its timeline, the MP4 (whole and by range, which ffprobe reads), the account's
+// meter and the removal. With the keeper gone, the other node says so in the envelope.
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PLANS } from '../../src/engine/config.js';
+import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { testDatabase } from '../helpers/postgres.js';
+import { waitFor } from '../helpers/session.js';
+import { v8Caller } from '../helpers/site.js';
+
+const SECRET = 'recordings-cluster-secret-0123456789abcdef';
+const PAGE = '<!doctype html><title>Kept</title><body style="margin:0;background:#00f"><h1 style="color:#fff">kept on one node</h1></body>';
+const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
+const engines = new Map<string, Engine>();
+const dirs: string[] = [];
+let database: string;
+let site: Server;
+let origin: string;
+let key: string;
+
+async function node(id: string): Promise<Engine> {
+  const dir = await mkdtemp(join(tmpdir(), `rbk-recordings-${id}-`));
+  dirs.push(dir);
+  const engine = await createEngine({
+    dataDir: dir,
+    port: 0,
+    config: {
+      database,
+      node: { id },
+      cluster: { secret: SECRET, heartbeatMs: 500, lostAfterMs: 3000 },
+      egress: { allow: ['127.0.0.0/8'] },
+      log: { level: 'silent', pretty: false },
+      warm: { memoryMb: 0, displays: 0 },
+      plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }],
+    },
+  });
+  engines.set(id, engine);
+  return engine;
+}
+
+const api = (id: string) => v8Caller(() => engines.get(id)!.url, () => key);
+const media = (id: string, vmId: string, range?: string) =>
+  fetch(`${engines.get(id)!.url}/v8/vm/recording/media?id=${vmId}`, { headers: { authorization: `Bearer ${key}`, ...(range ? { range } : {}) } });
+
+beforeAll(async () => {
+  site = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE));
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+  database = await testDatabase();
+  for (const id of ['node-a', 'node-b']) await node(id);
+  key = (await engines.get('node-a')!.accounts.create({ contact: 'cluster-recordings@example.com', plans: ['recorded'] })).apiKey.key;
+}, 120_000);
+
+afterAll(async () => {
+  for (const engine of engines.values()) await engine.close();
+  site?.close();
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+describe('a recording on a two-node cluster', () => {
+  let vmId = '';
+  let keeper = '';
+  let other = '';
+
+  it('is described, downloaded and counted through the node that did not run it', async () => {
+    // node-b takes no sessions: node-a runs it, node-b only answers for it.
+    await engines.get('node-a')!.store.setNodeState('node-b', 'draining');
+    const created = await api('node-b')('/vm/create', { browser: 'chromium', url: `${origin}/kept`, record: true });
+    expect(created.status, JSON.stringify(created)).toBe('ok');
+    vmId = created.vmId;
+    keeper = (await engines.get('node-a')!.store.session(vmId))!.node_id!;
+    other = keeper === 'node-a' ? 'node-b' : 'node-a';
+    expect(keeper).toBe('node-a');
+
+    const during = await waitFor(() => api(other)(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.timeline.some((entry: { url?: string }) => entry.url === `${origin}/kept`), 60_000);
+    expect(during.recording.state).toBe('recording');
+    // Some seconds of picture, then the session ends.
+    await waitFor(() => api(other)(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.duration_ms > 3000, 30_000);
+    expect((await api(other)('/vm/remove', { id: vmId })).status).toBe('ok');
+    const ended = await waitFor(() => api(other)(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.state === 'ended', 30_000);
+    expect(ended.recording.timeline.at(-1)).toMatchObject({ type: 'ended', reason: 'removed' });
+    expect(ended.recording.bytes).toBeGreaterThan(1000);
+
+    const whole = await media(other, vmId);
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('content-type')).toBe('video/mp4');
+    const bytes = Buffer.from(await whole.arrayBuffer());
+    expect(Number(whole.headers.get('content-length'))).toBe(bytes.length);
+    const file = join(dirs[0]!, 'through-other-node.mp4');
+    writeFileSync(file, bytes);
+    const probe = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name', '-of', 'json', file], { encoding: 'utf8' })) as { streams: Array<{ codec_type: string; codec_name: string }> };
+    expect(probe.streams.map((stream) => `${stream.codec_type} ${stream.codec_name}`)).toContain('video h264');
+
+    // A player's range request: the same bytes, the part asked for.
+    const part = await media(other, vmId, 'bytes=100-199');
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 100-199/${bytes.length}`);
+    expect(Buffer.from(await part.arrayBuffer())).toEqual(bytes.subarray(100, 200));
+
+    // The account's meter counts it, whichever node is asked.
+    for (const via of ['node-a', 'node-b']) expect((await api(via)('/user/quota')).recording_mb_kept, via).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('is removed through the node that did not run it, and is gone for both', async () => {
+    expect(await api(other)('/vm/recording/remove', { id: vmId })).toEqual({ status: 'ok' });
+    for (const via of ['node-a', 'node-b']) {
+      expect((await api(via)(`/vm/recording?id=${vmId}`)).message, via).toMatch(/removed/);
+      expect((await media(via, vmId)).status, via).toBe(404);
+      expect((await api(via)('/user/quota')).recording_mb_kept, via).toBe(0);
+    }
+  }, 60_000);
+
+  it('says so in the envelope when the node that keeps it is gone', async () => {
+    const created = await api('node-a')('/vm/create', { browser: 'chromium', url: `${origin}/second`, record: true });
+    expect(created.status).toBe('ok');
+    await waitFor(() => api('node-b')(`/vm/recording?id=${created.vmId}`), (answer) => answer.recording?.state === 'recording', 60_000);
+    await engines.get('node-a')!.close();
+    engines.delete('node-a');
+    // node-b marks node-a lost once its heartbeats stop; the recording is then out of reach.
+    const answer = await waitFor(() => api('node-b')(`/vm/recording?id=${created.vmId}`), (reply) => reply.status === 'error', 30_000);
+    expect(answer.message).toMatch(/node that keeps this recording is not reachable/);
+    const stream = await media('node-b', created.vmId);
+    expect(stream.status).toBe(503);
+    expect(stream.headers.get('retry-after')).toBe('10');
+    expect(await stream.json()).toMatchObject({ status: 'error' });
+  }, 120_000);
+});
