@@ -20,6 +20,8 @@ const TIMELINE_FILE = 'timeline.jsonl';
 const ENDED = new Set(['suspended', 'deleted', 'error', 'stopping']);
 /** The recorder's mark that the media file is whole (runtime/capture/recorder.ts CLOSED_SUFFIX). */
 const CLOSED_MARK = `${MEDIA_FILE}.closed`;
+/** The recorder's note of the wall time the media's time 0 shows (recorder.ts START_SUFFIX). */
+const START_NOTE = `${MEDIA_FILE}.start`;
 /** A recording whose session ended without its recorder closing it (the engine was killed) is taken as whole once unchanged this long. */
 const SETTLED_MS = 3000;
 
@@ -102,7 +104,9 @@ export class Recordings {
     const media = await stat(join(dir, MEDIA_FILE)).catch(() => null);
     const timeline = await readFile(join(dir, TIMELINE_FILE), 'utf8').then(parseTimeline, () => []);
     if (!media && !existsSync(dir)) return { status: 'denied', message: 'id: this session\'s recording was removed' };
-    const started = media?.birthtimeMs || row.created_at;
+    // The media's time 0 as the recorder noted it; a file from before that note, its creation.
+    const noted = Date.parse(await readFile(join(dir, START_NOTE), 'utf8').catch(() => ''));
+    const started = Number.isFinite(noted) ? noted : media?.birthtimeMs || row.created_at;
     const whole = await this.isWhole(row);
     const ended = whole ? (media?.mtimeMs ?? row.ended_at ?? started) : this.options.now();
     return {

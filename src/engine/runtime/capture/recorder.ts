@@ -19,6 +19,12 @@ const EARLY_MS = 3000;
 const REJOIN_MS = 1000;
 /** Beside the media file once the recorder closed it (`media.mkv.closed`): the recording is whole. */
 export const CLOSED_SUFFIX = '.closed';
+/**
+ * Beside the media file from its first block on (`media.mkv.start`): the wall time (ISO 8601) its
+ * time 0 shows, so a timeline's times map onto the media's however late the encoders' first
+ * output came (a busy machine takes seconds to start one).
+ */
+export const START_SUFFIX = '.start';
 /** libopus's look-ahead at 48 kHz, which ffmpeg's encoder states as the stream's pre-skip. */
 const OPUS_PRE_SKIP = 312;
 
@@ -43,6 +49,8 @@ export class SessionRecorder {
   private videoStream: VideoStream | null = null;
   private soundStream: SoundStream | null = null;
   private closed = false;
+  /** The time (since `began`) of the first block written: the media's time 0. */
+  private origin: number | null = null;
   /** Each track's last time: times only grow (a burst of packets arriving at once is spread out). */
   private readonly last = new Map<number, number>();
   private readonly flusher: NodeJS.Timeout;
@@ -59,11 +67,6 @@ export class SessionRecorder {
     this.watch();
     this.listen();
     this.flusher = setInterval(() => this.flush(), CLUSTER_MS);
-  }
-
-  /** Milliseconds since the recording began. */
-  get durationMs(): number {
-    return Math.round(performance.now() - this.began);
   }
 
   /** Stops recording: the streams leave their encoders, the last cluster is written, the file closed. */
@@ -139,6 +142,11 @@ export class SessionRecorder {
   }
 
   private add(block: Block): void {
+    if (this.origin === null) {
+      this.origin = block.time;
+      writeFile(`${this.path}${START_SUFFIX}`, new Date(performance.timeOrigin + this.began + block.time).toISOString(), { mode: 0o600 }).catch(() => undefined);
+    }
+    block = { ...block, time: block.time - this.origin };
     const first = this.cluster[0];
     if (first && ((block.track === VIDEO_TRACK && block.key) || block.time - first.time >= CLUSTER_MS || this.clusterBytes >= CLUSTER_BYTES)) this.flush();
     this.cluster.push(block);
