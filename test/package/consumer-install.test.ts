@@ -2,10 +2,13 @@
 // install it (README "Installing"): an app with the proxy route and the components only gets no
 // native module and none of the engine's parts, yet its Express and Hono servers answer through
 // the route; an app that runs the engine adds the parts with the documented command, and
-// `remote-browser-kit serve` runs a session. Figures of both installs: docs/benchmarks.md.
+// `remote-browser-kit serve` runs a session. Figures of both installs: docs/benchmarks.md. SQLite's
+// binary comes as its users get it, downloaded prebuilt (from loopback here: no internet).
 import { spawn, type SpawnOptions } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,6 +65,32 @@ async function npmInstall(app: string, specs: string[], timeoutMs: number): Prom
   const result = await run('npm', ['install', '--no-audit', '--no-fund', ...specs], { cwd: app, timeoutMs });
   expect(result.code, `npm install ${specs.join(' ')} in ${app} failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
   return result;
+}
+
+/**
+ * better-sqlite3's install asks GitHub for the binary built for this Node (prebuild-install),
+ * which its users get in seconds; this machine has no internet, so without help it compiles
+ * SQLite for over a minute. The same download is served here from the binary this repository's
+ * own install built, through the mirror setting prebuild-install reads (the app's `.npmrc`), for
+ * the version this repository has; any other version is not found and compiles as before.
+ */
+async function servePrebuiltSqlite(app: string): Promise<Server> {
+  const own = join(ROOT, 'node_modules', 'better-sqlite3');
+  const { version } = JSON.parse(readFileSync(join(own, 'package.json'), 'utf8')) as { version: string };
+  const stage = join(work, 'prebuilt');
+  await mkdir(join(stage, 'build', 'Release'), { recursive: true });
+  await copyFile(join(own, 'build', 'Release', 'better_sqlite3.node'), join(stage, 'build', 'Release', 'better_sqlite3.node'));
+  const tarball = join(work, 'better-sqlite3-prebuilt.tar.gz');
+  expect((await run('tar', ['czf', tarball, '-C', stage, 'build'])).code).toBe(0);
+  const path = `/v${version}/better-sqlite3-v${version}-node-v${process.versions.modules}-linux-${process.arch}.tar.gz`;
+  const server = createServer((request, response) => {
+    if (request.url !== path) return void response.writeHead(404).end();
+    response.writeHead(200, { 'content-type': 'application/gzip' });
+    createReadStream(tarball).pipe(response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await writeFile(join(app, '.npmrc'), `better_sqlite3_binary_host_mirror=http://127.0.0.1:${(server.address() as AddressInfo).port}\n`);
+  return server;
 }
 
 async function newApp(name: string): Promise<string> {
@@ -273,11 +302,15 @@ describe('an app that runs the engine', () => {
   let serve: ReturnType<typeof spawn> | undefined;
   let pages: PageServer | undefined;
 
+  let prebuilt: Server | undefined;
+
   beforeAll(async () => {
     app = await newApp('engine');
+    prebuilt = await servePrebuiltSqlite(app);
   });
 
   afterAll(async () => {
+    prebuilt?.close();
     if (serve?.pid && serve.exitCode === null) {
       const exited = new Promise((resolve) => serve!.once('exit', resolve));
       process.kill(-serve.pid, 'SIGTERM');
