@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import CDP from 'chrome-remote-interface';
 import { withTimeout } from '../sandbox/processes.js';
 import { refusedPage } from '../egress/refusals.js';
+import { armEditingWatch, EDITING_BINDING } from './editing-watch.js';
 
 /** Schemes a page may show. Everything else (file:, chrome:, view-source:, devtools:, ...) is refused. */
 const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;
@@ -52,6 +53,8 @@ export interface ControlEvents {
    * Only http and https pages: the waiting page and the engine's own pages are not the session's.
    */
   page: [PageChange];
+  /** A text field took or lost the keyboard focus in a tab (issue 36: a phone's viewer opens its keyboard). */
+  editing: [{ tab: string; editing: boolean }];
 }
 
 /** One change of a session's tabs (`tab` is the browser's target id). */
@@ -81,6 +84,10 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   private readonly ownTargets = new Set<string>();
   /** Each open tab's web address and title as last told (page events). */
   private readonly tabs = new Map<string, { url: string; title: string }>();
+  /** The engine's attachments to pages (flat DevTools sessions) and their tabs, for the editing watch. */
+  private readonly attachedTabs = new Map<string, string>();
+  /** Whether a text field has the keyboard focus now (the latest any tab told: editing-watch.ts). */
+  editing = false;
 
   private constructor(
     private readonly devtoolsUrl: string,
@@ -187,6 +194,23 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         case 'Target.targetCrashed':
           this.emit('page-crashed', { targetId: params.targetId, status: params.status });
           break;
+        case 'Target.attachedToTarget': {
+          const info = params.targetInfo as { targetId: string; type: string };
+          if (info.type !== 'page' || this.ownTargets.has(info.targetId)) break;
+          this.attachedTabs.set(params.sessionId, info.targetId);
+          void armEditingWatch(client, params.sessionId).catch(() => undefined);
+          break;
+        }
+        case 'Target.detachedFromTarget':
+          this.attachedTabs.delete(params.sessionId);
+          break;
+        case 'Runtime.bindingCalled': {
+          const tab = message.sessionId ? this.attachedTabs.get(message.sessionId) : undefined;
+          if (params.name !== EDITING_BINDING || !tab) break;
+          this.editing = params.payload === '1';
+          this.emit('editing', { tab, editing: this.editing });
+          break;
+        }
       }
     });
     // Known before the guard is armed, so a program never sees this connection listed.
@@ -198,6 +222,8 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
       client.send('Target.setDiscoverTargets', { discover: true }),
       // Set on the browser-level session, these patterns apply to every page, also later ones.
       client.send('Fetch.enable', { patterns: [{ urlPattern: 'file:*' }, { urlPattern: 'filesystem:*' }, { urlPattern: 'ftp:*' }] }),
+      // Every tab, now and later, gets the editing watch (editing-watch.ts); nothing waits for it.
+      client.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: 'page' }] } as never),
     ]);
   }
 
