@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import CDP from 'chrome-remote-interface';
 import { withTimeout } from '../sandbox/processes.js';
 import { refusedPage } from '../egress/refusals.js';
-import { armEditingWatch, EDITING_BINDING } from './editing-watch.js';
+import { EditingWatch } from './editing-watch.js';
 
 /** Schemes a page may show. Everything else (file:, chrome:, view-source:, devtools:, ...) is refused. */
 const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;
@@ -84,10 +84,15 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   private readonly ownTargets = new Set<string>();
   /** Each open tab's web address and title as last told (page events). */
   private readonly tabs = new Map<string, { url: string; title: string }>();
-  /** The engine's attachments to pages (flat DevTools sessions) and their tabs, for the editing watch. */
-  private readonly attachedTabs = new Map<string, string>();
   /** Whether a text field has the keyboard focus now (the latest any tab told: editing-watch.ts). */
   editing = false;
+  private readonly editingWatch = new EditingWatch(
+    (tab, editing) => {
+      this.editing = editing;
+      this.emit('editing', { tab, editing });
+    },
+    (targetId) => this.ownTargets.has(targetId),
+  );
 
   private constructor(
     private readonly devtoolsUrl: string,
@@ -159,7 +164,10 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
       this.dropped.add(client);
       if (client === this.current) this.onDropped();
     });
+    // A new connection attaches to every tab again.
+    this.editingWatch.reset();
     client.on('event', (message) => {
+      this.editingWatch.handle(client, message);
       const params = message.params as Record<string, any>;
       switch (message.method) {
         case 'Fetch.requestPaused':
@@ -194,23 +202,6 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         case 'Target.targetCrashed':
           this.emit('page-crashed', { targetId: params.targetId, status: params.status });
           break;
-        case 'Target.attachedToTarget': {
-          const info = params.targetInfo as { targetId: string; type: string };
-          if (info.type !== 'page' || this.ownTargets.has(info.targetId)) break;
-          this.attachedTabs.set(params.sessionId, info.targetId);
-          void armEditingWatch(client, params.sessionId).catch(() => undefined);
-          break;
-        }
-        case 'Target.detachedFromTarget':
-          this.attachedTabs.delete(params.sessionId);
-          break;
-        case 'Runtime.bindingCalled': {
-          const tab = message.sessionId ? this.attachedTabs.get(message.sessionId) : undefined;
-          if (params.name !== EDITING_BINDING || !tab) break;
-          this.editing = params.payload === '1';
-          this.emit('editing', { tab, editing: this.editing });
-          break;
-        }
       }
     });
     // Known before the guard is armed, so a program never sees this connection listed.
@@ -223,7 +214,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
       // Set on the browser-level session, these patterns apply to every page, also later ones.
       client.send('Fetch.enable', { patterns: [{ urlPattern: 'file:*' }, { urlPattern: 'filesystem:*' }, { urlPattern: 'ftp:*' }] }),
       // Every tab, now and later, gets the editing watch (editing-watch.ts); nothing waits for it.
-      client.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: 'page' }] } as never),
+      this.editingWatch.attachTabs(client),
     ]);
   }
 

@@ -15,9 +15,17 @@ export const EDITING_BINDING = 'rbkEditing';
  * another is a single change).
  */
 export const EDITING_SCRIPT = `(() => {
-  const tell = globalThis[${JSON.stringify(EDITING_BINDING)}];
-  if (typeof tell !== 'function' || globalThis.__rbkEditingArmed) return;
+  if (globalThis.__rbkEditingArmed) return;
   globalThis.__rbkEditingArmed = true;
+  // The binding comes to a new document's world after the script (armEditingWatch gives it again
+  // at each navigation): what is to tell waits for it, a tenth of a second at a time, up to 10 s.
+  let waiting = null;
+  const tell = (value, tries = 100) => {
+    clearTimeout(waiting);
+    const binding = globalThis[${JSON.stringify(EDITING_BINDING)}];
+    if (typeof binding === 'function') binding(value);
+    else if (tries > 0) waiting = setTimeout(() => tell(value, tries - 1), 100);
+  };
   const NOT_TYPED = /^(button|checkbox|color|file|hidden|image|radio|range|reset|submit)$/i;
   const takesTyping = (el) => !!el && (el.isContentEditable ||
     (el.localName === 'textarea' && !el.readOnly && !el.disabled) ||
@@ -35,8 +43,92 @@ export const EDITING_SCRIPT = `(() => {
   if (document.readyState === 'loading') addEventListener('DOMContentLoaded', look, { once: true }); else look();
 })();`;
 
-/** Arms the script in a page the engine's connection attached to (`sessionId`, flat mode): its frames now and its later documents. */
+/**
+ * Arms the script in a page the engine's connection attached to (`sessionId`, flat mode): its
+ * frames now and its later documents. The script first (it makes the world), then the binding
+ * (given to the worlds of that name there are). A later document's world does not get the binding
+ * by itself (that would take the Runtime domain, and every console message of the page with it):
+ * `giveBinding` again when a frame navigated (Page's events are enabled here for that).
+ */
 export async function armEditingWatch(client: CDP.Client, sessionId: string): Promise<void> {
-  await client.send('Runtime.addBinding', { name: EDITING_BINDING, executionContextName: EDITING_WORLD } as never, sessionId);
+  await client.send('Page.enable', undefined, sessionId);
   await client.send('Page.addScriptToEvaluateOnNewDocument', { source: EDITING_SCRIPT, worldName: EDITING_WORLD, runImmediately: true } as never, sessionId);
+  await giveBinding(client, sessionId);
+}
+
+/** Gives the binding to the page's editing worlds as they are now. */
+export async function giveBinding(client: CDP.Client, sessionId: string): Promise<void> {
+  await client.send('Runtime.addBinding', { name: EDITING_BINDING, executionContextName: EDITING_WORLD } as never, sessionId);
+}
+
+/**
+ * The watch over a browser-level connection: it attaches to every tab (flat sessions), arms one
+ * attachment per tab, and tells each change a tab's script reports. The control's own short
+ * attachments (an evaluation, a navigation) are attachments too: one taken first is replaced by
+ * another of the tab's when it ends.
+ */
+export class EditingWatch {
+  /** Attachment (DevTools session id) to tab (target id), and the attachment armed per tab. */
+  private readonly attached = new Map<string, string>();
+  private readonly armed = new Map<string, string>();
+
+  constructor(
+    private readonly onChange: (tab: string, editing: boolean) => void,
+    private readonly isOwnTarget: (targetId: string) => boolean,
+  ) {}
+
+  /** Every tab, now and later, attached to without pausing it. */
+  async attachTabs(client: CDP.Client): Promise<void> {
+    await client.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: 'page' }] } as never);
+  }
+
+  /** Forgets the attachments of a connection that is gone. */
+  reset(): void {
+    this.attached.clear();
+    this.armed.clear();
+  }
+
+  handle(client: CDP.Client, message: CDP.EventMessage): void {
+    const params = message.params as Record<string, any>;
+    switch (message.method) {
+      case 'Target.attachedToTarget': {
+        const info = params.targetInfo as { targetId: string; type: string };
+        if (info.type !== 'page' || this.isOwnTarget(info.targetId)) return;
+        this.attached.set(params.sessionId, info.targetId);
+        if (!this.armed.has(info.targetId)) this.arm(client, info.targetId, params.sessionId);
+        return;
+      }
+      case 'Target.detachedFromTarget': {
+        const tab = this.attached.get(params.sessionId);
+        this.attached.delete(params.sessionId);
+        if (!tab || this.armed.get(tab) !== params.sessionId) return;
+        this.armed.delete(tab);
+        const other = [...this.attached].find(([, t]) => t === tab)?.[0];
+        if (other) this.arm(client, tab, other);
+        return;
+      }
+      case 'Target.targetDestroyed':
+        this.armed.delete(params.targetId);
+        return;
+      case 'Page.frameNavigated':
+        // A new document's world gets the binding.
+        if (message.sessionId && this.armedSession(message.sessionId)) void giveBinding(client, message.sessionId).catch(() => undefined);
+        return;
+      case 'Runtime.bindingCalled': {
+        if (params.name !== EDITING_BINDING || !message.sessionId || !this.armedSession(message.sessionId)) return;
+        this.onChange(this.attached.get(message.sessionId)!, params.payload === '1');
+        return;
+      }
+    }
+  }
+
+  private armedSession(sessionId: string): boolean {
+    const tab = this.attached.get(sessionId);
+    return tab !== undefined && this.armed.get(tab) === sessionId;
+  }
+
+  private arm(client: CDP.Client, tab: string, sessionId: string): void {
+    this.armed.set(tab, sessionId);
+    void armEditingWatch(client, sessionId).catch(() => undefined);
+  }
 }
