@@ -5,6 +5,7 @@
 // (its size, and the remote page's zoom, unchanged; a tap in the zoomed view lands where it shows);
 // a tap into a remote text field focuses the viewer's input asking for the on-screen keyboard, and
 // what is typed arrives. A view-only link's gestures pan and zoom its own view and send nothing.
+import { WebSocket } from 'ws';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
@@ -193,6 +194,15 @@ describe('a phone with a view-only link', () => {
     try {
       await remote("window.taps = 0; window.menus = 0; window.scrollTo(0, 0); document.getElementById('field').value = ''");
       expect(await page.locator('.rbk-viewer__keyboard-input').count()).toBe(0);
+      // The editing channel is the share link's: a view-only link is refused before it opens.
+      const viewLink = parseShareLink(answer.shareUrl)!.linkId;
+      const refused = await new Promise<number>((resolve) => {
+        const socket = new WebSocket(`${base!.replace(/^http/, 'ws')}/share/${viewLink}/editing`);
+        socket.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+        socket.on('open', () => resolve(101));
+        socket.on('error', () => undefined);
+      });
+      expect(refused).toBe(403);
       const before = await geometry(page);
       const sizeBefore = await remoteSize();
       const c = { x: before.area.w / 2, y: 300 };
