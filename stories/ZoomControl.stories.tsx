@@ -43,18 +43,19 @@ type Story = StoryObj<typeof meta>;
 
 const fit = (language: ShareLanguage, percent: number) => createComponentI18n(language).t('viewer:zoom.fit', { percent });
 
-/** Pinched to 250 %: the button says so and brings the fitted view back. */
+/** Pinched to 250 %: the button says how much and brings the fitted view back. */
 export const Zoomed: Story = {
   play: async ({ canvasElement, args }) => {
     const canvas = within(canvasElement);
-    const button = canvas.getByRole('button', { name: fit(args.language, 250) });
-    await expect(canvas.getByRole('status')).toHaveTextContent('250');
+    const percent = Math.round(args.initial * 100);
+    const button = canvas.getByRole('button', { name: fit(args.language, percent) });
+    await expect(canvas.getByRole('status')).toHaveTextContent(String(percent));
     await userEvent.click(button);
     await expect(canvas.queryByRole('button')).toBeNull();
   },
 };
 
-/** Zoomed, in Japanese. */
+/** Zoomed to 300 %, in Japanese. */
 export const ZoomedJapanese: Story = { args: { language: 'ja', initial: 3 }, play: Zoomed.play };
 
 /** Fitted: nothing shows. */
