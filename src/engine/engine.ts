@@ -31,6 +31,7 @@ import { rfbChannel } from './channels/rfb/rfb.js';
 import { soundChannel } from './channels/sound/sound.js';
 import { videoChannel } from './channels/video/video.js';
 import { automationChannel } from './channels/automation/automation.js';
+import { editingChannel } from './channels/editing/editing.js';
 import { filesChannel } from './channels/files/files.js';
 import { FilesLink } from './cluster/files-link.js';
 import { RecordingsLink } from './cluster/recordings-link.js';
@@ -245,7 +246,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     .register(soundChannel({ available: config.sound !== false && probeSound().available }))
     .register(videoChannel({ available: video }))
     .register(automationChannel({ programsPerSession: config.automation.programsPerSession, familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
-    .register(filesChannel({ snapshot: (id) => files.snapshot(id) }));
+    .register(filesChannel({ snapshot: (id) => files.snapshot(id) }))
+    .register(editingChannel({ familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }));
   for (const channel of options.channels ?? []) channels.register(channel);
   // Every attachment, whatever its channel (and the share API's event streams), passes this door.
   const door = new Door({ perAddress: config.viewers.perAddress }, openFiles);

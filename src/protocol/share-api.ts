@@ -7,13 +7,15 @@
  * packet), the display's moving picture as video (issue 25: one JSON text message saying the
  * format, then one binary message per H.264 access unit, src/protocol/video.ts), a ping, a view-only link, and the session's files (issue 23): `files`, a WebSocket that
  * sends their list as it changes (src/protocol/files.ts), `files/download?name=` (GET, the bytes as
- * a download) and `files/upload?name=` (POST, the body), for the share link's holder only.
+ * a download) and `files/upload?name=` (POST, the body), for the share link's holder only; and
+ * `editing` (issue 36), a WebSocket that says whether a text field in the session's browser has
+ * the focus (src/protocol/editing.ts), for the share link's holder only.
  */
-export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload'] as const;
+export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload', 'editing'] as const;
 export type ShareApiRoute = (typeof SHARE_API_ROUTES)[number];
 
 /** Link ids are base64url; the API reads at most this many characters of one. */
-const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|video|ping|view-only|files|files\/download|files\/upload))?$/;
+const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|video|ping|view-only|files|files\/download|files\/upload|editing))?$/;
 
 /** The path of one route of a link's share API: `/share/<link_id>` for its state, else `/share/<link_id>/<route>`. */
 export function shareApiPath(linkId: string, route: ShareApiRoute = 'state'): string {
@@ -22,7 +24,7 @@ export function shareApiPath(linkId: string, route: ShareApiRoute = 'state'): st
 
 /** The full address of a route under a share base; RFB's, sound's, video's and files' are WebSocket addresses (ws: or wss:). */
 export function shareApiUrl(shareBase: string, linkId: string, route: ShareApiRoute = 'state'): string {
-  const base = route === 'rfb' || route === 'sound' || route === 'video' || route === 'files' ? shareBase.replace(/^http/, 'ws') : shareBase;
+  const base = route === 'rfb' || route === 'sound' || route === 'video' || route === 'files' || route === 'editing' ? shareBase.replace(/^http/, 'ws') : shareBase;
   return `${base}${shareApiPath(linkId, route)}`;
 }
 

@@ -78,6 +78,8 @@ export interface ViewerState {
   video?: boolean;
   /** Whether the session is being recorded (issue 35): the viewer says so; absent means false. */
   recording?: boolean;
+  /** Whether the engine tells this link's viewer when a text field has the focus (the `editing` route, issue 36); absent means false. */
+  editing?: boolean;
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

@@ -130,6 +130,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
             // An engine from before sound says nothing: no sound.
             sound={state?.sound === true}
             video={state?.video === true}
+            editing={state?.editing === true}
             onLeave={leave}
             hidden={screen === 'waiting'}
             {...(shareFetch ? { shareFetch } : {})}

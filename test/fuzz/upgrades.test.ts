@@ -34,7 +34,7 @@ const PROBED = [
   '/automation/%E0?%E0#%E0',
 ];
 
-const CHANNELS = ['rfb', 'sound', 'video', 'files', 'events', 'state', 'ping', 'view-only', 'files/upload', 'files/download'];
+const CHANNELS = ['rfb', 'sound', 'video', 'files', 'editing', 'events', 'state', 'ping', 'view-only', 'files/upload', 'files/download'];
 
 /** A request target for an upgrade: at a link's channel, at automation, anywhere; some with raw bytes. */
 const target = (): fc.Arbitrary<string> =>

@@ -13,6 +13,9 @@ import { useRemoteSound } from './useRemoteSound.js';
 import { useRoundTrip } from './useRoundTrip.js';
 import { ViewerToolbar } from './ViewerToolbar.js';
 import { FilesControl } from './FilesControl.js';
+import { useTouchGestures } from './useTouchGestures.js';
+import { useTouchKeyboard } from './useTouchKeyboard.js';
+import { ZoomControl } from './ZoomControl.js';
 
 export interface LiveScreenProps {
   shareBase: string;
@@ -26,6 +29,8 @@ export interface LiveScreenProps {
   sound: boolean;
   /** Whether the engine offers video while the display moves (the share API says). */
   video?: boolean;
+  /** Whether the engine tells when a text field in the session has the focus (the state's `editing`): a phone's keyboard then follows it. */
+  editing?: boolean;
   onLeave: () => void;
   shareFetch?: typeof fetch;
   /** Behind the waiting screen: connected, but nothing of it shows. */
@@ -35,7 +40,7 @@ export interface LiveScreenProps {
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, onLeave, shareFetch, hidden }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, editing = false, onLeave, shareFetch, hidden }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -54,6 +59,9 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
   // Esc twice moves the keyboard focus out of the remote screen, to the toolbar.
   const leaveKeyboard = useCallback(() => rootRef.current?.querySelector<HTMLElement>('.rbk-viewer__toolbar button')?.focus(), []);
   const keyboard = useRemoteKeyboard({ remote, keyboardRef, onLeaveKeys: leaveKeyboard });
+  // Touch (issue 36): a pinch zooms this view only; the phone's keyboard follows the remote focus.
+  const touch = useTouchGestures({ screenRef, remote, viewOnly, connection });
+  const touchKeyboard = useTouchKeyboard({ shareBase, linkId, told: editing, viewOnly, hidden, keyboardRef });
 
   /** Asks the share API for the session's view-only link and shows it to copy. */
   const shareViewOnly = () =>
@@ -63,7 +71,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
     );
 
   return (
-    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-video={showingVideo || undefined} data-fullscreen={fullscreen || undefined} aria-hidden={hidden || undefined}>
+    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-video={showingVideo || undefined} data-fullscreen={fullscreen || undefined} data-zoom={touch.zoom > 1 ? touch.zoom.toFixed(2) : undefined} aria-hidden={hidden || undefined}>
       {hidden ? null : (
         <ViewerToolbar
           connection={connection}
@@ -74,7 +82,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
           recording={recording}
           viewLinkShown={viewLink !== null}
           onViewLink={() => (viewLink ? setViewLink(null) : void shareViewOnly())}
-          onKeyboard={() => keyboardRef.current?.focus()}
+          onKeyboard={touchKeyboard.open}
           modifiers={keyboard.modifiers}
           onModifier={keyboard.toggleModifier}
           onPress={keyboard.press}
@@ -108,12 +116,20 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
         aria-label={t('running.region', { browser: browserName })}
         // A press on the remote screen puts the keyboard focus in the viewer's text input.
         onPointerDown={() => {
-          if (!viewOnly) keyboardRef.current?.focus({ preventScroll: true });
+          if (viewOnly) return;
+          touchKeyboard.pressed();
+          keyboardRef.current?.focus({ preventScroll: true });
         }}
       />
+      {hidden ? null : <ZoomControl zoom={touch.zoom} onReset={touch.resetZoom} />}
       {!viewOnly && !hidden ? (
         <span id={leaveKeysId} className="rbk-viewer__sr-only">
           {t('running.leaveKeys')}
+        </span>
+      ) : null}
+      {!viewOnly && !hidden ? (
+        <span className="rbk-viewer__sr-only" role="status">
+          {touchKeyboard.remoteEditing ? t('touch.editing') : ''}
         </span>
       ) : null}
       {!viewOnly && !hidden ? (
@@ -127,6 +143,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
           autoCorrect="off"
           spellCheck={false}
           rows={1}
+          inputMode={touchKeyboard.inputMode}
           {...keyboard.inputProps}
         />
       ) : null}

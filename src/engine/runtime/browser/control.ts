@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import CDP from 'chrome-remote-interface';
 import { withTimeout } from '../sandbox/processes.js';
 import { refusedPage } from '../egress/refusals.js';
+import { EditingWatch } from './editing-watch.js';
 
 /** Schemes a page may show. Everything else (file:, chrome:, view-source:, devtools:, ...) is refused. */
 const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;
@@ -52,6 +53,8 @@ export interface ControlEvents {
    * Only http and https pages: the waiting page and the engine's own pages are not the session's.
    */
   page: [PageChange];
+  /** A text field took or lost the keyboard focus in a tab (issue 36: a phone's viewer opens its keyboard). */
+  editing: [{ tab: string; editing: boolean }];
 }
 
 /** One change of a session's tabs (`tab` is the browser's target id). */
@@ -81,6 +84,15 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   private readonly ownTargets = new Set<string>();
   /** Each open tab's web address and title as last told (page events). */
   private readonly tabs = new Map<string, { url: string; title: string }>();
+  /** Whether a text field has the keyboard focus now (the latest any tab told: editing-watch.ts). */
+  editing = false;
+  private readonly editingWatch = new EditingWatch(
+    (tab, editing) => {
+      this.editing = editing;
+      this.emit('editing', { tab, editing });
+    },
+    (targetId) => this.ownTargets.has(targetId),
+  );
 
   private constructor(
     private readonly devtoolsUrl: string,
@@ -152,7 +164,10 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
       this.dropped.add(client);
       if (client === this.current) this.onDropped();
     });
+    // A new connection attaches to every tab again.
+    this.editingWatch.reset();
     client.on('event', (message) => {
+      this.editingWatch.handle(client, message);
       const params = message.params as Record<string, any>;
       switch (message.method) {
         case 'Fetch.requestPaused':
@@ -198,6 +213,8 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
       client.send('Target.setDiscoverTargets', { discover: true }),
       // Set on the browser-level session, these patterns apply to every page, also later ones.
       client.send('Fetch.enable', { patterns: [{ urlPattern: 'file:*' }, { urlPattern: 'filesystem:*' }, { urlPattern: 'ftp:*' }] }),
+      // Every tab, now and later, gets the editing watch (editing-watch.ts); nothing waits for it.
+      this.editingWatch.attachTabs(client),
     ]);
   }
 

@@ -8,6 +8,7 @@ import type { SessionSound } from '../capture/sound.js';
 import type { SessionVideo } from '../capture/video.js';
 import { SessionFiles } from './session-files.js';
 import type { SessionSlot } from './slot.js';
+import type { BrowserControl } from '../browser/control.js';
 
 /** Where a session may read and write files, as its browser sees them. */
 export interface SessionFolders {
@@ -25,6 +26,13 @@ export interface SessionDevTools {
   isEngineTarget(targetId: string): boolean;
 }
 
+/** Whether a text field in the session's browser has the keyboard focus, and its changes (browser/editing-watch.ts). */
+export interface SessionEditing {
+  now(): boolean;
+  /** Calls `listener` with each change; returns how to stop. */
+  follow(listener: (editing: boolean) => void): () => void;
+}
+
 /**
  * A session's ends on this node. A starting session has its display and encoders before its
  * browser, so viewers may connect early; the browser's ends come with the browser.
@@ -39,6 +47,8 @@ export interface SessionEnds {
   devtools: SessionDevTools | null;
   /** The session's files, read and written by a program inside it (once its browser runs); null before. */
   files: SessionFiles | null;
+  /** Whether a text field has the focus (Chromium family, once running; issue 36); absent or null otherwise. */
+  editing?: SessionEditing | null;
 }
 
 /** The ends of a slot as it is now: the browser's only once it has joined. */
@@ -59,5 +69,18 @@ export function endsOfSlot(slot: SessionSlot): SessionEnds {
         }
       : null,
     files: browser ? new SessionFiles(sandbox) : null,
+    editing: browser?.control ? editingOf(browser.control) : null,
+  };
+}
+
+/** The editing end of a browser's DevTools control. */
+function editingOf(control: BrowserControl): SessionEditing {
+  return {
+    now: () => control.editing,
+    follow(listener) {
+      const told = ({ editing }: { editing: boolean }) => listener(editing);
+      control.on('editing', told);
+      return () => control.off('editing', told);
+    },
   };
 }
