@@ -52,12 +52,19 @@ export interface ControlEvents {
    * Only http and https pages: the waiting page and the engine's own pages are not the session's.
    */
   page: [PageChange];
+  /** Any page target as DevTools tells it (every scheme; the viewer's tab strip, tabs.ts), and one that closed. */
+  'page-target': [{ tab: string; url: string; title: string } | { tab: string; closed: true }];
 }
 
 /** One change of a session's tabs (`tab` is the browser's target id). */
 export type PageChange =
   | { change: 'opened' | 'closed'; tab: string }
   | { change: 'navigated' | 'titled'; tab: string; url: string; title: string };
+
+/** Until a page has a title, Chromium gives its address (without the scheme) in its place. */
+function untitled(info: { url: string; title?: string }): boolean {
+  return !info.title || info.title === info.url || info.title === info.url.replace(/^[a-z]+:\/\//i, '');
+}
 
 /** A DevTools connection to the browser (a confined session's `ws+unix:` address is used as is). */
 function openConnection(devtoolsUrl: string): Promise<CDP.Client> {
@@ -128,7 +135,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     }
     const tab = this.tabs.get(info.targetId)!;
     // Until a page has a title, Chromium gives its address without the scheme.
-    const title = info.title && info.title !== info.url && info.title !== info.url.replace(/^[a-z]+:\/\//i, '') ? info.title : '';
+    const title = untitled(info) ? '' : info.title!;
     if (!isNavigableUrl(info.url)) return;
     if (info.url !== tab.url) {
       Object.assign(tab, { url: info.url, title });
@@ -163,7 +170,10 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         case 'Target.targetInfoChanged':
         case 'Target.targetCreated': {
           const info = params.targetInfo as { targetId: string; type: string; url: string; title?: string };
-          if (info.type === 'page' && !this.ownTargets.has(info.targetId)) this.followTab(client, info);
+          if (info.type === 'page' && !this.ownTargets.has(info.targetId)) {
+            this.emit('page-target', { tab: info.targetId, url: info.url, title: untitled(info) ? '' : (info.title ?? '') });
+            this.followTab(client, info);
+          }
           const devtools = DEVTOOLS_FRONTEND.test(info.url);
           if (devtools && info.type !== 'page') {
             // F12, Ctrl+Shift+I and the menu open developer tools as a target of their own (type
@@ -182,6 +192,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
           break;
         }
         case 'Target.targetDestroyed':
+          this.emit('page-target', { tab: params.targetId, closed: true });
           if (this.tabs.delete(params.targetId)) this.emit('page', { change: 'closed', tab: params.targetId });
           break;
         case 'Target.targetCrashed':

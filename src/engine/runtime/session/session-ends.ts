@@ -8,6 +8,7 @@ import type { SessionSound } from '../capture/sound.js';
 import type { SessionVideo } from '../capture/video.js';
 import { SessionFiles } from './session-files.js';
 import type { SessionSlot } from './slot.js';
+import type { SessionTabs } from '../browser/tabs.js';
 
 /** Where a session may read and write files, as its browser sees them. */
 export interface SessionFolders {
@@ -39,6 +40,8 @@ export interface SessionEnds {
   devtools: SessionDevTools | null;
   /** The session's files, read and written by a program inside it (once its browser runs); null before. */
   files: SessionFiles | null;
+  /** The browser's tabs (issue 36): listed, watched and switched by the share API; null before the browser runs, and for a Firefox in a browser window. */
+  tabs: SessionTabs | null;
 }
 
 /** The ends of a slot as it is now: the browser's only once it has joined. */
@@ -59,5 +62,6 @@ export function endsOfSlot(slot: SessionSlot): SessionEnds {
         }
       : null,
     files: browser ? new SessionFiles(sandbox) : null,
+    tabs: browser?.tabs ?? null,
   };
 }
