@@ -177,6 +177,12 @@ export const createRequestSchema = z.object({
   country: textField('country: must be a location code listed by GET /v8/image, or auto', (v) => v !== '').optional(),
   egress: z.literal('residential', 'egress: the only allowed value is residential').optional(),
   record: z.boolean('record: must be true or false').optional(),
+  /**
+   * v8 only (issue 36, decisions.md 104): `app` runs the browser as an app window, filling the
+   * screen without its own tab strip and address bar (kiosk mode), its tabs shown and switched in
+   * the viewer's strip; default `browser`.
+   */
+  window: z.enum(['browser', 'app'], 'window: must be browser or app').optional(),
   shareLanguage: z.enum(SHARE_LANGUAGES, `shareLanguage: must be one of ${SHARE_LANGUAGES.join(', ')}`).optional(),
   callbackUrl: textField(
     `callbackUrl: must be an http or https address of at most ${characters(CALLBACK_URL_MAX)} characters`,
