@@ -264,7 +264,7 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   await writeFile(sandbox.hostPath(join(profile, 'user.js')), firefoxPreferences(launch), { flag: 'wx' });
   const env = browserEnvironment(launch);
   // Firefox with the session's policies: they refuse local files and lock the proxy (firefox-launcher.ts).
-  const executable = await prepareFirefox(launch.image, sandbox, launch.locale);
+  const executable = await prepareFirefox(launch.image, sandbox, launch.locale, launch.window === 'app');
   const process = sandbox.spawn(launch.image.id, executable, [
     '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height),
     // An app window: kiosk mode, and the remote agent (WebDriver BiDi on the session's own loopback, port chosen by Firefox) that firefox-tabs.ts reads its tabs through.

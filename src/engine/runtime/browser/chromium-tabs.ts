@@ -2,9 +2,10 @@
 // guard tells every page target as it opens, changes and closes; a tab is switched with
 // `Target.activateTarget`, closed with `Target.closeTarget`, opened with `Target.createTarget`.
 // Which tab is on screen is read from each page (`document.visibilityState`, evaluated without
-// enabling any domain, so the page sees nothing); the guard keeps one attachment per tab for it.
+// enabling any domain, so the page sees nothing), with its title; the guard keeps one attachment
+// per tab for it.
 import type CDP from 'chrome-remote-interface';
-import type { BrowserControl } from './control.js';
+import { untitled, type BrowserControl } from './control.js';
 import { SessionTabs, type TabProbe } from './tabs.js';
 
 export class ChromiumTabs extends SessionTabs {
@@ -29,8 +30,7 @@ export class ChromiumTabs extends SessionTabs {
     // Chromium lists the newest first: told in the order they opened.
     for (const info of targetInfos.reverse()) {
       if (info.type === 'page' && !control.isOwnTarget(info.targetId) && !tabs.has(info.targetId)) {
-        const untitled = !info.title || info.title === info.url || info.title === info.url.replace(/^[a-z]+:\/\//i, '');
-        tabs.opened(info.targetId, info.url, untitled ? '' : info.title);
+        tabs.opened(info.targetId, info.url, untitled(info) ? '' : info.title);
       }
     }
     return tabs;
@@ -60,8 +60,10 @@ export class ChromiumTabs extends SessionTabs {
     }
     const sessionId = await attachment.session;
     try {
-      const { result } = await client.send('Runtime.evaluate', { expression: 'document.visibilityState', returnByValue: true }, sessionId);
-      return { visible: result.value === 'visible' };
+      // The title too: Chromium does not always tell a title set as the page loads (control.ts).
+      const { result } = await client.send('Runtime.evaluate', { expression: '[document.visibilityState, document.title]', returnByValue: true }, sessionId);
+      const [visibility, title] = (result.value ?? []) as unknown[];
+      return { visible: visibility === 'visible', ...(typeof title === 'string' ? { title } : {}) };
     } catch (error) {
       // A tab whose attachment went (a crash, a navigation to another process) is attached again next time.
       if (this.attachments.get(id) === attachment) this.attachments.delete(id);

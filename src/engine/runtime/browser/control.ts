@@ -62,8 +62,9 @@ export type PageChange =
   | { change: 'navigated' | 'titled'; tab: string; url: string; title: string };
 
 /** Until a page has a title, Chromium gives its address (without the scheme) in its place. */
-function untitled(info: { url: string; title?: string }): boolean {
-  return !info.title || info.title === info.url || info.title === info.url.replace(/^[a-z]+:\/\//i, '');
+export function untitled(info: { url: string; title?: string }): boolean {
+  const bare = info.url.replace(/^[a-z]+:\/\//i, '');
+  return !info.title || info.title === info.url || info.title === bare || info.title === bare.replace(/\/$/, '');
 }
 
 /** A DevTools connection to the browser (a confined session's `ws+unix:` address is used as is). */
