@@ -182,7 +182,10 @@ export const createRequestSchema = z.object({
    * screen without its own tab strip and address bar (kiosk mode), its tabs shown and switched in
    * the viewer's strip; default `browser`.
    */
-  window: z.enum(['browser', 'app'], 'window: must be browser or app').optional(),
+  window: z
+    .enum(['browser', 'app'], 'window: must be browser or app')
+    .describe('`app`: the browser fills the screen without its own tab strip and address bar (kiosk mode); its tabs are shown and switched in the viewer\'s strip (the share state\'s `tabs`). Starts on a warm display, not a warm browser. Firefox ESR tells its tabs only in an app window, where its remote agent runs and pages read navigator.webdriver as true. Default `browser`.')
+    .optional(),
   shareLanguage: z.enum(SHARE_LANGUAGES, `shareLanguage: must be one of ${SHARE_LANGUAGES.join(', ')}`).optional(),
   callbackUrl: textField(
     `callbackUrl: must be an http or https address of at most ${characters(CALLBACK_URL_MAX)} characters`,
