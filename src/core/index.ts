@@ -4,4 +4,6 @@ export { createRemoteBrowserClient, type RemoteBrowserClient, type RemoteBrowser
 export { RemoteBrowserClientError, fieldOf, type RemoteBrowserErrorCode } from './error.js';
 export { imagesQuery, profilesQuery, remoteBrowserKeys, sessionFilesQuery, sessionPollDelay, sessionQuery, usageQuery } from './queries.js';
 export type { SessionFileEntry } from '../protocol/files.js';
+export { actOnTab, TabActionRefused, type ShareApiTarget } from './share-api.js';
+export type { ShareTab, TabAction } from '../protocol/tabs.js';
 export type { ProxyCreateResponse, ProxyProfile, ProxySession } from '../protocol/proxy.js';

@@ -1,7 +1,8 @@
 // The share API's calls as a viewer makes them: the link's viewer state, its view-only link, and a
-// ping for the round-trip time. Plain fetch, no React and no DOM, so any viewer can use them.
+// ping for the round-trip time, and the driver's tab actions. Plain fetch, no React and no DOM, so any viewer can use them.
 import { shareApiUrl } from '../protocol/share-api.js';
 import { isViewerState, isWebAddress, type ViewerState } from '../protocol/share.js';
+import { isShareTab, type ShareTab, type TabAction } from '../protocol/tabs.js';
 
 /** Where a link's share API is, and the fetch to call it with (a stand-in in stories or tests). */
 export interface ShareApiTarget {
@@ -46,4 +47,29 @@ export async function measureRoundTrip(target: ShareApiTarget): Promise<number |
 export type ConnectionQuality = 'unknown' | 'good' | 'fair' | 'poor';
 export function connectionQuality(rttMs: number | null): ConnectionQuality {
   return rttMs === null ? 'unknown' : rttMs < 100 ? 'good' : rttMs < 300 ? 'fair' : 'poor';
+}
+
+/** Why a tab action was refused, in the share API's words (a view-only link, a tab that closed, the last tab). */
+export class TabActionRefused extends Error {
+  constructor(message: string, readonly httpStatus: number) {
+    super(message);
+    this.name = 'TabActionRefused';
+  }
+}
+
+/**
+ * Switches, closes or opens one of the remote browser's tabs (a link that may drive only):
+ * resolves with the tabs as the browser then has them; throws TabActionRefused with the API's
+ * message when refused.
+ */
+export async function actOnTab(target: ShareApiTarget, action: TabAction): Promise<ShareTab[]> {
+  const response = await (target.fetch ?? fetch)(shareApiUrl(target.shareBase, target.linkId, 'tabs'), {
+    method: 'POST',
+    cache: 'no-store',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(action),
+  });
+  const answer = (await response.json().catch(() => ({}))) as { status?: string; message?: unknown; tabs?: unknown };
+  if (!response.ok || answer.status !== 'ok') throw new TabActionRefused(typeof answer.message === 'string' ? answer.message : `share API answered ${response.status}`, response.status);
+  return Array.isArray(answer.tabs) ? answer.tabs.filter(isShareTab) : [];
 }

@@ -13,3 +13,4 @@ export * from './statuses.js';
 export * from './recordings.js';
 export * from './webhooks.js';
 export * from './profiles.js';
+export * from './tabs.js';

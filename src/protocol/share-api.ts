@@ -7,15 +7,16 @@
  * packet), the display's moving picture as video (issue 25: one JSON text message saying the
  * format, then one binary message per H.264 access unit, src/protocol/video.ts), a ping, a view-only link, and the session's files (issue 23): `files`, a WebSocket that
  * sends their list as it changes (src/protocol/files.ts), `files/download?name=` (GET, the bytes as
- * a download) and `files/upload?name=` (POST, the body), for the share link's holder only; and
+ * a download) and `files/upload?name=` (POST, the body), for the share link's holder only;
  * `editing` (issue 36), a WebSocket that says whether a text field in the session's browser has
- * the focus (src/protocol/editing.ts), for the share link's holder only.
+ * the focus (src/protocol/editing.ts), for the share link's holder only; and `tabs` (POST: switch,
+ * close or open one of the remote browser's tabs, protocol/tabs.ts), for a link that may drive.
  */
-export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload', 'editing'] as const;
+export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload', 'editing', 'tabs'] as const;
 export type ShareApiRoute = (typeof SHARE_API_ROUTES)[number];
 
 /** Link ids are base64url; the API reads at most this many characters of one. */
-const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|video|ping|view-only|files|files\/download|files\/upload|editing))?$/;
+const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|video|ping|view-only|files|files\/download|files\/upload|editing|tabs))?$/;
 
 /** The path of one route of a link's share API: `/share/<link_id>` for its state, else `/share/<link_id>/<route>`. */
 export function shareApiPath(linkId: string, route: ShareApiRoute = 'state'): string {

@@ -2,6 +2,7 @@
 // site, the engine and the components read and write them the same way.
 import { DEFAULT_SHARE_LANGUAGE, SHARE_LANGUAGES, isShareLanguage, type ShareLanguage } from './languages.js';
 import type { SessionStatus } from './statuses.js';
+import type { ShareTab } from './tabs.js';
 
 /** Link ids are base64url. */
 const LINK_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -80,6 +81,11 @@ export interface ViewerState {
   recording?: boolean;
   /** Whether the engine tells this link's viewer when a text field has the focus (the `editing` route, issue 36); absent means false. */
   editing?: boolean;
+  /**
+   * The remote browser's tabs (issue 36, protocol/tabs.ts), in the order they opened; absent when
+   * the engine cannot tell them (the session is not running, or runs Firefox ESR in a browser window).
+   */
+  tabs?: ShareTab[];
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

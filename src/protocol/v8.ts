@@ -177,6 +177,15 @@ export const createRequestSchema = z.object({
   country: textField('country: must be a location code listed by GET /v8/image, or auto', (v) => v !== '').optional(),
   egress: z.literal('residential', 'egress: the only allowed value is residential').optional(),
   record: z.boolean('record: must be true or false').optional(),
+  /**
+   * v8 only (issue 36, decisions.md 104): `app` runs the browser as an app window, filling the
+   * screen without its own tab strip and address bar (kiosk mode), its tabs shown and switched in
+   * the viewer's strip; default `browser`.
+   */
+  window: z
+    .enum(['browser', 'app'], 'window: must be browser or app')
+    .describe('`app`: the browser fills the screen without its own tab strip and address bar (kiosk mode); its tabs are shown and switched in the viewer\'s strip (the share state\'s `tabs`). Starts on a warm display, not a warm browser. Firefox ESR tells its tabs only in an app window, where its remote agent runs and pages read navigator.webdriver as true. Default `browser`.')
+    .optional(),
   shareLanguage: z.enum(SHARE_LANGUAGES, `shareLanguage: must be one of ${SHARE_LANGUAGES.join(', ')}`).optional(),
   callbackUrl: textField(
     `callbackUrl: must be an http or https address of at most ${characters(CALLBACK_URL_MAX)} characters`,

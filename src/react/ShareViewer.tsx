@@ -12,6 +12,7 @@ import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
 import { isWebAddress, parseShareLink, shareBaseOf, type ViewerStateName } from '../protocol/share.js';
 import { createComponentI18n } from './i18n.js';
 import { LiveScreen } from './viewer/LiveScreen.js';
+import { TabStrip } from './viewer/TabStrip.js';
 import { useCountdown } from './viewer/useCountdown.js';
 import { useViewerState } from './viewer/useViewerState.js';
 
@@ -119,6 +120,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
       return (
         <>
           {screen === 'waiting' ? <WaitingScreen browserName={state?.browserName ?? ''} /> : null}
+          {screen === 'running' && state?.tabs ? <TabStrip tabs={state.tabs} mayDrive={!viewOnly && state.control !== false} api={{ shareBase: shareBase!, linkId: linkId!, fetch: shareFetch }} /> : null}
           <LiveScreen
             shareBase={shareBase!}
             linkId={linkId!}

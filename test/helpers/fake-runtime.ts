@@ -110,7 +110,7 @@ export class FakeRuntime extends EventEmitter<{ event: [RuntimeEvent] }> impleme
     let stop!: () => void;
     const stopped = new Promise<void>((resolve) => (stop = resolve));
     const bytes = { sent: 0, received: 0 };
-    const ends: SessionEnds = { display: absentDisplay(spec.layout, stopped), video: null, sound: null, devtools: null, files: null };
+    const ends: SessionEnds = { display: absentDisplay(spec.layout, stopped), video: null, sound: null, devtools: null, files: null, tabs: null };
     const began = performance.now();
     const ready = (async () => {
       // The display is up before the browser: viewers may connect early (runtime.ts does the same).

@@ -12,6 +12,7 @@ import { discoverImages, type BrowserImage } from './browser/catalog.js';
 import { DEFAULT_CONFINEMENT, probeConfinement, type ConfinementSettings, type SessionSandbox } from './sandbox/confinement.js';
 import { writeSharedFiles } from './browser/chromium-policies.js';
 import { isNavigableUrl, type BrowserControl } from './browser/control.js';
+import { watchTabs, type SessionTabs } from './browser/watch-tabs.js';
 import { browserOnFirstPage } from './session/first-page.js';
 import type { Display } from './display/display.js';
 import type { EgressPolicy } from './egress/address-policy.js';
@@ -85,6 +86,8 @@ export interface RuntimeSession {
   readonly browser: BrowserProcess;
   /** Chromium family only. */
   readonly control: BrowserControl | null;
+  /** The browser's tabs (tabs.ts); null for a Firefox in a browser window (decisions.md 103). */
+  readonly tabs: SessionTabs | null;
   readonly egress: EgressRoute;
   /** What the browser plays, for listeners; null when sound is off or its server could not start. */
   readonly sound: SessionSound | null;
@@ -243,7 +246,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const width = spec.width ?? this.geometry.width;
     const height = spec.height ?? this.geometry.height;
     const fitsWarm = width === this.geometry.width && height === this.geometry.height;
-    const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone, spec.profile !== undefined) : undefined;
+    // An app window is a launch of its own (kiosk mode): it takes a warm display, never a warm browser (decisions.md 104).
+    const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone, spec.profile !== undefined || spec.window === 'app') : undefined;
     let slot = warm?.slot;
     const start: StartKind = warm?.kind ?? 'cold';
     // The parts of readyMs: the slot from the start; the hand-out and the browser each from the
@@ -278,7 +282,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       const browserBegan = performance.now();
       // A saved profile is unpacked into the fresh profile directory first (session-profile.ts).
       const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((archive) => restoreProfile(current.sandbox, archive, timeoutMs)).then(() => void part('profile', browserBegan)) : Promise.resolve();
-      const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs, ...(spec.profile?.tabs ? { restoreTabs: true } : {}) })).then(() => void part('browser', browserBegan));
+      const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs, ...(spec.profile?.tabs ? { restoreTabs: true } : {}), ...(spec.window ? { window: spec.window } : {}) })).then(() => void part('browser', browserBegan));
       // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
       const both = Promise.allSettled([handedOut, browserReady]).then(async () => {
         await handedOut;
@@ -286,6 +290,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       });
       await abortable(withTimeout(both, timeoutMs, `${image.name} starting on the first page`), spec.signal);
       const browser = current.browser!;
+      browser.tabs = await watchTabs({ control: browser.control, image }, current.sandbox, spec.window === 'app', timeoutMs);
       const session: RuntimeSession = {
         id: current.id,
         dir: current.dir,
@@ -294,6 +299,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         display: current.display,
         browser: browser.process,
         control: browser.control,
+        tabs: browser.tabs,
         egress: current.egress,
         sound: current.sound,
         ends: endsOfSlot(current),

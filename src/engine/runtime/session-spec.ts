@@ -24,6 +24,12 @@ export interface SessionSpec {
   recording?: { dir: string };
   /** Called once the display is up, before the browser is, with the session's ends so far: viewers may connect early. */
   onEnds?: (ends: SessionEnds) => void;
+  /**
+   * `app`: the browser fills the display without its own tab strip and address bar (kiosk mode);
+   * the viewer's tab strip is how tabs are seen and switched (decisions.md 104). Launched for the
+   * session: it takes a warm display, never a warm browser. Default `browser`.
+   */
+  window?: 'browser' | 'app';
   /** A saved profile to start on (decisions.md 89): the session takes a warm display, never a warm browser. */
   profile?: ProfileRestore;
 }

@@ -99,6 +99,7 @@ export async function createSession(
       language,
       layout,
       recorded: request.record === true,
+      ...(request.window === 'app' ? { app_window: true } : {}),
       country: request.country ?? null,
       exit_city: exit.city?.code ?? null,
       egress: request.egress ?? null,

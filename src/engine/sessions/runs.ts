@@ -81,6 +81,7 @@ export class NodeRuns {
         layout: row.layout,
         ...(row.url ? { url: row.url } : {}),
         ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
+        ...(row.app_window ? { window: 'app' as const } : {}),
         ...(row.recorded && this.options.recordingDir ? { recording: { dir: this.options.recordingDir(row.id) } } : {}),
         ...this.profileOf(row, profileArchive),
       })

@@ -173,4 +173,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    ALTER TABLE sessions ADD COLUMN profile_id TEXT;
    ALTER TABLE sessions ADD COLUMN profile_save BOOLEAN;
    ALTER TABLE sessions ADD COLUMN profile_tabs BOOLEAN;`,
+  // Whether a session's browser runs as an app window (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN app_window BOOLEAN NOT NULL DEFAULT FALSE;`,
 ];

@@ -65,6 +65,8 @@ export interface SessionRow {
   node_id: string | null;
   /** Whether its picture, sound and timeline are recorded (issue 35). */
   recorded: boolean;
+  /** Whether its browser runs as an app window: kiosk mode, no tab strip or address bar of its own (`window: "app"`, issue 36). */
+  app_window?: boolean;
   /** The saved profile it started on (decisions.md 85), whether its state is written back, with its tabs. */
   profile_id?: string | null;
   profile_save?: boolean | null;
@@ -106,7 +108,7 @@ export interface NodeRow {
 
 export type NodeWithLoad = NodeRow & { load: number };
 
-const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs'] as const;
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window'] as const;
 
 /** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
 export function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {

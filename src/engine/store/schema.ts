@@ -169,4 +169,6 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE sessions ADD COLUMN profile_id TEXT;
    ALTER TABLE sessions ADD COLUMN profile_save INTEGER;
    ALTER TABLE sessions ADD COLUMN profile_tabs INTEGER;`,
+  // Whether a session's browser runs as an app window: kiosk mode, its tabs in the viewer's strip (issue 36, decisions.md 104).
+  `ALTER TABLE sessions ADD COLUMN app_window INTEGER NOT NULL DEFAULT 0;`,
 ];

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { retryAfterSeconds, SECURITY_HEADERS } from '../../http/headers.js';
 import { requestTargetUrl } from '../../http/request-target.js';
-import { parseShareApiPath, viewerStateFor, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ViewerState } from '../../protocol/index.js';
+import { parseShareApiPath, viewerStateFor, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ShareTab, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
 import type { ShareLinks } from '../sessions/share-links.js';
@@ -25,6 +25,7 @@ import { CHANNEL_NAME } from '../channels/registry.js';
 import type { ViewerRights } from '../channels/rfb/viewer-room.js';
 import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from '../http/files.js';
 import { discardRest } from '../../http/node-body.js';
+import { answerTabAction, followTabs, tabsFor } from './share-tabs.js';
 
 export interface ShareApiOptions {
   sessions: SessionService;
@@ -60,7 +61,7 @@ export { VIEWER_CLOSE };
 const CORS = { 'access-control-allow-origin': '*' };
 
 /** A link's viewer state; `offered`: the channels that say so in it (`"<name>": true`, as the registry orders them). */
-export function viewerState(row: SessionRow | undefined, rights: ViewerRights, offered: readonly string[] = []): ViewerState | null {
+export function viewerState(row: SessionRow | undefined, rights: ViewerRights, offered: readonly string[] = [], tabs?: ShareTab[]): ViewerState | null {
   if (!row) return null;
   return {
     state: viewerStateFor(row.status as SessionStatus),
@@ -71,6 +72,7 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, o
     viewers: row.status === 'running' || row.status === 'starting' ? row.viewers : 0,
     ...Object.fromEntries(offered.map((name) => [name, true])),
     ...(row.recorded ? { recording: true } : {}),
+    ...(tabs && row.status === 'running' ? { tabs } : {}),
   };
 }
 
@@ -144,7 +146,7 @@ export function createShareApi(options: ShareApiOptions) {
     }
     // What the session is offered does not change while the link lives: the event stream keeps it.
     const offered = found.row ? await router.advertised(found.row) : [];
-    const state = viewerState(found.row, found.rights, offered);
+    const state = viewerState(found.row, found.rights, offered, found.row && tabsFor(sessions, found.row.id));
     if (!state || !found.row) {
       sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
       return true;
@@ -182,16 +184,20 @@ export function createShareApi(options: ShareApiOptions) {
     send(state);
     const onChange = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
+      tabs.retry();
       void links.sessionFor(path.linkId).then(
-        (link) => send((link && viewerState(link.row, link.rights, offered)) ?? { ...state, state: 'gone' }),
+        (link) => send((link && viewerState(link.row, link.rights, offered, tabsFor(sessions, sessionId))) ?? { ...state, state: 'gone' }),
         () => undefined,
       );
     };
+    // The browser's tabs, followed while the stream is open (which one is on screen is read meanwhile).
+    const tabs = followTabs(sessions, sessionId, () => onChange({ id: sessionId }));
     sessions.on('status', onChange);
     presence.on('changed', onChange);
     const keepAlive = setInterval(() => write(': keep-alive\n\n'), 15_000);
     response.on('close', () => {
       seat.leave();
+      tabs.stop();
       clearInterval(keepAlive);
       sessions.off('status', onChange);
       presence.off('changed', onChange);
@@ -206,7 +212,7 @@ export function createShareApi(options: ShareApiOptions) {
    */
   async function transfer(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
     const path = parseShareApiPath(url.pathname);
-    if (!path || (path.route !== 'files/download' && path.route !== 'files/upload')) return false;
+    if (!path || (path.route !== 'files/download' && path.route !== 'files/upload' && path.route !== 'tabs')) return false;
     const method = path.route === 'files/download' ? 'GET' : 'POST';
     const refuse = async (status: number, body: unknown, headers: Record<string, string> = {}) => {
       await discardRest(request);
@@ -221,6 +227,7 @@ export function createShareApi(options: ShareApiOptions) {
     const found = await lookUp(request, path.linkId);
     if ('limited' in found) return refuse(429, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, { 'retry-after': String(found.limited) });
     if (!found.row) return refuse(404, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' });
+    if (path.route === 'tabs') return void (await answerTabAction(request, response, sessions, { rights: found.rights, row: found.row }, CORS)), true;
     if (found.rights !== 'control') return refuse(403, { status: 'denied', message: "a view-only link moves no files; ask whoever shared it for the share link" });
     if (!options.files) return refuse(403, { status: 'denied', message: 'files cannot be moved on this service' });
     const transferOptions = { ...options.files, headers: { ...CORS, 'access-control-expose-headers': 'content-disposition, content-length' } };

@@ -29,6 +29,8 @@ export interface BrowserLaunch {
   timeoutMs: number;
   /** A saved profile's open tabs come back (decisions.md 89): the browser restores its last session, and a blank first page adds no tab. */
   restoreTabs?: boolean;
+  /** `app`: kiosk mode, no tab strip or address bar of its own; Firefox also starts its remote agent, the viewer's way to its tabs (decisions.md 103, 104). */
+  window?: 'browser' | 'app';
 }
 
 /**
@@ -133,6 +135,7 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     // session's PulseAudio sooner (docs/benchmarks.md, "sound").
     ...(launch.sound ? ['--audio-buffer-size=256'] : []),
     ...(launch.restoreTabs ? ['--restore-last-session'] : []),
+    ...(launch.window === 'app' ? ['--kiosk'] : []),
     ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
     // Its own helpers (zygote, crash handler) live beside it; nothing else may start.
   ], { env, mayRun: [dirname(await realpath(launch.image.executable!))] });
@@ -261,9 +264,12 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   await writeFile(sandbox.hostPath(join(profile, 'user.js')), firefoxPreferences(launch), { flag: 'wx' });
   const env = browserEnvironment(launch);
   // Firefox with the session's policies: they refuse local files and lock the proxy (firefox-launcher.ts).
-  const executable = await prepareFirefox(launch.image, sandbox, launch.locale);
+  const executable = await prepareFirefox(launch.image, sandbox, launch.locale, launch.window === 'app');
   const process = sandbox.spawn(launch.image.id, executable, [
-    '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height), ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
+    '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height),
+    // An app window: kiosk mode, and the remote agent (WebDriver BiDi on the session's own loopback, port chosen by Firefox) that firefox-tabs.ts reads its tabs through.
+    ...(launch.window === 'app' ? ['--kiosk', '--remote-debugging-port=0'] : []),
+    ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
     // Only the launcher copy itself (content processes are copies of it): the system's Firefox,
     // which has no policies of the session's, cannot start.
   ], { env, mayRun: [executable] });

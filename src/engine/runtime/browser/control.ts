@@ -55,12 +55,20 @@ export interface ControlEvents {
   page: [PageChange];
   /** A text field took or lost the keyboard focus in a tab (issue 36: a phone's viewer opens its keyboard). */
   editing: [{ tab: string; editing: boolean }];
+  /** Any page target as DevTools tells it (every scheme; the viewer's tab strip, tabs.ts), and one that closed. */
+  'page-target': [{ tab: string; url: string; title: string } | { tab: string; closed: true }];
 }
 
 /** One change of a session's tabs (`tab` is the browser's target id). */
 export type PageChange =
   | { change: 'opened' | 'closed'; tab: string }
   | { change: 'navigated' | 'titled'; tab: string; url: string; title: string };
+
+/** Until a page has a title, Chromium gives its address (without the scheme) in its place. */
+export function untitled(info: { url: string; title?: string }): boolean {
+  const bare = info.url.replace(/^[a-z]+:\/\//i, '');
+  return !info.title || info.title === info.url || info.title === bare || info.title === bare.replace(/\/$/, '');
+}
 
 /** A DevTools connection to the browser (a confined session's `ws+unix:` address is used as is). */
 function openConnection(devtoolsUrl: string): Promise<CDP.Client> {
@@ -140,7 +148,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     }
     const tab = this.tabs.get(info.targetId)!;
     // Until a page has a title, Chromium gives its address without the scheme.
-    const title = info.title && info.title !== info.url && info.title !== info.url.replace(/^[a-z]+:\/\//i, '') ? info.title : '';
+    const title = untitled(info) ? '' : info.title!;
     if (!isNavigableUrl(info.url)) return;
     if (info.url !== tab.url) {
       Object.assign(tab, { url: info.url, title });
@@ -178,7 +186,10 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         case 'Target.targetInfoChanged':
         case 'Target.targetCreated': {
           const info = params.targetInfo as { targetId: string; type: string; url: string; title?: string };
-          if (info.type === 'page' && !this.ownTargets.has(info.targetId)) this.followTab(client, info);
+          if (info.type === 'page' && !this.ownTargets.has(info.targetId)) {
+            this.emit('page-target', { tab: info.targetId, url: info.url, title: untitled(info) ? '' : (info.title ?? '') });
+            this.followTab(client, info);
+          }
           const devtools = DEVTOOLS_FRONTEND.test(info.url);
           if (devtools && info.type !== 'page') {
             // F12, Ctrl+Shift+I and the menu open developer tools as a target of their own (type
@@ -197,6 +208,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
           break;
         }
         case 'Target.targetDestroyed':
+          this.emit('page-target', { tab: params.targetId, closed: true });
           if (this.tabs.delete(params.targetId)) this.emit('page', { change: 'closed', tab: params.targetId });
           break;
         case 'Target.targetCrashed':

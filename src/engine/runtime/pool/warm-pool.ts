@@ -255,7 +255,7 @@ export class WarmPool {
       // Chromium waits on an empty page (WARM_PAGE says why); Firefox on the blank page.
       const page = image.family === 'chromium' ? WARM_PAGE : 'about:blank';
       const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...geometry, language, locale, timeZone, timeoutMs }, page);
-      const browser = await slot.addBrowser({ process, image, language, timeZone, control: null });
+      const browser = await slot.addBrowser({ process, image, language, timeZone, control: null, tabs: null });
       if (process.devtoolsUrl) [browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl, language), process.windowShown]);
     };
     try {

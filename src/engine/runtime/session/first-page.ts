@@ -21,13 +21,15 @@ export interface FirstPage {
   timeoutMs: number;
   /** A saved profile's tabs come back (decisions.md 89). */
   restoreTabs?: boolean;
+  /** An app window (kiosk mode, decisions.md 104); only ever launched here, never a warm browser. */
+  window?: 'browser' | 'app';
 }
 
 export async function browserOnFirstPage(slot: SessionSlot, page: FirstPage): Promise<void> {
-  const { image, url, language, locale, timeZone, width, height, timeoutMs, restoreTabs } = page;
+  const { image, url, language, locale, timeZone, width, height, timeoutMs, restoreTabs, window } = page;
   if (!slot.browser) {
-    const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, width, height, language, locale, timeZone, timeoutMs, ...(restoreTabs ? { restoreTabs } : {}) }, url ?? 'about:blank');
-    const browser = await slot.addBrowser({ process, image, language, timeZone, control: null });
+    const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, width, height, language, locale, timeZone, timeoutMs, ...(restoreTabs ? { restoreTabs } : {}), ...(window ? { window } : {}) }, url ?? 'about:blank');
+    const browser = await slot.addBrowser({ process, image, language, timeZone, control: null, tabs: null });
     const connected = async () => {
       if (!process.devtoolsUrl) return;
       browser.control = await BrowserControl.connect(process.devtoolsUrl, language);

@@ -9,6 +9,7 @@ import type { SessionVideo } from '../capture/video.js';
 import { SessionFiles } from './session-files.js';
 import type { SessionSlot } from './slot.js';
 import type { BrowserControl } from '../browser/control.js';
+import type { SessionTabs } from '../browser/tabs.js';
 
 /** Where a session may read and write files, as its browser sees them. */
 export interface SessionFolders {
@@ -49,6 +50,8 @@ export interface SessionEnds {
   files: SessionFiles | null;
   /** Whether a text field has the focus (Chromium family, once running; issue 36); absent or null otherwise. */
   editing?: SessionEditing | null;
+  /** The browser's tabs (issue 36): listed, watched and switched by the share API; null before the browser runs, and for a Firefox in a browser window. */
+  tabs: SessionTabs | null;
 }
 
 /** The ends of a slot as it is now: the browser's only once it has joined. */
@@ -70,6 +73,7 @@ export function endsOfSlot(slot: SessionSlot): SessionEnds {
       : null,
     files: browser ? new SessionFiles(sandbox) : null,
     editing: browser?.control ? editingOf(browser.control) : null,
+    tabs: browser?.tabs ?? null,
   };
 }
 

@@ -7,6 +7,7 @@ import type { BrowserImage } from '../browser/catalog.js';
 import type { BrowserProcess } from '../browser/browser.js';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 import type { BrowserControl } from '../browser/control.js';
+import type { SessionTabs } from '../browser/tabs.js';
 import type { Display } from '../display/display.js';
 import type { EgressRoute } from '../egress/egress.js';
 import type { SessionSound } from '../capture/sound.js';
@@ -20,6 +21,8 @@ export interface BrowserPart {
   process: BrowserProcess;
   /** Set once DevTools is connected (Chromium family); null before, and for Firefox. */
   control: BrowserControl | null;
+  /** Its tabs as the viewer's strip shows them (tabs.ts): set as the session starts; null for a Firefox in a browser window (decisions.md 103). */
+  tabs: SessionTabs | null;
   image: BrowserImage;
   language: string;
   timeZone: string;
@@ -128,6 +131,7 @@ export function browserPart(browser: BrowserPart): SessionPart<'browser'> {
     value: browser,
     pids: () => [browser.process.process.pid],
     release: async () => {
+      browser.tabs?.stop();
       await browser.control?.close();
     },
     stop: () => browser.process.stop(),

@@ -1,0 +1,163 @@
+// A Firefox ESR session's tabs (tabs.ts) through its remote agent, WebDriver BiDi (decisions.md
+// 103). Started only for app-window sessions (`window: "app"`), where the browser's own strip is
+// hidden: with the remote agent on, pages read `navigator.webdriver === true` (measured on
+// 153.7.0esr; no preference turns that off), which sites take for a bot. Firefox writes the
+// agent's port to `WebDriverBiDiServer.json` in the profile, read inside the session as
+// DevToolsActivePort is; a confined session's loopback is reached through a relay inside it
+// (SessionSandbox.connect), as Chromium's DevTools are. The engine holds the agent's one session.
+// Tabs are the top-level browsing contexts; what a tab shows and its title are read in a sandbox
+// of the engine's own (a BiDi sandbox: the page's scripts never see it).
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import WebSocket from 'ws';
+import type { SessionSandbox } from '../sandbox/session-sandbox.js';
+import { SessionTabs, type TabProbe } from './tabs.js';
+
+/** The BiDi sandbox the engine reads pages in. */
+const SANDBOX = 'rbk-tabs';
+const COMMAND_TIMEOUT_MS = 5000;
+
+interface ContextInfo {
+  context: string;
+  url: string;
+  parent?: string | null;
+}
+
+export class FirefoxTabs extends SessionTabs {
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+
+  private constructor(private readonly socket: WebSocket) {
+    super();
+    socket.on('message', (data) => this.receive(String(data)));
+    socket.on('close', () => {
+      for (const [, call] of this.pending) call.reject(new Error('the BiDi connection closed'));
+      this.pending.clear();
+    });
+    socket.on('error', () => undefined);
+  }
+
+  /**
+   * Connects to the remote agent of the Firefox running in `sandbox` (its profile at
+   * `<sandbox.dir>/profile`), within `timeoutMs`, and starts from the tabs open now.
+   */
+  static async connect(sandbox: SessionSandbox, timeoutMs: number): Promise<FirefoxTabs> {
+    const port = await agentPort(sandbox, timeoutMs);
+    const socket = new WebSocket(`ws://127.0.0.1:${port}/session`, {
+      perMessageDeflate: false,
+      ...(sandbox.confined ? { createConnection: () => sandbox.connect(port) as never } : {}),
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the Firefox remote agent did not answer')), timeoutMs);
+      socket.once('open', () => (clearTimeout(timer), resolve()));
+      socket.once('error', (error) => (clearTimeout(timer), reject(error)));
+    });
+    const tabs = new FirefoxTabs(socket);
+    try {
+      await tabs.send('session.new', { capabilities: {} });
+      await tabs.send('session.subscribe', { events: ['browsingContext.contextCreated', 'browsingContext.contextDestroyed', 'browsingContext.navigationStarted', 'browsingContext.load'] });
+      const { contexts } = (await tabs.send('browsingContext.getTree', { maxDepth: 0 })) as { contexts: ContextInfo[] };
+      for (const context of contexts) tabs.opened(context.context, context.url, '');
+    } catch (error) {
+      socket.terminate();
+      throw error;
+    }
+    return tabs;
+  }
+
+  protected async activateTab(id: string): Promise<void> {
+    await this.send('browsingContext.activate', { context: id });
+  }
+
+  protected async closeTab(id: string): Promise<void> {
+    await this.send('browsingContext.close', { context: id });
+  }
+
+  protected async openTab(url: string | undefined): Promise<string> {
+    const { context } = (await this.send('browsingContext.create', { type: 'tab' })) as { context: string };
+    if (url) await this.send('browsingContext.navigate', { context, url, wait: 'none' });
+    // A tab BiDi creates stays in the background: the driver opened it to see it.
+    await this.send('browsingContext.activate', { context });
+    return context;
+  }
+
+  protected async probe(id: string): Promise<TabProbe> {
+    const answer = (await this.send('script.evaluate', {
+      expression: '[document.visibilityState, document.title]',
+      target: { context: id, sandbox: SANDBOX },
+      awaitPromise: false,
+    })) as { type: string; result?: { value?: Array<{ value?: unknown }> } };
+    const [visibility, title] = answer.result?.value ?? [];
+    return { visible: visibility?.value === 'visible', title: typeof title?.value === 'string' ? title.value : '' };
+  }
+
+  protected release(): void {
+    this.socket.terminate();
+  }
+
+  private send(method: string, params: Record<string, unknown>): Promise<unknown> {
+    if (this.socket.readyState !== WebSocket.OPEN) return Promise.reject(new Error('the BiDi connection is closed'));
+    const id = ++this.nextId;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`${method}: no answer from Firefox`));
+      }, COMMAND_TIMEOUT_MS);
+      this.pending.set(id, { resolve, reject, timer });
+      this.socket.send(JSON.stringify({ id, method, params }));
+    });
+  }
+
+  private receive(text: string): void {
+    let message: { id?: number; type?: string; method?: string; params?: ContextInfo; result?: unknown; message?: string; error?: string };
+    try {
+      message = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (message.id !== undefined) {
+      const call = this.pending.get(message.id);
+      if (!call) return;
+      this.pending.delete(message.id);
+      clearTimeout(call.timer);
+      if (message.type === 'error') call.reject(new Error(`${message.error}: ${message.message}`));
+      else call.resolve(message.result);
+      return;
+    }
+    const info = message.params;
+    if (!info || info.parent) return;
+    switch (message.method) {
+      case 'browsingContext.contextCreated':
+        this.opened(info.context, info.url, '');
+        break;
+      case 'browsingContext.navigationStarted':
+      case 'browsingContext.load':
+        if (this.has(info.context)) this.opened(info.context, info.url, message.method === 'browsingContext.load' ? this.titleOf(info.context) : '');
+        break;
+      case 'browsingContext.contextDestroyed':
+        this.forget(info.context);
+        break;
+    }
+  }
+
+  private titleOf(id: string): string {
+    return this.list().find((tab) => tab.id === id)?.title ?? '';
+  }
+}
+
+/** The remote agent's port, from `WebDriverBiDiServer.json` in the profile once Firefox writes it. */
+async function agentPort(sandbox: SessionSandbox, timeoutMs: number): Promise<number> {
+  const file = join(sandbox.dir, 'profile', 'WebDriverBiDiServer.json');
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const text = sandbox.confined ? await sandbox.run('cat', [file], sandbox.env).catch(() => '') : await readFile(file, 'utf8').catch(() => '');
+    try {
+      const port = (JSON.parse(text) as { ws_port?: unknown }).ws_port;
+      if (Number.isInteger(port) && (port as number) > 0 && (port as number) < 65536) return port as number;
+    } catch {
+      // Not written yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("Firefox's remote agent did not say its port in time");
+}

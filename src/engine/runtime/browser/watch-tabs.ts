@@ -1,0 +1,21 @@
+// Which tab watcher a session's browser gets (tabs.ts): Chromium's through the engine's DevTools
+// guard; Firefox ESR's through its remote agent, only in an app window (decisions.md 103); none
+// for a Firefox in a browser window (its own strip shows its tabs).
+import type { BrowserImage } from './catalog.js';
+import { ChromiumTabs } from './chromium-tabs.js';
+import type { BrowserControl } from './control.js';
+import { FirefoxTabs } from './firefox-tabs.js';
+import type { SessionSandbox } from '../sandbox/session-sandbox.js';
+import type { SessionTabs } from './tabs.js';
+
+export type { SessionTabs };
+
+export async function watchTabs(browser: { control: BrowserControl | null; image: BrowserImage }, sandbox: SessionSandbox, appWindow: boolean, timeoutMs: number): Promise<SessionTabs | null> {
+  if (browser.control) return ChromiumTabs.start(browser.control);
+  if (browser.image.family !== 'chromium' && appWindow) {
+    return FirefoxTabs.connect(sandbox, timeoutMs).catch((error: Error) => {
+      throw new Error(`${browser.image.name}'s tabs cannot be reached in an app window: ${error.message}`);
+    });
+  }
+  return null;
+}

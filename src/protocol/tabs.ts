@@ -1,0 +1,44 @@
+// The remote browser's tabs on the share API (issue 36, decisions.md 102): the viewer state's
+// `tabs` (`GET /share/<link>` and each `state` event of `/share/<link>/events`), and the driver's
+// actions, `POST /share/<link>/tabs` with one of `{action:"switch",tab}`, `{action:"close",tab}`,
+// `{action:"open"[,url]}`, answered `{status:"ok",tabs}` or a refusal in the usual envelope.
+
+/** One tab of the remote browser, in the order the tabs opened. */
+export interface ShareTab {
+  /** The browser's id for the tab: what an action names. */
+  id: string;
+  /** Its page's title; empty while the page has none. */
+  title: string;
+  /** Its page's web address. */
+  url: string;
+  /** Whether it is the tab the browser shows. */
+  active: boolean;
+}
+
+/** What the driver may do with the tabs. */
+export type TabAction = { action: 'switch'; tab: string } | { action: 'close'; tab: string } | { action: 'open'; url?: string };
+
+export const TAB_ACTIONS = ['switch', 'close', 'open'] as const;
+
+/** Checks a tab action's body: the action, or what is wrong with it (a message for the refusal). */
+export function parseTabAction(value: unknown): TabAction | { error: string } {
+  const body = value as Record<string, unknown> | null;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: 'send a JSON object: {"action":"switch"|"close","tab":"<id>"} or {"action":"open","url":"https://…"}' };
+  const { action, tab, url } = body;
+  if (action === 'switch' || action === 'close') {
+    if (typeof tab !== 'string' || tab.length === 0 || tab.length > 100) return { error: `"${action}" names the tab: "tab" is one of the ids in the state's "tabs"` };
+    return { action, tab };
+  }
+  if (action === 'open') {
+    if (url === undefined) return { action };
+    if (typeof url !== 'string' || url.length > 2048) return { error: '"url" is an http or https address of at most 2048 characters' };
+    return { action, url };
+  }
+  return { error: `"action" is one of ${TAB_ACTIONS.map((name) => `"${name}"`).join(', ')}` };
+}
+
+/** Checks one entry of the state's `tabs` (the viewer reads any engine's answer). */
+export function isShareTab(value: unknown): value is ShareTab {
+  const tab = value as Partial<ShareTab> | null;
+  return typeof tab === 'object' && tab !== null && typeof tab.id === 'string' && typeof tab.title === 'string' && typeof tab.url === 'string' && typeof tab.active === 'boolean';
+}

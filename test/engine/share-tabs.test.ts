@@ -1,0 +1,139 @@
+// The remote browser's tabs through the share API (issue 36), against a real engine and real,
+// confined browsers: a page opens a second tab (a person's click on a link with target=_blank)
+// and the event stream's state lists both within a second, the new one on screen; switching
+// through the share link shows the other page (the browser window's title says which); a
+// view-only link sees the tabs, and its attempt to switch is refused with a clear error and
+// changes nothing; closing one leaves one. Chromium in its usual window, Firefox ESR in an app
+// window (its tabs are told only there, decisions.md 103).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ShareTab, ViewerState } from '../../src/protocol/index.js';
+import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import { waitFor, x } from '../helpers/session.js';
+
+const PAGES: Record<string, string> = {
+  '/': '<!doctype html><title>First</title><a href="/second" target="_blank" style="position:fixed;inset:0;display:block;background:#cde">open the second page</a>',
+  '/second': '<!doctype html><title>Second</title><body style="background:#edc">the second page</body>',
+};
+
+let fixture: EngineFixture;
+
+beforeAll(async () => {
+  fixture = await startEngine({
+    name: 'share-tabs',
+    site: (request, response) => {
+      const html = PAGES[request.url ?? ''];
+      if (!html) return void response.writeHead(404).end();
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await fixture?.close();
+});
+
+/** Follows a link's event stream: every state it sent so far, with when it came. */
+function follow(linkId: string): { states: Array<{ at: number; state: ViewerState }>; stop(): void } {
+  const states: Array<{ at: number; state: ViewerState }> = [];
+  const abort = new AbortController();
+  void (async () => {
+    const response = await fetch(`${fixture.engine.url}/share/${linkId}/events`, { signal: abort.signal });
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const event = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const data = /^data: (.*)$/m.exec(event)?.[1];
+        if (data) states.push({ at: performance.now(), state: JSON.parse(data) as ViewerState });
+      }
+    }
+  })().catch(() => undefined);
+  return { states, stop: () => abort.abort() };
+}
+
+const latest = (stream: { states: Array<{ state: ViewerState }> }) => stream.states.at(-1)?.state.tabs ?? [];
+const titles = (tabs: ShareTab[]) => tabs.map((tab) => `${tab.title}${tab.active ? '*' : ''}`).join(',');
+
+function act(linkId: string, body: unknown): Promise<{ status: number; body: Record<string, any> }> {
+  return fetch(`${fixture.engine.url}/share/${linkId}/tabs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    .then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, any> }));
+}
+
+/** The title of the browser's window: the page it shows. */
+async function windowTitle(session: RuntimeSession): Promise<string> {
+  const ids = (await x(session, 'xdotool', ['search', '--onlyvisible', '--name', '.']).catch(() => '')).trim().split('\n').filter(Boolean);
+  const names = await Promise.all(ids.map((id) => x(session, 'xdotool', ['getwindowname', id]).catch(() => '')));
+  return names.map((name) => name.trim()).join(' | ');
+}
+
+describe.each([
+  { browser: 'chromium', window: undefined },
+  { browser: 'firefox-esr', window: 'app' as const },
+])("the remote browser's tabs: $browser", ({ browser, window }) => {
+  it('shows a second tab within a second, switches, refuses a view-only link, and closes', async () => {
+    const created = await fixture.call('/vm/create', { browser, url: `${fixture.site.origin}/`, ...(window ? { window } : {}) });
+    expect(created.status).toBe('ok');
+    const linkId = new URL(created.shareUrl).search.slice(1);
+    const status = await waitFor(async () => (await fixture.call(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running' || s === 'error', 45_000);
+    expect([status, (await fixture.engine.store.session(created.vmId))?.end_reason]).toEqual(['running', null]);
+    const session = fixture.engine.runtime.get((await fixture.engine.store.session(created.vmId))!.runtime_id!)!;
+    const viewLinkId = ((await (await fetch(`${fixture.engine.url}/share/${linkId}/view-only`, { method: 'POST' })).json()) as { linkId: string }).linkId;
+    const driver = follow(linkId);
+    const watcher = follow(viewLinkId);
+    try {
+      await waitFor(() => titles(latest(driver)), (t) => t === 'First*', 15_000);
+      expect(titles(latest(driver))).toBe('First*');
+
+      // A person clicks the link: the page opens its second tab.
+      const clicked = performance.now();
+      await x(session, 'xdotool', ['mousemove', '400', '400', 'click', '1']);
+      await waitFor(() => latest(driver).length, (n) => n === 2, 5_000);
+      const shownAfter = driver.states.find((entry) => entry.at >= clicked && (entry.state.tabs?.length ?? 0) === 2)!.at - clicked;
+      expect(shownAfter).toBeLessThan(1000);
+      await waitFor(() => titles(latest(driver)), (t) => t === 'First,Second*', 5_000);
+      expect(titles(latest(driver))).toBe('First,Second*');
+      // The view-only link's watcher sees the same tabs.
+      await waitFor(() => titles(latest(watcher)), (t) => t === 'First,Second*', 5_000);
+      expect(titles(latest(watcher))).toBe('First,Second*');
+      // And so does the state.
+      const state = (await (await fetch(`${fixture.engine.url}/share/${viewLinkId}`)).json()) as ViewerState;
+      expect(titles(state.tabs ?? [])).toBe('First,Second*');
+
+      const [first, second] = latest(driver);
+      // A view-only link cannot switch: refused, saying why, and the browser still shows the second page.
+      const refused = await act(viewLinkId, { action: 'switch', tab: first!.id });
+      expect(refused.status).toBe(403);
+      expect(refused.body).toMatchObject({ status: 'denied', message: expect.stringMatching(/view-only link .* cannot switch/) });
+      expect(await waitFor(() => windowTitle(session), (t) => t.includes('Second'), 5_000)).toContain('Second');
+      expect(titles(latest(driver))).toBe('First,Second*');
+
+      // Bad input is refused with what is wrong; nothing changes.
+      expect((await act(linkId, { action: 'jump', tab: first!.id })).status).toBe(400);
+      expect((await act(linkId, { action: 'switch', tab: 'no-such-tab' })).status).toBe(404);
+
+      // The share link switches: the browser shows the first page.
+      const switched = await act(linkId, { action: 'switch', tab: first!.id });
+      expect(switched.status).toBe(200);
+      expect(titles(switched.body.tabs as ShareTab[])).toBe('First*,Second');
+      expect(await waitFor(() => windowTitle(session), (t) => t.includes('First'), 5_000)).toContain('First');
+      await waitFor(() => titles(latest(watcher)), (t) => t === 'First*,Second', 5_000);
+      expect(titles(latest(watcher))).toBe('First*,Second');
+
+      // Closing the second leaves one.
+      const closed = await act(linkId, { action: 'close', tab: second!.id });
+      expect(closed.status).toBe(200);
+      await waitFor(() => titles(latest(driver)), (t) => t === 'First*', 5_000);
+      expect(titles(latest(driver))).toBe('First*');
+      // The last tab is never closed (the session would end with its browser).
+      expect((await act(linkId, { action: 'close', tab: first!.id })).status).toBe(409);
+    } finally {
+      driver.stop();
+      watcher.stop();
+      await fixture.call('/vm/remove', { id: created.vmId });
+    }
+  }, 120_000);
+});
