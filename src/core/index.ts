@@ -4,4 +4,5 @@ export { createRemoteBrowserClient, type RemoteBrowserClient, type RemoteBrowser
 export { RemoteBrowserClientError, fieldOf, type RemoteBrowserErrorCode } from './error.js';
 export { imagesQuery, profilesQuery, remoteBrowserKeys, sessionFilesQuery, sessionPollDelay, sessionQuery, usageQuery } from './queries.js';
 export type { SessionFileEntry } from '../protocol/files.js';
-export type { ProxyCreateResponse, ProxyProfile, ProxySession } from '../protocol/proxy.js';
+export type { ProxyCreateResponse, ProxyProfile, ProxyRecording, ProxyRecordingRefusal, ProxySession } from '../protocol/proxy.js';
+export type { RecordingTimelineEntry } from '../protocol/recordings.js';
