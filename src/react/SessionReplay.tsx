@@ -36,11 +36,19 @@ export interface ReplayEvent {
   at: number;
 }
 
-/** The timeline's events with their places in the media: the time since the recording started, within its length. */
+/**
+ * The timeline's events with their places in the media: the time since the recording started,
+ * within its length. A session's end is shown once (the engine notes each move to an end: its
+ * stopping, then its removal).
+ */
 export function replayEvents(recording: ProxyRecording): ReplayEvent[] {
   const started = Date.parse(recording.started);
   const length = recording.duration_ms / 1000;
-  return recording.timeline.map((entry) => ({ entry, at: Math.min(length, Math.max(0, (Date.parse(entry.time) - started) / 1000)) }));
+  const firstEnd = recording.timeline.findIndex((entry) => entry.type === 'ended');
+  return recording.timeline
+    .filter((entry, index) => entry.type !== 'ended' || index === firstEnd)
+    .map((entry) => ({ entry, at: Math.min(length, Math.max(0, (Date.parse(entry.time) - started) / 1000)) }))
+    .sort((a, b) => a.at - b.at);
 }
 
 /** `m:ss`, or `h:mm:ss` from an hour on. */
