@@ -36,7 +36,7 @@ export default defineConfig(({ mode }) => {
         outDir: here('./dist/demo-page'),
         emptyOutDir: true,
         target: 'es2022',
-        rollupOptions: { input: { index: here('./src/demo/page/index.html'), replay: here('./src/demo/page/replay.html') } },
+        rollupOptions: { input: { index: here('./src/demo/page/index.html'), replay: here('./src/demo/page/replay.html') } as Record<string, string> },
       },
     };
   }

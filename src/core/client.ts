@@ -42,6 +42,11 @@ export interface RemoteBrowserClient {
   recordingMediaUrl(handle: string): string;
   /** Removes an ended session's recording. */
   removeRecording(handle: string): Promise<void>;
+  /**
+   * Why the recording's media did not play (a <video> cannot tell): its first bytes asked for,
+   * the answer's status with its Retry-After (503: busy) or refusal `reason` (404).
+   */
+  recordingMediaStatus(handle: string): Promise<{ httpStatus: number; retryAfter?: number; reason?: string }>;
 }
 
 // An API key has no place in a browser: refuse anything that looks like one.
@@ -123,6 +128,18 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
     recording: async (handle) =>
       (await call<{ recording: ProxyRecording }>(PROXY_PATHS.recording(handle), (b) => typeof b.recording?.duration_ms === 'number' && Array.isArray(b.recording?.timeline))).recording,
     recordingMediaUrl: (handle) => `${endpoint}${PROXY_PATHS.recordingMedia(handle)}`,
+    recordingMediaStatus: async (handle) => {
+      let response: Response;
+      try {
+        response = await (options.fetch ?? fetch)(`${endpoint}${PROXY_PATHS.recordingMedia(handle)}`, { credentials: 'same-origin', headers: { ...options.headers, range: 'bytes=0-1' } });
+      } catch (cause) {
+        throw new RemoteBrowserClientError('network', 'the remote browser service could not be reached; check your connection and try again', { cause });
+      }
+      const retryAfter = Number(response.headers.get('retry-after')) || undefined;
+      const reason = response.ok ? undefined : ((await response.json().catch(() => null)) as { reason?: unknown } | null)?.reason;
+      if (response.ok) void response.body?.cancel().catch(() => undefined);
+      return { httpStatus: response.status, ...(retryAfter ? { retryAfter } : {}), ...(typeof reason === 'string' ? { reason } : {}) };
+    },
     removeRecording: async (handle) => {
       await call(PROXY_PATHS.recording(handle), () => true, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     },

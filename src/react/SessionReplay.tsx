@@ -6,6 +6,7 @@
 import { useCallback, useEffect, useId, useMemo, useRef, useState, type CSSProperties, type Ref } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { TFunction } from 'i18next';
+import type { RemoteBrowserClient } from '../core/client.js';
 import { RemoteBrowserClientError } from '../core/error.js';
 import type { ProxyRecording } from '../protocol/proxy.js';
 import type { RecordingTimelineEntry } from '../protocol/recordings.js';
@@ -89,18 +90,10 @@ function errorOf(error: unknown): SessionReplayError {
 }
 
 /** Asks the route why the media did not play: the <video> element cannot tell a 503 from a 404. */
-async function probeMedia(url: string): Promise<{ error: SessionReplayError; retryAfter?: number }> {
-  try {
-    const response = await fetch(url, { headers: { range: 'bytes=0-1' }, credentials: 'same-origin' });
-    void response.body?.cancel().catch(() => undefined);
-    if (response.status === 503) return { error: 'busy', retryAfter: Math.max(1, Number(response.headers.get('retry-after')) || 5) };
-    if (response.status === 404) {
-      const body = (await response.clone().json().catch(() => null)) as { reason?: string } | null;
-      return { error: body?.reason === 'not_recorded' || body?.reason === 'removed' ? body.reason : 'not_found' };
-    }
-  } catch {
-    // The route could not be reached: shown as the media failing, with a way to try again.
-  }
+async function probeMedia(client: RemoteBrowserClient, handle: string): Promise<{ error: SessionReplayError; retryAfter?: number }> {
+  const answer = await client.recordingMediaStatus(handle).catch(() => null);
+  if (answer?.httpStatus === 503) return { error: 'busy', retryAfter: Math.max(1, answer.retryAfter ?? 5) };
+  if (answer?.httpStatus === 404) return { error: answer.reason === 'not_recorded' || answer.reason === 'removed' ? answer.reason : 'not_found' };
   return { error: 'media' };
 }
 
@@ -219,7 +212,7 @@ export function SessionReplay({ handle, onStateChange, className, style, ref }: 
             onTimeUpdate={(event) => setPosition(event.currentTarget.currentTime)}
             onSeeked={(event) => setPosition(event.currentTarget.currentTime)}
             onRateChange={(event) => setSpeed(event.currentTarget.playbackRate)}
-            onError={() => void probeMedia(mediaUrl).then(setMediaError)}
+            onError={() => void probeMedia(client, handle).then(setMediaError)}
           />
           <div className="rbk-replay__bar">
             <div className="rbk-replay__scrubber">

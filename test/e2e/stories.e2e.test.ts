@@ -31,7 +31,7 @@ describe('Storybook stories', () => {
   it('every story renders, passes its play function and has no accessibility violation', async () => {
     const index = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8')) as { entries: Record<string, { id: string; type: string }> };
     const ids = Object.values(index.entries).filter((entry) => entry.type === 'story').map((entry) => entry.id);
-    for (const component of ['shareviewer', 'usagemeters']) expect(ids.some((id) => id.startsWith(`components-${component}--`)), component).toBe(true);
+    for (const component of ['shareviewer', 'usagemeters', 'sessionreplay']) expect(ids.some((id) => id.startsWith(`components-${component}--`)), component).toBe(true);
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     // Opened on the last story, then story by story from the first through the preview's own
