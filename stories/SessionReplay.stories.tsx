@@ -47,11 +47,13 @@ export const Ready: Story = {
   play: async ({ canvasElement, args }) => {
     const canvas = within(canvasElement);
     const list = await canvas.findByRole('list', { name: text(args.language).events });
+    const video = canvasElement.querySelector('video')!;
+    // The clip's length known: the video has its metadata.
+    await waitFor(() => expect(video.duration).toBeCloseTo(8, 0), { timeout: 10_000 });
     const checkout = within(list).getAllByRole('button')[3]!;
     await userEvent.click(checkout);
     await waitFor(() => expect(checkout).toHaveAttribute('aria-current', 'true'));
-    const video = canvasElement.querySelector('video')!;
-    await waitFor(() => expect(video.currentTime).toBeCloseTo(4, 0));
+    await waitFor(() => expect(video.currentTime).toBeCloseTo(4, 0), { timeout: 5000 });
     await userEvent.click(within(canvas.getByRole('group', { name: text(args.language).speed })).getByRole('button', { name: '2×' }));
     await expect(video.playbackRate).toBe(2);
   },
