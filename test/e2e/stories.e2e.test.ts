@@ -63,12 +63,16 @@ describe('Storybook stories', () => {
       for (const id of storyIds) {
         current = id;
         problems.set(id, []);
+        // Each story's own limit, cleared when it finishes: a limit left running would later be
+        // counted against whichever story is shown then.
+        let limit: ReturnType<typeof setTimeout> | undefined;
         const done = new Promise<void>((resolve) => {
           finished.set(id, resolve);
-          setTimeout(() => (note('did not finish within 20 s'), resolve()), 20_000);
+          limit = setTimeout(() => (note('did not finish within 20 s'), resolve()), 20_000);
         });
         channel.emit('setCurrentStory', { storyId: id, viewMode: 'story' });
         await done;
+        clearTimeout(limit);
         results.push({ id, problems: problems.get(id)! });
       }
       return results;

@@ -124,6 +124,9 @@ describe('<SessionReplay>', () => {
   });
 
   it('speaks the seven languages', async () => {
+    // Every language has every string English has.
+    const keys = (value: object, prefix = ''): string[] => Object.entries(value).flatMap(([key, inner]) => (typeof inner === 'object' ? keys(inner, `${prefix}${key}.`) : [`${prefix}${key}`]));
+    for (const language of SHARE_LANGUAGES) expect(keys(resources[language].replay), language).toEqual(keys(en));
     for (const language of SHARE_LANGUAGES) {
       const text = resources[language].replay;
       const { unmount } = renderWithRoute(<SessionReplay handle={ended.handle} />, route.endpoint, language);
