@@ -32,7 +32,12 @@ export default defineConfig(({ mode }) => {
       root: here('./src/demo/page'),
       base: '/',
       plugins: [react()],
-      build: { outDir: here('./dist/demo-page'), emptyOutDir: true, target: 'es2022' },
+      build: {
+        outDir: here('./dist/demo-page'),
+        emptyOutDir: true,
+        target: 'es2022',
+        rollupOptions: { input: { index: here('./src/demo/page/index.html'), replay: here('./src/demo/page/replay.html') } as Record<string, string> },
+      },
     };
   }
   if (mode === 'viewer-site') {

@@ -5,6 +5,8 @@ import type { StorybookConfig } from '@storybook/react-vite';
 const config: StorybookConfig = {
   stories: ['../stories/**/*.stories.@(ts|tsx)'],
   addons: ['@storybook/addon-a11y'],
+  // The <SessionReplay> stories' MP4 clip, where the component asks the stand-in route for it.
+  staticDirs: [{ from: '../stories/replay-route', to: '/replay-route' }],
   framework: { name: '@storybook/react-vite', options: {} },
   core: { disableTelemetry: true },
   async viteFinal(viteConfig) {

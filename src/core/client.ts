@@ -4,7 +4,7 @@
 // an API key: the route on the customer's server does.
 import type { CreateRequest, ImageListResponse, UserQuotaResponse } from '../protocol/index.js';
 import type { SessionFileEntry } from '../protocol/files.js';
-import { IDEMPOTENCY_HEADER, PROXY_PATHS, type ProxyCreateResponse, type ProxyProfile, type ProxySession } from '../protocol/proxy.js';
+import { IDEMPOTENCY_HEADER, PROXY_PATHS, type ProxyCreateResponse, type ProxyProfile, type ProxyRecording, type ProxySession } from '../protocol/proxy.js';
 import { fieldOf, RemoteBrowserClientError } from './error.js';
 
 export interface RemoteBrowserClientOptions {
@@ -36,6 +36,17 @@ export interface RemoteBrowserClient {
   createProfile(name: string, browser: string): Promise<ProxyProfile>;
   renameProfile(handle: string, name: string): Promise<ProxyProfile>;
   removeProfile(handle: string): Promise<void>;
+  /** A session's recording (issue 35): its state, length and timeline; refused with `reason` `not_recorded` or `removed`. */
+  recording(handle: string): Promise<ProxyRecording>;
+  /** Where a <video> plays the recording from (MP4 through the route, with byte ranges once it is whole). */
+  recordingMediaUrl(handle: string): string;
+  /** Removes an ended session's recording. */
+  removeRecording(handle: string): Promise<void>;
+  /**
+   * Why the recording's media did not play (a <video> cannot tell): its first bytes asked for,
+   * the answer's status with its Retry-After (503: busy) or refusal `reason` (404).
+   */
+  recordingMediaStatus(handle: string): Promise<{ httpStatus: number; retryAfter?: number; reason?: string }>;
 }
 
 // An API key has no place in a browser: refuse anything that looks like one.
@@ -113,6 +124,24 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
     renameProfile: async (handle, name) => (await call<{ profile: ProxyProfile }>(PROXY_PATHS.profile(handle), (b) => typeof b.profile?.handle === 'string', json({ name }))).profile,
     removeProfile: async (handle) => {
       await call(PROXY_PATHS.profile(handle), () => true, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
+    },
+    recording: async (handle) =>
+      (await call<{ recording: ProxyRecording }>(PROXY_PATHS.recording(handle), (b) => typeof b.recording?.duration_ms === 'number' && Array.isArray(b.recording?.timeline))).recording,
+    recordingMediaUrl: (handle) => `${endpoint}${PROXY_PATHS.recordingMedia(handle)}`,
+    recordingMediaStatus: async (handle) => {
+      let response: Response;
+      try {
+        response = await (options.fetch ?? fetch)(`${endpoint}${PROXY_PATHS.recordingMedia(handle)}`, { credentials: 'same-origin', headers: { ...options.headers, range: 'bytes=0-1' } });
+      } catch (cause) {
+        throw new RemoteBrowserClientError('network', 'the remote browser service could not be reached; check your connection and try again', { cause });
+      }
+      const retryAfter = Number(response.headers.get('retry-after')) || undefined;
+      const reason = response.ok ? undefined : ((await response.json().catch(() => null)) as { reason?: unknown } | null)?.reason;
+      if (response.ok) void response.body?.cancel().catch(() => undefined);
+      return { httpStatus: response.status, ...(retryAfter ? { retryAfter } : {}), ...(typeof reason === 'string' ? { reason } : {}) };
+    },
+    removeRecording: async (handle) => {
+      await call(PROXY_PATHS.recording(handle), () => true, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     },
     usage: () => call<UserQuotaResponse>(PROXY_PATHS.usage, (b) => typeof b.running_session_limit === 'number' && Array.isArray(b.pools)),
   };

@@ -2,8 +2,9 @@
 // queryOptions factories, the error class, and the wire types.
 export { createRemoteBrowserClient, type RemoteBrowserClient, type RemoteBrowserClientOptions } from './client.js';
 export { RemoteBrowserClientError, fieldOf, type RemoteBrowserErrorCode } from './error.js';
-export { imagesQuery, profilesQuery, remoteBrowserKeys, sessionFilesQuery, sessionPollDelay, sessionQuery, usageQuery } from './queries.js';
+export { imagesQuery, profilesQuery, recordingQuery, RECORDING_REFRESH_MS, remoteBrowserKeys, sessionFilesQuery, sessionPollDelay, sessionQuery, usageQuery } from './queries.js';
 export type { SessionFileEntry } from '../protocol/files.js';
 export { actOnTab, TabActionRefused, type ShareApiTarget } from './share-api.js';
 export type { ShareTab, TabAction } from '../protocol/tabs.js';
-export type { ProxyCreateResponse, ProxyProfile, ProxySession } from '../protocol/proxy.js';
+export type { ProxyCreateResponse, ProxyProfile, ProxyRecording, ProxyRecordingRefusal, ProxySession } from '../protocol/proxy.js';
+export type { RecordingTimelineEntry } from '../protocol/recordings.js';

@@ -2,7 +2,7 @@
 // factories: the framework-free half of the data layer; src/react only binds them.
 import type { Query } from '@tanstack/query-core';
 import { isSessionEnded, type SessionStatus } from '../protocol/statuses.js';
-import type { ProxySession } from '../protocol/proxy.js';
+import type { ProxyRecording, ProxySession } from '../protocol/proxy.js';
 import type { RemoteBrowserClient } from './client.js';
 
 export const remoteBrowserKeys = {
@@ -12,6 +12,7 @@ export const remoteBrowserKeys = {
   usage: (endpoint: string) => ['rbk', endpoint, 'usage'] as const,
   files: (endpoint: string, handle: string) => ['rbk', endpoint, 'session', handle, 'files'] as const,
   profiles: (endpoint: string) => ['rbk', endpoint, 'profiles'] as const,
+  recording: (endpoint: string, handle: string) => ['rbk', endpoint, 'session', handle, 'recording'] as const,
 };
 
 // Plain option objects (what react-query's queryOptions() returns), so this file needs no React.
@@ -59,4 +60,16 @@ export function sessionQuery(client: RemoteBrowserClient, handle: string) {
 /** A running session's files, read again every 2 s while someone shows them (downloads arrive on their own). */
 export function sessionFilesQuery(client: RemoteBrowserClient, handle: string) {
   return { queryKey: remoteBrowserKeys.files(client.endpoint, handle), queryFn: () => client.files(handle), refetchInterval: 2000 };
+}
+
+/** How often a recording still being made is read again: its timeline and length grow. */
+export const RECORDING_REFRESH_MS = 5000;
+
+/** A session's recording (issue 35): read again while it is being made, not after it is whole. */
+export function recordingQuery(client: RemoteBrowserClient, handle: string) {
+  return {
+    queryKey: remoteBrowserKeys.recording(client.endpoint, handle),
+    queryFn: () => client.recording(handle),
+    refetchInterval: (query: Query<ProxyRecording, Error, ProxyRecording, readonly unknown[]>) => (query.state.data && query.state.data.state !== 'ended' ? RECORDING_REFRESH_MS : false),
+  };
 }

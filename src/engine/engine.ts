@@ -355,9 +355,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     reaped,
     recovered,
     async fetch(request) {
-      // A file's bytes stream through node:http (http/files.ts): in-process callers reach it over loopback.
+      // A file's or a recording's bytes stream through node:http (http/files.ts, http/recordings.ts): in-process callers reach them over loopback.
       const target = new URL(request.url);
-      if (/^\/v[78]\/vm\/files\/(download|upload)$/.test(target.pathname)) {
+      if (/^\/v[78]\/vm\/files\/(download|upload)$/.test(target.pathname) || target.pathname === '/v8/vm/recording/media') {
         const init: RequestInit & { duplex?: 'half' } = { method: request.method, headers: request.headers, redirect: 'manual', signal: request.signal };
         if (request.body) Object.assign(init, { body: request.body, duplex: 'half' });
         return fetch(`${url}${target.pathname}${target.search}`, init);

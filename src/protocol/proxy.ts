@@ -3,6 +3,7 @@
 // (src/core), which must not pull in the schema library; reached through those two entries.
 import type { CreateResponse, SessionEntry } from './v8.js';
 import type { Profile } from './profiles.js';
+import type { RecordingInfo } from './recordings.js';
 
 /** The route's paths under its base path. */
 export const PROXY_PATHS = {
@@ -16,6 +17,9 @@ export const PROXY_PATHS = {
   /** The signed-in user's saved profiles (issue 34): list and create; one by its handle: rename (POST) and remove (DELETE). */
   profiles: '/profiles',
   profile: (handle: string) => `/profiles/${encodeURIComponent(handle)}`,
+  /** A session's recording (issue 35): its description and timeline (GET), its removal (DELETE), and its MP4. */
+  recording: (handle: string) => `/sessions/${encodeURIComponent(handle)}/recording`,
+  recordingMedia: (handle: string) => `/sessions/${encodeURIComponent(handle)}/recording/media`,
 } as const;
 
 /** The header a browser sends with create so that a retried launch starts no second session. */
@@ -35,3 +39,12 @@ export type ProxySession = Omit<SessionEntry, 'id'> & { handle: string };
  * id, and the name the user gave it. A create sends this handle as `profile.id`.
  */
 export type ProxyProfile = Omit<Profile, 'id'> & { handle: string };
+
+/** GET /sessions/:handle/recording: the session's recording as the service tells it (its timeline's web addresses included: the session is the user's own). */
+export type ProxyRecording = RecordingInfo;
+
+/**
+ * Why the route refused a recording (404, in the envelope's `reason`): the session was not
+ * recorded, or its recording was removed (by request or after its days were over).
+ */
+export type ProxyRecordingRefusal = 'not_recorded' | 'removed';

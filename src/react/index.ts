@@ -10,3 +10,5 @@ export { useEndSession } from './hooks/useEndSession.js';
 export { useUsage } from './hooks/useUsage.js';
 export { useSessionFiles } from './hooks/useSessionFiles.js';
 export { UsageMeters, type UsageMetersProps, type UsageMetersState } from './UsageMeters.js';
+export { SessionReplay, formatReplayTime, replayEvents, REPLAY_SPEEDS, type SessionReplayProps, type SessionReplayState, type SessionReplayError, type ReplayEvent } from './SessionReplay.js';
+export { useRecording } from './hooks/useRecording.js';

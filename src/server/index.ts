@@ -13,6 +13,7 @@ export type {
 } from './proxy-route.js';
 export { API_KEY_VARIABLE, createServiceClient, engineService } from './service-client.js';
 export type { CallOptions, EngineServiceOptions, InProcessEngine, RemoteBrowserService, ServiceClient, ServiceClientOptions, ServiceFetch } from './service-client.js';
+export type { RecordingCalls, RecordingMedia } from './service-recordings.js';
 export { isRemoteBrowserError, RemoteBrowserError } from './errors.js';
 export type { RemoteBrowserErrorCode, RemoteBrowserErrorOptions } from './errors.js';
 export { SECRET_MIN_CHARS } from './session-handles.js';
@@ -28,3 +29,4 @@ export {
   proxySessionSchema,
 } from './wire.js';
 export type { ProxyCreateResponse, ProxyEndResponse, ProxySession, ProxySessionResponse } from './wire.js';
+export type { ProxyRecording, ProxyRecordingRefusal } from '../protocol/proxy.js';

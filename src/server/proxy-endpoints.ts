@@ -2,6 +2,7 @@
 // methods the path takes (405), or none (404).
 import { filesEndpointOf, type FilesEndpoint } from './proxy-files.js';
 import type { ProfilesEndpoint } from './proxy-profiles.js';
+import { recordingEndpointOf, type RecordingEndpoint } from './proxy-recordings.js';
 
 /** A handle from the path; '' (no handle opens) when it is not valid percent-encoding. */
 function decoded(segment: string): string {
@@ -12,7 +13,7 @@ function decoded(segment: string): string {
   }
 }
 
-export type Endpoint = { name: 'images' | 'create' | 'usage' } | { name: 'read' | 'end'; handle: string } | { name: FilesEndpoint; handle: string } | ProfilesEndpoint;
+export type Endpoint = { name: 'images' | 'create' | 'usage' } | { name: 'read' | 'end'; handle: string } | { name: FilesEndpoint; handle: string } | { name: RecordingEndpoint; handle: string } | ProfilesEndpoint;
 
 export function endpointOf(method: string, rest: string): Endpoint | { allow: string } | null {
   const path = rest.replace(/\/$/, '');
@@ -23,10 +24,12 @@ export function endpointOf(method: string, rest: string): Endpoint | { allow: st
   if (path === '/profiles') return only('GET, POST', { name: 'profiles' });
   const profile = /^\/profiles\/([^/]+)$/.exec(path);
   if (profile) return only('POST, DELETE', { name: 'profile', handle: decoded(profile[1]!) });
-  const session = /^\/sessions\/([^/]+)(?:\/(files(?:\/download|\/upload)?))?$/.exec(path);
+  const session = /^\/sessions\/([^/]+)(?:\/(files(?:\/download|\/upload)?|recording(?:\/media)?))?$/.exec(path);
   if (!session) return null;
   const files = filesEndpointOf(session[2]);
   const handle = decoded(session[1]!);
   if (files) return only(files.method, { name: files.name, handle });
+  const recording = recordingEndpointOf(session[2]);
+  if (recording) return only(recording.method, { name: recording.name, handle });
   return method === 'GET' ? { name: 'read', handle } : only('POST, DELETE', { name: 'end', handle });
 }

@@ -10,6 +10,7 @@ import { RemoteBrowserError } from './errors.js';
 import type { RemoteBrowserService } from './service-client.js';
 import { serveFiles } from './proxy-files.js';
 import { endpointOf, type Endpoint } from './proxy-endpoints.js';
+import { serveRecording } from './proxy-recordings.js';
 import { openProfileHandle, serveProfiles, UNKNOWN_PROFILE } from './proxy-profiles.js';
 import { createSessionHandles, SECRET_MIN_CHARS, type SessionHandles } from './session-handles.js';
 import type { ProxyCreateResponse, ProxyEndResponse, ProxySessionResponse } from './wire.js';
@@ -325,6 +326,13 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
         const vmId = await (await sessionHandles()).open(endpoint.handle, context.user.id);
         if (vmId === null) return refused(404, UNKNOWN_SESSION);
         return serveFiles(service, endpoint.name, vmId, request, (body, status) => reply(body as Answer, status));
+      }
+      case 'recording':
+      case 'recording-media': {
+        // A user reaches only recordings of their own sessions, as with files.
+        const vmId = await (await sessionHandles()).open(endpoint.handle, context.user.id);
+        if (vmId === null) return refused(404, UNKNOWN_SESSION);
+        return serveRecording(service, endpoint.name, vmId, request, (body, status, headers) => reply(body as Answer, status, headers));
       }
       case 'read':
       case 'end': {

@@ -28,6 +28,7 @@ import {
 } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
 import { profileCalls, type ProfileCalls } from './service-profiles.js';
+import { recordingCalls, type RecordingCalls } from './service-recordings.js';
 
 export interface CallOptions {
   /** Ends the call early (the proxy route passes the browser's request signal). */
@@ -72,6 +73,10 @@ export interface RemoteBrowserService {
   createProfile?: ProfileCalls['createProfile'];
   renameProfile?: ProfileCalls['renameProfile'];
   removeProfile?: ProfileCalls['removeProfile'];
+  /** A session's recording (service-recordings.ts, issue 35). Absent on older services' fakes: the proxy route then offers none. */
+  recording?: RecordingCalls['recording'];
+  recordingMedia?: RecordingCalls['recordingMedia'];
+  removeRecording?: RecordingCalls['removeRecording'];
 }
 
 /** A file's bytes as they arrive from the service. */
@@ -88,7 +93,7 @@ export type FileBody = ReadableStream<Uint8Array> | Blob | ArrayBuffer | Uint8Ar
  * The service as the customer's own server calls it: the proxy route's calls, and the DevTools
  * address for a program (never handed to a browser: the proxy route does not offer it).
  */
-export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | keyof ProfileCalls>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile'>>, ProfileCalls {
+export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | keyof ProfileCalls | keyof RecordingCalls>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile'>>, ProfileCalls, RecordingCalls {
   /** GET /v8/vm/automation?id=: a short-lived DevTools address of a running Chromium session, for a program on this server. */
   automation(vmId: string, options?: CallOptions): Promise<AutomationResponse>;
   /** GET /v8/user/webhook: the account's webhook receiver (without its secret), or null. */
@@ -286,6 +291,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
 
   return {
     ...profileCalls(request),
+    ...recordingCalls(request, (path, what, headers, callOptions) => transfer(path, 'GET', what, undefined, callOptions, headers)),
     images: (options) => get('image', 'the image list', imageListResponseSchema, options, false),
     create: (body, options) =>
       request({ method: 'POST', path: 'vm/create', what: 'create', schema: createResponseSchema, body, authenticated: true, repeatable: body.idempotencyKey !== undefined, signal: options?.signal }),
@@ -324,12 +330,12 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
    * start only (a file takes as long as it takes), never repeated (a stream is read once). An
    * answer in the envelope that is not ok becomes the same typed error as any call's.
    */
-  async function transfer(path: string, method: 'GET' | 'POST', what: string, body: FileBody | undefined, callOptions: CallOptions | undefined): Promise<Response> {
+  async function transfer(path: string, method: 'GET' | 'POST', what: string, body: FileBody | undefined, callOptions: CallOptions | undefined, headers: Record<string, string> = {}): Promise<Response> {
     const key = readApiKey(options.apiKey);
     const started = new AbortController();
     const timer = setTimeout(() => started.abort(new RemoteBrowserError('timeout', `the service at ${root} did not start answering ${what} within ${timeoutMs} ms`)), timeoutMs);
     const signal = callOptions?.signal ? AbortSignal.any([callOptions.signal, started.signal]) : started.signal;
-    const init: RequestInit & { duplex?: 'half' } = { method, headers: { authorization: `Bearer ${key}`, 'user-agent': 'remote-browser-kit' }, signal, redirect: 'error' };
+    const init: RequestInit & { duplex?: 'half' } = { method, headers: { ...headers, authorization: `Bearer ${key}`, 'user-agent': 'remote-browser-kit' }, signal, redirect: 'error' };
     if (body !== undefined) {
       init.body = body as BodyInit;
       (init.headers as Record<string, string>)['content-type'] = 'application/octet-stream';
@@ -345,7 +351,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     } finally {
       clearTimeout(timer);
     }
-    if (response.ok && !(response.headers.get('content-type') ?? '').includes('json')) return response;
+    // A range past the end (416) carries no envelope: it is the answer, passed on as it is.
+    if ((response.ok && !(response.headers.get('content-type') ?? '').includes('json')) || response.status === 416) return response;
     if (method === 'POST' && response.ok) {
       const text = await response.text();
       const envelope = envelopeSchema.safeParse(JSON.parse(text));
@@ -362,7 +369,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     const message = envelope.message ?? `the service answered ${envelope.status}`;
     if (httpStatus === 401) throw new RemoteBrowserError('unauthorized', `the service refused the API key (${message}): check apiKey`, { httpStatus });
     const code = envelope.status === 'error' ? 'service_error' : envelope.status === 'ok' ? 'invalid_response' : envelope.status;
-    throw new RemoteBrowserError(code as 'denied', message, { httpStatus, ...(envelope.reason === undefined ? {} : { reason: envelope.reason }) });
+    const retryAfter = retryAfterOf(response);
+    throw new RemoteBrowserError(code as 'denied', message, { httpStatus, ...(envelope.reason === undefined ? {} : { reason: envelope.reason }), ...(retryAfter === undefined ? {} : { retryAfter }) });
   }
 }
 

@@ -31,7 +31,7 @@ describe('Storybook stories', () => {
   it('every story renders, passes its play function and has no accessibility violation', async () => {
     const index = JSON.parse(await readFile(join(dir, 'index.json'), 'utf8')) as { entries: Record<string, { id: string; type: string }> };
     const ids = Object.values(index.entries).filter((entry) => entry.type === 'story').map((entry) => entry.id);
-    for (const component of ['shareviewer', 'usagemeters']) expect(ids.some((id) => id.startsWith(`components-${component}--`)), component).toBe(true);
+    for (const component of ['shareviewer', 'usagemeters', 'sessionreplay']) expect(ids.some((id) => id.startsWith(`components-${component}--`)), component).toBe(true);
 
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     // Opened on the last story, then story by story from the first through the preview's own
@@ -63,12 +63,16 @@ describe('Storybook stories', () => {
       for (const id of storyIds) {
         current = id;
         problems.set(id, []);
+        // Each story's own limit, cleared when it finishes: a limit left running would later be
+        // counted against whichever story is shown then.
+        let limit: ReturnType<typeof setTimeout> | undefined;
         const done = new Promise<void>((resolve) => {
           finished.set(id, resolve);
-          setTimeout(() => (note('did not finish within 20 s'), resolve()), 20_000);
+          limit = setTimeout(() => (note('did not finish within 20 s'), resolve()), 20_000);
         });
         channel.emit('setCurrentStory', { storyId: id, viewMode: 'story' });
         await done;
+        clearTimeout(limit);
         results.push({ id, problems: problems.get(id)! });
       }
       return results;

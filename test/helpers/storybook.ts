@@ -1,4 +1,4 @@
-// Test helper: a fresh `storybook build` served on loopback, and Debian Chromium (playwright-core)
+// Test helper: a fresh `storybook build` served on loopback (with byte ranges), and Debian Chromium (playwright-core)
 // to open it, for the end-to-end tests of the stories.
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -29,7 +29,16 @@ export async function openStorybook(): Promise<BuiltStorybook> {
     const path = normalize(new URL(request.url ?? '/', 'http://site').pathname).replace(/^(\.\.[/\\])+/, '');
     try {
       const body = await readFile(join(dir, path));
-      response.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream' }).end(body);
+      const type = TYPES[extname(path)] ?? 'application/octet-stream';
+      // Byte ranges, as any static server answers them: a <video> seeks in an MP4 by asking for them.
+      const range = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? '');
+      if (range && Number(range[1]) < body.length) {
+        const start = Number(range[1]);
+        const end = range[2] ? Math.min(Number(range[2]), body.length - 1) : body.length - 1;
+        response.writeHead(206, { 'content-type': type, 'accept-ranges': 'bytes', 'content-range': `bytes ${start}-${end}/${body.length}` }).end(body.subarray(start, end + 1));
+        return;
+      }
+      response.writeHead(200, { 'content-type': type, 'accept-ranges': 'bytes' }).end(body);
     } catch {
       response.writeHead(404).end();
     }

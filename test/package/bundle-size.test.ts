@@ -12,7 +12,7 @@ const BUDGETS = {
    * files in and out (the viewer's Files control, the launcher's downloads, their strings in seven
    * languages: +3,920 B); 25,787 B after the toolbar's sound control (22,958 B on 2026-11-22).
    */
-  reactEntry: 34_000,
+  reactEntry: 40_000,
   /**
    * Chunks loaded with import(), by name: noVNC's `rfb` was 61,244 B; the sound player's `sound`
    * (only for a session with sound) 2,374 B; the video mode's `video` (only where the engine offers
@@ -21,7 +21,7 @@ const BUDGETS = {
    */
   lazyChunks: { video: 5_200, rfb: 64_000, sound: 2_500 } as Record<string, number>,
   /** remote-browser-kit/core, bundled: 2,135 B (with the files calls; 1,979 B before). */
-  core: 2_600,
+  core: 3_000,
 };
 
 const RAISE = 'If the growth is worth it, raise the budget in test/package/bundle-size.test.ts and the figures in docs/benchmarks.md ("The browser bundle") in the same change.';
