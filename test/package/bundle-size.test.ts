@@ -7,12 +7,13 @@ import { measureBundle, type BundleSizes } from '../../bench/bundle-sizes.js';
 
 const BUDGETS = {
   /**
-   * remote-browser-kit/react with every chunk it loads at once: 30,006 B with video mode's hook-up
+   * remote-browser-kit/react with every chunk it loads at once: 42,200 B on 2026-11-26 with the
+   * tab strip, the touch zoom and phone keyboard (issue 36) and <SessionReplay> (issue 35); 30,006 B with video mode's hook-up
    * (issue 25: +299 B; the video mode itself is a lazy chunk); 29,707 B on 2026-11-23, after the
    * files in and out (the viewer's Files control, the launcher's downloads, their strings in seven
    * languages: +3,920 B); 25,787 B after the toolbar's sound control (22,958 B on 2026-11-22).
    */
-  reactEntry: 40_000,
+  reactEntry: 44_000,
   /**
    * Chunks loaded with import(), by name: noVNC's `rfb` was 61,244 B; the sound player's `sound`
    * (only for a session with sound) 2,374 B; the video mode's `video` (only where the engine offers
@@ -20,8 +21,8 @@ const BUDGETS = {
    * fallback (issue 37, decisions.md 90; 3,001 B before; the worker is an asset of its own, 2,214 B).
    */
   lazyChunks: { video: 5_200, rfb: 64_000, sound: 2_500 } as Record<string, number>,
-  /** remote-browser-kit/core, bundled: 2,135 B (with the files calls; 1,979 B before). */
-  core: 3_000,
+  /** remote-browser-kit/core, bundled: 3,182 B with tab actions, the editing watch and the recording calls; 2,135 B with the files calls (1,979 B before). */
+  core: 3_400,
 };
 
 const RAISE = 'If the growth is worth it, raise the budget in test/package/bundle-size.test.ts and the figures in docs/benchmarks.md ("The browser bundle") in the same change.';
