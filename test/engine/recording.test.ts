@@ -93,6 +93,7 @@ describe('a recorded session', () => {
     const times = recording.timeline.map((entry: { time: string }) => Date.parse(entry.time));
     expect([...times].sort((a, b) => a - b)).toEqual(times);
     expect(recording.timeline.at(-1)).toMatchObject({ type: 'ended', reason: 'removed' });
+    expect(recording.timeline.filter((entry: { type: string }) => entry.type === 'ended')).toHaveLength(1);
     expect(recording.bytes).toBeGreaterThan(10_000);
 
     const media = await fetch(`${engine.url}/v8/vm/recording/media?id=${id}`, { headers: { authorization: `Bearer ${fixture.account.key}` } });

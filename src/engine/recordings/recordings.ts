@@ -207,8 +207,12 @@ export function followRecordedSessions(recordings: Recordings, sources: Recorded
     if (id) recordings.noteRuntime(id, event);
   });
   sources.presence.on('attachment', (change) => recordings.noteAttachment(change));
+  // The end is noted once: at `stopping` when the session passes it, else at the status it ends in.
+  const stopping = new Set<string>();
   sources.sessions.on('moved', (move) => {
     if (!ENDED.has(move.to)) return;
+    if (move.to === 'stopping') stopping.add(move.id);
+    else if (stopping.delete(move.id)) return;
     void sources.store.session(move.id).then((row) => row && recordings.noteEnd(row), () => undefined);
   });
 }
