@@ -68,9 +68,12 @@ export default defineConfig(({ mode }) => {
             environment: 'node',
             // One throwaway Postgres for the run (RBK_TEST_POSTGRES), for the tests of a cluster.
             globalSetup: ['test/helpers/postgres-global.ts'],
-            // Engine tests start real browsers and displays: two cores are shared, so test files
-            // run one after another and real processes get time to start.
-            fileParallelism: false,
+            // Two test files at a time, of any project (one group: the same maxWorkers everywhere).
+            // Engine tests start real browsers and displays, which spend much of their time
+            // waiting; engines on one host share nothing but their uid claims and X locks
+            // (runtime/sandbox/session-uids.ts), and every test holds on a loaded machine, so two
+            // at once use both cores (decisions.md 114).
+            maxWorkers: 2,
             testTimeout: 60_000,
             hookTimeout: 60_000,
           },
@@ -84,7 +87,7 @@ export default defineConfig(({ mode }) => {
             environment: 'node',
             env: { RBK_TEST_STORE: 'postgres' },
             globalSetup: ['test/helpers/postgres-global.ts'],
-            fileParallelism: false,
+            maxWorkers: 2,
             testTimeout: 60_000,
             hookTimeout: 60_000,
           },
@@ -96,7 +99,7 @@ export default defineConfig(({ mode }) => {
             include: ['test/react/**/*.test.tsx'],
             environment: 'jsdom',
             setupFiles: ['test/react/setup.ts'],
-            fileParallelism: false,
+            maxWorkers: 2,
             testTimeout: 60_000,
             hookTimeout: 60_000,
           },

@@ -158,6 +158,9 @@ function openEvents(path: string): Promise<{ status: number; close: () => void }
   return new Promise((resolve) => {
     const request = httpGet({ host: hostname, port, path, agent: false }, (response) => {
       if (response.statusCode !== 200) response.resume();
+      // An open stream stays open, however long the flood's later waves take on a busy machine:
+      // the time limit is for an answer that never starts.
+      else request.setTimeout(0);
       resolve({ status: response.statusCode ?? 0, close: () => request.destroy() });
     });
     request.on('error', () => resolve({ status: 0, close: () => undefined }));
