@@ -1,4 +1,4 @@
-// The share API's paths, `/share/<link_id>[/events|/rfb|/sound|/video|/ping|/view-only|/files[/download|/upload]]` under a share base: the
+// The share API's paths, `/share/<link_id>[/events|/rfb|/sound|/video|/ping|/view-only|/files[/download|/upload]|/people]` under a share base: the
 // viewer builds them and the engine reads them with these two functions, so the two never drift.
 
 /**
@@ -7,13 +7,14 @@
  * packet), the display's moving picture as video (issue 25: one JSON text message saying the
  * format, then one binary message per H.264 access unit, src/protocol/video.ts), a ping, a view-only link, and the session's files (issue 23): `files`, a WebSocket that
  * sends their list as it changes (src/protocol/files.ts), `files/download?name=` (GET, the bytes as
- * a download) and `files/upload?name=` (POST, the body), for the share link's holder only.
+ * a download) and `files/upload?name=` (POST, the body), for the share link's holder only; and `people` (issue 36), a WebSocket of who watches and who
+ * drives (src/protocol/control.ts).
  */
-export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload'] as const;
+export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload', 'people'] as const;
 export type ShareApiRoute = (typeof SHARE_API_ROUTES)[number];
 
 /** Link ids are base64url; the API reads at most this many characters of one. */
-const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|video|ping|view-only|files|files\/download|files\/upload))?$/;
+const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|video|ping|view-only|files|files\/download|files\/upload|people))?$/;
 
 /** The path of one route of a link's share API: `/share/<link_id>` for its state, else `/share/<link_id>/<route>`. */
 export function shareApiPath(linkId: string, route: ShareApiRoute = 'state'): string {
@@ -22,7 +23,7 @@ export function shareApiPath(linkId: string, route: ShareApiRoute = 'state'): st
 
 /** The full address of a route under a share base; RFB's, sound's, video's and files' are WebSocket addresses (ws: or wss:). */
 export function shareApiUrl(shareBase: string, linkId: string, route: ShareApiRoute = 'state'): string {
-  const base = route === 'rfb' || route === 'sound' || route === 'video' || route === 'files' ? shareBase.replace(/^http/, 'ws') : shareBase;
+  const base = route === 'rfb' || route === 'sound' || route === 'video' || route === 'files' || route === 'people' ? shareBase.replace(/^http/, 'ws') : shareBase;
   return `${base}${shareApiPath(linkId, route)}`;
 }
 

@@ -2,6 +2,7 @@
 // site, the engine and the components read and write them the same way.
 import { DEFAULT_SHARE_LANGUAGE, SHARE_LANGUAGES, isShareLanguage, type ShareLanguage } from './languages.js';
 import type { SessionStatus } from './statuses.js';
+import type { Driver } from './control.js';
 
 /** Link ids are base64url. */
 const LINK_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -78,6 +79,10 @@ export interface ViewerState {
   video?: boolean;
   /** Whether the session is being recorded (issue 35): the viewer says so; absent means false. */
   recording?: boolean;
+  /** `one` while one person drives at a time (issue 36, src/protocol/control.ts); absent: everyone with the share link controls. */
+  controlMode?: 'one';
+  /** In `one` mode: who drives now, or null while nobody does. */
+  driver?: Driver | null;
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

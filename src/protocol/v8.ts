@@ -13,6 +13,7 @@ import {
   VM_DATA_WAIT_MAX_MS,
 } from './limits.js';
 import { profileMetersSchema, sessionProfileSchema } from './profile-fields.js';
+import { CONTROL_MODES } from './control.js';
 
 // ---------------------------------------------------------------------------------------------
 // Envelope and failures
@@ -177,6 +178,8 @@ export const createRequestSchema = z.object({
   country: textField('country: must be a location code listed by GET /v8/image, or auto', (v) => v !== '').optional(),
   egress: z.literal('residential', 'egress: the only allowed value is residential').optional(),
   record: z.boolean('record: must be true or false').optional(),
+  /** v8 only (issue 36): everyone with the share link controls at once (`shared`, the default), or one driver at a time (`one`). */
+  control: z.enum(CONTROL_MODES, `control: must be one of ${CONTROL_MODES.join(', ')}`).optional(),
   shareLanguage: z.enum(SHARE_LANGUAGES, `shareLanguage: must be one of ${SHARE_LANGUAGES.join(', ')}`).optional(),
   callbackUrl: textField(
     `callbackUrl: must be an http or https address of at most ${characters(CALLBACK_URL_MAX)} characters`,

@@ -99,6 +99,7 @@ export async function createSession(
       language,
       layout,
       recorded: request.record === true,
+      control_mode: request.control ?? 'shared',
       country: request.country ?? null,
       exit_city: exit.city?.code ?? null,
       egress: request.egress ?? null,

@@ -173,4 +173,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    ALTER TABLE sessions ADD COLUMN profile_id TEXT;
    ALTER TABLE sessions ADD COLUMN profile_save BOOLEAN;
    ALTER TABLE sessions ADD COLUMN profile_tabs BOOLEAN;`,
+  // One driver at a time or everyone, and who drives now (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
+   ALTER TABLE sessions ADD COLUMN driver TEXT;`,
 ];

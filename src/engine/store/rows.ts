@@ -65,6 +65,10 @@ export interface SessionRow {
   node_id: string | null;
   /** Whether its picture, sound and timeline are recorded (issue 35). */
   recorded: boolean;
+  /** `shared` or `one` (issue 36): whether one person drives at a time. */
+  control_mode?: string;
+  /** In `one` mode, who drives now (protocol/control.ts `Driver`, JSON), as the node that runs it wrote it; null: nobody. */
+  driver?: string | null;
   /** The saved profile it started on (decisions.md 85), whether its state is written back, with its tabs. */
   profile_id?: string | null;
   profile_save?: boolean | null;

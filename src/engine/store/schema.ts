@@ -169,4 +169,8 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE sessions ADD COLUMN profile_id TEXT;
    ALTER TABLE sessions ADD COLUMN profile_save INTEGER;
    ALTER TABLE sessions ADD COLUMN profile_tabs INTEGER;`,
+  // One driver at a time or everyone (issue 36, decisions.md 99), and who drives now (JSON, written
+  // by the node that runs the session, so any node's share state tells it).
+  `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
+   ALTER TABLE sessions ADD COLUMN driver TEXT;`,
 ];
