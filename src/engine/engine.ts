@@ -262,7 +262,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     .register(rfbChannel({ seats: config.viewers, displayLimits: config.display, control }))
     .register(soundChannel({ available: config.sound !== false && probeSound().available }))
     .register(videoChannel({ available: video }))
-    .register(automationChannel({ programsPerSession: config.automation.programsPerSession, familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
+    .register(automationChannel({ control, programsPerSession: config.automation.programsPerSession, familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
     .register(filesChannel({ snapshot: (id) => files.snapshot(id) }))
     .register(peopleChannel({ seats: control, passes, linkSeats: { control: config.viewers.controlling, view: config.viewers.watching } }));
   for (const channel of options.channels ?? []) channels.register(channel);

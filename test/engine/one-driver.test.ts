@@ -2,7 +2,8 @@
 // session created with `control: "one"`, each a raw RFB client with its `people` socket (no viewer
 // library between). Only the driver's keys reach the page (read back through DevTools); a second
 // asks, the driver gives, the new driver's keys reach it and the old one's do not; the owner takes
-// it back through the API; every viewer and the share state are told who drives.
+// it back through the API; every viewer and the share state are told who drives. A program on
+// DevTools drives when it attaches, hands control to a person and takes it back, both sides told.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
@@ -10,6 +11,7 @@ import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { connectPeople, type PeopleClient } from '../helpers/people-client.js';
 import { connectRfb, type RfbClient } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
+import { WebSocket } from 'ws';
 
 const PAGE = `<!doctype html><title>Keys</title><body style="margin:0;background:#336699">
 <input id="field" autofocus style="position:absolute;left:10px;top:10px;width:280px;height:40px"></body>`;
@@ -178,4 +180,50 @@ describe('a session with one driver', () => {
     expect(await fixture.call('/vm/control', { id: vmId, action: 'mode', mode: 'one' })).toMatchObject({ status: 'ok', mode: 'one', driver: null });
     expect(await waitFor(shareState, (s) => s.controlMode === 'one')).toMatchObject({ driver: null });
   });
+});
+
+describe('a program on DevTools', () => {
+  it('drives when it attaches, hands control to a person and takes it back, both sides told', async () => {
+    const [first, second] = viewers;
+    const address = await fixture.call(`/vm/automation?id=${vmId}`);
+    expect(address.status).toBe('ok');
+    const program = new WebSocket(address.browserWSEndpoint as string, { perMessageDeflate: false });
+    const heard: Array<Record<string, any>> = [];
+    program.on('message', (data: Buffer) => heard.push(JSON.parse(data.toString('utf8'))));
+    await new Promise((resolve, reject) => program.once('open', resolve).once('error', reject));
+    let nextId = 1;
+    const command = async (method: string, params: Record<string, unknown> = {}) => {
+      const id = nextId++;
+      program.send(JSON.stringify({ id, method, params }));
+      return waitFor(() => heard.find((message) => message.id === id), (message) => message !== undefined);
+    };
+    // Attached: it drives, and the people see a program drive.
+    const program0 = await first!.people.until((p) => p.driver?.kind === 'program');
+    expect((await command('RemoteBrowserKit.getControl')).result).toMatchObject({ mode: 'one', drives: true, driver: { kind: 'program', owner: true } });
+    await clearField();
+    await first!.rfb.key(XK.a);
+    await pause(500);
+    expect(await fieldValue()).toBe('');
+
+    // It hands over to the first viewer, which is told, and so is the program (an event it waits for).
+    expect((await command('RemoteBrowserKit.handOver', { to: first!.id })).result).toMatchObject({ drives: false, driver: { id: first!.id } });
+    await waitFor(() => heard, (messages) => messages.some((m) => m.method === 'RemoteBrowserKit.controlChanged' && m.params.driver?.id === first!.id && m.params.drives === false));
+    await first!.people.until((p) => p.driver?.id === first!.id);
+    await onlyDriverTypes(first!, [second!], XK.b, 'b');
+    // While a person drives, the program's input is refused with a DevTools error it reads.
+    const refused = await command('Input.dispatchKeyEvent', { type: 'keyDown', text: 'z' });
+    expect(refused.error.message).toContain('a person drives this session now');
+
+    // It takes control back: both sides told; the person's keys stop.
+    expect((await command('RemoteBrowserKit.takeControl')).result).toMatchObject({ drives: true });
+    await first!.people.until((p) => p.driver?.id === program0.driver!.id);
+    await waitFor(() => heard, (messages) => messages.some((m) => m.method === 'RemoteBrowserKit.controlChanged' && m.params.drives === true));
+    await clearField();
+    await first!.rfb.key(XK.c);
+    await pause(500);
+    expect(await fieldValue()).toBe('');
+    program.close();
+    // The program left while driving: nobody drives.
+    await first!.people.until((p) => p.driver === null && !p.people.some((person) => person.kind === 'program'));
+  }, 60_000);
 });
