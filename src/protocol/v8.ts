@@ -279,6 +279,29 @@ export const fileUploadResponseSchema = z.object({ status: z.literal('ok'), name
 export type FileUploadAnswer = z.infer<typeof fileUploadResponseSchema>;
 
 // ---------------------------------------------------------------------------------------------
+// Who drives (issue 36): POST /v8/vm/control and POST /v8/vm/viewer
+
+const personSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['person', 'program']),
+  name: z.string().optional(),
+  guest: z.number().optional(),
+  owner: z.literal(true).optional(),
+  watching: z.literal(true).optional(),
+  asks: z.literal(true).optional(),
+});
+
+export const controlAnswerSchema = z.object({
+  status: z.literal('ok'),
+  mode: z.enum(CONTROL_MODES),
+  driver: personSchema.omit({ watching: true, asks: true }).nullable(),
+  people: z.array(personSchema),
+});
+
+export const viewerPassResponseSchema = z.object({ status: z.literal('ok'), pass: z.string(), expires: z.number() });
+export type ViewerPassResponse = z.infer<typeof viewerPassResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
 // Share API
 
 /** What GET /share/<link_id> answers besides `status` (see share.ts for the plain type). */

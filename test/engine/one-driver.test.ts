@@ -195,7 +195,7 @@ describe('a program on DevTools', () => {
     const command = async (method: string, params: Record<string, unknown> = {}) => {
       const id = nextId++;
       program.send(JSON.stringify({ id, method, params }));
-      return waitFor(() => heard.find((message) => message.id === id), (message) => message !== undefined);
+      return (await waitFor(() => heard.find((message) => message.id === id), (message) => message !== undefined))!;
     };
     // Attached: it drives, and the people see a program drive.
     const program0 = await first!.people.until((p) => p.driver?.kind === 'program');
