@@ -79,6 +79,8 @@ export interface ViewerState {
   video?: boolean;
   /** Whether the session is being recorded (issue 35): the viewer says so; absent means false. */
   recording?: boolean;
+  /** Whether the share API offers `people` (issue 36): who watches and who drives; absent means false. */
+  people?: boolean;
   /** `one` while one person drives at a time (issue 36, src/protocol/control.ts); absent: everyone with the share link controls. */
   controlMode?: 'one';
   /** In `one` mode: who drives now, or null while nobody does. */
