@@ -187,6 +187,13 @@ export const engineConfigSchema = z
       })
       .default({ tokenSeconds: 600, programsPerSession: 4 }),
     /**
+     * One driver at a time (issue 36, decisions.md 99): how long a driver may give no input
+     * before a waiting request for control passes it on.
+     */
+    control: z
+      .object({ idleSeconds: z.number().int().min(1).max(3600).default(30) })
+      .default({ idleSeconds: 30 }),
+    /**
      * Files in and out of sessions (decisions.md 55-57): whether downloads are handed out and
      * uploads taken at all, the caps on uploads (one file, and a session's uploads together; they
      * must fit in `confinement.diskMb`), and the pace of each transfer (bytes a second; null: as

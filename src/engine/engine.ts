@@ -28,6 +28,9 @@ import { Presence } from './channels/presence.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { Door } from './channels/door.js';
 import { rfbChannel } from './channels/rfb/rfb.js';
+import { ControlSeats, modeOfRow, viewerPasses } from './channels/control/control-seats.js';
+import { peopleChannel } from './channels/control/people.js';
+import { sessionOwner } from './store/owner.js';
 import { soundChannel } from './channels/sound/sound.js';
 import { videoChannel } from './channels/video/video.js';
 import { automationChannel } from './channels/automation/automation.js';
@@ -227,6 +230,17 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
   // Programs drive sessions through the automation channel (decisions.md 54); created with the router below.
+  // Who drives each session this node runs (issue 36): one seat per session, shared by the
+  // channels; each change goes into the session's row and is told to every node.
+  const control = new ControlSeats({
+    modeOf: async (id) => modeOfRow(await store.session(id)),
+    publish: async (id, mode, driver) => {
+      await store.updateSession(id, { control_mode: mode, driver: driver ? JSON.stringify(driver) : null });
+      presence.tell(id);
+    },
+    idleMs: config.control.idleSeconds * 1000,
+  });
+  const passes = viewerPasses(secret);
   let automation: ReturnType<typeof createAutomation> | undefined;
   const api = createApi({
     config, store, accounts, usage, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress,
@@ -236,18 +250,27 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     files: fileTransfers,
     recordings: recordingsLink?.access ?? recordingsHere(recordings),
     profiles,
+    // Decided on the node that runs the session (decisions.md 100): here, or forwarded there.
+    control: {
+      act: (row, action) => {
+        const owner = sessionOwner(row, nodeId);
+        return owner.at === 'node' && clustered ? link.controlOn(owner.nodeId, row.id, action) : control.act(row.id, action);
+      },
+      pass: (row, name) => passes.make(row.id, name),
+    },
   });
 
   // Every stream of a session is a channel (docs/architecture.md "Channels"), one registration each;
   // the viewer state's flags (`sound`, `video`) follow this order. Sound is offered where it is
   // configured and its programs are installed (decisions.md 53).
   const channels = new ChannelRegistry()
-    .register(rfbChannel({ seats: config.viewers, displayLimits: config.display }))
+    .register(rfbChannel({ seats: config.viewers, displayLimits: config.display, control }))
     .register(soundChannel({ available: config.sound !== false && probeSound().available }))
     .register(videoChannel({ available: video }))
-    .register(automationChannel({ programsPerSession: config.automation.programsPerSession, familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
+    .register(automationChannel({ control, programsPerSession: config.automation.programsPerSession, familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
     .register(filesChannel({ snapshot: (id) => files.snapshot(id) }))
-    .register(editingChannel({ familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }));
+    .register(editingChannel({ familyOf: (id) => runtime.images.find((image) => image.id === id)?.family }))
+    .register(peopleChannel({ seats: control, passes, linkSeats: { control: config.viewers.controlling, view: config.viewers.watching } }));
   for (const channel of options.channels ?? []) channels.register(channel);
   // Every attachment, whatever its channel (and the share API's event streams), passes this door.
   const door = new Door({ perAddress: config.viewers.perAddress }, openFiles);
@@ -259,7 +282,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     statusChanges: sessions,
     planOf: (row) => sessions.planOf(row),
     endsOf: (id) => sessions.endsOf(id),
-    ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential) => link.openChannel(owner, id, channel, credential) } : {}),
+    ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential, seat?: string) => link.openChannel(owner, id, channel, credential, seat) } : {}),
   });
   // The automation secret, like the share-link secret, is the store's: every node checks every node's tokens.
   automation = createAutomation({
@@ -272,6 +295,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     router,
     clientAddress,
   });
+  if (clustered) link.serveControl((id, action) => control.act(id, action));
   const links = new ShareLinks({ store, secret, shareBase: () => config.shareBase ?? url });
   const shareApi = createShareApi({ sessions, links, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus });

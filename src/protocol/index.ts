@@ -7,6 +7,7 @@ export * from './v7.js';
 export * from './v6.js';
 export * from './share.js';
 export * from './share-api.js';
+export * from './control.js';
 export * from './sound.js';
 export * from './video.js';
 export * from './statuses.js';

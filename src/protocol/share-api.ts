@@ -1,4 +1,4 @@
-// The share API's paths, `/share/<link_id>[/events|/rfb|/sound|/video|/ping|/view-only|/files[/download|/upload]]` under a share base: the
+// The share API's paths, `/share/<link_id>[/events|/rfb|/sound|/video|/ping|/view-only|/files[/download|/upload]|/people]` under a share base: the
 // viewer builds them and the engine reads them with these two functions, so the two never drift.
 
 /**
@@ -9,14 +9,15 @@
  * sends their list as it changes (src/protocol/files.ts), `files/download?name=` (GET, the bytes as
  * a download) and `files/upload?name=` (POST, the body), for the share link's holder only;
  * `editing` (issue 36), a WebSocket that says whether a text field in the session's browser has
- * the focus (src/protocol/editing.ts), for the share link's holder only; and `tabs` (POST: switch,
- * close or open one of the remote browser's tabs, protocol/tabs.ts), for a link that may drive.
+ * the focus (src/protocol/editing.ts), for the share link's holder only; `tabs` (POST: switch,
+ * close or open one of the remote browser's tabs, protocol/tabs.ts), for a link that may drive;
+ * and `people` (issue 36), a WebSocket of who watches and who drives (src/protocol/control.ts).
  */
-export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload', 'editing', 'tabs'] as const;
+export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload', 'editing', 'tabs', 'people'] as const;
 export type ShareApiRoute = (typeof SHARE_API_ROUTES)[number];
 
 /** Link ids are base64url; the API reads at most this many characters of one. */
-const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|video|ping|view-only|files|files\/download|files\/upload|editing|tabs))?$/;
+const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|video|ping|view-only|files|files\/download|files\/upload|editing|tabs|people))?$/;
 
 /** The path of one route of a link's share API: `/share/<link_id>` for its state, else `/share/<link_id>/<route>`. */
 export function shareApiPath(linkId: string, route: ShareApiRoute = 'state'): string {
@@ -25,7 +26,7 @@ export function shareApiPath(linkId: string, route: ShareApiRoute = 'state'): st
 
 /** The full address of a route under a share base; RFB's, sound's, video's and files' are WebSocket addresses (ws: or wss:). */
 export function shareApiUrl(shareBase: string, linkId: string, route: ShareApiRoute = 'state'): string {
-  const base = route === 'rfb' || route === 'sound' || route === 'video' || route === 'files' || route === 'editing' ? shareBase.replace(/^http/, 'ws') : shareBase;
+  const base = route === 'rfb' || route === 'sound' || route === 'video' || route === 'files' || route === 'editing' || route === 'people' ? shareBase.replace(/^http/, 'ws') : shareBase;
   return `${base}${shareApiPath(linkId, route)}`;
 }
 

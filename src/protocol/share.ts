@@ -3,6 +3,7 @@
 import { DEFAULT_SHARE_LANGUAGE, SHARE_LANGUAGES, isShareLanguage, type ShareLanguage } from './languages.js';
 import type { SessionStatus } from './statuses.js';
 import type { ShareTab } from './tabs.js';
+import type { Driver } from './control.js';
 
 /** Link ids are base64url. */
 const LINK_ID_PATTERN = /^[A-Za-z0-9_-]+$/;
@@ -86,6 +87,12 @@ export interface ViewerState {
    * the engine cannot tell them (the session is not running, or runs Firefox ESR in a browser window).
    */
   tabs?: ShareTab[];
+  /** Whether the share API offers `people` (issue 36): who watches and who drives; absent means false. */
+  people?: boolean;
+  /** `one` while one person drives at a time (issue 36, src/protocol/control.ts); absent: everyone with the share link controls. */
+  controlMode?: 'one';
+  /** In `one` mode: who drives now, or null while nobody does. */
+  driver?: Driver | null;
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

@@ -13,6 +13,7 @@ import {
   VM_DATA_WAIT_MAX_MS,
 } from './limits.js';
 import { profileMetersSchema, sessionProfileSchema } from './profile-fields.js';
+import { CONTROL_MODES } from './control.js';
 
 // ---------------------------------------------------------------------------------------------
 // Envelope and failures
@@ -186,6 +187,8 @@ export const createRequestSchema = z.object({
     .enum(['browser', 'app'], 'window: must be browser or app')
     .describe('`app`: the browser fills the screen without its own tab strip and address bar (kiosk mode); its tabs are shown and switched in the viewer\'s strip (the share state\'s `tabs`). Starts on a warm display, not a warm browser. Firefox ESR tells its tabs only in an app window, where its remote agent runs and pages read navigator.webdriver as true. Default `browser`.')
     .optional(),
+  /** v8 only (issue 36): everyone with the share link controls at once (`shared`, the default), or one driver at a time (`one`). */
+  control: z.enum(CONTROL_MODES, `control: must be one of ${CONTROL_MODES.join(', ')}`).optional(),
   shareLanguage: z.enum(SHARE_LANGUAGES, `shareLanguage: must be one of ${SHARE_LANGUAGES.join(', ')}`).optional(),
   callbackUrl: textField(
     `callbackUrl: must be an http or https address of at most ${characters(CALLBACK_URL_MAX)} characters`,
@@ -283,6 +286,29 @@ export type FilesListAnswer = z.infer<typeof filesListResponseSchema>;
 /** POST /v8/vm/files/upload?id=&name=: the file written into the session's uploads folder. */
 export const fileUploadResponseSchema = z.object({ status: z.literal('ok'), name: z.string(), size: z.number().int().min(0) });
 export type FileUploadAnswer = z.infer<typeof fileUploadResponseSchema>;
+
+// ---------------------------------------------------------------------------------------------
+// Who drives (issue 36): POST /v8/vm/control and POST /v8/vm/viewer
+
+const personSchema = z.object({
+  id: z.string(),
+  kind: z.enum(['person', 'program']),
+  name: z.string().optional(),
+  guest: z.number().optional(),
+  owner: z.literal(true).optional(),
+  watching: z.literal(true).optional(),
+  asks: z.literal(true).optional(),
+});
+
+export const controlAnswerSchema = z.object({
+  status: z.literal('ok'),
+  mode: z.enum(CONTROL_MODES),
+  driver: personSchema.omit({ watching: true, asks: true }).nullable(),
+  people: z.array(personSchema),
+});
+
+export const viewerPassResponseSchema = z.object({ status: z.literal('ok'), pass: z.string(), expires: z.number() });
+export type ViewerPassResponse = z.infer<typeof viewerPassResponseSchema>;
 
 // ---------------------------------------------------------------------------------------------
 // Share API

@@ -33,6 +33,11 @@ export interface ShareViewerProps {
    * passes nothing else from it); this makes a full link watch too.
    */
   viewOnly?: boolean;
+  /**
+   * A pass that names this viewer to the others (issue 36): from your proxy route's
+   * `POST <basePath>/sessions/<handle>/viewer`, for the session's owner. Without it the viewer is "Guest N".
+   */
+  viewerPass?: string;
   className?: string;
   style?: CSSProperties;
   /**
@@ -91,7 +96,7 @@ function EndScreen({ kind, onLeave, retryIn }: { kind: 'ended' | 'gone' | 'unrea
 // ---------------------------------------------------------------------------------------------
 // The component
 
-function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeave, shareFetch }: { shareBase: string | null; linkId: string | null; viewOnly: boolean; onStateChange?: (state: ViewerStateName) => void; onLeave?: (leaveUrl: string) => void; shareFetch?: typeof fetch }) {
+function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateChange, onLeave, shareFetch }: { shareBase: string | null; linkId: string | null; viewOnly: boolean; viewerPass?: string | undefined; onStateChange?: (state: ViewerStateName) => void; onLeave?: (leaveUrl: string) => void; shareFetch?: typeof fetch }) {
   const { state, screen, retryAt } = useViewerState(shareBase, linkId, shareFetch);
   const retryIn = useCountdown(retryAt);
   const lastReported = useRef<ViewerScreen | null>(null);
@@ -135,6 +140,8 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
             editing={state?.editing === true}
             onLeave={leave}
             hidden={screen === 'waiting'}
+            people={state?.people === true}
+            viewerPass={viewerPass}
             {...(shareFetch ? { shareFetch } : {})}
           />
         </>
@@ -148,7 +155,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, onStateChange, onLeav
   }
 }
 
-export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onLeave, viewOnly = false, className, style, fetch: shareFetch }: ShareViewerProps) {
+export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onLeave, viewOnly = false, viewerPass, className, style, fetch: shareFetch }: ShareViewerProps) {
   const link = useMemo(() => {
     if (shareUrl) {
       const parsed = parseShareLink(shareUrl);
@@ -170,7 +177,7 @@ export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChan
   return (
     <I18nextProvider i18n={i18n}>
       <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'}>
-        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} onStateChange={report} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
+        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} viewerPass={viewerPass} onStateChange={report} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
       </div>
     </I18nextProvider>
   );

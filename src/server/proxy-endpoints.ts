@@ -13,7 +13,7 @@ function decoded(segment: string): string {
   }
 }
 
-export type Endpoint = { name: 'images' | 'create' | 'usage' } | { name: 'read' | 'end'; handle: string } | { name: FilesEndpoint; handle: string } | { name: RecordingEndpoint; handle: string } | ProfilesEndpoint;
+export type Endpoint = { name: 'images' | 'create' | 'usage' } | { name: 'read' | 'end' | 'control' | 'viewer'; handle: string } | { name: FilesEndpoint; handle: string } | { name: RecordingEndpoint; handle: string } | ProfilesEndpoint;
 
 export function endpointOf(method: string, rest: string): Endpoint | { allow: string } | null {
   const path = rest.replace(/\/$/, '');
@@ -24,6 +24,9 @@ export function endpointOf(method: string, rest: string): Endpoint | { allow: st
   if (path === '/profiles') return only('GET, POST', { name: 'profiles' });
   const profile = /^\/profiles\/([^/]+)$/.exec(path);
   if (profile) return only('POST, DELETE', { name: 'profile', handle: decoded(profile[1]!) });
+  // Who drives (issue 36): the owner's actions, and the pass that names the owner's viewer.
+  const control = /^\/sessions\/([^/]+)\/(control|viewer)$/.exec(path);
+  if (control) return only('POST', { name: control[2] as 'control' | 'viewer', handle: decoded(control[1]!) });
   const session = /^\/sessions\/([^/]+)(?:\/(files(?:\/download|\/upload)?|recording(?:\/media)?))?$/.exec(path);
   if (!session) return null;
   const files = filesEndpointOf(session[2]);

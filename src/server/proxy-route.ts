@@ -5,7 +5,7 @@
 import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
 import { JSON_CONTENT_TYPE, retryAfterSeconds, SECURITY_HEADERS } from '../http/headers.js';
 import { readJsonRequest } from '../http/json-body.js';
-import { parseCreateRequest, parseVmDataWait, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
+import { parseControlAction, parseCreateRequest, parseVmDataWait, VIEWER_NAME_MAX, type ControlAnswer, type CreateRequest, type ImageListResponse, type UserQuotaResponse, type ViewerPassResponse } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
 import type { RemoteBrowserService } from './service-client.js';
 import { serveFiles } from './proxy-files.js';
@@ -50,6 +50,11 @@ export interface ProxyPolicy<User extends EndUser> {
    * the whole account's, not the user's.
    */
   usage?: (context: PolicyContext<User>) => Awaitable<boolean>;
+  /**
+   * The display name the other viewers see for this user when they watch their own session
+   * (issue 36): your app's name for them, 1 to 64 characters. Default: none, so they show as "Guest N".
+   */
+  viewerName?: (context: PolicyContext<User>) => Awaitable<string | undefined>;
 }
 
 /** What a limiter must do: rate-limiter-flexible's limiters (memory, Redis, Postgres...) all fit. */
@@ -107,7 +112,7 @@ const JSON_HEADERS = { ...SECURITY_HEADERS, 'content-type': JSON_CONTENT_TYPE };
 
 type Answer = { status: 'ok' } | { status: 'denied' | 'upgrade' | 'error'; message: string } | { status: 'insecure'; reason: string; message: string };
 
-function reply(body: Answer | ProxyCreateResponse | ProxySessionResponse | ProxyEndResponse | ImageListResponse | UserQuotaResponse, status = 200, headers: Record<string, string> = {}): Response {
+function reply(body: Answer | ProxyCreateResponse | ProxySessionResponse | ProxyEndResponse | ImageListResponse | UserQuotaResponse | ControlAnswer | ViewerPassResponse, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
@@ -333,6 +338,22 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
         const vmId = await (await sessionHandles()).open(endpoint.handle, context.user.id);
         if (vmId === null) return refused(404, UNKNOWN_SESSION);
         return serveRecording(service, endpoint.name, vmId, request, (body, status, headers) => reply(body as Answer, status, headers));
+      }
+      case 'control':
+      case 'viewer': {
+        // Only the user the handle is sealed to (the session's owner) hands control over or gets its pass.
+        const vmId = await (await sessionHandles()).open(endpoint.handle, context.user.id);
+        if (vmId === null) return refused(404, UNKNOWN_SESSION);
+        if (!service.control || !service.viewerPass) return refused(501, 'handing over control is not offered by this service');
+        if (endpoint.name === 'viewer') {
+          const name = (await policy.viewerName?.(context))?.trim().slice(0, VIEWER_NAME_MAX) || undefined;
+          return reply(await service.viewerPass(vmId, name, { signal: request.signal }));
+        }
+        const body = await readJsonObject(request);
+        if (!body.ok) return refused(body.status, body.message);
+        const action = parseControlAction(body.value);
+        if (!action.ok) return refused(400, action.message);
+        return reply(await service.control(vmId, action.value, { signal: request.signal }));
       }
       case 'read':
       case 'end': {

@@ -6,6 +6,11 @@ import {
   envelopeSchema,
   imageListResponseSchema,
   removeResponseSchema,
+  controlAnswerSchema,
+  viewerPassResponseSchema,
+  type ControlAction,
+  type ControlAnswer,
+  type ViewerPassResponse,
   userApiResponseSchema,
   userQuotaResponseSchema,
   vmDataResponseSchema,
@@ -67,6 +72,10 @@ export interface RemoteBrowserService {
   downloadFile?(vmId: string, name: string, options?: CallOptions): Promise<SessionFileDownload>;
   /** POST /v8/vm/files/upload?id=&name=: the body streamed into the session's uploads folder. */
   uploadFile?(vmId: string, name: string, body: FileBody, options?: CallOptions): Promise<FileUploadAnswer>;
+  /** POST /v8/vm/control (issue 36): the owner takes control back, gives it, releases it, or changes the mode. Absent on older services' fakes. */
+  control?(vmId: string, action: ControlAction, options?: CallOptions): Promise<ControlAnswer>;
+  /** POST /v8/vm/viewer (issue 36): a pass that names the owner's viewer (`name`: the display name your app gives). */
+  viewerPass?(vmId: string, name: string | undefined, options?: CallOptions): Promise<ViewerPassResponse>;
   /** Saved profiles (service-profiles.ts, issue 34). Absent on older services' fakes: the proxy route then offers none. */
   profiles?: ProfileCalls['profiles'];
   profile?: ProfileCalls['profile'];
@@ -93,7 +102,7 @@ export type FileBody = ReadableStream<Uint8Array> | Blob | ArrayBuffer | Uint8Ar
  * The service as the customer's own server calls it: the proxy route's calls, and the DevTools
  * address for a program (never handed to a browser: the proxy route does not offer it).
  */
-export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | keyof ProfileCalls | keyof RecordingCalls>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile'>>, ProfileCalls, RecordingCalls {
+export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass' | keyof ProfileCalls | keyof RecordingCalls>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass'>>, ProfileCalls, RecordingCalls {
   /** GET /v8/vm/automation?id=: a short-lived DevTools address of a running Chromium session, for a program on this server. */
   automation(vmId: string, options?: CallOptions): Promise<AutomationResponse>;
   /** GET /v8/user/webhook: the account's webhook receiver (without its secret), or null. */
@@ -304,6 +313,10 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     list: async (options) => (await get('vm/data', 'the session list', vmDataResponseSchema, options)).data,
     remove: (vmId, options) =>
       request({ method: 'POST', path: 'vm/remove', what: 'remove', schema: removeResponseSchema, body: { id: vmId }, authenticated: true, repeatable: true, signal: options?.signal }),
+    control: (vmId, action, options) =>
+      request({ method: 'POST', path: 'vm/control', what: 'control', schema: controlAnswerSchema, body: { id: vmId, ...action }, authenticated: true, repeatable: false, signal: options?.signal }) as Promise<ControlAnswer>,
+    viewerPass: (vmId, name, options) =>
+      request({ method: 'POST', path: 'vm/viewer', what: 'the viewer pass', schema: viewerPassResponseSchema, body: { id: vmId, ...(name === undefined ? {} : { name }) }, authenticated: true, repeatable: true, signal: options?.signal }),
     automation: (vmId, options) => get(`vm/automation?id=${encodeURIComponent(vmId)}`, 'the automation address', automationResponseSchema, options),
     webhook: async (options) => (await get('user/webhook', 'the webhook', webhookResponseSchema, options)).webhook,
     setWebhook: async (url, options) => {

@@ -94,6 +94,12 @@ export class Presence extends EventEmitter<{ changed: [{ id: string }]; attachme
     this.emit('changed', { id: sessionId });
   }
 
+  /** Something else the share state shows changed for a session this node runs (who drives, issue 36): followers here and on every node hear it. */
+  tell(sessionId: string): void {
+    this.emit('changed', { id: sessionId });
+    this.options.announce?.(sessionId);
+  }
+
   /** Resolves once every write begun so far has ended (the store may close after). */
   async settled(): Promise<void> {
     while (this.writes.size > 0) await Promise.allSettled([...this.writes]);

@@ -19,6 +19,7 @@ import { webSocketEnd } from '../channels/relay.js';
 import type { Presence } from '../channels/presence.js';
 import type { Logger } from '../operations/logger.js';
 import { nodeGoneMoves } from '../sessions/lifecycle.js';
+import { isSeatKey, parseControlAction, type ControlAction, type ControlAnswer } from '../../protocol/index.js';
 
 /**
  * Where node-to-node calls go; nothing there answers without the cluster secret. One path for
@@ -26,7 +27,7 @@ import { nodeGoneMoves } from '../sessions/lifecycle.js';
  * (channels/router.ts). `rfb` and `rfb-view` are what nodes of the previous version send for RFB;
  * they are still taken, so a cluster can be upgraded one node at a time.
  */
-export const NODE_PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/(remove|rfb|rfb-view|channels\/([a-z][a-z0-9-]{0,30})\/(share-link|view-link|api-key))$/;
+export const NODE_PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/(remove|control|rfb|rfb-view|channels\/([a-z][a-z0-9-]{0,30})\/(share-link|view-link|api-key))$/;
 const AUTH_HEADER = 'x-rbk-node-auth';
 /** How far a signed call's time may be from the receiver's clock. */
 const SIGNATURE_WINDOW_MS = 30_000;
@@ -77,6 +78,7 @@ export function verifyCall(secret: string, header: string | undefined, method: s
 export class NodeLink implements ClusterLink {
   private sessions: SessionService | undefined;
   private presence: Presence | undefined;
+  private control: ((sessionId: string, action: ControlAction) => Promise<unknown>) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private beating = false;
   private closed = false;
@@ -247,12 +249,31 @@ export class NodeLink implements ClusterLink {
     }
   }
 
+  /** Answers the owner's control calls (issue 36) for the sessions this node runs. */
+  serveControl(act: (sessionId: string, action: ControlAction) => Promise<unknown>): void {
+    this.control = act;
+  }
+
+  /** The owner's control call (`POST /v8/vm/control`) for a session another node runs: decided there. */
+  async controlOn(nodeId: string, sessionId: string, action: ControlAction): Promise<ControlAnswer | { status: 'denied' | 'error'; message: string }> {
+    const unreachable = { status: 'error' as const, message: 'the node that runs this session did not answer; try again in a few seconds' };
+    try {
+      const answer = await this.call(nodeId, 'POST', `/internal/v1/sessions/${sessionId}/control`, JSON.stringify(action), CALL_TIMEOUT_MS);
+      const chunks: Buffer[] = [];
+      for await (const chunk of answer) chunks.push(chunk as Buffer);
+      const ok = answer.statusCode !== undefined && answer.statusCode >= 200 && answer.statusCode < 300;
+      return ok ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as ControlAnswer) : unreachable;
+    } catch {
+      return unreachable;
+    }
+  }
+
   /** Opens a channel of a session another node runs (channels/router.ts): the caller's bytes go through it. */
-  async openChannel(nodeId: string, sessionId: string, channel: string, credential: ChannelCredential): Promise<() => Duplex> {
+  async openChannel(nodeId: string, sessionId: string, channel: string, credential: ChannelCredential, seat?: string): Promise<() => Duplex> {
     const base = await this.internalUrlOf(nodeId);
     if (!base) throw new Error('the node that runs this session is gone');
-    // The owner enforces what the credential allows; the signed path tells it which it was.
-    const path = `/internal/v1/sessions/${sessionId}/channels/${channel}/${credential}`;
+    // The owner enforces what the credential allows; the signed path (with the seat key's query) tells it which it was.
+    const path = `/internal/v1/sessions/${sessionId}/channels/${channel}/${credential}${seat ? `?seat=${encodeURIComponent(seat)}` : ''}`;
     const url = new URL(path, base);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     return () => {
@@ -270,11 +291,17 @@ export class NodeLink implements ClusterLink {
   /** Answers a node-to-node HTTP call; false when the path is not one. */
   async handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
     const match = NODE_PATH.exec(url.pathname);
-    if (!match || match[2] !== 'remove' || request.method !== 'POST') return false;
+    if (!match || (match[2] !== 'remove' && match[2] !== 'control') || request.method !== 'POST') return false;
     const body = await readJsonBody(request);
     const raw = body.ok ? JSON.stringify(body.value) : '';
     if (!body.ok || !this.isSigned(request, url.pathname, raw)) {
       sendJson(response, { status: 'denied', message: 'not a call from a node of this cluster' }, 403);
+      return true;
+    }
+    if (match[2] === 'control') {
+      const action = parseControlAction(body.value as Record<string, unknown>);
+      if (!action.ok || !this.control) sendJson(response, { status: 'denied', message: action.ok ? 'control is not served here' : action.message });
+      else sendJson(response, await this.control(match[1]!, action.value));
       return true;
     }
     const accountId = (body.value as { accountId?: unknown }).accountId;
@@ -288,12 +315,13 @@ export class NodeLink implements ClusterLink {
   }
 
   /** Verifies a node-to-node WebSocket upgrade: the session, channel and credential to open, or null. */
-  verifyUpgrade(request: IncomingMessage, url: URL): { sessionId: string; channel: string; credential: ChannelCredential } | null {
+  verifyUpgrade(request: IncomingMessage, url: URL): { sessionId: string; channel: string; credential: ChannelCredential; seat?: string } | null {
     const match = NODE_PATH.exec(url.pathname);
-    if (!match || match[2] === 'remove') return null;
-    if (request.method !== 'GET' || !this.isSigned(request, url.pathname)) return null;
+    if (!match || match[2] === 'remove' || match[2] === 'control') return null;
+    if (request.method !== 'GET' || !this.isSigned(request, url.pathname + url.search)) return null;
     if (match[2] === 'rfb' || match[2] === 'rfb-view') return { sessionId: match[1]!, channel: 'rfb', credential: match[2] === 'rfb' ? 'share-link' : 'view-link' };
-    return { sessionId: match[1]!, channel: match[3]!, credential: match[4] as ChannelCredential };
+    const seat = url.searchParams.get('seat');
+    return { sessionId: match[1]!, channel: match[3]!, credential: match[4] as ChannelCredential, ...(seat !== null && isSeatKey(seat) ? { seat } : {}) };
   }
 
   async close(): Promise<void> {

@@ -33,6 +33,7 @@ import { V7_TERMS, v7CreateAnswer, v7CreateRequest, v7SessionList, v7UserApi, v7
 import { V8_TERMS, v8CreateAnswer, v8SessionList } from './v8.js';
 import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from './files.js';
 import { answerProfileCall, PROFILE_ROUTES } from './profiles.js';
+import { answerControlCall, CONTROL_ROUTES, type SessionControl } from './control.js';
 import type { ProfileService } from '../profiles/profiles.js';
 
 /** The file endpoints that stream (node:http only): `vm/files/download` and `vm/files/upload`. */
@@ -67,6 +68,8 @@ export interface ApiOptions {
   recordings?: RecordingsAccess;
   /** Saved profiles (http/profiles.ts, decisions.md 85); absent: v8's profile calls say they are not offered. */
   profiles?: ProfileService;
+  /** Who drives a session (issue 36): `POST /v8/vm/control` and `vm/viewer`. */
+  control?: SessionControl;
 }
 
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
@@ -206,6 +209,7 @@ export function createApi(options: ApiOptions): Api {
     const version = match[1] as 'v8' | 'v7';
     const route = `${request.method} ${match[2]}`;
     if (version === 'v8' && PROFILE_ROUTES.has(route)) return answerProfileCall(route, request, { programmatic, read, profiles: options.profiles });
+    if (version === 'v8' && CONTROL_ROUTES.has(route)) return answerControlCall(route, request, { programmatic, ownSession, control: options.control });
     switch (route) {
       case 'GET image':
         return answer(imageList());

@@ -175,4 +175,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    ALTER TABLE sessions ADD COLUMN profile_tabs BOOLEAN;`,
   // Whether a session's browser runs as an app window (schema.ts, the same migration).
   `ALTER TABLE sessions ADD COLUMN app_window BOOLEAN NOT NULL DEFAULT FALSE;`,
+  // One driver at a time or everyone, and who drives now (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
+   ALTER TABLE sessions ADD COLUMN driver TEXT;`,
 ];

@@ -67,6 +67,10 @@ export interface SessionRow {
   recorded: boolean;
   /** Whether its browser runs as an app window: kiosk mode, no tab strip or address bar of its own (`window: "app"`, issue 36). */
   app_window?: boolean;
+  /** `shared` or `one` (issue 36): whether one person drives at a time. */
+  control_mode?: string;
+  /** In `one` mode, who drives now (protocol/control.ts `Driver`, JSON), as the node that runs it wrote it; null: nobody. */
+  driver?: string | null;
   /** The saved profile it started on (decisions.md 85), whether its state is written back, with its tabs. */
   profile_id?: string | null;
   profile_save?: boolean | null;

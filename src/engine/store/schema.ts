@@ -171,4 +171,8 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE sessions ADD COLUMN profile_tabs INTEGER;`,
   // Whether a session's browser runs as an app window: kiosk mode, its tabs in the viewer's strip (issue 36, decisions.md 104).
   `ALTER TABLE sessions ADD COLUMN app_window INTEGER NOT NULL DEFAULT 0;`,
+  // One driver at a time or everyone (issue 36, decisions.md 99), and who drives now (JSON, written
+  // by the node that runs the session, so any node's share state tells it).
+  `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
+   ALTER TABLE sessions ADD COLUMN driver TEXT;`,
 ];

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { retryAfterSeconds, SECURITY_HEADERS } from '../../http/headers.js';
 import { requestTargetUrl } from '../../http/request-target.js';
-import { parseShareApiPath, viewerStateFor, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ShareTab, type ViewerState } from '../../protocol/index.js';
+import { isSeatKey, parseShareApiPath, viewerStateFor, type Driver, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ShareTab, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
 import type { ShareLinks } from '../sessions/share-links.js';
@@ -73,7 +73,20 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, o
     ...Object.fromEntries(offered.map((name) => [name, true])),
     ...(row.recorded ? { recording: true } : {}),
     ...(tabs && row.status === 'running' ? { tabs } : {}),
+    ...controlOf(row),
   };
+}
+
+/** In `one` mode (issue 36): the mode and who drives, as the node that runs the session wrote it. */
+function controlOf(row: SessionRow): Pick<ViewerState, 'controlMode' | 'driver'> {
+  if (row.control_mode !== 'one') return {};
+  let driver: Driver | null = null;
+  try {
+    driver = row.driver && row.status === 'running' ? (JSON.parse(row.driver) as Driver) : null;
+  } catch {
+    driver = null;
+  }
+  return { controlMode: 'one', driver };
 }
 
 /** How an event stream that got no seat is answered: the same reasons a channel's WebSocket closes with (close-codes.ts). */
@@ -252,6 +265,7 @@ export function createShareApi(options: ShareApiOptions) {
       row: found.row,
       credential: found.rights === 'control' ? 'share-link' : 'view-link',
       address: options.clientAddress(request),
+      ...(isSeatKey(url.searchParams.get('seat')) ? { seat: url.searchParams.get('seat')! } : {}),
     });
     return true;
   }

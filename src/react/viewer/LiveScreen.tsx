@@ -16,6 +16,8 @@ import { FilesControl } from './FilesControl.js';
 import { useTouchGestures } from './useTouchGestures.js';
 import { useTouchKeyboard } from './useTouchKeyboard.js';
 import { ZoomControl } from './ZoomControl.js';
+import { DriverPointer, PeoplePanel } from './PeoplePanel.js';
+import { usePeople } from './usePeople.js';
 
 export interface LiveScreenProps {
   shareBase: string;
@@ -35,12 +37,16 @@ export interface LiveScreenProps {
   shareFetch?: typeof fetch;
   /** Behind the waiting screen: connected, but nothing of it shows. */
   hidden: boolean;
+  /** The session offers the `people` route (issue 36): who watches, who drives. */
+  people?: boolean;
+  /** A pass from the owner's handle that names this viewer (ShareViewer's `viewerPass`). */
+  viewerPass?: string | undefined;
 }
 
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, editing = false, onLeave, shareFetch, hidden }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -51,7 +57,8 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
   const [pasteText, setPasteText] = useState('');
   const [viewLink, setViewLink] = useState<ViewLink>(null);
 
-  const { connection, reconnectAt, remoteClipboard, remote, showingVideo } = useRemoteScreen({ shareBase, linkId, viewOnly, video, hidden, screenRef });
+  const people = usePeople({ shareBase, linkId, pass: viewerPass, enabled: offersPeople });
+  const { connection, reconnectAt, remoteClipboard, remote, showingVideo } = useRemoteScreen({ shareBase, linkId, seat: people.seat, viewOnly, video, hidden, screenRef });
   const reconnectIn = useCountdown(reconnectAt);
   const remoteSound = useRemoteSound({ shareBase, linkId, sound, hidden, rootRef });
   const rttMs = useRoundTrip(shareBase, linkId, shareFetch, !hidden);
@@ -107,6 +114,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
           onCancel={() => setPasting(false)}
         />
       ) : null}
+      {offersPeople && !hidden ? <PeoplePanel snapshot={people.snapshot} onRequest={people.request} /> : null}
       {viewLink && !hidden ? <ViewLinkPanel viewLink={viewLink} /> : null}
       {remoteClipboard && !hidden ? <RemoteClipboardPanel text={remoteClipboard} /> : null}
       <div
@@ -122,6 +130,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
         }}
       />
       {hidden ? null : <ZoomControl zoom={touch.zoom} onReset={touch.resetZoom} />}
+      {offersPeople && !hidden ? <DriverPointer snapshot={people.snapshot} screenRef={screenRef} /> : null}
       {!viewOnly && !hidden ? (
         <span id={leaveKeysId} className="rbk-viewer__sr-only">
           {t('running.leaveKeys')}

@@ -56,6 +56,8 @@ export function askForRemoteSizesOnce(remote: RemoteScreen): void {
 export interface RemoteScreenOptions {
   shareBase: string;
   linkId: string;
+  /** The viewer's seat key among the session's people (issue 36): its input counts as its own. */
+  seat?: string | undefined;
   /** Where noVNC draws; `null` once unmounted. */
   target: () => HTMLElement | null;
   /** Read at each connection: whether this viewer only watches. */
@@ -82,7 +84,8 @@ export interface RemoteScreenTransport extends ReconnectTransport {
 }
 
 export function remoteScreenTransport(options: RemoteScreenOptions): RemoteScreenTransport {
-  const url = shareApiUrl(options.shareBase, options.linkId, 'rfb');
+  // The viewer's seat key (issue 36): its keys count as its own among the session's people.
+  const url = `${shareApiUrl(options.shareBase, options.linkId, 'rfb')}${options.seat ? `?seat=${options.seat}` : ''}`;
   const videoUrl = shareApiUrl(options.shareBase, options.linkId, 'video');
   /** Loaded once, for the first connection that may use it; null where this browser cannot decode the video. */
   let videoModule: Promise<VideoModule | null> | null = null;

@@ -11,12 +11,16 @@ import { EngineTargetView } from './engine-targets.js';
 import { judgeCommand, parseCommand, refusal } from './policy.js';
 import type { Channel, CloseReason, SessionDevTools } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
+import type { ControlSeats } from '../control/control-seats.js';
+import { programControl, type ProgramControl } from './program-control.js';
 
 export interface AutomationChannelOptions {
   /** The family of a session's browser image (only Chromium's sessions offer DevTools to programs); undefined for an image this node does not know. */
   familyOf?: (browser: string) => string | undefined;
   /** Programs per session on this node (each holds a DevTools connection into the session). */
   programsPerSession?: number;
+  /** Who drives each session (issue 36): a program is a driver in `one` mode (program-control.ts). */
+  control?: ControlSeats;
 }
 
 export const DEFAULT_PROGRAMS_PER_SESSION = 4;
@@ -47,14 +51,18 @@ export function automationChannel(options: AutomationChannelOptions = {}): Chann
     } : undefined),
     // Opened with an API key only (control); the program's WebSocket and its DevTools connection into the session: two files.
     needs: { seats: { control: limit, view: 0 }, files: 2 },
-    carry: ({ socket, ends }) => carryProgram(socket, ends!.devtools!),
+    carry: ({ socket, ends, sessionId }) => carryProgram(socket, ends!.devtools!, options.control ? (send) => programControl(options.control!, sessionId, send) : undefined),
     close() {},
   };
 }
 
 /** Joins a program's WebSocket to a new DevTools connection into the session, through the policy. */
-function carryProgram(program: WebSocket, devtools: SessionDevTools): Promise<void> {
+function carryProgram(program: WebSocket, devtools: SessionDevTools, joinControl?: (send: (text: string) => void) => Promise<ProgramControl>): Promise<void> {
   return new Promise<void>((resolve) => {
+    // Joined while the first messages may already come: each waits for it, in order.
+    const control: Promise<ProgramControl | undefined> = joinControl
+      ? joinControl((text) => program.readyState === WebSocket.OPEN && program.send(text)).catch(() => undefined)
+      : Promise.resolve(undefined);
     const browser = new WebSocket(devtools.url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
     const waiting: string[] = [];
     const engineTargets = new EngineTargetView(devtools.isEngineTarget);
@@ -62,6 +70,7 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools): Promise<vo
     const finish = (close: CloseReason) => {
       if (done) return;
       done = true;
+      void control.then((joined) => joined?.leave());
       browser.terminate();
       if (program.readyState === WebSocket.OPEN || program.readyState === WebSocket.CONNECTING) program.close(close.code, close.reason);
       resolve();
@@ -71,17 +80,20 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools): Promise<vo
       else if (waiting.length < WAITING_LIMIT) waiting.push(text);
       else finish(VIEWER_CLOSE.busy);
     };
-    program.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+    program.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => void control.then((joined) => {
       if (done) return;
       const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer)).toString('utf8');
       const command = parseCommand(text);
       if (!command) return finish(AUTOMATION_CLOSE.notDevTools);
+      // Who drives (issue 36): the engine's own domain is answered here; a program's input waits its turn.
+      const answered = joined?.intercept(command);
+      if (answered) return void program.send(answered);
       if (engineTargets.refuses(command)) return void program.send(refusal(command, 'that session is attached to the engine\'s own DevTools connection, not part of the session'));
       const verdict = judgeCommand(command, devtools.folders, devtools.isEngineTarget);
       if (!verdict.pass) return void program.send(refusal(command, verdict.why));
       engineTargets.sent(verdict.command);
       toBrowser(verdict.command === command ? text : JSON.stringify(verdict.command));
-    });
+    }));
     browser.on('open', () => {
       for (const text of waiting.splice(0)) browser.send(text);
     });

@@ -6,20 +6,20 @@ import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { PolicyRefusal, relay, type MessagePolicy } from '../relay.js';
 import { ClientMessageReader, PSEUDO_ENCODING, RfbProtocolError } from './rfb-client-messages.js';
-import type { ViewerRoom, ViewerRights } from './viewer-room.js';
+import type { InputGate, ViewerRoom, ViewerRights } from './viewer-room.js';
 
 export interface BridgeOptions {
   /** Close code and reason sent to the viewer when the display goes away. */
   onDisplayClosed?: { code: number; reason: string };
   /** Read the viewer's messages and pass on what `rights` allow, in this room of the display's viewers. */
-  seat?: { room: ViewerRoom; rights: ViewerRights; onProtocolError: { code: number; reason: string } };
+  seat?: { room: ViewerRoom; rights: ViewerRights; gate?: InputGate; onProtocolError: { code: number; reason: string } };
 }
 
 /**
  * RFB's policy for one viewer in `room`: whole messages only, what `rights` allow, extensions only
  * once announced; a message that is not RFB this display accepts ends the connection.
  */
-export function rfbPolicy(room: ViewerRoom, rights: ViewerRights): (write: (bytes: Buffer) => void) => MessagePolicy {
+export function rfbPolicy(room: ViewerRoom, rights: ViewerRights, gate?: InputGate): (write: (bytes: Buffer) => void) => MessagePolicy {
   return (write) => {
     const reader = new ClientMessageReader();
     // The room writes only the display sizes it applies on this viewer's connection, on its
@@ -28,7 +28,7 @@ export function rfbPolicy(room: ViewerRoom, rights: ViewerRights): (write: (byte
     // all, decisions.md 50).
     const viewer = room.join(rights, (bytes) => {
       if (reader.announced(PSEUDO_ENCODING.ExtendedDesktopSize)) write(bytes);
-    });
+    }, gate);
     return {
       admit(chunk, pass) {
         let messages;
@@ -56,6 +56,6 @@ export function bridgeToDisplay(socket: WebSocket, openDisplay: () => Duplex, op
   const { seat } = options;
   return relay(socket, openDisplay, {
     ...(options.onDisplayClosed ? { onEndClosed: options.onDisplayClosed } : {}),
-    ...(seat ? { policy: rfbPolicy(seat.room, seat.rights), onRefused: seat.onProtocolError } : {}),
+    ...(seat ? { policy: rfbPolicy(seat.room, seat.rights, seat.gate), onRefused: seat.onProtocolError } : {}),
   });
 }

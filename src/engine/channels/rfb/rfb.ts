@@ -2,17 +2,21 @@
 // Opened with the share link (control) or a view-only link (watch); its end is a new connection to
 // Xvnc's socket made by a relay inside the session (Display.connect); seats per link from the
 // configuration's `viewers` (the door, channels/door.ts, holds them); on the owner, each viewer joins the session's room, where its rights
-// are enforced message by message and the display follows the controller (viewer-room.ts).
+// are enforced message by message and the display follows the controller (viewer-room.ts); in a
+// session with one driver at a time, its control seat says whose input passes (channels/control/).
 import { bridgeToDisplay } from './rfb-bridge.js';
 import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS, ViewerRoom, type DisplayLimits, type ViewerSeatLimits } from './viewer-room.js';
 import type { Channel } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
+import type { ControlSeats } from '../control/control-seats.js';
 
 export interface RfbChannelOptions {
   /** Seats per session for the share link's viewers and the view-only link's (config `viewers`). */
   seats?: ViewerSeatLimits;
   /** The sizes viewers may give a display (config `display`). */
   displayLimits?: DisplayLimits;
+  /** Who drives each session (issue 36): in `one` mode only the driver's input passes. Absent: the link's rights alone decide. */
+  control?: ControlSeats;
 }
 
 /** Files a viewer makes the engine hold: its WebSocket and its relay's three pipes into the session. */
@@ -33,12 +37,20 @@ export function rfbChannel(options: RfbChannelOptions = {}): Channel {
     openEnd: (session) => () => session.display.connect(),
     // A viewer holds its WebSocket and its relay's three pipes into the session.
     needs: { seats: { control: seats.controlling, view: seats.watching }, files: FILES_PER_VIEWER },
-    async carry({ socket, sessionId, rights, openEnd }) {
+    async carry({ socket, sessionId, rights, openEnd, seat: seatKey }) {
       let room = rooms.get(sessionId);
       if (!room) rooms.set(sessionId, (room = new ViewerRoom(options.displayLimits ?? DEFAULT_DISPLAY_LIMITS)));
+      // The session's control seat (made with its first user): whose input passes, in `one` mode.
+      const held = options.control ? await options.control.hold(sessionId) : undefined;
+      const gate = held && {
+        admits: (presses: boolean) => held.seat.admits(seatKey, presses),
+        drives: () => held.seat.drives(seatKey),
+        pointer: (x: number, y: number) => held.seat.pointerMoved(seatKey, x, y),
+      };
       try {
-        await bridgeToDisplay(socket, openEnd!, { onDisplayClosed: closes.endClosed, seat: { room, rights, onProtocolError: closes.refused } });
+        await bridgeToDisplay(socket, openEnd!, { onDisplayClosed: closes.endClosed, seat: { room, rights, ...(gate ? { gate } : {}), onProtocolError: closes.refused } });
       } finally {
+        held?.release();
         // The room goes with its last viewer; the display keeps its last size.
         if (room.size === 0 && rooms.get(sessionId) === room) {
           room.close();

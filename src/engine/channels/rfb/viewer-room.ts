@@ -58,8 +58,22 @@ export interface Viewer {
   leave(): void;
 }
 
+/**
+ * What decides, in a session with one driver at a time (issue 36, channels/control/), whether this
+ * viewer's input reaches the display; absent: its link's rights alone decide.
+ */
+export interface InputGate {
+  /** Whether a key, pointer or clipboard message passes; `presses` (a key, a button) may make it the driver when nobody drives. */
+  admits(presses: boolean): boolean;
+  /** Whether it drives now (its display size is applied only then). */
+  drives(): boolean;
+  /** Its pointer moved (after it was admitted): the others see where the driver is. */
+  pointer(x: number, y: number): void;
+}
+
 interface Seat {
   rights: ViewerRights;
+  gate: InputGate | undefined;
   /** Writes to this viewer's own connection to the display. */
   write: (bytes: Buffer) => void;
   /** The last SetDesktopSize it asked for, clamped; applied when it takes control. */
@@ -81,8 +95,8 @@ export class ViewerRoom {
     return this.seats.size;
   }
 
-  join(rights: ViewerRights, write: (bytes: Buffer) => void): Viewer {
-    const seat: Seat = { rights, write, wanted: null, held: false };
+  join(rights: ViewerRights, write: (bytes: Buffer) => void, gate?: InputGate): Viewer {
+    const seat: Seat = { rights, gate, write, wanted: null, held: false };
     this.seats.add(seat);
     return {
       rights,
@@ -98,6 +112,11 @@ export class ViewerRoom {
     if (message.kind === 'handshake' || message.kind === 'watch') return message.bytes;
     // A view-only link watches: its keys, pointer, clipboard and size never reach the display.
     if (seat.rights === 'view') return null;
+    if (seat.gate && message.kind !== 'resize') {
+      const presses = message.kind === 'key' || pressesButton(message);
+      if (!seat.gate.admits(presses)) return null;
+      if (message.kind === 'pointer') seat.gate.pointer(message.bytes.readUInt16BE(2), message.bytes.readUInt16BE(4));
+    }
     switch (message.kind) {
       case 'key':
         this.takeControl(seat);
@@ -112,6 +131,11 @@ export class ViewerRoom {
         const size = requestedSize(message);
         if (!size) return null;
         seat.wanted = { size: displaySizeFor(size, this.limits), message };
+        // Not the driver (one at a time): its size waits until it drives and gives input.
+        if (seat.gate && !seat.gate.drives()) {
+          seat.held = true;
+          return null;
+        }
         // The first viewer to ask, with no one controlling, controls until another gives input.
         if (this.controller === null || !this.seats.has(this.controller)) this.controller = seat;
         if (this.controller === seat) this.scheduleResize();

@@ -1,0 +1,80 @@
+// The `people` channel (issue 36): a viewer's presence in a session and its requests for control.
+// A WebSocket of JSON text messages (protocol/control.ts): the viewer says hello (its seat key,
+// and a pass from the owner's handle that names it), then asks, cancels, gives, releases or takes;
+// the engine sends the whole picture (who is here, who drives) after each change and, in `one`
+// mode, where the driver's pointer is. Carried on the node that runs the session, where its seat
+// decides (control-seats.ts); another node only relays the bytes, as for every channel.
+import type { WebSocket } from 'ws';
+import { parseControlClientMessage, type ControlServerMessage } from '../../../protocol/index.js';
+import type { Channel, CloseReason, LinkSeats } from '../channel.js';
+import type { ControlSeats, ViewerPasses } from './control-seats.js';
+
+export const PEOPLE_CLOSE = {
+  notControl: { code: 4004, reason: 'the viewer sent something that is not a people message' },
+} as const satisfies Record<string, CloseReason>;
+
+export interface PeopleChannelOptions {
+  seats: ControlSeats;
+  passes: ViewerPasses;
+  /** Seats per session for each link (as RFB's: one people connection per viewer). */
+  linkSeats: LinkSeats;
+}
+
+export function peopleChannel(options: PeopleChannelOptions): Channel {
+  return {
+    name: 'people',
+    opensWith: ['share-link', 'view-link'],
+    // Not a second viewer: the viewer count stays RFB's (a listener, as files' and sound's are).
+    attachment: 'listener',
+    closes: { endClosed: { code: 4000, reason: 'the session ended' }, refused: PEOPLE_CLOSE.notControl },
+    offered: () => true,
+    advertised: true,
+    needs: { seats: options.linkSeats, files: 1 },
+    carry: ({ socket, sessionId, rights }) => carryPerson(socket, sessionId, rights, options),
+    close() {
+      options.seats.close();
+    },
+  };
+}
+
+async function carryPerson(socket: WebSocket, sessionId: string, rights: 'control' | 'view', options: PeopleChannelOptions): Promise<void> {
+  const held = await options.seats.hold(sessionId);
+  const send = (message: ControlServerMessage) => {
+    if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
+  };
+  const member = held.seat.join({ kind: 'person', rights }, send, (x, y) => send({ type: 'pointer', x, y }));
+  await new Promise<void>((resolve) => {
+    socket.on('message', (data: Buffer, isBinary: boolean) => {
+      const message = isBinary ? null : parseControlClientMessage(data.toString('utf8'));
+      if (!message) return void socket.close(PEOPLE_CLOSE.notControl.code, PEOPLE_CLOSE.notControl.reason);
+      let refused: string | null = null;
+      switch (message.type) {
+        case 'hello': {
+          const pass = message.pass ? options.passes.open(sessionId, message.pass) : null;
+          member.hello(message.seat, pass);
+          if (message.pass && !pass) refused = 'pass: not valid for this session, or expired; you are shown as a guest';
+          break;
+        }
+        case 'ask':
+          refused = member.ask();
+          break;
+        case 'cancel':
+          member.cancel();
+          break;
+        case 'give':
+          refused = member.give(message.to);
+          break;
+        case 'release':
+          refused = member.release();
+          break;
+        case 'take':
+          refused = member.take();
+          break;
+      }
+      if (refused) send({ type: 'refused', message: refused });
+    });
+    socket.once('close', () => resolve());
+  });
+  member.leave();
+  held.release();
+}

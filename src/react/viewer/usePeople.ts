@@ -1,0 +1,20 @@
+// Binds the viewer's `people` connection (src/core/people.ts, issue 36) to React: opened while
+// the live screen shows and the session offers it, closed on unmount; its seat key is made once,
+// so the RFB connection can carry the same one from its first connection.
+import { useEffect, useState, useSyncExternalStore } from 'react';
+import { PeopleConnection, type PeopleSnapshot } from '../../core/people.js';
+import type { ControlClientMessage } from '../../protocol/control.js';
+
+const NOBODY: PeopleSnapshot = { picture: null, pointer: null, refused: null };
+const noSubscription = () => () => undefined;
+
+export function usePeople({ shareBase, linkId, pass, enabled }: { shareBase: string; linkId: string; pass?: string | undefined; enabled: boolean }): { seat: string | undefined; snapshot: PeopleSnapshot; request: (message: ControlClientMessage) => void } {
+  const [people] = useState(() => new PeopleConnection({ shareBase, linkId, pass }));
+  useEffect(() => {
+    if (!enabled) return;
+    people.open();
+    return () => people.close();
+  }, [people, enabled]);
+  const snapshot = useSyncExternalStore(enabled ? people.subscribe : noSubscription, enabled ? people.getState : () => NOBODY, () => NOBODY);
+  return { seat: enabled ? people.seat : undefined, snapshot, request: (message) => people.send(message) };
+}
