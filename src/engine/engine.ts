@@ -11,13 +11,12 @@ import type { Accounts } from './accounts/accounts.js';
 import { NodeLink } from './cluster/node-link.js';
 import { parseEngineConfig, warmPoolOptions, type EngineConfigInput } from './config.js';
 import { createApi } from './http/api.js';
-import { apiRequestOf, responseOf } from './http/fetch.js';
+import { inProcessFetch } from './http/fetch.js';
 import { clientAddressResolver } from './http/client-address.js';
-import { serviceFailure } from './http/failure.js';
 import { limitersFor } from './http/limits.js';
 import { openApiDocument } from './http/openapi.js';
 import { sendJson } from './http/respond.js';
-import { createPublicPort, requestFailed } from './http/public-port.js';
+import { createPublicPort } from './http/public-port.js';
 import { discardRest } from '../http/node-body.js';
 import { OpenFiles } from './limits/open-files.js';
 import { DEFAULT_VIDEO, probeSound, probeVideo, type ReapReport, SessionRuntime } from './runtime/index.js';
@@ -360,10 +359,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   sessions.startSweeping();
   webhooks.start();
   logger.info({ address: url, operator: operator?.url ?? null, database: store.dialect, browsers: sources.browsers() }, 'engine listening');
-  // Recordings past their retention go, at start and every hour.
-  const forgetOld = () => void recordings.forgetOld().catch((error: unknown) => logger.warn({ err: error }, 'old recordings could not be removed; the next round tries again'));
-  forgetOld();
-  const forgetting = setInterval(forgetOld, 3_600_000).unref();
+  const stopForgetting = recordings.forgetOldHourly((error) => logger.warn({ err: error }, 'old recordings could not be removed; the next round tries again'));
   return {
     url,
     operatorUrl: operator?.url ?? null,
@@ -378,27 +374,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     sessions,
     reaped,
     recovered,
-    async fetch(request) {
-      // A file's or a recording's bytes stream through node:http (http/files.ts, http/recordings.ts): in-process callers reach them over loopback.
-      const target = new URL(request.url);
-      if (/^\/v[78]\/vm\/files\/(download|upload)$/.test(target.pathname) || target.pathname === '/v8/vm/recording/media') {
-        const init: RequestInit & { duplex?: 'half' } = { method: request.method, headers: request.headers, redirect: 'manual', signal: request.signal };
-        if (request.body) Object.assign(init, { body: request.body, duplex: 'half' });
-        return fetch(`${url}${target.pathname}${target.search}`, init);
-      }
-      let child: Logger | undefined;
-      const log = () => (child ??= logger.child({ reqId: request.headers.get('x-request-id') ?? randomBytes(8).toString('hex') }));
-      try {
-        const answer = await api.answer({ ...apiRequestOf(request), log });
-        const path = new URL(request.url).pathname.slice(0, 100);
-        return responseOf(answer ?? { status: 404, body: { status: 'denied', message: `no endpoint ${request.method} ${path}` } });
-      } catch (error) {
-        requestFailed(error, log(), metrics);
-        return responseOf({ status: 200, body: serviceFailure(error) });
-      }
-    },
+    fetch: inProcessFetch({ api, url: () => url, logger, metrics }),
     async close() {
-      clearInterval(forgetting);
+      stopForgetting();
       await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();

@@ -160,6 +160,14 @@ export class Recordings {
     return removed;
   }
 
+  /** Removes the recordings past their retention now and every hour after, until the answer is called. */
+  forgetOldHourly(warn: (error: unknown) => void): () => void {
+    const round = () => void this.forgetOld().catch(warn);
+    round();
+    const timer = setInterval(round, 3_600_000).unref();
+    return () => clearInterval(timer);
+  }
+
   /** Removes a recording of a session that has ended. */
   async remove(row: SessionRow): Promise<{ status: 'ok' } | { status: 'denied'; message: string }> {
     if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded' };
