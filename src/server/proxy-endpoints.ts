@@ -24,7 +24,7 @@ export function endpointOf(method: string, rest: string): Endpoint | { allow: st
   if (path === '/profiles') return only('GET, POST', { name: 'profiles' });
   const profile = /^\/profiles\/([^/]+)$/.exec(path);
   if (profile) return only('POST, DELETE', { name: 'profile', handle: decoded(profile[1]!) });
-  const session = /^\/sessions\/([^/]+)(?:\/(files(?:\/download|\/upload)?|recording(?:\/media)?))?$/.exec(path);
+  const session = /^\/sessions\/([^/]+)(?:\/(files(?:\/download|\/upload)?|recording(?:\/media|\/link)?))?$/.exec(path);
   if (!session) return null;
   const files = filesEndpointOf(session[2]);
   const handle = decoded(session[1]!);
