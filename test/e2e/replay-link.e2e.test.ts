@@ -121,7 +121,7 @@ describe('a replay link in Chromium', () => {
     const landed = await page.evaluate(() => document.querySelector('video')!.currentTime);
     expect(await secondEvent.getAttribute('aria-current')).toBe('true');
     await page.evaluate(() => void document.querySelector('video')!.play());
-    await waitFor(() => greenShare(page), (share) => share > 0.9, 15_000);
+    expect(await waitFor(() => greenShare(page), (share) => share > 0.9, 15_000)).toBeGreaterThan(0.9);
     expect(await page.evaluate(() => document.querySelector('video')!.currentTime)).toBeLessThan(landed + 2.5);
     expect(problems).toEqual([]);
     await context.close();
