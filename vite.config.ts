@@ -50,7 +50,7 @@ export default defineConfig(({ mode }) => {
         emptyOutDir: true,
         // noVNC uses top-level await.
         target: 'es2022',
-        rollupOptions: { input: { viewer: here('./src/engine/viewer/site/index.html'), launch: here('./src/engine/viewer/site/launch.html') } },
+        rollupOptions: { input: { viewer: here('./src/engine/viewer/site/index.html'), launch: here('./src/engine/viewer/site/launch.html'), replay: here('./src/engine/viewer/site/replay.html') } },
       },
     };
   }

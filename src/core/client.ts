@@ -4,7 +4,7 @@
 // an API key: the route on the customer's server does.
 import type { CreateRequest, ImageListResponse, UserQuotaResponse } from '../protocol/index.js';
 import type { SessionFileEntry } from '../protocol/files.js';
-import { IDEMPOTENCY_HEADER, PROXY_PATHS, type ProxyCreateResponse, type ProxyProfile, type ProxyRecording, type ProxySession } from '../protocol/proxy.js';
+import { IDEMPOTENCY_HEADER, PROXY_PATHS, type ProxyCreateResponse, type ProxyProfile, type ProxyRecording, type ProxyRecordingLink, type ProxySession } from '../protocol/proxy.js';
 import { fieldOf, RemoteBrowserClientError } from './error.js';
 
 export interface RemoteBrowserClientOptions {
@@ -43,6 +43,12 @@ export interface RemoteBrowserClient {
   /** Removes an ended session's recording. */
   removeRecording(handle: string): Promise<void>;
   /**
+   * A replay link to the recording (decisions.md 110): a page of the service's viewer site that
+   * plays it without signing in, until `expires` (a week unless `expiresInS` says otherwise, never
+   * past the recording's removal). Whoever holds it can watch the whole recording.
+   */
+  recordingLink(handle: string, expiresInS?: number): Promise<ProxyRecordingLink>;
+  /**
    * Why the recording's media did not play (a <video> cannot tell): its first bytes asked for,
    * the answer's status with its Retry-After (503: busy) or refusal `reason` (404).
    */
@@ -52,7 +58,23 @@ export interface RemoteBrowserClient {
 // An API key has no place in a browser: refuse anything that looks like one.
 const SECRET_LOOKING = /(^|\s)(rbk_[A-Za-z0-9_-]{20,}|Bearer\s+\S+)/i;
 
+/** The recording calls of a replay link's API (`<link>/recording`, `<link>/media`); `<SessionReplay link>` makes them. */
+export type ReplayLinkClient = Pick<RemoteBrowserClient, 'endpoint' | 'recording' | 'recordingMediaUrl' | 'recordingMediaStatus'>;
+
+/**
+ * A client of a replay link's API on the service's viewer site (`link`: `<share base>/replay/<token>`,
+ * its token the only credential); the handle its calls take names nothing.
+ */
+export function createReplayLinkClient(link: string, options: Omit<RemoteBrowserClientOptions, 'endpoint'> = {}): ReplayLinkClient {
+  return clientOf({ ...options, endpoint: link }, { ...PROXY_PATHS, recording: () => '/recording', recordingMedia: () => '/media' });
+}
+
 export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): RemoteBrowserClient {
+  return clientOf(options, PROXY_PATHS);
+}
+
+/** The client over the route's paths (or a replay link's, whose recording paths differ). */
+function clientOf(options: RemoteBrowserClientOptions, paths: typeof PROXY_PATHS): RemoteBrowserClient {
   const endpoint = options.endpoint.replace(/\/+$/, '');
   for (const [name, value] of Object.entries(options.headers ?? {})) {
     if (name.toLowerCase() === 'authorization' || SECRET_LOOKING.test(value)) {
@@ -126,12 +148,12 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
       await call(PROXY_PATHS.profile(handle), () => true, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
     },
     recording: async (handle) =>
-      (await call<{ recording: ProxyRecording }>(PROXY_PATHS.recording(handle), (b) => typeof b.recording?.duration_ms === 'number' && Array.isArray(b.recording?.timeline))).recording,
-    recordingMediaUrl: (handle) => `${endpoint}${PROXY_PATHS.recordingMedia(handle)}`,
+      (await call<{ recording: ProxyRecording }>(paths.recording(handle), (b) => typeof b.recording?.duration_ms === 'number' && Array.isArray(b.recording?.timeline))).recording,
+    recordingMediaUrl: (handle) => `${endpoint}${paths.recordingMedia(handle)}`,
     recordingMediaStatus: async (handle) => {
       let response: Response;
       try {
-        response = await (options.fetch ?? fetch)(`${endpoint}${PROXY_PATHS.recordingMedia(handle)}`, { credentials: 'same-origin', headers: { ...options.headers, range: 'bytes=0-1' } });
+        response = await (options.fetch ?? fetch)(`${endpoint}${paths.recordingMedia(handle)}`, { credentials: 'same-origin', headers: { ...options.headers, range: 'bytes=0-1' } });
       } catch (cause) {
         throw new RemoteBrowserClientError('network', 'the remote browser service could not be reached; check your connection and try again', { cause });
       }
@@ -142,6 +164,10 @@ export function createRemoteBrowserClient(options: RemoteBrowserClientOptions): 
     },
     removeRecording: async (handle) => {
       await call(PROXY_PATHS.recording(handle), () => true, { method: 'DELETE', headers: { 'content-type': 'application/json' } });
+    },
+    recordingLink: async (handle, expiresInS) => {
+      const { url, expires } = await call<ProxyRecordingLink>(PROXY_PATHS.recordingLink(handle), (b) => typeof b.url === 'string' && typeof b.expires === 'string', json(expiresInS === undefined ? {} : { expires_in_s: expiresInS }));
+      return { url, expires };
     },
     usage: () => call<UserQuotaResponse>(PROXY_PATHS.usage, (b) => typeof b.running_session_limit === 'number' && Array.isArray(b.pools)),
   };

@@ -66,7 +66,7 @@ export function sessionFilesQuery(client: RemoteBrowserClient, handle: string) {
 export const RECORDING_REFRESH_MS = 5000;
 
 /** A session's recording (issue 35): read again while it is being made, not after it is whole. */
-export function recordingQuery(client: RemoteBrowserClient, handle: string) {
+export function recordingQuery(client: Pick<RemoteBrowserClient, 'endpoint' | 'recording'>, handle: string) {
   return {
     queryKey: remoteBrowserKeys.recording(client.endpoint, handle),
     queryFn: () => client.recording(handle),

@@ -46,6 +46,8 @@ import { createAutomation } from './http/automation.js';
 import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
 import { createViewerSite } from './viewer/site.js';
+import { createReplayApi } from './viewer/replay-api.js';
+import { ReplayLinks } from './recordings/replay-links.js';
 import type { Store } from './store/store.js';
 import { nodeIdOf, openDataDirectory } from './data-directory.js';
 import { apiObserver } from './operations/api-observer.js';
@@ -225,6 +227,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const fileTransfers = { files, bytesPerSecond: config.files.bytesPerSecond };
   // A recording stays on the node that ran its session; any node answers for it (decisions.md 107).
   const recordingsLink = clustered ? new RecordingsLink({ link, nodeId, here: recordingsHere(recordings), store }) : null;
+  const recordingsAccess = recordingsLink?.access ?? recordingsHere(recordings);
+  // Replay links (decisions.md 110): signed with the store's replay secret, so any node opens any node's.
+  const replayLinks = new ReplayLinks({ secret: await store.settingOrInsert('replay_link_secret', randomBytes(32).toString('base64url')), shareBase: () => config.shareBase ?? url, now, store, recordings: recordingsAccess, retentionDays: recordings.retentionDays });
   const recovered = await sessions.recover();
   const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
@@ -247,7 +252,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     webhooks,
     observer: apiObserver(logger, metrics),
     files: fileTransfers,
-    recordings: recordingsLink?.access ?? recordingsHere(recordings),
+    recordings: recordingsAccess,
+    replayLinks,
     profiles,
     // Decided on the node that runs the session (decisions.md 100): here, or forwarded there.
     control: {
@@ -297,7 +303,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   if (clustered) link.serveControl((id, action) => control.act(id, action));
   const links = new ShareLinks({ store, secret, shareBase: () => config.shareBase ?? url });
   const shareApi = createShareApi({ sessions, links, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
-  const site = createViewerSite({ linkStatus: shareApi.linkStatus });
+  const replayApi = createReplayApi({ links: replayLinks, recordings: recordingsAccess, limiter, clientAddress, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'replay_lookup' }) } : {}) });
+  const site = createViewerSite({ linkStatus: shareApi.linkStatus, replayStatus: replayApi.pageStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse, requestUrl: URL, observed: RequestLog) => {
     if (clustered && ((await link.handle(request, response, requestUrl)) || (await filesLink.handle(request, response, requestUrl)) || (await recordingsLink!.handle(request, response, requestUrl)))) return;
@@ -307,6 +314,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     if (await shareApi.transfer(request, response, requestUrl)) return;
     await discardRest(request);
     if (await shareApi.handle(request, response, requestUrl)) return;
+    if (await replayApi.handle(request, response, requestUrl)) return;
     if (await site.handle(request, response, requestUrl)) return;
     if (await answerProbe(request, response, requestUrl.pathname, sources)) return;
     sendJson(response, { status: 'denied', message: `no endpoint ${request.method} ${requestUrl.pathname.slice(0, 100)}` }, 404);

@@ -20,6 +20,8 @@ export const PROXY_PATHS = {
   /** A session's recording (issue 35): its description and timeline (GET), its removal (DELETE), and its MP4. */
   recording: (handle: string) => `/sessions/${encodeURIComponent(handle)}/recording`,
   recordingMedia: (handle: string) => `/sessions/${encodeURIComponent(handle)}/recording/media`,
+  /** A replay link to it (POST; decisions.md 110): signed and expiring, for people outside the app. */
+  recordingLink: (handle: string) => `/sessions/${encodeURIComponent(handle)}/recording/link`,
 } as const;
 
 /** The header a browser sends with create so that a retried launch starts no second session. */
@@ -45,6 +47,14 @@ export type ProxyRecording = RecordingInfo;
 
 /**
  * Why the route refused a recording (404, in the envelope's `reason`): the session was not
- * recorded, or its recording was removed (by request or after its days were over).
+ * recorded, or its recording was removed (by request or after its days were over). A replay
+ * link's API (`<engine>/replay/<token>/recording`) adds `invalid` (404: not a link the service
+ * made) and `expired` (410).
  */
-export type ProxyRecordingRefusal = 'not_recorded' | 'removed';
+export type ProxyRecordingRefusal = 'not_recorded' | 'removed' | 'invalid' | 'expired';
+
+/** POST /sessions/:handle/recording/link: a replay link (`url`) and when it stops working (`expires`, ISO 8601). */
+export interface ProxyRecordingLink {
+  url: string;
+  expires: string;
+}

@@ -2,6 +2,7 @@
 // `GET /v8/vm/recording?id=` answers `{status:"ok", recording}`; the media itself is
 // `GET /v8/vm/recording/media?id=` (MP4 with the picture as H.264 and the sound as Opus).
 import { z } from 'zod';
+import { parseRequest, removeRequestSchema, type RequestCheck } from './v8.js';
 
 /** One thing that happened in the session, with its time (ISO 8601). No page content, typed text or secret. */
 export const recordingTimelineEntrySchema = z.object({
@@ -36,3 +37,29 @@ export type RecordingInfo = z.infer<typeof recordingInfoSchema>;
 
 export const recordingResponseSchema = z.object({ status: z.literal('ok'), recording: recordingInfoSchema });
 export type RecordingResponse = z.infer<typeof recordingResponseSchema>;
+
+/** The longest a replay link may live, whatever is asked (it is also cut at the recording's removal). */
+export const REPLAY_LINK_MAX_S = 365 * 86_400;
+/** A replay link's life when none is asked: a week. */
+export const REPLAY_LINK_DEFAULT_S = 7 * 86_400;
+
+const EXPIRES_IN = `expires_in_s: must be a whole number of seconds from 60 to ${REPLAY_LINK_MAX_S}`;
+
+/**
+ * `POST /v8/vm/recording/link` (decisions.md 110): a signed, expiring link to watch a session's
+ * recording on the service's viewer site without an API key. `expires_in_s` is cut at the day the
+ * recording is removed.
+ */
+export const recordingLinkRequestSchema = z.object({
+  id: removeRequestSchema.shape.id,
+  expires_in_s: z.number(EXPIRES_IN).int(EXPIRES_IN).min(60, EXPIRES_IN).max(REPLAY_LINK_MAX_S, EXPIRES_IN).optional(),
+});
+export type RecordingLinkRequest = z.infer<typeof recordingLinkRequestSchema>;
+
+/** The link (`<share base>/replay/<token>`) and when it stops working (ISO 8601). */
+export const recordingLinkResponseSchema = z.object({ status: z.literal('ok'), url: z.string(), expires: z.string() });
+export type RecordingLinkResponse = z.infer<typeof recordingLinkResponseSchema>;
+
+export function parseRecordingLinkRequest(body: unknown): RequestCheck<RecordingLinkRequest> {
+  return parseRequest(recordingLinkRequestSchema, body);
+}

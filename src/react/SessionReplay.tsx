@@ -3,10 +3,12 @@
 // by the session's handle: the browser's own <video> controls, a timeline with the session's events
 // marked on it, the events as a list (activating one jumps there), speed 1x/2x/4x, and the event
 // being played announced politely. A recording still being made plays up to now and says so.
+// Given a replay link (`link`, decisions.md 110) it plays from the link's API instead, as the
+// engine's viewer site does for `/replay/<token>`.
 import { useCallback, useEffect, useId, useMemo, useRef, useState, type CSSProperties, type Ref } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { TFunction } from 'i18next';
-import type { RemoteBrowserClient } from '../core/client.js';
+import { createReplayLinkClient, type ReplayLinkClient } from '../core/client.js';
 import { RemoteBrowserClientError } from '../core/error.js';
 import type { ProxyRecording } from '../protocol/proxy.js';
 import type { RecordingTimelineEntry } from '../protocol/recordings.js';
@@ -14,8 +16,13 @@ import { useRecording } from './hooks/useRecording.js';
 import { useRemoteBrowser } from './RemoteBrowserProvider.js';
 
 export interface SessionReplayProps {
-  /** The session's handle, as the launcher (or `POST <route>/sessions`) gave it. */
-  handle: string;
+  /** The session's handle, as the launcher (or `POST <route>/sessions`) gave it: the recording is read through the provider's proxy route. */
+  handle?: string;
+  /**
+   * A replay link (`<share base>/replay/<token>`, from `POST <route>/sessions/:handle/recording/link`)
+   * to play from instead of a handle: its token is the only credential, no route or sign-in is used.
+   */
+  link?: string;
   /** Called with each new state of the root's `data-state`. */
   onStateChange?: (state: SessionReplayState) => void;
   className?: string;
@@ -26,8 +33,14 @@ export interface SessionReplayProps {
 /** What the root's `data-state` says: loading, the recording is shown, or it cannot be (see `data-error`). */
 export type SessionReplayState = 'loading' | 'ready' | 'error';
 
-/** Why a recording is not shown (`data-error`): not recorded, removed, not found, the service busy, the media unplayable, or another failure. */
-export type SessionReplayError = 'not_recorded' | 'removed' | 'not_found' | 'busy' | 'media' | 'failed';
+/**
+ * Why a recording is not shown (`data-error`): not recorded, removed, not found, the service busy,
+ * the media unplayable, another failure; for a replay link, not a valid link or expired.
+ */
+export type SessionReplayError = 'not_recorded' | 'removed' | 'not_found' | 'busy' | 'media' | 'failed' | 'invalid' | 'expired';
+
+/** Refusals the route or a replay link's API name in `reason`, shown as they are. */
+const REASONS: readonly string[] = ['not_recorded', 'removed', 'invalid', 'expired'];
 
 export const REPLAY_SPEEDS = [1, 2, 4] as const;
 
@@ -85,22 +98,24 @@ function describe(t: TFunction<'replay'>, entry: RecordingTimelineEntry): string
 /** The error a failed description read shows. */
 function errorOf(error: unknown): SessionReplayError {
   if (!(error instanceof RemoteBrowserClientError)) return 'failed';
-  if (error.details.reason === 'not_recorded' || error.details.reason === 'removed') return error.details.reason;
+  if (REASONS.includes(error.details.reason ?? '')) return error.details.reason as SessionReplayError;
   return error.code === 'denied' && error.details.httpStatus === 404 ? 'not_found' : 'failed';
 }
 
 /** Asks the route why the media did not play: the <video> element cannot tell a 503 from a 404. */
-async function probeMedia(client: RemoteBrowserClient, handle: string): Promise<{ error: SessionReplayError; retryAfter?: number }> {
+async function probeMedia(client: ReplayLinkClient, handle: string): Promise<{ error: SessionReplayError; retryAfter?: number }> {
   const answer = await client.recordingMediaStatus(handle).catch(() => null);
   if (answer?.httpStatus === 503) return { error: 'busy', retryAfter: Math.max(1, answer.retryAfter ?? 5) };
-  if (answer?.httpStatus === 404) return { error: answer.reason === 'not_recorded' || answer.reason === 'removed' ? answer.reason : 'not_found' };
+  if (answer?.httpStatus === 404 || answer?.httpStatus === 410) return { error: REASONS.includes(answer.reason ?? '') ? (answer.reason as SessionReplayError) : 'not_found' };
   return { error: 'media' };
 }
 
-export function SessionReplay({ handle, onStateChange, className, style, ref }: SessionReplayProps) {
+export function SessionReplay({ handle = '', link, onStateChange, className, style, ref }: SessionReplayProps) {
   const { t } = useTranslation('replay');
-  const { client } = useRemoteBrowser();
-  const recording = useRecording(handle);
+  const provided = useRemoteBrowser().client;
+  const linkClient = useMemo(() => (link ? createReplayLinkClient(link) : undefined), [link]);
+  const client = linkClient ?? provided;
+  const recording = useRecording(handle, linkClient);
   const video = useRef<HTMLVideoElement>(null);
   const titleId = useId();
   const eventsId = useId();

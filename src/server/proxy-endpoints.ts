@@ -27,7 +27,7 @@ export function endpointOf(method: string, rest: string): Endpoint | { allow: st
   // Who drives (issue 36): the owner's actions, and the pass that names the owner's viewer.
   const control = /^\/sessions\/([^/]+)\/(control|viewer)$/.exec(path);
   if (control) return only('POST', { name: control[2] as 'control' | 'viewer', handle: decoded(control[1]!) });
-  const session = /^\/sessions\/([^/]+)(?:\/(files(?:\/download|\/upload)?|recording(?:\/media)?))?$/.exec(path);
+  const session = /^\/sessions\/([^/]+)(?:\/(files(?:\/download|\/upload)?|recording(?:\/media|\/link)?))?$/.exec(path);
   if (!session) return null;
   const files = filesEndpointOf(session[2]);
   const handle = decoded(session[1]!);

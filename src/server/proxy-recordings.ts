@@ -2,7 +2,9 @@
 // sessions only, reached by their handles. `GET <base>/sessions/:handle/recording` answers the
 // recording's state, length and timeline; `GET .../recording/media` streams its MP4 through as it
 // comes (the browser's Range header passed on, so a <video> seeks in a whole recording; one still
-// being made streams from its start); `DELETE .../recording` removes it once its session ended.
+// being made streams from its start); `DELETE .../recording` removes it once its session ended;
+// `POST .../recording/link` ({expires_in_s?}) makes a signed, expiring replay link on the service's
+// viewer site (decisions.md 110), for a host app's "copy replay link".
 // A refusal says why in `reason` (`not_recorded`, `removed`), so a component can say it in its
 // language; the service's 503 for a busy copy passes on with its Retry-After.
 import { SECURITY_HEADERS } from '../http/headers.js';
@@ -12,7 +14,7 @@ import type { RemoteBrowserService } from './service-client.js';
 
 const UNKNOWN_SESSION = 'unknown session: it may belong to someone else or have been deleted';
 
-export type RecordingEndpoint = 'recording' | 'recording-media';
+export type RecordingEndpoint = 'recording' | 'recording-media' | 'recording-link';
 
 type Reply = (body: unknown, status?: number, headers?: Record<string, string>) => Response;
 
@@ -20,6 +22,7 @@ type Reply = (body: unknown, status?: number, headers?: Record<string, string>) 
 export function recordingEndpointOf(tail: string | undefined): { name: RecordingEndpoint; method: string } | null {
   if (tail === 'recording') return { name: 'recording', method: 'GET, DELETE' };
   if (tail === 'recording/media') return { name: 'recording-media', method: 'GET' };
+  if (tail === 'recording/link') return { name: 'recording-link', method: 'POST' };
   return null;
 }
 
@@ -30,9 +33,21 @@ function refusalOf(message: string): ProxyRecordingRefusal | null {
   return null;
 }
 
+/** A link request's body: `{}` or `{expires_in_s}` (the service checks the number); undefined for anything else. */
+async function linkBody(request: Request): Promise<{ expires_in_s?: unknown } | undefined> {
+  const text = await request.text().catch(() => null);
+  if (text === null || text.length > 1000) return undefined;
+  try {
+    const value: unknown = text.trim() === '' ? {} : JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Serves one recording endpoint for a session the user owns (its vmId already opened from the handle). */
 export async function serveRecording(service: RemoteBrowserService, endpoint: RecordingEndpoint, vmId: string, request: Request, reply: Reply): Promise<Response> {
-  const { recording, recordingMedia, removeRecording } = service;
+  const { recording, recordingMedia, removeRecording, recordingLink } = service;
   if (!recording || !recordingMedia || !removeRecording) {
     return reply({ status: 'denied', message: 'this service client reads no recordings: use createServiceClient() from remote-browser-kit/server' }, 501);
   }
@@ -43,6 +58,13 @@ export async function serveRecording(service: RemoteBrowserService, endpoint: Re
       return reply({ status: 'ok' });
     }
     if (endpoint === 'recording') return reply({ status: 'ok', recording: await recording(vmId, { signal }) });
+    if (endpoint === 'recording-link') {
+      if (!recordingLink) return reply({ status: 'denied', message: 'this service client makes no replay links: use createServiceClient() from remote-browser-kit/server' }, 501);
+      const body = await linkBody(request);
+      if (!body) return reply({ status: 'denied', message: 'send a JSON object: {} or {"expires_in_s": <seconds>}' }, 400);
+      if (body.expires_in_s !== undefined && typeof body.expires_in_s !== 'number') return reply({ status: 'denied', message: 'expires_in_s: must be a whole number of seconds' }, 400);
+      return reply({ status: 'ok', ...(await recordingLink(vmId, { signal, ...(body.expires_in_s === undefined ? {} : { expiresInS: body.expires_in_s }) })) });
+    }
     const media = await recordingMedia(vmId, { signal, range: request.headers.get('range') });
     return new Response(media.body, { status: media.httpStatus, headers: { ...SECURITY_HEADERS, ...media.headers, 'cache-control': 'private, no-store' } });
   } catch (error) {
@@ -50,6 +72,7 @@ export async function serveRecording(service: RemoteBrowserService, endpoint: Re
     if (error.code === 'denied') {
       // Removal of a recording whose session still runs (or whose end is still being written): 409, to do later.
       if (/still running|still being written/.test(error.message)) return reply({ status: 'denied', message: error.message.replace(/^id: /, '') }, 409);
+      if (/^expires_in_s:/.test(error.message)) return reply({ status: 'denied', message: error.message }, 400);
       const reason = refusalOf(error.message);
       if (!reason) return reply({ status: 'denied', message: UNKNOWN_SESSION }, 404);
       const message = reason === 'not_recorded' ? 'this session was not recorded' : 'this session\'s recording was removed';

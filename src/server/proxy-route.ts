@@ -333,7 +333,8 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
         return serveFiles(service, endpoint.name, vmId, request, (body, status) => reply(body as Answer, status));
       }
       case 'recording':
-      case 'recording-media': {
+      case 'recording-media':
+      case 'recording-link': {
         // A user reaches only recordings of their own sessions, as with files.
         const vmId = await (await sessionHandles()).open(endpoint.handle, context.user.id);
         if (vmId === null) return refused(404, UNKNOWN_SESSION);

@@ -86,6 +86,8 @@ export interface RemoteBrowserService {
   recording?: RecordingCalls['recording'];
   recordingMedia?: RecordingCalls['recordingMedia'];
   removeRecording?: RecordingCalls['removeRecording'];
+  /** Absent on older services' fakes: the proxy route then makes no replay links. */
+  recordingLink?: RecordingCalls['recordingLink'];
 }
 
 /** A file's bytes as they arrive from the service. */

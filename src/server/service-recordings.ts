@@ -1,9 +1,9 @@
-// The service client's recording calls (issue 35, decisions.md 96 and 97): `vm/recording` (the
-// description and timeline), `vm/recording/media` (the MP4, streamed, a byte range passed on) and
-// `vm/recording/remove`, over the client's one checked request and its streaming transfer
+// The service client's recording calls (issue 35, decisions.md 96, 97 and 110): `vm/recording` (the
+// description and timeline), `vm/recording/media` (the MP4, streamed, a byte range passed on),
+// `vm/recording/remove` and `vm/recording/link` (a signed, expiring replay link), over the client's one checked request and its streaming transfer
 // (service-client.ts): the same key, timeout, retries where safe, and typed errors.
 import type { z } from 'zod';
-import { recordingResponseSchema, removeResponseSchema, type RecordingInfo } from '../protocol/index.js';
+import { recordingLinkResponseSchema, recordingResponseSchema, removeResponseSchema, type RecordingInfo, type RecordingLinkResponse } from '../protocol/index.js';
 
 type Request = <T>(call: { method: 'GET' | 'POST'; path: string; what: string; schema: z.ZodType<T>; body?: unknown; authenticated: boolean; repeatable: boolean; signal: AbortSignal | undefined }) => Promise<T>;
 type Transfer = (path: string, what: string, headers: Record<string, string>, options: { signal?: AbortSignal } | undefined) => Promise<Response>;
@@ -29,6 +29,11 @@ export interface RecordingCalls {
   recordingMedia(vmId: string, options?: Options & { range?: string | null }): Promise<RecordingMedia>;
   /** POST /v8/vm/recording/remove: removes an ended session's recording. */
   removeRecording(vmId: string, options?: Options): Promise<void>;
+  /**
+   * POST /v8/vm/recording/link: a replay link (`url`, on the service's viewer site) good until
+   * `expires` (a week unless `expiresInS` says otherwise; never past the recording's removal).
+   */
+  recordingLink(vmId: string, options?: Options & { expiresInS?: number }): Promise<Omit<RecordingLinkResponse, 'status'>>;
 }
 
 const PASSED_HEADERS = ['content-type', 'content-length', 'content-range', 'accept-ranges'];
@@ -51,6 +56,11 @@ export function recordingCalls(request: Request, transfer: Transfer): RecordingC
     },
     removeRecording: async (vmId, options) => {
       await request({ method: 'POST', path: 'vm/recording/remove', what: 'removing the recording', schema: removeResponseSchema, body: { id: vmId }, authenticated: true, repeatable: true, signal: options?.signal });
+    },
+    recordingLink: async (vmId, options) => {
+      const body = { id: vmId, ...(options?.expiresInS === undefined ? {} : { expires_in_s: options.expiresInS }) };
+      const { url, expires } = await request({ method: 'POST', path: 'vm/recording/link', what: 'the replay link', schema: recordingLinkResponseSchema, body, authenticated: true, repeatable: true, signal: options?.signal });
+      return { url, expires };
     },
   };
 }

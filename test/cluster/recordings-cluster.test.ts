@@ -105,6 +105,17 @@ describe('a recording on a two-node cluster', () => {
     expect(part.headers.get('content-range')).toBe(`bytes 100-199/${bytes.length}`);
     expect(Buffer.from(await part.arrayBuffer())).toEqual(bytes.subarray(100, 200));
 
+    // A replay link minted at one node opens the recording at either (decisions.md 110): the
+    // token is checked with the secret the nodes share, the media reached through the keeper.
+    const link = new URL((await api('node-a')('/vm/recording/link', { id: vmId })).url);
+    for (const via of ['node-a', 'node-b']) {
+      const described = await (await fetch(`${engines.get(via)!.url}${link.pathname}/recording`)).json();
+      expect(described, via).toMatchObject({ status: 'ok', recording: { state: 'ended', bytes: ended.recording.bytes } });
+      const linked = await fetch(`${engines.get(via)!.url}${link.pathname}/media`, { headers: { range: 'bytes=100-199' } });
+      expect(linked.status, via).toBe(206);
+      expect(Buffer.from(await linked.arrayBuffer()), via).toEqual(bytes.subarray(100, 200));
+    }
+
     // The account's meter counts it, whichever node is asked.
     for (const via of ['node-a', 'node-b']) expect((await api(via)('/user/quota')).recording_mb_kept, via).toBeGreaterThan(0);
   }, 180_000);

@@ -257,6 +257,20 @@ const shareTarget: fc.Arbitrary<Target> = fc.record({
   body: maybe(bodyBytes(fc.jsonValue({ maxDepth: 1 }))),
 });
 
+// Replay links (decisions.md 110): no token the fuzz makes is signed, so none opens a recording.
+const replayToken = fc.oneof(
+  fc.stringMatching(/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,119}$/),
+  fc.tuple(fc.stringMatching(/^[0-9a-f]{32}$/), fc.nat(), fc.stringMatching(/^[A-Za-z0-9_-]{43}$/)).map(([id, expires, signature]) => `${id}.${Date.now() + expires}.${signature}`),
+  fc.constant('known').map(() => `${known.vmIds[0] ?? known.foreignVmId}.${Date.now() + 60_000}.${'A'.repeat(43)}`),
+  pathJunk,
+);
+
+const replayTarget: fc.Arbitrary<Target> = fc.record({
+  method: methodFor('GET'),
+  path: fc.tuple(replayToken, fc.constantFrom('', '/recording', '/media', '/media', '/junk', '/'), spelling, pathJunk).map(([token, suffix, how, junk]) => spell(`/replay/${token}${suffix}`, how, junk)),
+  body: maybe(bodyBytes(fc.jsonValue({ maxDepth: 1 }))),
+});
+
 const siteTarget: fc.Arbitrary<Target> = fc.record({
   method: methodFor('GET'),
   path: fc.oneof(
@@ -313,7 +327,7 @@ const headers = fc.record({
 });
 
 const request: fc.Arbitrary<Exchange> = fc.tuple(
-  fc.oneof({ weight: 12, arbitrary: apiTarget }, { weight: 5, arbitrary: v6Target }, { weight: 4, arbitrary: shareTarget }, { weight: 3, arbitrary: siteTarget }, { weight: 1, arbitrary: otherTarget }),
+  fc.oneof({ weight: 12, arbitrary: apiTarget }, { weight: 5, arbitrary: v6Target }, { weight: 4, arbitrary: shareTarget }, { weight: 2, arbitrary: replayTarget }, { weight: 3, arbitrary: siteTarget }, { weight: 1, arbitrary: otherTarget }),
   headers,
   fc.boolean(),
 ).map(([target, h, chunked]) => ({ ...target, headers: h, chunked: target.body !== undefined && target.body.length > 0 && chunked && target.method !== 'GET' && target.method !== 'HEAD' }));
@@ -346,6 +360,7 @@ function keyHolder(h: Record<string, string>): 'fuzz' | 'viewer' | 'none' {
 
 const SHARE_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(\/events|\/rfb|\/ping)?$/;
 const SHARE_PAGE = /^\/(?:[A-Za-z-]{1,10}\/)?s$/;
+const REPLAY_PATH = /^\/replay\/([A-Za-z0-9_.-]{1,200})(?:\/(recording|media))?$/;
 const okSchemas = {
   v8: { 'POST vm/create': createResponseSchema, 'GET vm/data': vmDataResponseSchema, 'POST vm/remove': removeResponseSchema, 'GET user/api': userApiResponseSchema, 'GET user/quota': userQuotaResponseSchema },
   v7: { 'POST vm/create': v7CreateResponseSchema, 'GET vm/data': v7VmDataResponseSchema, 'POST vm/remove': removeResponseSchema, 'GET user/api': v7UserApiResponseSchema, 'GET user/quota': v7UserQuotaResponseSchema },
@@ -479,6 +494,31 @@ function judgeV6(req: Exchange, answer: Answer, url: URL, context: string): void
   }
 }
 
+/** `/replay/<token>` and its API (decisions.md 110): nothing the fuzz sends opens a recording. */
+function judgeReplay(req: Exchange, answer: Answer, match: RegExpExecArray, context: string): void {
+  const api = match[2];
+  if (!api) {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return void expect(answer.http, context).toBe(404);
+    if (!SITE_BUILT) return void expect(answer.http, context).toBe(503);
+    expect(answer.headers['content-type'], context).toMatch(/^text\/html/);
+    expect(answer.headers['referrer-policy'], context).toBe('no-referrer');
+    return void expect([404, 429], context).toContain(answer.http);
+  }
+  expect(answer.headers['access-control-allow-origin'], context).toBe('*');
+  if (req.method === 'OPTIONS') return void expect(answer.http, context).toBe(204);
+  if (req.method !== 'GET') {
+    expect(answer.http, context).toBe(405);
+    if (req.method !== 'HEAD') expect(answer.json?.status, context).toBe('denied');
+    return;
+  }
+  if (answer.http === 429) {
+    expect(answer.json, context).toMatchObject({ status: 'insecure', reason: 'rate_limited' });
+    return void expect(answer.headers['retry-after'], context).toMatch(/^[1-9]\d*$/);
+  }
+  expect(answer.http, context).toBe(404);
+  expect(answer.json, context).toMatchObject({ status: 'denied', reason: 'invalid' });
+}
+
 function judgeShare(req: Exchange, answer: Answer, match: RegExpExecArray, context: string): void {
   expect(answer.headers['access-control-allow-origin'], context).toBe('*');
   const [, id, suffix] = match;
@@ -556,15 +596,17 @@ function judge(req: Exchange, answer: Answer): void {
   const path = url.pathname;
   const api = /^\/(v8|v7)\/(.+)$/.exec(path);
   const share = SHARE_PATH.exec(path);
+  const replay = REPLAY_PATH.exec(path);
   const envelope = answer.json?.status ?? (answer.json?.success === true ? 'success' : answer.json?.message) ?? String(answer.headers['content-type'] ?? '').split(';')[0];
   const v6Route = ['/b', '/api/v6/getKey', '/api/v6/shortUrl'].includes(path) ? path : '/api/v6/<other>';
   const apiRoute = api && (ROUTES as readonly string[]).includes(api[2]!) ? `${req.method} /${api[1]}/${api[2]}` : `/${api?.[1]}/<other>`;
   const site = SHARE_PAGE.test(path) ? 'share page' : path === '/' ? 'launch page' : path.startsWith('/assets/') ? 'assets' : path;
-  const family = path === '/b' || path.startsWith('/api/v6/') ? v6Route : api ? apiRoute : share ? `${req.method === 'GET' ? '' : 'not GET '}/share/<id>${share[2] ?? ''}` : ['share page', 'launch page', 'assets', '/healthz', '/favicon.ico'].includes(site) ? site : 'other paths';
+  const family = path === '/b' || path.startsWith('/api/v6/') ? v6Route : api ? apiRoute : share ? `${req.method === 'GET' ? '' : 'not GET '}/share/<id>${share[2] ?? ''}` : replay ? `${req.method === 'GET' ? '' : 'not GET '}/replay/<token>${replay[2] ? `/${replay[2]}` : ''}` : ['share page', 'launch page', 'assets', '/healthz', '/favicon.ico'].includes(site) ? site : 'other paths';
   outcomes.add(`${family} -> ${answer.http} ${envelope}`);
   if (path === '/b' || path.startsWith('/api/v6/')) return judgeV6(req, answer, url, context);
   if (api) return judgeApi(req, answer, api[1] as 'v8' | 'v7', `${req.method} ${api[2]}`, context);
   if (share) return judgeShare(req, answer, share, context);
+  if (replay) return judgeReplay(req, answer, replay, context);
   if (judgeSite(req, answer, url, context)) return;
   // A load balancer's probe may be GET or HEAD (decisions.md 60).
   if ((req.method === 'GET' || req.method === 'HEAD') && path === '/healthz') {

@@ -166,4 +166,21 @@ describe('<SessionReplay>', () => {
       await act(async () => unmount());
     }
   });
+  it('plays from a replay link instead of a handle, and says when a link is not valid (decisions.md 110)', async () => {
+    // The link the route mints; the component then reads the engine's replay API, not the route.
+    const minted = (await (await fetch(`${route.endpoint}/sessions/${encodeURIComponent(ended.handle)}/recording/link`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).json()) as { url: string };
+    const link = `${t.engine.url}${new URL(minted.url).pathname}`;
+    const { container, unmount } = renderWithRoute(<SessionReplay link={link} />, route.endpoint);
+    const list = await screen.findByRole('list', { name: en.events });
+    expect(within(list).getAllByRole('button')[2]).toHaveTextContent('Went to Second');
+    expect(container.querySelector('video')).toHaveAttribute('src', `${link}/media`);
+    expect(await axeViolations(container)).toEqual([]);
+    await act(async () => unmount());
+
+    const tampered = renderWithRoute(<SessionReplay link={`${link.slice(0, -1)}${link.endsWith('A') ? 'B' : 'A'}`} />, route.endpoint);
+    expect(await screen.findByRole('alert')).toHaveTextContent(en.error.invalid);
+    expect(screen.getByRole('region', { name: en.title })).toHaveAttribute('data-error', 'invalid');
+    expect(tampered.container.querySelector('video')).toBeNull();
+    await act(async () => tampered.unmount());
+  });
 });

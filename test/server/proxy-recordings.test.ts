@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProxyRoute, createServiceClient, engineService, type ProxyRoute } from '../../src/server/index.js';
-import { APP_ORIGIN, BASE_PATH, Exposure, PLANS, poll, SECRET, startTestEngine, type TestEngine } from './fixtures.js';
+import { APP_ORIGIN, BASE_PATH, Exposure, PLANS, poll, SECRET, SHARE_BASE, startTestEngine, type TestEngine } from './fixtures.js';
 
 let t: TestEngine;
 let route: ProxyRoute;
@@ -130,6 +130,30 @@ describe("the proxy route serves the user's own session's recording", () => {
     expect(notRecorded.status).toBe(404);
     expect(await json(notRecorded)).toEqual({ status: 'denied', reason: 'not_recorded', message: 'this session was not recorded' });
     await call(`/sessions/${encodeURIComponent(plain.handle)}`, 'alice', { method: 'DELETE', headers: { 'content-type': 'application/json' } });
+  });
+
+  it('makes a replay link by handle that opens the recording on the engine without a key (decisions.md 110)', async () => {
+    const { handle } = await session(true);
+    const path = `/sessions/${encodeURIComponent(handle)}/recording/link`;
+    const post = (user: string, body: string, type = 'application/json') => call(path, user, { method: 'POST', body, headers: { 'content-type': type } });
+    const minted = await json(await post('alice', '{}'));
+    expect(minted).toMatchObject({ status: 'ok', url: expect.stringMatching(/\/replay\/[A-Za-z0-9_.-]+$/), expires: expect.any(String) });
+    expect(Math.abs(Date.parse(minted.expires) - (Date.now() + 7 * 86_400_000))).toBeLessThan(60_000);
+    const shorter = await json(await post('alice', JSON.stringify({ expires_in_s: 3600 })));
+    expect(Math.abs(Date.parse(shorter.expires) - (Date.now() + 3_600_000))).toBeLessThan(60_000);
+    // The link's API, asked as a stranger (no key, no sign-in), describes the same recording.
+    // (The link is on the service's viewer site, `shareBase`; the test reaches the same engine directly.)
+    expect(minted.url.startsWith(`${SHARE_BASE}/replay/`)).toBe(true);
+    expect(await (await fetch(`${t.engine.url}${new URL(minted.url).pathname}/recording`)).json()).toMatchObject({ status: 'ok', recording: { timeline: [{ title: 'First' }, { title: 'Second' }] } });
+    // Refusals: another user, a bad lifetime, a body that is no JSON object, a form from another site.
+    expect(await json(await post('mallory', '{}'))).toMatchObject({ status: 'denied', message: expect.stringMatching(/^unknown session/) });
+    const tooShort = await post('alice', JSON.stringify({ expires_in_s: 5 }));
+    expect(tooShort.status).toBe(400);
+    expect((await json(tooShort)).message).toMatch(/^expires_in_s: /);
+    expect((await post('alice', '[1]')).status).toBe(400);
+    expect((await post('alice', '{}', 'text/plain')).status).toBe(415);
+    expect((await call(path)).status).toBe(405);
+    await call(`/sessions/${encodeURIComponent(handle)}`, 'alice', { method: 'DELETE', headers: { 'content-type': 'application/json' } });
   });
 
   it("passes the service's 503 for a busy copy on with its Retry-After", async () => {

@@ -6,6 +6,7 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { discardRest, readJsonBody } from '../../http/node-body.js';
 import {
   parseCreateRequest,
+  parseRecordingLinkRequest,
   parseRemoveRequest,
   parseVmDataWait,
   parseWebhookRequest,
@@ -23,6 +24,7 @@ import type { SessionService } from '../sessions/service.js';
 import type { LimitSettings } from './limits.js';
 import type { ApiObserver } from '../operations/api-observer.js';
 import type { RecordingsAccess } from '../recordings/recordings.js';
+import type { ReplayLinks } from '../recordings/replay-links.js';
 import type { Logger } from '../operations/logger.js';
 import type { SessionWebhooks } from '../webhooks/webhooks.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
@@ -66,6 +68,8 @@ export interface ApiOptions {
   observer?: ApiObserver;
   /** Sessions' recordings (recordings/recordings.ts, issue 35): v8 only. */
   recordings?: RecordingsAccess;
+  /** Replay links to recordings (recordings/replay-links.ts, decisions.md 110): v8 only; absent, the call says they are not offered. */
+  replayLinks?: ReplayLinks;
   /** Saved profiles (http/profiles.ts, decisions.md 85); absent: v8's profile calls say they are not offered. */
   profiles?: ProfileService;
   /** Who drives a session (issue 36): `POST /v8/vm/control` and `vm/viewer`. */
@@ -290,6 +294,18 @@ export function createApi(options: ApiOptions): Api {
           if ('message' in row) return answer(row);
           return answer(options.recordings ? await options.recordings.remove(row) : { status: 'denied', message: 'sessions are not recorded on this service' });
         });
+      // A signed, expiring link to watch the recording on the viewer site (decisions.md 110).
+      case 'POST vm/recording/link': {
+        if (version !== 'v8') break;
+        const account = await programmatic(request);
+        if (!isAccount(account)) return account;
+        const body = await request.body();
+        const parsed = body.ok ? parseRecordingLinkRequest(body.value) : body;
+        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
+        const row = await ownSession(account, parsed.value.id, version);
+        if ('message' in row) return answer(row);
+        return answer(options.replayLinks ? await options.replayLinks.mint(row, parsed.value.expires_in_s) : { status: 'denied', message: 'sessions are not recorded on this service' });
+      }
       case 'GET vm/files/download':
       case 'POST vm/files/upload':
         return answer({ status: 'denied', message: `${route.split(' ')[1]} streams its bytes: call it over HTTP, not in-process` });

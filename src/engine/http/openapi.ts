@@ -18,6 +18,9 @@ import {
   webhookRequestSchema,
   webhookResponseSchema,
   recordingResponseSchema,
+  recordingLinkRequestSchema,
+  recordingLinkResponseSchema,
+  REPLAY_LINK_DEFAULT_S,
   VM_DATA_WAIT_MAX_MS,
   profileCreateRequestSchema,
   profileListResponseSchema,
@@ -139,6 +142,15 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       },
       '/v8/vm/recording/remove': {
         post: { summary: "Remove an ended session's recording", security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(removeRequestSchema) } } }, responses: answer(removeResponseSchema, 'removed') },
+      },
+      '/v8/vm/recording/link': {
+        post: {
+          summary: "A link to watch a session's recording on the service's viewer site, without an API key, until it expires",
+          description: `Answers \`url\` (\`<share base>/replay/<token>\`: a page that plays the recording with its timeline, in the viewer's browser language) and \`expires\` (ISO 8601). The token is signed by the service and carries the session and the expiry: whoever holds the link can watch the whole recording until then. \`expires_in_s\` defaults to ${REPLAY_LINK_DEFAULT_S} (a week) and is cut at the day the recording is removed (its retention). Links cannot be revoked one by one: removing the recording (vm/recording/remove) ends every link to it. Refused (denied) for an unknown or another account's session, a session that was not recorded, and a removed recording.`,
+          security: secured,
+          requestBody: { required: true, content: { 'application/json': { schema: schema(recordingLinkRequestSchema) } } },
+          responses: answer(recordingLinkResponseSchema, 'the link'),
+        },
       },
       // Saved profiles (decisions.md 85-89).
       '/v8/profile/create': {

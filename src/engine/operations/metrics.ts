@@ -117,7 +117,7 @@ export class EngineMetrics {
       },
     });
     this.http.register(this.registry);
-    this.rateLimited = new Counter({ name: 'rbk_rate_limited_total', help: 'Requests refused by a rate limit: api_key, share_lookup, v6_client', labelNames: ['limit'], registers });
+    this.rateLimited = new Counter({ name: 'rbk_rate_limited_total', help: 'Requests refused by a rate limit: api_key, share_lookup, replay_lookup, v6_client', labelNames: ['limit'], registers });
     this.storeErrors = new Counter({ name: 'rbk_store_errors_total', help: 'Requests that failed on the database: busy, disk_full, unreachable', labelNames: ['kind'], registers });
     this.webhookDeliveries = new Counter({ name: 'rbk_webhook_deliveries_total', help: 'Webhook delivery attempts by this node: delivered, retry, abandoned, refused (egress rules)', labelNames: ['outcome'], registers });
     new Gauge({

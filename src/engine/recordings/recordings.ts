@@ -56,6 +56,9 @@ export class Recordings {
 
   constructor(private readonly options: RecordingsOptions) {}
 
+  /** Days a session's recording is kept after it ended (its plan's, else the service's). */
+  readonly retentionDays = (row: SessionRow): Promise<number> => this.options.retentionDays(row);
+
   /** Where a session's recording is kept (the runtime's recorder makes it when the session starts recorded). */
   dirOf(sessionId: string): string {
     return join(this.options.dir, sessionId);

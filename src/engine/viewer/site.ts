@@ -1,5 +1,6 @@
 // The viewer site the engine serves: share-link pages `/<lang>/s?<link_id>` and `/s?<link_id>`
-// (decisions.md 8), the launch page at `/`, and their assets, built by Vite from <ShareViewer>.
+// (decisions.md 8), replay links' pages `/replay/<token>` (decisions.md 110), the launch page at
+// `/`, and their assets, built by Vite from <ShareViewer> and <SessionReplay>.
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -7,6 +8,7 @@ import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SECURITY_HEADERS } from '../../http/headers.js';
 import type { LinkStatus } from './share-api.js';
+import { REPLAY_PATH, type ReplayStatus } from './replay-api.js';
 
 /** Where `npm run build` puts the site; the same place from src/ (tsx) and from dist/. */
 // (Path arithmetic, not `new URL(relative, import.meta.url)`: under jsdom the global URL is not Node's.)
@@ -45,6 +47,8 @@ export interface ViewerSiteOptions {
    * existed. Without it every share page answers 200.
    */
   linkStatus?: (request: IncomingMessage, linkId: string) => Promise<LinkStatus>;
+  /** The state of a replay page's token, for its HTTP status in the same way; without it every replay page answers 200. */
+  replayStatus?: (request: IncomingMessage, token: string) => Promise<ReplayStatus>;
 }
 
 /** The share page's HTTP status for its link; the page is the same and says what happened in the link's language. */
@@ -56,6 +60,13 @@ async function shareStatus(options: ViewerSiteOptions, request: IncomingMessage,
   const status = await options.linkStatus(request, linkId);
   if (typeof status === 'object') return { code: 429, retryAfter: status.limited };
   return { code: status === 'live' ? 200 : status === 'deleted' ? 410 : 404 };
+}
+
+/** The replay page's HTTP status for its token (replay-api.ts pageStatus); the page says what happened in the browser's language. */
+async function replayStatus(options: ViewerSiteOptions, request: IncomingMessage, token: string): Promise<{ code: number; retryAfter?: number }> {
+  if (!options.replayStatus) return { code: 200 };
+  const status = await options.replayStatus(request, token);
+  return typeof status === 'object' ? { code: 429, retryAfter: status.limited } : { code: status };
 }
 
 export function createViewerSite(options: ViewerSiteOptions = {}) {
@@ -75,14 +86,15 @@ export function createViewerSite(options: ViewerSiteOptions = {}) {
 
   async function handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
     if (request.method !== 'GET' && request.method !== 'HEAD') return false;
-    const pageName = SHARE_PAGE.test(url.pathname) ? 'index.html' : url.pathname === '/' ? 'launch.html' : null;
+    const replay = REPLAY_PATH.exec(url.pathname);
+    const pageName = SHARE_PAGE.test(url.pathname) ? 'index.html' : replay && !replay[2] ? 'replay.html' : url.pathname === '/' ? 'launch.html' : null;
     if (pageName) {
       const content = await page(pageName);
       if (!content) {
         response.writeHead(503, { ...PAGE_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('The viewer site is not built: run `npm run build`.');
         return true;
       }
-      const { code, retryAfter } = pageName === 'index.html' ? await shareStatus(options, request, url) : { code: 200 };
+      const { code, retryAfter } = pageName === 'index.html' ? await shareStatus(options, request, url) : pageName === 'replay.html' ? await replayStatus(options, request, replay![1]!) : { code: 200 };
       response.writeHead(code, {
         ...PAGE_HEADERS,
         'content-type': CONTENT_TYPES['.html']!,
