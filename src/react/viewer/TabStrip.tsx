@@ -88,6 +88,7 @@ export function TabStrip({ tabs, mayDrive, api }: TabStripProps) {
                 className="rbk-viewer__tab-name"
                 aria-selected={tab.active}
                 aria-disabled={!mayDrive || undefined}
+                aria-keyshortcuts={mayDrive && shown.length > 1 ? 'Delete' : undefined}
                 tabIndex={tab.id === stop ? 0 : -1}
                 title={tab.url || name}
                 onClick={() => void act({ action: 'switch', tab: tab.id })}
@@ -98,7 +99,9 @@ export function TabStrip({ tabs, mayDrive, api }: TabStripProps) {
                 <span className="rbk-viewer__tab-title">{name}</span>
               </div>
               {mayDrive && shown.length > 1 ? (
-                <button type="button" className="rbk-viewer__tab-close" tabIndex={-1} aria-label={t('tabs.close', { title: name })} title={t('tabs.close', { title: name })} onClick={() => void act({ action: 'close', tab: tab.id })}>
+                // For pointers only: a tablist holds tabs alone, so the keyboard (and a screen
+                // reader) closes a tab with Delete, which the tab announces as its shortcut.
+                <button type="button" className="rbk-viewer__tab-close" tabIndex={-1} aria-hidden="true" title={t('tabs.close', { title: name })} onClick={() => void act({ action: 'close', tab: tab.id })}>
                   ×
                 </button>
               ) : null}

@@ -108,6 +108,9 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
     if (this.tabs.size >= MAX_TABS) throw new TabRefusal('bad-url', `at most ${MAX_TABS} tabs are open at once`);
     const id = await this.openTab(url === undefined ? undefined : new URL(url).href);
     this.opened(id, url === undefined ? '' : new URL(url).href, '');
+    // Shown at once (both browsers' watchers open it in front): the answer says so.
+    for (const [tabId, tab] of this.tabs) tab.active = tabId === id;
+    this.tell();
     void this.look();
     return id;
   }
