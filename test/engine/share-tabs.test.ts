@@ -5,11 +5,13 @@
 // the session (a data: image), and none when the icon is too big; switching
 // through the share link shows the other page (the browser window's title says which); a
 // view-only link sees the tabs, and its attempt to switch is refused with a clear error and
-// changes nothing; closing one leaves one. Chromium in its usual window, Firefox ESR in an app
-// window (its tabs are told only there, decisions.md 103).
+// changes nothing; closing one leaves one; the runtime tells each tab's opening, page and closing
+// (what a recording's timeline notes), from Chromium's guard and from Firefox's tab watcher alike.
+// Chromium in its usual window, Firefox ESR in an app window (its tabs are told only there,
+// decisions.md 103).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ShareTab, ViewerState } from '../../src/protocol/index.js';
-import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import type { RuntimeEvent, RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { waitFor, x } from '../helpers/session.js';
 
@@ -95,6 +97,13 @@ describe.each([
     expect([status, (await fixture.engine.store.session(created.vmId))?.end_reason]).toEqual(['running', null]);
     const session = fixture.engine.runtime.get((await fixture.engine.store.session(created.vmId))!.runtime_id!)!;
     const viewLinkId = ((await (await fetch(`${fixture.engine.url}/share/${linkId}/view-only`, { method: 'POST' })).json()) as { linkId: string }).linkId;
+    // The runtime's page notices for this session (a recording's timeline follows them).
+    const notices: string[] = [];
+    const onEvent = (event: RuntimeEvent) => {
+      const detail = event.kind === 'page' ? event.detail : undefined;
+      if (event.sessionId === session.id && detail && 'change' in detail) notices.push(`${detail.change} ${detail.tab}${'url' in detail ? ` ${new URL(detail.url).pathname}` : ''}`);
+    };
+    fixture.engine.runtime.on('event', onEvent);
     const driver = follow(linkId);
     const watcher = follow(viewLinkId);
     try {
@@ -150,7 +159,12 @@ describe.each([
       expect(titles(latest(driver))).toBe('First*');
       // The last tab is never closed (the session would end with its browser).
       expect((await act(linkId, { action: 'close', tab: first!.id })).status).toBe(409);
+      // The runtime told the second tab's life: opened, at its page, closed.
+      await waitFor(() => notices.includes(`closed ${second!.id}`), Boolean, 5_000);
+      // (Its title comes with the navigation or, as a page's title often does, a moment later.)
+      expect(notices.filter((notice) => notice.includes(second!.id) && !notice.startsWith('titled'))).toEqual([`opened ${second!.id}`, `navigated ${second!.id} /second`, `closed ${second!.id}`]);
     } finally {
+      fixture.engine.runtime.off('event', onEvent);
       driver.stop();
       watcher.stop();
       await fixture.call('/vm/remove', { id: created.vmId });
