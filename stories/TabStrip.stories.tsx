@@ -1,6 +1,7 @@
 // The remote browser's tabs above the live screen (issue 36) in any language: a link that may
 // drive (switch, close, open, answered by a stand-in of the share API), a view-only link (the same
-// tabs, a note that they cannot be changed), and a refused action (its message shown).
+// tabs, a note that they cannot be changed), and a refused action (its message shown). A tab's icon
+// is a data: image, as the engine tells it (decisions.md 112).
 import type { Meta, StoryObj } from '@storybook/react-vite';
 import { useMemo } from 'react';
 import { I18nextProvider } from 'react-i18next';
@@ -9,8 +10,11 @@ import { SHARE_LANGUAGES, type ShareLanguage, type ShareTab } from '../src/proto
 import { createComponentI18n, resources } from '../src/react/i18n.js';
 import { TabStrip } from '../src/react/viewer/TabStrip.js';
 
+/** The shop's icon as the engine would tell it: a data: image it fetched inside the session. */
+const SHOP_ICON = 'data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAxNiAxNiI+PHJlY3Qgd2lkdGg9IjE2IiBoZWlnaHQ9IjE2IiByeD0iMyIgZmlsbD0iIzFhNzNlOCIvPjxwYXRoIGQ9Ik00IDhoOE04IDR2OCIgc3Ryb2tlPSIjZmZmIiBzdHJva2Utd2lkdGg9IjIiLz48L3N2Zz4=';
+
 const TABS: ShareTab[] = [
-  { id: 'a', title: 'Order 1042 – Shop', url: 'https://shop.example/orders/1042', active: false },
+  { id: 'a', title: 'Order 1042 – Shop', url: 'https://shop.example/orders/1042', active: false, favicon: SHOP_ICON },
   { id: 'b', title: 'Tracking', url: 'https://parcel.example/track', active: true },
   { id: 'c', title: '', url: 'https://help.example/', active: false },
 ];
@@ -65,6 +69,8 @@ export const Driving: Story = {
     const list = await canvas.findByRole('tablist', { name: text(args.language).label });
     await expect(list).toBeVisible();
     await expect(canvas.getByRole('tab', { name: 'Tracking' })).toHaveAttribute('aria-selected', 'true');
+    // A tab's icon is shown from its data: address.
+    await expect(canvas.getByRole('tab', { name: 'Order 1042 – Shop' }).querySelector('img')).toHaveAttribute('src', SHOP_ICON);
     // A tab without a title shows its host.
     await expect(canvas.getByRole('tab', { name: 'help.example' })).toBeVisible();
     await userEvent.click(canvas.getByRole('tab', { name: 'Order 1042 – Shop' }));

@@ -13,6 +13,19 @@ export interface ShareTab {
   url: string;
   /** Whether it is the tab the browser shows. */
   active: boolean;
+  /**
+   * Its page's icon, fetched inside the session and checked by the engine (an image of at most
+   * 8 KB, decisions.md 112), as a `data:image/…;base64,` address; absent while it has none.
+   */
+  favicon?: string;
+}
+
+/** The icons a viewer shows: a data: address of an image type, base64 (never an address on the web). */
+const FAVICON = /^data:image\/(png|gif|jpeg|webp|x-icon|svg\+xml);base64,[A-Za-z0-9+/]+={0,2}$/;
+
+/** Whether `value` is an icon the viewer may show (a data: image address; a viewer loads nothing from the sites a session visits). */
+export function isFavicon(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= 12_000 && FAVICON.test(value);
 }
 
 /** What the driver may do with the tabs. */
@@ -40,5 +53,5 @@ export function parseTabAction(value: unknown): TabAction | { error: string } {
 /** Checks one entry of the state's `tabs` (the viewer reads any engine's answer). */
 export function isShareTab(value: unknown): value is ShareTab {
   const tab = value as Partial<ShareTab> | null;
-  return typeof tab === 'object' && tab !== null && typeof tab.id === 'string' && typeof tab.title === 'string' && typeof tab.url === 'string' && typeof tab.active === 'boolean';
+  return typeof tab === 'object' && tab !== null && typeof tab.id === 'string' && typeof tab.title === 'string' && typeof tab.url === 'string' && typeof tab.active === 'boolean' && (tab.favicon === undefined || typeof tab.favicon === 'string');
 }

@@ -10,6 +10,7 @@ import type { ViewerScreen } from '../core/viewer-state.js';
 // Zod-free parts of the protocol only: the viewer must stay small in any host page.
 import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
 import { isWebAddress, parseShareLink, shareBaseOf, type ViewerStateName } from '../protocol/share.js';
+import type { ShareTab } from '../protocol/tabs.js';
 import { createComponentI18n } from './i18n.js';
 import { LiveScreen } from './viewer/LiveScreen.js';
 import { TabStrip } from './viewer/TabStrip.js';
@@ -26,6 +27,12 @@ export interface ShareViewerProps {
   language?: ShareLanguage;
   /** Called with each new screen: waiting, running, ended, gone. */
   onStateChange?: (state: ViewerStateName) => void;
+  /**
+   * Called with the remote browser's tabs each time they change (a tab opened, closed, switched,
+   * titled, its icon), in the order they opened; an empty list when the engine no longer tells
+   * any (the session ended). Act on them with `actOnTab` from `remote-browser-kit/core`.
+   */
+  onTabsChange?: (tabs: ShareTab[]) => void;
   /** Called when the viewer presses Leave, with where leaving goes. Default: navigate there. */
   onLeave?: (leaveUrl: string) => void;
   /**
@@ -94,10 +101,25 @@ function EndScreen({ kind, onLeave, retryIn }: { kind: 'ended' | 'gone' | 'unrea
 }
 
 // ---------------------------------------------------------------------------------------------
+// The tabs, for the host page
+
+/** Calls `onTabsChange` when the tabs differ from those it was last called with (none told: an empty list, once some were). */
+function useTabsReport(tabs: ShareTab[] | undefined, onTabsChange: ((tabs: ShareTab[]) => void) | undefined) {
+  const reported = useRef('[]');
+  const text = JSON.stringify(tabs ?? []);
+  useEffect(() => {
+    if (text === reported.current) return;
+    reported.current = text;
+    onTabsChange?.(JSON.parse(text) as ShareTab[]);
+  }, [text, onTabsChange]);
+}
+
+// ---------------------------------------------------------------------------------------------
 // The component
 
-function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateChange, onLeave, shareFetch }: { shareBase: string | null; linkId: string | null; viewOnly: boolean; viewerPass?: string | undefined; onStateChange?: (state: ViewerStateName) => void; onLeave?: (leaveUrl: string) => void; shareFetch?: typeof fetch }) {
+function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateChange, onTabsChange, onLeave, shareFetch }: { shareBase: string | null; linkId: string | null; viewOnly: boolean; viewerPass?: string | undefined; onStateChange?: (state: ViewerStateName) => void; onTabsChange?: ((tabs: ShareTab[]) => void) | undefined; onLeave?: (leaveUrl: string) => void; shareFetch?: typeof fetch }) {
   const { state, screen, retryAt } = useViewerState(shareBase, linkId, shareFetch);
+  useTabsReport(screen === 'running' ? state?.tabs : undefined, onTabsChange);
   const retryIn = useCountdown(retryAt);
   const lastReported = useRef<ViewerScreen | null>(null);
   useEffect(() => {
@@ -155,7 +177,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateCh
   }
 }
 
-export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onLeave, viewOnly = false, viewerPass, className, style, fetch: shareFetch }: ShareViewerProps) {
+export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onLeave, viewOnly = false, viewerPass, className, style, fetch: shareFetch }: ShareViewerProps) {
   const link = useMemo(() => {
     if (shareUrl) {
       const parsed = parseShareLink(shareUrl);
@@ -177,7 +199,7 @@ export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChan
   return (
     <I18nextProvider i18n={i18n}>
       <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'}>
-        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} viewerPass={viewerPass} onStateChange={report} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
+        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} viewerPass={viewerPass} onStateChange={report} onTabsChange={onTabsChange} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
       </div>
     </I18nextProvider>
   );

@@ -1,6 +1,7 @@
 'use client';
 // remote-browser-kit/react: the components. Styles come separately from remote-browser-kit/styles.css.
 export { ShareViewer, type ShareViewerProps } from './ShareViewer.js';
+export type { ShareTab, TabAction } from '../protocol/tabs.js';
 export { SessionLauncher, type SessionLauncherProps, type LaunchedSession } from './SessionLauncher.js';
 export { RemoteBrowserProvider, useRemoteBrowser, type RemoteBrowserProviderProps } from './RemoteBrowserProvider.js';
 export { useImages } from './hooks/useImages.js';

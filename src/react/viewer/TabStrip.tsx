@@ -3,11 +3,13 @@
 // and button at least 44 px high), the one the browser shows marked selected. A link that may
 // drive switches a tab (click, Enter or Space), closes one (its × or Delete) and opens one (+); a
 // view-only link sees the same tabs, and its strip says it cannot change them. Arrow keys, Home and
-// End move between tabs (one tab stop for the strip, as a tablist has).
+// End move between tabs (one tab stop for the strip, as a tablist has). Each tab shows its page's
+// icon when the engine told one: a data: image it fetched inside the session, never an address on
+// the web (a viewer loads nothing from the sites the session visits; decisions.md 112).
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { actOnTab, type ShareApiTarget } from '../../core/share-api.js';
-import type { ShareTab, TabAction } from '../../protocol/tabs.js';
+import { isFavicon, type ShareTab, type TabAction } from '../../protocol/tabs.js';
 
 export interface TabStripProps {
   /** The tabs as the share API's state tells them, in the order they opened. */
@@ -86,16 +88,20 @@ export function TabStrip({ tabs, mayDrive, api }: TabStripProps) {
                 className="rbk-viewer__tab-name"
                 aria-selected={tab.active}
                 aria-disabled={!mayDrive || undefined}
+                aria-keyshortcuts={mayDrive && shown.length > 1 ? 'Delete' : undefined}
                 tabIndex={tab.id === stop ? 0 : -1}
                 title={tab.url || name}
                 onClick={() => void act({ action: 'switch', tab: tab.id })}
                 onKeyDown={(event) => onKeyDown(event, index)}
                 onFocus={() => setFocused(tab.id)}
               >
-                {name}
+                {isFavicon(tab.favicon) ? <img className="rbk-viewer__tab-icon" src={tab.favicon} alt="" width={16} height={16} draggable={false} /> : null}
+                <span className="rbk-viewer__tab-title">{name}</span>
               </div>
               {mayDrive && shown.length > 1 ? (
-                <button type="button" className="rbk-viewer__tab-close" tabIndex={-1} aria-label={t('tabs.close', { title: name })} title={t('tabs.close', { title: name })} onClick={() => void act({ action: 'close', tab: tab.id })}>
+                // For pointers only: a tablist holds tabs alone, so the keyboard (and a screen
+                // reader) closes a tab with Delete, which the tab announces as its shortcut.
+                <button type="button" className="rbk-viewer__tab-close" tabIndex={-1} aria-hidden="true" title={t('tabs.close', { title: name })} onClick={() => void act({ action: 'close', tab: tab.id })}>
                   ×
                 </button>
               ) : null}

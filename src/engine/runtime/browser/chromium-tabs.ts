@@ -2,11 +2,16 @@
 // guard tells every page target as it opens, changes and closes; a tab is switched with
 // `Target.activateTarget`, closed with `Target.closeTarget`, opened with `Target.createTarget`.
 // Which tab is on screen is read from each page (`document.visibilityState`, evaluated without
-// enabling any domain, so the page sees nothing), with its title; the guard keeps one attachment
-// per tab for it.
+// enabling any domain, so the page sees nothing), with its title and the address of its icon; the
+// guard keeps one attachment per tab for it. The icon is fetched in an isolated world of the
+// engine's own (favicon.ts).
 import type CDP from 'chrome-remote-interface';
 import { untitled, type BrowserControl } from './control.js';
+import { fetchIconScript, ICON_HREF } from './favicon.js';
 import { SessionTabs, type TabProbe } from './tabs.js';
+
+/** The isolated world the engine fetches icons in (the page's scripts neither see nor change it). */
+const ICON_WORLD = 'rbk-tabs';
 
 export class ChromiumTabs extends SessionTabs {
   /** The guard's attachment to each tab, on the connection it was made on (a re-arm makes a new one). */
@@ -50,6 +55,34 @@ export class ChromiumTabs extends SessionTabs {
   }
 
   protected async probe(id: string): Promise<TabProbe> {
+    const { client, sessionId, forget } = await this.attachment(id);
+    try {
+      // The title too: Chromium does not always tell a title set as the page loads (control.ts).
+      const expression = `[document.visibilityState, document.title, document.readyState === 'loading' ? null : ${ICON_HREF}]`;
+      const { result } = await client.send('Runtime.evaluate', { expression, returnByValue: true }, sessionId);
+      const [visibility, title, icon] = (result.value ?? []) as unknown[];
+      return { visible: visibility === 'visible', ...(typeof title === 'string' ? { title } : {}), ...(typeof icon === 'string' ? { icon } : {}) };
+    } catch (error) {
+      forget();
+      throw error;
+    }
+  }
+
+  protected async readIcon(id: string, href: string): Promise<unknown> {
+    const { client, sessionId, forget } = await this.attachment(id);
+    try {
+      // A page target's main frame has the target's id.
+      const { executionContextId } = await client.send('Page.createIsolatedWorld', { frameId: id, worldName: ICON_WORLD }, sessionId);
+      const { result } = await client.send('Runtime.evaluate', { expression: fetchIconScript(href), contextId: executionContextId, awaitPromise: true, returnByValue: true }, sessionId);
+      return result.value;
+    } catch (error) {
+      forget();
+      throw error;
+    }
+  }
+
+  /** The guard's attachment to the tab (made when there is none on the current connection); `forget` drops it after a failure. */
+  private async attachment(id: string): Promise<{ client: CDP.Client; sessionId: string; forget: () => void }> {
     const client = this.control.client;
     let attachment = this.attachments.get(id);
     if (!attachment || attachment.client !== client) {
@@ -58,17 +91,9 @@ export class ChromiumTabs extends SessionTabs {
       this.attachments.set(id, attachment);
       session.catch(() => this.attachments.get(id) === attachment && this.attachments.delete(id));
     }
-    const sessionId = await attachment.session;
-    try {
-      // The title too: Chromium does not always tell a title set as the page loads (control.ts).
-      const { result } = await client.send('Runtime.evaluate', { expression: '[document.visibilityState, document.title]', returnByValue: true }, sessionId);
-      const [visibility, title] = (result.value ?? []) as unknown[];
-      return { visible: visibility === 'visible', ...(typeof title === 'string' ? { title } : {}) };
-    } catch (error) {
-      // A tab whose attachment went (a crash, a navigation to another process) is attached again next time.
-      if (this.attachments.get(id) === attachment) this.attachments.delete(id);
-      throw error;
-    }
+    const held = attachment;
+    // A tab whose attachment went (a crash, a navigation to another process) is attached again next time.
+    return { client, sessionId: await held.session, forget: () => void (this.attachments.get(id) === held && this.attachments.delete(id)) };
   }
 
   protected release(): void {

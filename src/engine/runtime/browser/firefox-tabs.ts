@@ -6,11 +6,13 @@
 // DevToolsActivePort is; a confined session's loopback is reached through a relay inside it
 // (SessionSandbox.connect), as Chromium's DevTools are. The engine holds the agent's one session.
 // Tabs are the top-level browsing contexts; what a tab shows and its title are read in a sandbox
-// of the engine's own (a BiDi sandbox: the page's scripts never see it).
+// of the engine's own (a BiDi sandbox: the page's scripts never see it), and its icon fetched there
+// (favicon.ts).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { SessionSandbox } from '../sandbox/session-sandbox.js';
+import { fetchIconScript, ICON_HREF } from './favicon.js';
 import { SessionTabs, type TabProbe } from './tabs.js';
 
 /** The BiDi sandbox the engine reads pages in. */
@@ -83,12 +85,24 @@ export class FirefoxTabs extends SessionTabs {
 
   protected async probe(id: string): Promise<TabProbe> {
     const answer = (await this.send('script.evaluate', {
-      expression: '[document.visibilityState, document.title]',
+      expression: `[document.visibilityState, document.title, document.readyState === 'loading' ? null : ${ICON_HREF}]`,
       target: { context: id, sandbox: SANDBOX },
       awaitPromise: false,
     })) as { type: string; result?: { value?: Array<{ value?: unknown }> } };
-    const [visibility, title] = answer.result?.value ?? [];
-    return { visible: visibility?.value === 'visible', title: typeof title?.value === 'string' ? title.value : '' };
+    const [visibility, title, icon] = answer.result?.value ?? [];
+    return { visible: visibility?.value === 'visible', title: typeof title?.value === 'string' ? title.value : '', ...(typeof icon?.value === 'string' ? { icon: icon.value } : {}) };
+  }
+
+  protected async readIcon(id: string, href: string): Promise<unknown> {
+    const answer = (await this.send('script.evaluate', {
+      expression: fetchIconScript(href),
+      target: { context: id, sandbox: SANDBOX },
+      awaitPromise: true,
+    })) as { result?: { type?: string; value?: unknown } };
+    // A BiDi remote value: a string, or an array of two strings.
+    const value = answer.result?.value;
+    if (answer.result?.type === 'array' && Array.isArray(value)) return value.map((item: { value?: unknown }) => item?.value);
+    return value;
   }
 
   protected release(): void {

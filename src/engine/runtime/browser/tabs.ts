@@ -5,7 +5,9 @@
 // its WebDriver BiDi connection (firefox-tabs.ts). Neither browser tells which tab is on screen:
 // each tab's `document.visibilityState` is read after every change of the tabs, after each action,
 // and once a second while someone watches (a click on the browser's own strip, a Ctrl+Tab).
+// Each tab's favicon is fetched inside the session when its page shows another icon (favicon.ts).
 import { EventEmitter } from 'node:events';
+import { faviconDataUrl } from './favicon.js';
 
 /** One tab of the remote browser. */
 export interface BrowserTab {
@@ -17,6 +19,8 @@ export interface BrowserTab {
   url: string;
   /** Whether it is the tab the browser shows. */
   active: boolean;
+  /** Its page's icon as a `data:image/…;base64,` address (checked: favicon.ts); absent while it has none. */
+  favicon?: string;
 }
 
 /** Why a tab action was refused: an id the browser does not have, an address it may not open, or the last tab (closing it ends the browser). */
@@ -34,16 +38,22 @@ export const MAX_TITLE = 200;
 export const WATCHED_LOOK_MS = 1000;
 /** How long one tab's answer is waited for (a page busy in a loop does not answer). */
 const PROBE_TIMEOUT_MS = 800;
+/** How long fetching a tab's icon is waited for (favicon.ts gives up inside the page before). */
+const ICON_TIMEOUT_MS = 5000;
 
 /** What one look at a tab finds: whether it is on screen, and its title where the browser does not tell it otherwise. */
 export interface TabProbe {
   visible: boolean;
   title?: string;
+  /** The address of the icon the page shows (favicon.ts ICON_HREF; `''`: none), once its document is parsed. */
+  icon?: string;
 }
 
 /** A session's tabs: the list as it is, its changes (`changed`), and the driver's actions. */
 export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]] }> {
-  private readonly tabs = new Map<string, { title: string; url: string; active: boolean }>();
+  private readonly tabs = new Map<string, { title: string; url: string; active: boolean; favicon?: string; iconHref?: string }>();
+  /** Tabs whose icon is being fetched. */
+  private readonly fetchingIcons = new Set<string>();
   private watchers = 0;
   private timer: NodeJS.Timeout | undefined;
   private looking: Promise<void> | null = null;
@@ -58,7 +68,7 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
 
   /** The tabs in the order they opened (the first MAX_TABS). */
   list(): BrowserTab[] {
-    return [...this.tabs].slice(0, MAX_TABS).map(([id, tab]) => ({ id, ...tab, title: tab.title.slice(0, MAX_TITLE) }));
+    return [...this.tabs].slice(0, MAX_TABS).map(([id, { iconHref: _, favicon, ...tab }]) => ({ id, ...tab, title: tab.title.slice(0, MAX_TITLE), ...(favicon ? { favicon } : {}) }));
   }
 
   /** Keeps which tab is on screen current while someone watches; the returned function stops watching. */
@@ -98,6 +108,9 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
     if (this.tabs.size >= MAX_TABS) throw new TabRefusal('bad-url', `at most ${MAX_TABS} tabs are open at once`);
     const id = await this.openTab(url === undefined ? undefined : new URL(url).href);
     this.opened(id, url === undefined ? '' : new URL(url).href, '');
+    // Shown at once (both browsers' watchers open it in front): the answer says so.
+    for (const [tabId, tab] of this.tabs) tab.active = tabId === id;
+    this.tell();
     void this.look();
     return id;
   }
@@ -114,6 +127,8 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
   protected abstract openTab(url: string | undefined): Promise<string>;
   /** Reads whether the tab is on screen (and its title, where the browser tells it no other way). */
   protected abstract probe(id: string): Promise<TabProbe>;
+  /** Fetches the icon at `href` in the tab, in a world of the engine's own (favicon.ts fetchIconScript): what the script answered. */
+  protected abstract readIcon(id: string, href: string): Promise<unknown>;
   /** Lets go of what the watcher holds in the browser. */
   protected abstract release(): void;
 
@@ -173,11 +188,30 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
           const tab = this.tabs.get(id);
           const title = found[i]?.title;
           if (tab && title !== undefined) tab.title = title;
+          const icon = found[i]?.icon;
+          if (tab && icon !== undefined && icon !== tab.iconHref) void this.fetchIcon(id, icon);
         });
         this.tell();
       } while (this.lookAgain && !this.closed);
     })().finally(() => (this.looking = null));
     return this.looking;
+  }
+
+  /** Fetches the icon the tab's page now shows (one fetch per tab at a time; a failed one is not tried again until the icon changes). */
+  private async fetchIcon(id: string, href: string): Promise<void> {
+    if (this.fetchingIcons.has(id)) return;
+    this.fetchingIcons.add(id);
+    try {
+      const favicon = href ? faviconDataUrl(await withTimeout(this.readIcon(id, href), ICON_TIMEOUT_MS).catch(() => null)) : undefined;
+      const tab = this.tabs.get(id);
+      if (!tab || this.closed) return;
+      tab.iconHref = href;
+      if (favicon) tab.favicon = favicon;
+      else delete tab.favicon;
+      this.tell();
+    } finally {
+      this.fetchingIcons.delete(id);
+    }
   }
 
   /** Emits the list when it differs from what was last told. */

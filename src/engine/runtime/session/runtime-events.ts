@@ -4,7 +4,8 @@
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
 import { classifyAddress } from '../egress/address-policy.js';
 import type { BrowserProcess } from '../browser/browser.js';
-import type { BrowserControl, PageChange } from '../browser/control.js';
+import { isNavigableUrl, type BrowserControl, type PageChange } from '../browser/control.js';
+import type { BrowserTab, SessionTabs } from '../browser/tabs.js';
 import type { Display } from '../display/display.js';
 import type { EgressRoute } from '../egress/egress.js';
 import type { SessionSound } from '../capture/sound.js';
@@ -25,7 +26,7 @@ export const ENDS_SESSION = {
   started: false,
   /** The session's sound server is gone: listeners are told, the browser and its picture go on (decisions.md 53). */
   'sound-lost': false,
-  /** A tab opened, closed, moved to a web address or got its title (Chromium family; a recording's timeline, issue 35). */
+  /** A tab opened, closed, moved to a web address or got its title (a recording's timeline, issue 35): Chromium's guard, or a Firefox ESR app window's tab watcher. */
   page: false,
 } as const;
 
@@ -71,6 +72,8 @@ export interface WatchedSession {
   browser: BrowserProcess;
   display: Display;
   control: BrowserControl | null;
+  /** The tab watcher (tabs.ts): where a browser without the DevTools guard (Firefox ESR in an app window) tells its tabs. */
+  tabs?: SessionTabs | null;
   egress: EgressRoute;
   sound: SessionSound | null;
 }
@@ -102,10 +105,42 @@ export function watchSession(session: WatchedSession, report: (kind: RuntimeEven
       control.on('page', (change) => report('page', `a tab ${change.change}`, change));
     });
   }
+  // Firefox ESR in an app window: the same changes, read from its tab watcher's lists (decisions.md 113).
+  const tabs = session.tabs;
+  if (!control && tabs) {
+    let known: BrowserTab[] = [];
+    const tell = (list: BrowserTab[]) => {
+      for (const change of tabChanges(known, list)) report('page', `a tab ${change.change}`, change);
+      known = list;
+    };
+    setImmediate(() => {
+      tell(tabs.list());
+      tabs.on('changed', tell);
+    });
+  }
   // Lost while the session was starting: said now that someone listens.
   if (session.control?.lostReason) report('guard-lost', session.control.lostReason);
   session.egress.on('refused', ({ target, reason, address }) =>
     report('refused', `refused ${target}: ${reason}`, { target, category: address === undefined ? 'metadata-name' : (classifyAddress(address) ?? 'this-host') }));
   if (session.sound?.lostReason) report('sound-lost', session.sound.lostReason);
   else session.sound?.once('lost', (reason) => report('sound-lost', reason));
+}
+
+/**
+ * What changed between two lists of a session's tabs, as the DevTools guard tells it: tabs opened
+ * and closed, a tab at a new web address (http or https only), and a title that came later.
+ */
+export function tabChanges(before: BrowserTab[], after: BrowserTab[]): PageChange[] {
+  const was = new Map(before.map((tab) => [tab.id, tab]));
+  const changes: PageChange[] = [];
+  for (const tab of after) {
+    const old = was.get(tab.id);
+    if (!old) changes.push({ change: 'opened', tab: tab.id });
+    if (!isNavigableUrl(tab.url)) continue;
+    if (tab.url !== old?.url) changes.push({ change: 'navigated', tab: tab.id, url: tab.url, title: tab.title });
+    else if (tab.title && tab.title !== old.title) changes.push({ change: 'titled', tab: tab.id, url: tab.url, title: tab.title });
+  }
+  const now = new Set(after.map((tab) => tab.id));
+  for (const tab of before) if (!now.has(tab.id)) changes.push({ change: 'closed', tab: tab.id });
+  return changes;
 }
