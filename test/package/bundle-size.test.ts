@@ -22,8 +22,8 @@ const BUDGETS = {
    * fallback (issue 37, decisions.md 90; 3,001 B before; the worker is an asset of its own, 2,214 B).
    */
   lazyChunks: { video: 5_200, rfb: 64_000, sound: 2_500 } as Record<string, number>,
-  /** remote-browser-kit/core, bundled: 3,182 B with tab actions, the editing watch and the recording calls; 2,135 B with the files calls (1,979 B before). */
-  core: 3_400,
+  /** remote-browser-kit/core, bundled: 3,409 B with the replay link's client; 3,182 B with tab actions, the editing watch and the recording calls; 2,135 B with the files calls (1,979 B before). */
+  core: 3_700,
 };
 
 const RAISE = 'If the growth is worth it, raise the budget in test/package/bundle-size.test.ts and the figures in docs/benchmarks.md ("The browser bundle") in the same change.';
