@@ -60,7 +60,7 @@ describe('the remote cursor while video shows', () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     let rfbBytes = 0;
     page.on('websocket', (socket) => {
-      if (socket.url().endsWith('/rfb')) socket.on('framereceived', (frame) => (rfbBytes += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length));
+      if (new URL(socket.url()).pathname.endsWith('/rfb')) socket.on('framereceived', (frame) => (rfbBytes += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length));
     });
     try {
       await page.goto(created.shareUrl);

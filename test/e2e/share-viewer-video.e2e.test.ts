@@ -32,7 +32,8 @@ async function openViewer(url: string, viewport: { width: number; height: number
   const page = await browser.newPage({ viewport });
   const received = { rfb: 0, video: 0, videoMessages: 0 };
   page.on('websocket', (socket) => {
-    const channel = socket.url().endsWith('/video') ? 'video' : socket.url().endsWith('/rfb') ? 'rfb' : null;
+    const path = new URL(socket.url()).pathname;
+    const channel = path.endsWith('/video') ? 'video' : path.endsWith('/rfb') ? 'rfb' : null;
     if (!channel) return;
     socket.on('framereceived', (frame) => {
       received[channel] += typeof frame.payload === 'string' ? Buffer.byteLength(frame.payload) : frame.payload.length;

@@ -179,7 +179,7 @@ describe('a view-only link made in the viewer', () => {
       expect(viewUrl).not.toBe(shareUrl);
       await expect.poll(() => owner.getByText('You can control').isVisible()).toBe(true);
       watcher = await openViewer(viewUrl, { width: 800, height: 600 });
-      await expect.poll(() => watcher!.getByText('View only').isVisible()).toBe(true);
+      await expect.poll(() => watcher!.getByText('View only', { exact: true }).isVisible()).toBe(true);
       await expect.poll(() => owner.getByText('2 watching').isVisible(), { timeout: 10_000 }).toBe(true);
       await expect.poll(() => watcher!.getByText('2 watching').isVisible(), { timeout: 10_000 }).toBe(true);
       expect(await watcher.getByRole('button', { name: 'Share view-only' }).count()).toBe(0);
