@@ -1,9 +1,9 @@
 // The viewer's `people` connection (issue 36), framework-free: who watches the session and who
 // drives, where the driver's pointer is, and the viewer's own requests (ask, cancel, give,
 // release, take). It makes the viewer's seat key once (its RFB connection passes the same key, so
-// its keys count as its own), reconnects after a drop, and says hello again each time.
+// its keys count as its own), reconnects after a drop (share-channel.ts), and says hello again each time.
 import type { ControlClientMessage, ControlPicture, ControlServerMessage } from '../protocol/control.js';
-import { shareApiUrl } from '../protocol/share-api.js';
+import { followShareChannel, type ShareChannelFollow } from './share-channel.js';
 import { Subscribable } from './subscribable.js';
 
 export interface PeopleSnapshot {
@@ -22,53 +22,48 @@ export function makeSeatKey(): string {
 
 const RETRY_MS = [1000, 2000, 5000, 10_000];
 
+/** Reads one of the engine's people messages; null for anything else. */
+function parsePeopleMessage(text: string): ControlServerMessage | null {
+  try {
+    const message = JSON.parse(text) as ControlServerMessage | null;
+    return message && typeof message === 'object' && ['control', 'pointer', 'refused'].includes(message.type) ? message : null;
+  } catch {
+    return null;
+  }
+}
+
 export class PeopleConnection extends Subscribable<PeopleSnapshot> {
   readonly seat = makeSeatKey();
-  private socket: WebSocket | null = null;
-  private closed = false;
-  private attempts = 0;
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private follow: ShareChannelFollow | null = null;
 
   constructor(private readonly options: { shareBase: string; linkId: string; pass?: string | undefined }) {
     super({ picture: null, pointer: null, refused: null });
   }
 
+  /** Connects (again after `close()`: the same seat key, so the same person). */
   open(): void {
-    if (this.closed || this.socket) return;
-    const socket = new WebSocket(shareApiUrl(this.options.shareBase, this.options.linkId, 'people'));
-    this.socket = socket;
-    socket.onopen = () => {
-      this.attempts = 0;
-      this.send({ type: 'hello', seat: this.seat, ...(this.options.pass ? { pass: this.options.pass } : {}) });
-    };
-    socket.onmessage = (event) => {
-      let message: ControlServerMessage;
-      try {
-        message = JSON.parse(String(event.data)) as ControlServerMessage;
-      } catch {
-        return;
-      }
-      if (message.type === 'control') this.update({ picture: message, ...(message.driver === null ? { pointer: null } : {}) });
-      else if (message.type === 'pointer') this.update({ pointer: { x: message.x, y: message.y } });
-      else if (message.type === 'refused') this.update({ refused: message.message });
-    };
-    socket.onclose = () => {
-      this.socket = null;
-      if (this.closed) return;
-      const wait = RETRY_MS[Math.min(this.attempts++, RETRY_MS.length - 1)]!;
-      this.timer = setTimeout(() => this.open(), wait);
-    };
+    if (this.follow) return;
+    this.follow = followShareChannel(this.options.shareBase, this.options.linkId, 'people', {
+      parse: parsePeopleMessage,
+      onOpen: (send) => send(JSON.stringify({ type: 'hello', seat: this.seat, ...(this.options.pass ? { pass: this.options.pass } : {}) } satisfies ControlClientMessage)),
+      onMessage: (message) => {
+        if (message.type === 'control') this.update({ picture: message, ...(message.driver === null ? { pointer: null } : {}) });
+        else if (message.type === 'pointer') this.update({ pointer: { x: message.x, y: message.y } });
+        else this.update({ refused: message.message });
+      },
+      retryMs: RETRY_MS,
+      // Seats may free up and a session that was not running yet may run: keep asking.
+      retryRefused: true,
+    });
   }
 
   send(message: ControlClientMessage): void {
     if (message.type !== 'hello') this.update({ refused: null });
-    if (this.socket?.readyState === WebSocket.OPEN) this.socket.send(JSON.stringify(message));
+    this.follow?.send(JSON.stringify(message));
   }
 
   close(): void {
-    this.closed = true;
-    clearTimeout(this.timer);
-    this.socket?.close();
-    this.socket = null;
+    this.follow?.stop();
+    this.follow = null;
   }
 }

@@ -2,7 +2,7 @@
 // the DOM at import: whether a text field in the session's browser has the keyboard focus, as the
 // engine tells it, followed across drops (the phone's keyboard opens on it: useTouchKeyboard.ts).
 import { parseEditingMessage } from '../protocol/editing.js';
-import { shareApiUrl } from '../protocol/share-api.js';
+import { followShareChannel } from './share-channel.js';
 
 /**
  * Calls `onEditing` with each state the engine tells (JSON text, or the same as bytes through
@@ -11,30 +11,11 @@ import { shareApiUrl } from '../protocol/share-api.js';
  * ends it for good.
  */
 export function followRemoteEditing(shareBase: string, linkId: string, onEditing: (editing: boolean) => void, retryMs = 2000): () => void {
-  let socket: WebSocket | null = null;
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const open = () => {
-    if (stopped) return;
-    let opened = false;
-    socket = new WebSocket(shareApiUrl(shareBase, linkId, 'editing'));
-    socket.binaryType = 'arraybuffer';
-    socket.onopen = () => (opened = true);
-    socket.onmessage = (event) => {
-      const text = typeof event.data === 'string' ? event.data : new TextDecoder().decode(event.data as ArrayBuffer);
-      const message = parseEditingMessage(text);
-      if (message) onEditing(message.editing);
-    };
-    socket.onclose = () => {
-      if (stopped) return;
-      onEditing(false);
-      if (opened) timer = setTimeout(open, retryMs);
-    };
-  };
-  open();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-    socket?.close();
-  };
+  const follow = followShareChannel(shareBase, linkId, 'editing', {
+    parse: parseEditingMessage,
+    onMessage: (message) => onEditing(message.editing),
+    onDrop: () => onEditing(false),
+    retryMs,
+  });
+  return follow.stop;
 }

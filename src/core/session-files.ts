@@ -3,7 +3,8 @@
 // drop), where a file is saved from (a real download with its own name), and an upload with its
 // progress (XMLHttpRequest: fetch reports no upload progress).
 import { parseFilesChannelMessage, type FilesChannelMessage } from '../protocol/files.js';
-import { shareApiPath, shareApiUrl } from '../protocol/share-api.js';
+import { shareApiPath } from '../protocol/share-api.js';
+import { followShareChannel } from './share-channel.js';
 
 export type { FilesChannelMessage };
 
@@ -18,31 +19,7 @@ export function sessionFileUrl(shareBase: string, linkId: string, name: string):
  * (a view-only link, 403 before the socket opens) or `stop()` ends it for good.
  */
 export function followSessionFiles(shareBase: string, linkId: string, onList: (message: FilesChannelMessage) => void, retryMs = 2000): () => void {
-  let socket: WebSocket | null = null;
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const open = () => {
-    if (stopped) return;
-    let opened = false;
-    socket = new WebSocket(shareApiUrl(shareBase, linkId, 'files'));
-    socket.binaryType = 'arraybuffer';
-    socket.onopen = () => (opened = true);
-    socket.onmessage = (event) => {
-      const text = typeof event.data === 'string' ? event.data : new TextDecoder().decode(event.data as ArrayBuffer);
-      const message = parseFilesChannelMessage(text);
-      if (message) onList(message);
-    };
-    socket.onclose = () => {
-      // Never opened: refused (view-only, unknown link) or unreachable; opened: try again.
-      if (!stopped && opened) timer = setTimeout(open, retryMs);
-    };
-  };
-  open();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-    socket?.close();
-  };
+  return followShareChannel(shareBase, linkId, 'files', { parse: parseFilesChannelMessage, onMessage: onList, retryMs }).stop;
 }
 
 export type UploadOutcome = { ok: true; size: number } | { ok: false; message: string };

@@ -13,7 +13,7 @@ import {
   VM_DATA_WAIT_MAX_MS,
 } from './limits.js';
 import { profileMetersSchema, sessionProfileSchema } from './profile-fields.js';
-import { CONTROL_MODES } from './control.js';
+import { CONTROL_MODES, VIEWER_NAME_MAX } from './control.js';
 
 // ---------------------------------------------------------------------------------------------
 // Envelope and failures
@@ -298,6 +298,23 @@ const personSchema = z.object({
   owner: z.literal(true).optional(),
   watching: z.literal(true).optional(),
   asks: z.literal(true).optional(),
+});
+
+/**
+ * POST /v8/vm/control: what the owner does (the same checks as parseControlAction in control.ts,
+ * which the engine and the proxy route run; this one describes them in docs/openapi.json).
+ */
+export const controlRequestSchema = z.discriminatedUnion('action', [
+  z.object({ id: z.string().min(1), action: z.literal('take') }),
+  z.object({ id: z.string().min(1), action: z.literal('give'), to: z.string().min(1).max(64) }),
+  z.object({ id: z.string().min(1), action: z.literal('release') }),
+  z.object({ id: z.string().min(1), action: z.literal('mode'), mode: z.enum(CONTROL_MODES) }),
+]);
+
+/** POST /v8/vm/viewer: a pass naming the owner's viewer (`name` trimmed; without it, "Guest N"). */
+export const viewerPassRequestSchema = z.object({
+  id: z.string().min(1),
+  name: z.string().min(1).max(VIEWER_NAME_MAX).optional(),
 });
 
 export const controlAnswerSchema = z.object({

@@ -27,6 +27,11 @@ import {
   profileRemoveRequestSchema,
   profileRenameRequestSchema,
   profileResponseSchema,
+  controlRequestSchema,
+  controlAnswerSchema,
+  viewerPassRequestSchema,
+  viewerPassResponseSchema,
+  VIEWER_NAME_MAX,
 } from '../../protocol/index.js';
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { target: 'openapi-3.0', unrepresentable: 'any', io: 'output' });
@@ -150,6 +155,25 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
           security: secured,
           requestBody: { required: true, content: { 'application/json': { schema: schema(recordingLinkRequestSchema) } } },
           responses: answer(recordingLinkResponseSchema, 'the link'),
+        },
+      },
+      // Who drives (issue 36, decisions.md 99-101).
+      '/v8/vm/control': {
+        post: {
+          summary: "Who drives a running session: take control back, give it, release it, or change the mode",
+          description: "`mode`: `shared` (everyone with the share link controls at once) or `one` (one driver at a time; the first share-link viewer to press a key or a button drives, others ask). `take`: the owner's own viewer drives, or, with none attached, the owner holds the seat and nobody types. `give`: to the person (or program) with that id in `people`. `release`: nobody drives until someone asks or presses. The answer is the picture after the change: the mode, the driver (null: nobody) and everyone attached (`name` as the owner's app gave it, else `guest` N; `watching`: a view-only link, never drives; `asks`: waits for control). Decided on the node that runs the session (forwarded there in a cluster). Refused (denied, naming the field) for an unknown or another account's session, a session that is not running, and a `give` to nobody there; upgrade when the plan has no programmatic access.",
+          security: secured,
+          requestBody: { required: true, content: { 'application/json': { schema: schema(controlRequestSchema) } } },
+          responses: answer(controlAnswerSchema, 'the mode, the driver and the people after the change'),
+        },
+      },
+      '/v8/vm/viewer': {
+        post: {
+          summary: "A viewer pass that names the owner's viewer of a running session",
+          description: `Give \`pass\` to the viewer (the proxy route does: ShareViewer's \`viewerPass\`); it says it when it joins, and the others see \`name\` (1 to ${VIEWER_NAME_MAX} characters, trimmed) instead of "Guest N", and that it is the owner (may take control). Good for this session only, 24 hours (\`expires\`, ms since 1970); a pass for another session names nobody. Never put a name the browser sent here: it is shown to everyone watching. Refused (denied) for an unknown or another account's session and a session that is not running.`,
+          security: secured,
+          requestBody: { required: true, content: { 'application/json': { schema: schema(viewerPassRequestSchema) } } },
+          responses: answer(viewerPassResponseSchema, 'the pass and when it expires'),
         },
       },
       // Saved profiles (decisions.md 85-89).

@@ -2,7 +2,7 @@
 // people (their names or "Guest N", who has control, who asks, who only watches), the viewer's
 // own requests (ask, withdraw, give to someone who asks, release, and take for the owner), a
 // status line screen readers hear when control moves, and the driver's pointer over the screen.
-import { useId, useState, type RefObject } from 'react';
+import { useId, useRef, useState, type RefObject } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { PeopleSnapshot } from '../../core/people.js';
 import type { ControlClientMessage, Driver, Person } from '../../protocol/control.js';
@@ -31,6 +31,7 @@ export function PeoplePanel({ snapshot, onRequest, defaultOpen = false }: People
   const { t } = useTranslation('viewer');
   const [open, setOpen] = useState(defaultOpen);
   const listId = useId();
+  const toggle = useRef<HTMLButtonElement>(null);
   const nameOf = useDisplayName();
   const picture = snapshot.picture;
   if (!picture) return null;
@@ -41,19 +42,27 @@ export function PeoplePanel({ snapshot, onRequest, defaultOpen = false }: People
   const iOwn = me?.owner === true;
   const canDrive = me !== undefined && me.watching !== true;
   const driverName = driver ? (driver.id === 'owner' ? null : nameOf(driver)) : null;
+  // The viewer's own request (its label is `people.<request>`).
+  const action: { request: 'release' | 'take' | 'cancel' | 'ask'; primary: boolean } = iDrive
+    ? { request: 'release', primary: false }
+    : iOwn
+      ? { request: 'take', primary: true }
+      : me?.asks
+        ? { request: 'cancel', primary: false }
+        : { request: 'ask', primary: true };
   const status = !one
     ? t('people.everyone')
     : iDrive
       ? t('people.youDrive')
       : driver === null
-        ? t('people.nobodyDrives')
+        ? t(canDrive ? 'people.nobodyDrives' : 'people.nobody')
         : driverName === null
           ? t('people.ownerHolds')
           : t('people.driverIs', { name: driverName });
 
   return (
     <div className="rbk-viewer__people" data-state={open ? 'open' : 'closed'} data-mode={picture.mode}>
-      <button type="button" className="rbk-button" aria-expanded={open} aria-controls={listId} onClick={() => setOpen((o) => !o)}>
+      <button ref={toggle} type="button" className="rbk-button" aria-expanded={open} aria-controls={listId} onClick={() => setOpen((o) => !o)}>
         {t('people.button', { count: picture.people.length })}
       </button>
       {/* Heard whenever control moves, panel open or not. */}
@@ -61,7 +70,17 @@ export function PeoplePanel({ snapshot, onRequest, defaultOpen = false }: People
         {status}
       </p>
       {open ? (
-        <div id={listId} className="rbk-viewer__people-panel" role="region" aria-label={t('people.label')}>
+        <div
+          id={listId}
+          className="rbk-viewer__people-panel"
+          role="region"
+          aria-label={t('people.label')}
+          onKeyDown={(event) => {
+            if (event.key !== 'Escape') return;
+            setOpen(false);
+            toggle.current?.focus();
+          }}
+        >
           <ul className="rbk-viewer__people-list">
             {picture.people.map((person) => {
               const name = nameOf(person);
@@ -84,26 +103,13 @@ export function PeoplePanel({ snapshot, onRequest, defaultOpen = false }: People
           </ul>
           {one && canDrive ? (
             <div className="rbk-viewer__people-actions">
-              {iDrive ? (
-                <button type="button" className="rbk-button" onClick={() => onRequest({ type: 'release' })}>
-                  {t('people.release')}
-                </button>
-              ) : iOwn ? (
-                <button type="button" className="rbk-button rbk-button--primary" onClick={() => onRequest({ type: 'take' })}>
-                  {t('people.take')}
-                </button>
-              ) : me?.asks ? (
-                <>
-                  <p className="rbk-viewer__people-note">{t('people.waiting', { seconds: Math.round((picture.idleMs ?? 30_000) / 1000), name: driverName ?? t('people.owner') })}</p>
-                  <button type="button" className="rbk-button" onClick={() => onRequest({ type: 'cancel' })}>
-                    {t('people.cancel')}
-                  </button>
-                </>
-              ) : (
-                <button type="button" className="rbk-button rbk-button--primary" onClick={() => onRequest({ type: 'ask' })}>
-                  {t('people.ask')}
-                </button>
-              )}
+              {/* One button whose request follows the state, so the keyboard's focus stays on it (ask, then withdraw). */}
+              {!iDrive && !iOwn && me?.asks ? (
+                <p className="rbk-viewer__people-note">{t('people.waiting', { seconds: Math.round((picture.idleMs ?? 30_000) / 1000), name: driverName ?? t('people.owner') })}</p>
+              ) : null}
+              <button type="button" className={`rbk-button${action.primary ? ' rbk-button--primary' : ''}`} onClick={() => onRequest({ type: action.request })}>
+                {t(`people.${action.request}`)}
+              </button>
             </div>
           ) : null}
           {snapshot.refused ? (

@@ -38,43 +38,52 @@ export function peopleChannel(options: PeopleChannelOptions): Channel {
 }
 
 async function carryPerson(socket: WebSocket, sessionId: string, rights: 'control' | 'view', options: PeopleChannelOptions): Promise<void> {
+  // The seat is found first (the session's mode is read from the store): what the viewer says
+  // meanwhile (its hello, at once) waits for it, and a viewer gone meanwhile never joins.
+  const early: Buffer[] = [];
+  const keep = (data: Buffer) => early.push(data);
+  socket.on('message', keep);
+  const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   const held = await options.seats.hold(sessionId);
+  socket.off('message', keep);
+  if (socket.readyState !== socket.OPEN) return held.release();
   const send = (message: ControlServerMessage) => {
     if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(message));
   };
   const member = held.seat.join({ kind: 'person', rights }, send, (x, y) => send({ type: 'pointer', x, y }));
-  await new Promise<void>((resolve) => {
-    socket.on('message', (data: Buffer, isBinary: boolean) => {
-      const message = isBinary ? null : parseControlClientMessage(data.toString('utf8'));
-      if (!message) return void socket.close(PEOPLE_CLOSE.notControl.code, PEOPLE_CLOSE.notControl.reason);
-      let refused: string | null = null;
-      switch (message.type) {
-        case 'hello': {
-          const pass = message.pass ? options.passes.open(sessionId, message.pass) : null;
-          member.hello(message.seat, pass);
-          if (message.pass && !pass) refused = 'pass: not valid for this session, or expired; you are shown as a guest';
-          break;
-        }
-        case 'ask':
-          refused = member.ask();
-          break;
-        case 'cancel':
-          member.cancel();
-          break;
-        case 'give':
-          refused = member.give(message.to);
-          break;
-        case 'release':
-          refused = member.release();
-          break;
-        case 'take':
-          refused = member.take();
-          break;
+  // JSON text, or the same as bytes: another node relays a viewer's messages as bytes.
+  const hear = (data: Buffer) => {
+    const message = parseControlClientMessage(data.toString('utf8'));
+    if (!message) return void socket.close(PEOPLE_CLOSE.notControl.code, PEOPLE_CLOSE.notControl.reason);
+    let refused: string | null = null;
+    switch (message.type) {
+      case 'hello': {
+        const pass = message.pass ? options.passes.open(sessionId, message.pass) : null;
+        member.hello(message.seat, pass);
+        if (message.pass && !pass) refused = 'pass: not valid for this session, or expired; you are shown as a guest';
+        break;
       }
-      if (refused) send({ type: 'refused', message: refused });
-    });
-    socket.once('close', () => resolve());
-  });
+      case 'ask':
+        refused = member.ask();
+        break;
+      case 'cancel':
+        member.cancel();
+        break;
+      case 'give':
+        refused = member.give(message.to);
+        break;
+      case 'release':
+        refused = member.release();
+        break;
+      case 'take':
+        refused = member.take();
+        break;
+    }
+    if (refused) send({ type: 'refused', message: refused });
+  };
+  for (const data of early) hear(data);
+  socket.on('message', hear);
+  await gone;
   member.leave();
   held.release();
 }
