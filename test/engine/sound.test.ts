@@ -118,7 +118,8 @@ describe('a confined Chromium session playing a tone', () => {
     expect(outsider.status).not.toBe(0);
     // Inside, the server answers, and no client can load a module into it (a pipe sink writing files, a network protocol).
     const env = { ...session.sandbox.env, ...session.sound!.clientEnv };
-    expect(await session.sandbox.run('pactl', ['list', 'short', 'sinks'], env)).toMatch(/^\d+\s+out\s/m);
+    // (pactl may answer an empty list while a loaded machine's server is still settling: asked again.)
+    expect(await waitFor(() => session.sandbox.run('pactl', ['list', 'short', 'sinks'], env), (sinks) => /^\d+\s+out\s/m.test(sinks), 10_000)).toMatch(/^\d+\s+out\s/m);
     // (A second null sink loads without --disallow-module-loading; the native protocol words the refusal as a failed initialization.)
     await expect(session.sandbox.run('pactl', ['load-module', 'module-null-sink', 'sink_name=second'], env)).rejects.toThrow(/Module initialization failed/);
     expect(await session.sandbox.run('pactl', ['list', 'short', 'sinks'], env)).not.toMatch(/second/);
