@@ -27,9 +27,8 @@ import { Presence } from './channels/presence.js';
 import { ChannelRegistry } from './channels/registry.js';
 import { Door } from './channels/door.js';
 import { rfbChannel } from './channels/rfb/rfb.js';
-import { ControlSeats, modeOfRow, viewerPasses } from './channels/control/control-seats.js';
+import { nodeControl } from './channels/control/node-control.js';
 import { peopleChannel } from './channels/control/people.js';
-import { sessionOwner } from './store/owner.js';
 import { soundChannel } from './channels/sound/sound.js';
 import { videoChannel } from './channels/video/video.js';
 import { automationChannel } from './channels/automation/automation.js';
@@ -233,18 +232,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const recovered = await sessions.recover();
   const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
+  // Who drives each session this node runs (issue 36): one seat per session, shared by the channels.
+  const { seats: control, passes, calls: controlCalls } = nodeControl({ store, tell: (id) => presence.tell(id), idleSeconds: config.control.idleSeconds, secret, nodeId, ...(clustered ? { cluster: link } : {}) });
   // Programs drive sessions through the automation channel (decisions.md 54); created with the router below.
-  // Who drives each session this node runs (issue 36): one seat per session, shared by the
-  // channels; each change goes into the session's row and is told to every node.
-  const control = new ControlSeats({
-    modeOf: async (id) => modeOfRow(await store.session(id)),
-    publish: async (id, mode, driver) => {
-      await store.updateSession(id, { control_mode: mode, driver: driver ? JSON.stringify(driver) : null });
-      presence.tell(id);
-    },
-    idleMs: config.control.idleSeconds * 1000,
-  });
-  const passes = viewerPasses(secret);
   let automation: ReturnType<typeof createAutomation> | undefined;
   const api = createApi({
     config, store, accounts, usage, sessions, runtime, now, openapi: () => openApiDocument(url), limiter, clientAddress,
@@ -256,13 +246,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     replayLinks,
     profiles,
     // Decided on the node that runs the session (decisions.md 100): here, or forwarded there.
-    control: {
-      act: (row, action) => {
-        const owner = sessionOwner(row, nodeId);
-        return owner.at === 'node' && clustered ? link.controlOn(owner.nodeId, row.id, action) : control.act(row.id, action);
-      },
-      pass: (row, name) => passes.make(row.id, name),
-    },
+    control: controlCalls,
   });
 
   // Every stream of a session is a channel (docs/architecture.md "Channels"), one registration each;
@@ -300,7 +284,6 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     router,
     clientAddress,
   });
-  if (clustered) link.serveControl((id, action) => control.act(id, action));
   const links = new ShareLinks({ store, secret, shareBase: () => config.shareBase ?? url });
   const shareApi = createShareApi({ sessions, links, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   const replayApi = createReplayApi({ links: replayLinks, recordings: recordingsAccess, limiter, clientAddress, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'replay_lookup' }) } : {}) });

@@ -5,12 +5,14 @@
 import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
 import { JSON_CONTENT_TYPE, retryAfterSeconds, SECURITY_HEADERS } from '../http/headers.js';
 import { readJsonRequest } from '../http/json-body.js';
-import { parseControlAction, parseCreateRequest, parseVmDataWait, VIEWER_NAME_MAX, type ControlAnswer, type CreateRequest, type ImageListResponse, type UserQuotaResponse, type ViewerPassResponse } from '../protocol/index.js';
+import { parseCreateRequest, parseVmDataWait, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
 import type { RemoteBrowserService } from './service-client.js';
 import { serveFiles } from './proxy-files.js';
 import { endpointOf, type Endpoint } from './proxy-endpoints.js';
 import { serveRecording } from './proxy-recordings.js';
+import { serveControl } from './proxy-control.js';
+import { readJsonObject } from './proxy-body.js';
 import { openProfileHandle, serveProfiles, UNKNOWN_PROFILE } from './proxy-profiles.js';
 import { createSessionHandles, SECRET_MIN_CHARS, type SessionHandles } from './session-handles.js';
 import type { ProxyCreateResponse, ProxyEndResponse, ProxySessionResponse } from './wire.js';
@@ -112,7 +114,7 @@ const JSON_HEADERS = { ...SECURITY_HEADERS, 'content-type': JSON_CONTENT_TYPE };
 
 type Answer = { status: 'ok' } | { status: 'denied' | 'upgrade' | 'error'; message: string } | { status: 'insecure'; reason: string; message: string };
 
-function reply(body: Answer | ProxyCreateResponse | ProxySessionResponse | ProxyEndResponse | ImageListResponse | UserQuotaResponse | ControlAnswer | ViewerPassResponse, status = 200, headers: Record<string, string> = {}): Response {
+function reply(body: Answer | ProxyCreateResponse | ProxySessionResponse | ProxyEndResponse | ImageListResponse | UserQuotaResponse, status = 200, headers: Record<string, string> = {}): Response {
   return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, ...headers } });
 }
 
@@ -141,15 +143,6 @@ function hostOf(origin: string): string {
 
 function isRefusal(value: CreateRequest | PolicyRefusal): value is PolicyRefusal {
   return 'status' in value;
-}
-
-/** A create body: a JSON object under the cap (413 past it, 400 for anything else refused). */
-async function readJsonObject(request: Request): Promise<{ ok: true; value: Record<string, unknown> } | { ok: false; status: number; message: string }> {
-  const body = await readJsonRequest(request);
-  if (!body.ok) return { ok: false, status: body.refusal === 'too_large' ? 413 : 400, message: body.message };
-  const { value } = body;
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, status: 400, message: 'request body must be a JSON object' };
-  return { ok: true, value: value as Record<string, unknown> };
 }
 
 /** Whether a path (query string allowed) is the route's: adapters pass other paths on. */
@@ -345,16 +338,7 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
         // Only the user the handle is sealed to (the session's owner) hands control over or gets its pass.
         const vmId = await (await sessionHandles()).open(endpoint.handle, context.user.id);
         if (vmId === null) return refused(404, UNKNOWN_SESSION);
-        if (!service.control || !service.viewerPass) return refused(501, 'handing over control is not offered by this service');
-        if (endpoint.name === 'viewer') {
-          const name = (await policy.viewerName?.(context))?.trim().slice(0, VIEWER_NAME_MAX) || undefined;
-          return reply(await service.viewerPass(vmId, name, { signal: request.signal }));
-        }
-        const body = await readJsonObject(request);
-        if (!body.ok) return refused(body.status, body.message);
-        const action = parseControlAction(body.value);
-        if (!action.ok) return refused(400, action.message);
-        return reply(await service.control(vmId, action.value, { signal: request.signal }));
+        return serveControl(service, endpoint.name, vmId, request, async () => policy.viewerName?.(context), (body, status) => reply(body as Answer, status));
       }
       case 'read':
       case 'end': {

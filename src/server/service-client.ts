@@ -6,8 +6,6 @@ import {
   envelopeSchema,
   imageListResponseSchema,
   removeResponseSchema,
-  controlAnswerSchema,
-  viewerPassResponseSchema,
   type ControlAction,
   type ControlAnswer,
   type ViewerPassResponse,
@@ -19,11 +17,9 @@ import {
   type ImageListResponse,
   type RemoveResponse,
   automationResponseSchema,
-  webhookResponseSchema,
   filesListResponseSchema,
   fileUploadResponseSchema,
   type AutomationResponse,
-  type WebhookResponse,
   type FilesListAnswer,
   type FileUploadAnswer,
   type SessionEntry,
@@ -34,6 +30,8 @@ import {
 import { RemoteBrowserError } from './errors.js';
 import { profileCalls, type ProfileCalls } from './service-profiles.js';
 import { recordingCalls, type RecordingCalls } from './service-recordings.js';
+import { webhookCalls, type WebhookCalls } from './service-webhook.js';
+import { controlCalls } from './service-control.js';
 
 export interface CallOptions {
   /** Ends the call early (the proxy route passes the browser's request signal). */
@@ -104,15 +102,9 @@ export type FileBody = ReadableStream<Uint8Array> | Blob | ArrayBuffer | Uint8Ar
  * The service as the customer's own server calls it: the proxy route's calls, and the DevTools
  * address for a program (never handed to a browser: the proxy route does not offer it).
  */
-export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass' | keyof ProfileCalls | keyof RecordingCalls>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass'>>, ProfileCalls, RecordingCalls {
+export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass' | keyof ProfileCalls | keyof RecordingCalls>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass'>>, ProfileCalls, RecordingCalls, WebhookCalls {
   /** GET /v8/vm/automation?id=: a short-lived DevTools address of a running Chromium session, for a program on this server. */
   automation(vmId: string, options?: CallOptions): Promise<AutomationResponse>;
-  /** GET /v8/user/webhook: the account's webhook receiver (without its secret), or null. */
-  webhook(options?: CallOptions): Promise<WebhookResponse['webhook']>;
-  /** POST /v8/user/webhook: sets the receiver; the answer carries its new secret, shown only this once. */
-  setWebhook(url: string, options?: CallOptions): Promise<NonNullable<WebhookResponse['webhook']>>;
-  /** DELETE /v8/user/webhook: removes the receiver (events not yet delivered are dropped). */
-  removeWebhook(options?: CallOptions): Promise<void>;
 }
 
 export type ServiceFetch = (url: string, init: RequestInit) => Promise<Response>;
@@ -302,6 +294,8 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
 
   return {
     ...profileCalls(request),
+    ...webhookCalls(request),
+    ...controlCalls(request),
     ...recordingCalls(request, (path, what, headers, callOptions) => transfer(path, 'GET', what, undefined, callOptions, headers)),
     images: (options) => get('image', 'the image list', imageListResponseSchema, options, false),
     create: (body, options) =>
@@ -315,20 +309,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     list: async (options) => (await get('vm/data', 'the session list', vmDataResponseSchema, options)).data,
     remove: (vmId, options) =>
       request({ method: 'POST', path: 'vm/remove', what: 'remove', schema: removeResponseSchema, body: { id: vmId }, authenticated: true, repeatable: true, signal: options?.signal }),
-    control: (vmId, action, options) =>
-      request({ method: 'POST', path: 'vm/control', what: 'control', schema: controlAnswerSchema, body: { id: vmId, ...action }, authenticated: true, repeatable: false, signal: options?.signal }) as Promise<ControlAnswer>,
-    viewerPass: (vmId, name, options) =>
-      request({ method: 'POST', path: 'vm/viewer', what: 'the viewer pass', schema: viewerPassResponseSchema, body: { id: vmId, ...(name === undefined ? {} : { name }) }, authenticated: true, repeatable: true, signal: options?.signal }),
     automation: (vmId, options) => get(`vm/automation?id=${encodeURIComponent(vmId)}`, 'the automation address', automationResponseSchema, options),
-    webhook: async (options) => (await get('user/webhook', 'the webhook', webhookResponseSchema, options)).webhook,
-    setWebhook: async (url, options) => {
-      const answer = await request({ method: 'POST', path: 'user/webhook', what: 'setting the webhook', schema: webhookResponseSchema, body: { url }, authenticated: true, repeatable: false, signal: options?.signal });
-      if (!answer.webhook) throw new RemoteBrowserError('invalid_response', 'the service set the webhook but answered none');
-      return answer.webhook;
-    },
-    removeWebhook: async (options) => {
-      await request({ method: 'DELETE', path: 'user/webhook', what: 'removing the webhook', schema: webhookResponseSchema, authenticated: true, repeatable: true, signal: options?.signal });
-    },
     userApi: (options) => get('user/api', 'user/api', userApiResponseSchema, options),
     userQuota: (options) => get('user/quota', 'user/quota', userQuotaResponseSchema, options),
     files: async (vmId, options) => (await get(`vm/files?id=${encodeURIComponent(vmId)}`, 'the file list', filesListResponseSchema, options)).files,

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
 import { IMAGE_DEFINITIONS, interfaceLocale, type BrowserImage, type Display, type RuntimeEvent, type SessionEnds, type SessionSpec } from '../../src/engine/runtime/index.js';
-import { isNavigableUrl } from '../../src/engine/runtime/browser/control.js';
+import { isNavigableUrl } from '../../src/engine/runtime/browser/page-policy.js';
 import { abortable, type SupervisedProcess } from '../../src/engine/runtime/sandbox/processes.js';
 import { runtimeEvent, startedMessage, type RuntimeEventKind } from '../../src/engine/runtime/session/runtime-events.js';
 import type { EngineRuntime, RunningSession } from '../../src/engine/sessions/node-runtime.js';

@@ -6,7 +6,8 @@
 // guard keeps one attachment per tab for it. The icon is fetched in an isolated world of the
 // engine's own (favicon.ts).
 import type CDP from 'chrome-remote-interface';
-import { untitled, type BrowserControl } from './control.js';
+import type { BrowserControl } from './control.js';
+import { untitled } from './page-policy.js';
 import { fetchIconScript, ICON_HREF } from './favicon.js';
 import { SessionTabs, type TabProbe } from './tabs.js';
 

@@ -9,13 +9,8 @@ import CDP from 'chrome-remote-interface';
 import { withTimeout } from '../sandbox/processes.js';
 import { refusedPage } from '../egress/refusals.js';
 import { EditingWatch } from './editing-watch.js';
+import { ALLOWED_PAGE, DEVTOOLS_FRONTEND, isNavigableUrl, NEW_TAB_PAGE, untitled } from './page-policy.js';
 
-/** Schemes a page may show. Everything else (file:, chrome:, view-source:, devtools:, ...) is refused. */
-const ALLOWED_PAGE = /^(https?:|about:blank|data:|blob:)/i;
-// Chromium's own new-tab page must keep working, or every new tab would be refused.
-const NEW_TAB_PAGE = /^chrome(-search)?:\/\/(newtab|new-tab-page|new-tab-page-third-party)\b/i;
-/** The developer tools' own pages: a viewer never gets them. */
-const DEVTOOLS_FRONTEND = /^devtools:/i;
 /** When a page's title is asked for again after it showed without one (ms). */
 const TITLE_LOOKS_MS = [1000, 3000];
 
@@ -30,15 +25,6 @@ export const REARM_WINDOW_MS = 60_000;
 const CONNECT_ATTEMPTS = 3;
 const ATTEMPT_GAP_MS = 200;
 const CONNECT_TIMEOUT_MS = 5_000;
-
-export function isNavigableUrl(url: string): boolean {
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'http:' || parsed.protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
 
 export interface ControlEvents {
   refused: [{ url: string }];
@@ -63,12 +49,6 @@ export interface ControlEvents {
 export type PageChange =
   | { change: 'opened' | 'closed'; tab: string }
   | { change: 'navigated' | 'titled'; tab: string; url: string; title: string };
-
-/** Until a page has a title, Chromium gives its address (without the scheme) in its place. */
-export function untitled(info: { url: string; title?: string }): boolean {
-  const bare = info.url.replace(/^[a-z]+:\/\//i, '');
-  return !info.title || info.title === info.url || info.title === bare || info.title === bare.replace(/\/$/, '');
-}
 
 /** A DevTools connection to the browser (a confined session's `ws+unix:` address is used as is). */
 function openConnection(devtoolsUrl: string): Promise<CDP.Client> {

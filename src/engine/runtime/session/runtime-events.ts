@@ -4,7 +4,8 @@
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
 import { classifyAddress } from '../egress/address-policy.js';
 import type { BrowserProcess } from '../browser/browser.js';
-import { isNavigableUrl, type BrowserControl, type PageChange } from '../browser/control.js';
+import type { BrowserControl, PageChange } from '../browser/control.js';
+import { isNavigableUrl } from '../browser/page-policy.js';
 import type { BrowserTab, SessionTabs } from '../browser/tabs.js';
 import type { Display } from '../display/display.js';
 import type { EgressRoute } from '../egress/egress.js';
