@@ -300,9 +300,10 @@ function gopFrames(settings: VideoSettings): number {
  *
  * Unchanged frames dropped (decisions.md 108): mpdecimate passes a frame that differs from the last
  * one passed anywhere at all (thresholds 0) and, on a still screen, one every STILL_FRAME_MS; the
- * frames keep their grab times (variable frame rate), and x264 reads those times (force-cfr off,
- * which zerolatency turns on) so that a frame standing for a long stillness is given the bits of
- * that time and a still picture sharpens within a few of them. mpdecimate never compares the
+ * frames keep their grab times (variable frame rate). x264 goes on taking them as `fps` (zerolatency's
+ * force-cfr: reading their times would hold each frame until the next one came, up to 200 ms on a
+ * still screen), and its key frames come by frames encoded, so a still picture sharpens over the
+ * frames after a change instead of starting again every 2 s. mpdecimate never compares the
  * leftmost 8 columns of a plane, so the picture is padded 16 pixels on the left for it and
  * cropped back after (a crop only moves the planes' pointers).
  */
@@ -319,7 +320,6 @@ function encoderArguments(display: string, settings: VideoSettings): string[] {
     '-vf', filters.join(','),
     ...(settings.dropUnchanged ? ['-fps_mode', 'vfr'] : []),
     '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-profile:v', 'baseline',
-    ...(settings.dropUnchanged ? ['-x264-params', 'force-cfr=0'] : []),
     '-crf', '26', '-maxrate', `${settings.bitrateKbps}k`, '-bufsize', `${Math.round(settings.bitrateKbps / 4)}k`,
     '-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0',
     '-f', 'flv', '-flush_packets', '1',
