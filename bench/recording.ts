@@ -1,17 +1,21 @@
 // `npm run bench -- recording` (issue 35): what recording a session costs, through a real engine and
 // confined Chromium sessions, for three kinds of page: a still page, ordinary browsing (a new page
 // of text every five seconds) and a 1280x720 30 fps clip. Each is run recorded and not recorded
-// for the same time: the CPU of the session's processes and of the engine (this process), the
-// recording's bytes per minute, and the time from the session's end until its MP4 downloads.
+// for the same time: the CPU of the session's processes (and of its video encoder and display
+// apart) and of the engine (this process), the recording's bytes per minute, and the time from the
+// session's end until its MP4 downloads. Recorded once more by an engine whose video encoder
+// encodes every frame grabbed (`video.dropUnchanged: false`, as before decisions.md 108), in the
+// same run, for the comparison.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine } from '../src/engine/engine.js';
 import { DEFAULT_PLANS } from '../src/engine/config.js';
+import { DEFAULT_VIDEO } from '../src/engine/runtime/index.js';
 import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
 import { report } from './stats.js';
 
@@ -23,19 +27,26 @@ const STILL = '<!doctype html><title>Still</title><body style="font:20px sans-se
 const browsing = (n: number) => `<!doctype html><title>Page ${n}</title><body style="font:18px serif;margin:2em">${`<p>${'Paragraph of ordinary text to read. '.repeat(12)}</p>`.repeat(8)}<script>setTimeout(function(){location.href='/browse/${n + 1}'},5000)</script>`;
 const CLIP = '<!doctype html><title>Clip</title><body style="margin:0;background:#000"><video src="/clip.webm" autoplay loop muted style="width:100vw;height:100vh;object-fit:contain"></video>';
 
-/** CPU seconds of the session's processes so far (those alive now). */
-async function sessionCpu(dir: string): Promise<Map<number, number>> {
-  const cpu = new Map<number, number>();
+type Part = 'video' | 'display' | 'other';
+
+/** CPU seconds of the session's processes so far (those alive now), with the part each is. */
+async function sessionCpu(dir: string): Promise<Map<number, { seconds: number; part: Part }>> {
+  const cpu = new Map<number, { seconds: number; part: Part }>();
   for (const process of await findMarkedProcesses({ dir })) {
     try {
-      const fields = readFileSync(`/proc/${process.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      cpu.set(process.pid, (Number(fields[11]) + Number(fields[12])) / TICKS);
+      const stat = readFileSync(`/proc/${process.pid}/stat`, 'utf8');
+      const fields = stat.split(') ')[1]!.split(' ');
+      const command = readFileSync(`/proc/${process.pid}/cmdline`, 'utf8');
+      const part: Part = command.includes('x11grab') ? 'video' : stat.includes('(Xvnc)') ? 'display' : 'other';
+      cpu.set(process.pid, { seconds: (Number(fields[11]) + Number(fields[12])) / TICKS, part });
     } catch {
       // Gone meanwhile.
     }
   }
   return cpu;
 }
+
+const percent = (seconds: number) => Math.round((seconds / (WINDOW_MS / 1000)) * 1000) / 10;
 
 export async function recordingBench(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'rbk-bench-recording-'));
@@ -51,20 +62,30 @@ export async function recordingBench(): Promise<void> {
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
-  const engine = await createEngine({
-    dataDir: join(dir, 'data'),
-    port: 0,
-    config: { egress: { allow: ['127.0.0.1/32'] }, plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }], log: { level: 'warn' } },
-  });
-  const { apiKey } = await engine.accounts.create({ contact: 'bench@example.com', plans: ['recorded'] });
-  const call = async (path: string, body?: unknown) => {
-    const response = await fetch(`${engine.url}/v8${path}`, { method: body ? 'POST' : 'GET', headers: { authorization: `Bearer ${apiKey.key}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
-    return (await response.json()) as Record<string, any>;
+  const start = async (dropUnchanged: boolean) => {
+    const engine = await createEngine({
+      dataDir: join(dir, `data-${dropUnchanged}`),
+      port: 0,
+      config: {
+        egress: { allow: ['127.0.0.1/32'] },
+        plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }],
+        video: { ...DEFAULT_VIDEO, dropUnchanged },
+        log: { level: 'warn' },
+      },
+    });
+    const { apiKey } = await engine.accounts.create({ contact: 'bench@example.com', plans: ['recorded'] });
+    const call = async (path: string, body?: unknown) => {
+      const response = await fetch(`${engine.url}/v8${path}`, { method: body ? 'POST' : 'GET', headers: { authorization: `Bearer ${apiKey.key}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      return (await response.json()) as Record<string, any>;
+    };
+    return { engine, call, key: apiKey.key };
   };
+  const engines = { dropped: await start(true), encoded: await start(false) };
   try {
     for (const [kind, path] of [['still page', '/still'], ['browsing', '/browse/1'], ['720p30 clip', '/clip']] as const) {
       const figures: Record<string, number> = {};
-      for (const record of [false, true]) {
+      // Not recorded, recorded, and recorded with every grabbed frame encoded (as before).
+      for (const [name, record, { engine, call, key }] of [['plain', false, engines.dropped], ['recorded', true, engines.dropped], ['encodedAll', true, engines.encoded]] as const) {
         const created = await call('/vm/create', { browser: 'chromium', url: `${origin}${path}`, ...(record ? { record: true } : {}) });
         const id = created.vmId as string;
         for (let row = await engine.store.session(id); row?.status !== 'running'; row = await engine.store.session(id)) await new Promise((r) => setTimeout(r, 100));
@@ -75,20 +96,25 @@ export async function recordingBench(): Promise<void> {
         await new Promise((r) => setTimeout(r, WINDOW_MS));
         const after = await sessionCpu(sessionDir);
         const engineUsed = process.cpuUsage(engineBefore);
-        let used = 0;
-        for (const [pid, seconds] of after) used += seconds - (before.get(pid) ?? 0);
-        const name = record ? 'recorded' : 'plain';
-        figures[`${name}SessionCpuPercent`] = Math.round((used / (WINDOW_MS / 1000)) * 1000) / 10;
-        figures[`${name}EngineCpuPercent`] = Math.round(((engineUsed.user + engineUsed.system) / 1e6 / (WINDOW_MS / 1000)) * 1000) / 10;
+        const used: Record<Part | 'all', number> = { all: 0, video: 0, display: 0, other: 0 };
+        for (const [pid, { seconds, part }] of after) {
+          const spent = seconds - (before.get(pid)?.seconds ?? 0);
+          used.all += spent;
+          used[part] += spent;
+        }
+        figures[`${name}SessionCpuPercent`] = percent(used.all);
+        figures[`${name}VideoEncoderCpuPercent`] = percent(used.video);
+        figures[`${name}DisplayCpuPercent`] = percent(used.display);
+        figures[`${name}EngineCpuPercent`] = percent((engineUsed.user + engineUsed.system) / 1e6);
         if (record) {
           const info = (await call(`/vm/recording?id=${id}`)).recording as { bytes: number; duration_ms: number };
-          figures.bytesPerMinute = Math.round((info.bytes / info.duration_ms) * 60_000);
+          figures[name === 'recorded' ? 'bytesPerMinute' : `${name}BytesPerMinute`] = Math.round((info.bytes / info.duration_ms) * 60_000);
         }
         const ended = performance.now();
         await call('/vm/remove', { id });
-        if (record) {
+        if (name === 'recorded') {
           for (;;) {
-            const media = await fetch(`${engine.url}/v8/vm/recording/media?id=${id}`, { headers: { authorization: `Bearer ${apiKey.key}` } });
+            const media = await fetch(`${engine.url}/v8/vm/recording/media?id=${id}`, { headers: { authorization: `Bearer ${key}` } });
             if (media.status === 200) {
               await media.arrayBuffer();
               break;
@@ -99,10 +125,17 @@ export async function recordingBench(): Promise<void> {
           figures.endToDownloadMs = Math.round(performance.now() - ended);
         }
       }
-      report('recording', kind, figures.bytesPerMinute!, 'bytes/min', { windowSeconds: WINDOW_MS / 1000, ...figures, mbPerHour: Math.round((figures.bytesPerMinute! * 60) / 1e5) / 10 });
+      report('recording', kind, figures.bytesPerMinute!, 'bytes/min', {
+        windowSeconds: WINDOW_MS / 1000,
+        load: Math.round(loadavg()[0]! * 10) / 10,
+        ...figures,
+        mbPerHour: Math.round((figures.bytesPerMinute! * 60) / 1e5) / 10,
+        encodedAllMbPerHour: Math.round((figures.encodedAllBytesPerMinute! * 60) / 1e5) / 10,
+      });
     }
   } finally {
-    await engine.close();
+    await engines.dropped.engine.close();
+    await engines.encoded.engine.close();
     site.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -173,6 +173,7 @@ export const engineConfigSchema = z
           bitrateKbps: z.number().int().min(200).max(20_000).default(DEFAULT_VIDEO.bitrateKbps),
           fps: z.number().int().min(5).max(60).default(DEFAULT_VIDEO.fps),
           keyFrameSeconds: z.number().min(0.5).max(10).default(DEFAULT_VIDEO.keyFrameSeconds),
+          dropUnchanged: z.boolean().default(DEFAULT_VIDEO.dropUnchanged),
         }),
       ])
       .default(DEFAULT_VIDEO),

@@ -2,8 +2,9 @@
 // audiences of the session's encoders (audience.ts), so the picture is the H.264 the video encoder
 // makes anyway and the sound the Opus the sound encoder makes anyway, written as they come with
 // their times into a Matroska file in the engine's own directory (never the session's). While a
-// session is recorded its encoders run, whether or not anyone watches; a still screen costs its
-// encoder's CPU and next to no bytes (docs/benchmarks.md, "Recordings").
+// session is recorded its encoders run, whether or not anyone watches; a still screen costs next to
+// no bytes, and little CPU since its unchanged frames are not encoded (decisions.md 108: frames then
+// come a few a second, each stamped with its arrival like any other; docs/benchmarks.md, "Recordings").
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { AUDIO_TRACK, matroskaCluster, matroskaHeader, parameterSetUnits, VIDEO_TRACK, type Block } from './matroska.js';

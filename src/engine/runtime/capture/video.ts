@@ -2,11 +2,12 @@
 // while someone watches the video channel. ffmpeg grabs the session's own X display (x11grab, X
 // shared memory inside the session's IPC namespace) and encodes it with x264 for low delay
 // (ultrafast, zerolatency: no frame is held back for later ones; constrained baseline, which every
-// WebCodecs decoder takes); each access unit goes to every watcher as it is encoded. The encoder
+// WebCodecs decoder takes); a frame the same as the last is not encoded (a still screen costs next
+// to nothing, decisions.md 108); each access unit goes to every watcher as it is encoded. The encoder
 // runs as the session uid in its namespaces, under the exec guard (it executes nothing) and in its
 // cgroup: its CPU is the session's. The first watcher starts it, the last one leaving stops it.
 // ffmpeg cannot be asked for a key frame while it runs, so where one is needed sooner than the
-// encoder's own (every 2 s) a replacement encoder starts and takes over at its first key frame,
+// encoder's own (every 2 s of motion) a replacement encoder starts and takes over at its first key frame,
 // the old one serving every watcher meanwhile (decisions.md 72): for a new watcher, for a watcher
 // whose frames were dropped (its picture stands still until a key frame), and for each change of
 // bit rate, which follows the slowest watcher (video-ladder.ts: a watcher losing frames takes it
@@ -26,11 +27,19 @@ export interface VideoSettings {
   bitrateKbps: number;
   /** Frames grabbed per second. */
   fps: number;
-  /** A key frame at least this often (s): where a watcher whose frames were dropped starts again. */
+  /**
+   * A key frame after this long of frames at the full rate (s): every `fps` x `keyFrameSeconds`
+   * frames encoded, so a still screen, whose unchanged frames are not encoded, has them further apart.
+   */
   keyFrameSeconds: number;
+  /**
+   * Frames the same as the last one encoded are dropped before the encoder (decisions.md 108): a
+   * still screen costs next to nothing; one frame still goes out every STILL_FRAME_MS.
+   */
+  dropUnchanged: boolean;
 }
 
-export const DEFAULT_VIDEO: VideoSettings = { bitrateKbps: 2500, fps: 30, keyFrameSeconds: 2 };
+export const DEFAULT_VIDEO: VideoSettings = { bitrateKbps: 2500, fps: 30, keyFrameSeconds: 2, dropUnchanged: true };
 
 const FFMPEG = '/usr/bin/ffmpeg';
 /** The bit rate a slow watcher's link allowed is kept this long after everyone left, then the ceiling again. */
@@ -39,6 +48,12 @@ const LADDER_MEMORY_MS = 30_000;
 const REPLACEMENT_MS = 300;
 /** A replacement for a watcher that lost frames is started at most this often. */
 const RECOVERY_INTERVAL_MS = 500;
+/**
+ * On a still screen a frame still goes out this often (decisions.md 108): the viewer judges
+ * stillness at each frame's arrival (a second with none would read as a hole, not stillness), x264
+ * sharpens a still picture over its next frames, and the recording's picture runs to its end.
+ */
+export const STILL_FRAME_MS = 200;
 
 let probed: Promise<{ available: boolean; missing: string[] }> | null = null;
 
@@ -121,11 +136,12 @@ export class VideoStream extends EventEmitter<{ format: [VideoFormat]; frame: [B
   }
 }
 
-/** One encoder process, with its format once it said it and when its last key frame came. */
+/** One encoder process, with its format once it said it and how far it is from its last key frame. */
 interface Encoder {
   readonly process: SupervisedProcess;
   format: VideoFormat | null;
-  lastKeyAt: number;
+  /** Frames since its last key frame: its own next one comes after a GOP of them. */
+  sinceKey: number;
 }
 
 /** A session display's video: watchers get its picture as H.264 while they watch. */
@@ -194,12 +210,14 @@ export class SessionVideo {
 
   /**
    * A watcher whose frames were dropped draws again at the next key frame: when the encoder's own
-   * comes later than a replacement's would, and none was started within the last half second, a
-   * replacement starts now (ffmpeg cannot be asked for a key frame while it runs).
+   * comes later than a replacement's would (judged in frames: on a still screen they come slower
+   * than the full rate, and its own comes later still), and none was started within the last half
+   * second, a replacement starts now (ffmpeg cannot be asked for a key frame while it runs).
    */
   private recover(encoder: Encoder, now: number): void {
     if (this.next || now - this.replacedAt < RECOVERY_INTERVAL_MS) return;
-    if (encoder.lastKeyAt + this.settings.keyFrameSeconds * 1000 - now < REPLACEMENT_MS) return;
+    // The encoder's own key frame comes after a GOP of frames; the last REPLACEMENT_MS of them at the full rate is too soon to replace it.
+    if (gopFrames(this.settings) - encoder.sinceKey < (this.settings.fps * REPLACEMENT_MS) / 1000) return;
     if ([...this.audience].some((stream) => stream.wantsKey)) this.replaceEncoder();
   }
 
@@ -214,7 +232,7 @@ export class SessionVideo {
     const encoder: Encoder = {
       process: this.display.spawnClient('video-encoder', FFMPEG, encoderArguments(String(this.display.env.DISPLAY), settings)),
       format: null,
-      lastKeyAt: -Infinity,
+      sinceKey: 0,
     };
     this.next = encoder;
     this.replacedAt = performance.now();
@@ -238,7 +256,7 @@ export class SessionVideo {
           if (!item.key || !encoder.format) continue;
           this.takeOver(encoder);
         }
-        if (item.key) encoder.lastKeyAt = now;
+        encoder.sinceKey = item.key ? 0 : encoder.sinceKey + 1;
         const message = Buffer.concat([Buffer.from([item.key ? VIDEO_KEY_FRAME : 0]), item.data]);
         for (const stream of this.audience) stream.deliver(message, item.key);
       }
@@ -268,20 +286,39 @@ export class SessionVideo {
   }
 }
 
+/** Frames from one key frame to the next: `keyFrameSeconds` at the full rate. */
+function gopFrames(settings: VideoSettings): number {
+  return Math.max(1, Math.round(settings.fps * settings.keyFrameSeconds));
+}
+
 /**
  * ffmpeg grabbing the whole display (without the pointer: the viewer draws its own) at `fps`, the
  * size rounded up to even numbers (4:2:0), into x264 for the least delay: ultrafast, zerolatency
  * (no look-ahead, no B-frames, sliced threads), constrained baseline; CRF keeps a still screen
  * nearly free and the VBV caps motion at `bitrateKbps` over a quarter of a second. FLV out, each
  * frame flushed at once (flv-avc.ts reads it).
+ *
+ * Unchanged frames dropped (decisions.md 108): mpdecimate passes a frame that differs from the last
+ * one passed anywhere at all (thresholds 0) and, on a still screen, one every STILL_FRAME_MS; the
+ * frames keep their grab times (variable frame rate). x264 goes on taking them as `fps` (zerolatency's
+ * force-cfr: reading their times would hold each frame until the next one came, up to 200 ms on a
+ * still screen), and its key frames come by frames encoded, so a still picture sharpens over the
+ * frames after a change instead of starting again every 2 s. mpdecimate never compares the
+ * leftmost 8 columns of a plane, so the picture is padded 16 pixels on the left for it and
+ * cropped back after (a crop only moves the planes' pointers).
  */
 function encoderArguments(display: string, settings: VideoSettings): string[] {
-  const gop = Math.max(1, Math.round(settings.fps * settings.keyFrameSeconds));
+  const gop = gopFrames(settings);
+  const stillFrames = Math.max(1, Math.round((settings.fps * STILL_FRAME_MS) / 1000) - 1);
+  const filters = settings.dropUnchanged
+    ? ['format=yuv420p', 'pad=ceil(iw/2)*2+16:ceil(ih/2)*2:16:0', `mpdecimate=hi=0:lo=0:frac=0:max=${stillFrames}`, 'crop=iw-16:ih:16:0']
+    : ['pad=ceil(iw/2)*2:ceil(ih/2)*2', 'format=yuv420p'];
   return [
     '-hide_banner', '-loglevel', 'error', '-nostdin',
     '-fflags', 'nobuffer', '-probesize', '32', '-analyzeduration', '0',
     '-f', 'x11grab', '-draw_mouse', '0', '-framerate', String(settings.fps), '-i', display,
-    '-vf', 'pad=ceil(iw/2)*2:ceil(ih/2)*2,format=yuv420p',
+    '-vf', filters.join(','),
+    ...(settings.dropUnchanged ? ['-fps_mode', 'vfr'] : []),
     '-c:v', 'libx264', '-preset', 'ultrafast', '-tune', 'zerolatency', '-profile:v', 'baseline',
     '-crf', '26', '-maxrate', `${settings.bitrateKbps}k`, '-bufsize', `${Math.round(settings.bitrateKbps / 4)}k`,
     '-g', String(gop), '-keyint_min', String(gop), '-sc_threshold', '0',
