@@ -215,7 +215,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     nodeId,
     ...(clustered ? { cluster: link } : {}),
     shareBase: () => config.shareBase ?? url,
-    recordingDir: (id) => recordings.dirOf(id),
+    recordingDir: (id) => recordings.recordHere(id),
   });
   followRecordedSessions(recordings, { sessions, runtime, presence, store });
   webhooks = new SessionWebhooks({ store, settings: config.webhooks, nodeId, now, logger, metrics, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) });

@@ -87,7 +87,7 @@ beforeAll(async () => {
         egress: { allow: ['127.0.0.0/8'] },
         log: { level: 'silent', pretty: false },
         warm: { memoryMb: 0, displays: 0 },
-      } as never,
+      },
     }));
   }
   key = (await engines.get('node-a')!.accounts.create({ contact: 'cluster-control@example.com', plans: ['pro'] })).apiKey.key;

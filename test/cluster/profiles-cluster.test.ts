@@ -35,7 +35,7 @@ async function node(id: string, profileKey: string | null): Promise<Engine> {
       log: { level: 'silent', pretty: false },
       warm: { memoryMb: 0, displays: 0 },
       profiles: { key: profileKey },
-    } as never,
+    },
   });
   engines.set(id, engine);
   return engine;

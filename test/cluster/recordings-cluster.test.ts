@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/engine/config.js';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import { startClusterNode, type ClusterNode } from '../helpers/cluster-node.js';
 import { testDatabase } from '../helpers/postgres.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
@@ -19,32 +19,13 @@ import { v8Caller } from '../helpers/site.js';
 const SECRET = 'recordings-cluster-secret-0123456789abcdef';
 const PAGE = '<!doctype html><title>Kept</title><body style="margin:0;background:#00f"><h1 style="color:#fff">kept on one node</h1></body>';
 const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
-const engines = new Map<string, Engine>();
-const dirs: string[] = [];
+const nodes = new Map<string, ClusterNode>();
+const engines = { get: (id: string) => nodes.get(id)?.engine };
+let scratch: string;
 let database: string;
 let site: Server;
 let origin: string;
 let key: string;
-
-async function node(id: string): Promise<Engine> {
-  const dir = await mkdtemp(join(tmpdir(), `rbk-recordings-${id}-`));
-  dirs.push(dir);
-  const engine = await createEngine({
-    dataDir: dir,
-    port: 0,
-    config: {
-      database,
-      node: { id },
-      cluster: { secret: SECRET, heartbeatMs: 500, lostAfterMs: 3000 },
-      egress: { allow: ['127.0.0.0/8'] },
-      log: { level: 'silent', pretty: false },
-      warm: { memoryMb: 0, displays: 0 },
-      plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }],
-    },
-  });
-  engines.set(id, engine);
-  return engine;
-}
 
 const api = (id: string) => v8Caller(() => engines.get(id)!.url, () => key);
 const media = (id: string, vmId: string, range?: string) =>
@@ -55,14 +36,15 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   database = await testDatabase();
-  for (const id of ['node-a', 'node-b']) await node(id);
+  scratch = await mkdtemp(join(tmpdir(), 'rbk-recordings-cluster-'));
+  for (const id of ['node-a', 'node-b']) nodes.set(id, await startClusterNode({ database, id, secret: SECRET, config: { plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }] } }));
   key = (await engines.get('node-a')!.accounts.create({ contact: 'cluster-recordings@example.com', plans: ['recorded'] })).apiKey.key;
 }, 120_000);
 
 afterAll(async () => {
-  for (const engine of engines.values()) await engine.close();
+  for (const node of nodes.values()) await node.close();
   site?.close();
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
 describe('a recording on a two-node cluster', () => {
@@ -94,7 +76,7 @@ describe('a recording on a two-node cluster', () => {
     expect(whole.headers.get('content-type')).toBe('video/mp4');
     const bytes = Buffer.from(await whole.arrayBuffer());
     expect(Number(whole.headers.get('content-length'))).toBe(bytes.length);
-    const file = join(dirs[0]!, 'through-other-node.mp4');
+    const file = join(scratch, 'through-other-node.mp4');
     writeFileSync(file, bytes);
     const probe = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_entries', 'stream=codec_type,codec_name', '-of', 'json', file], { encoding: 'utf8' })) as { streams: Array<{ codec_type: string; codec_name: string }> };
     expect(probe.streams.map((stream) => `${stream.codec_type} ${stream.codec_name}`)).toContain('video h264');
@@ -133,8 +115,8 @@ describe('a recording on a two-node cluster', () => {
     const created = await api('node-a')('/vm/create', { browser: 'chromium', url: `${origin}/second`, record: true });
     expect(created.status).toBe('ok');
     await waitFor(() => api('node-b')(`/vm/recording?id=${created.vmId}`), (answer) => answer.recording?.state === 'recording', 60_000);
-    await engines.get('node-a')!.close();
-    engines.delete('node-a');
+    await nodes.get('node-a')!.close();
+    nodes.delete('node-a');
     // node-b marks node-a lost once its heartbeats stop; the recording is then out of reach.
     const answer = await waitFor(() => api('node-b')(`/vm/recording?id=${created.vmId}`), (reply) => reply.status === 'error', 30_000);
     expect(answer.message).toMatch(/node that keeps this recording is not reachable/);

@@ -8,18 +8,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { toNodeHandler } from '../../src/server/adapters/node.js';
 import { createProxyRoute, engineService } from '../../src/server/index.js';
 import { resources } from '../../src/react/i18n.js';
-import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import type { EngineFixture } from '../helpers/engine.js';
+import { greenShare, recordTwoPages, startRecordingEngine } from '../helpers/replay.js';
 import { waitFor } from '../helpers/session.js';
-
-const GREEN = '#00c853';
-const PAGES: Record<string, string> = {
-  '/first': `<!doctype html><title>First</title><body style="margin:0;background:#fff;font:48px sans-serif"><h1>first page</h1><script>setTimeout(function () { location.href = '/second'; }, 4000);</script></body>`,
-  '/second': `<!doctype html><title>Second</title><body style="margin:0;background:${GREEN}"></body>`,
-};
 
 let fixture: EngineFixture;
 let app: Server;
@@ -31,18 +25,7 @@ const routeBase = '/api/remote-browser';
 let api: (path: string, init?: RequestInit) => Promise<Response>;
 
 beforeAll(async () => {
-  const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
-  fixture = await startEngine({
-    name: 'replay-link-e2e',
-    now: () => Date.now() + clockAhead,
-    plans: ['recorded'],
-    config: { plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }] },
-    site: (request, response) => {
-      const html = PAGES[request.url ?? ''];
-      if (!html) return void response.writeHead(404).end();
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
-    },
-  });
+  fixture = await startRecordingEngine('replay-link-e2e', () => Date.now() + clockAhead);
   // The customer's app: only its proxy route; the replay page is the engine's.
   const route = createProxyRoute({ service: engineService(fixture.engine, { apiKey: fixture.account.key }), authorize: () => ({ id: 'person-1' }), secret: 'replay-link-e2e-handle-secret-0123456789' });
   const routeHandler = toNodeHandler(route);
@@ -52,14 +35,7 @@ beforeAll(async () => {
   api = (path, init = {}) => fetch(`${appOrigin}${routeBase}${path}`, { ...init, headers: { 'content-type': 'application/json' } });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--autoplay-policy=no-user-gesture-required'] });
 
-  const created = (await (await api('/sessions', { method: 'POST', body: JSON.stringify({ browser: 'chromium', url: `${fixture.site.origin}/first`, record: true }) })).json()) as { handle: string };
-  const recording = `/sessions/${encodeURIComponent(created.handle)}/recording`;
-  const recordingOf = async () => (await (await api(recording)).json()) as { recording?: { state: string; timeline: Array<{ url?: string; time: string }> } };
-  const reached = await waitFor(recordingOf, (answer) => answer.recording?.timeline.some((entry) => entry.url === `${fixture.site.origin}/second`) ?? false, 90_000);
-  const second = Date.parse(reached.recording!.timeline.find((entry) => entry.url === `${fixture.site.origin}/second`)!.time);
-  await waitFor(async () => Date.now(), (now) => now > second + 2500, 10_000);
-  await api(`/sessions/${encodeURIComponent(created.handle)}`, { method: 'DELETE' });
-  await waitFor(recordingOf, (answer) => answer.recording?.state === 'ended', 60_000);
+  const recording = `/sessions/${encodeURIComponent(await recordTwoPages(api, fixture.site.origin))}/recording`;
   // "Copy replay link" in the host app: the route mints it by handle.
   const minted = (await (await api(`${recording}/link`, { method: 'POST', body: '{}' })).json()) as { status: string; url: string; expires: string };
   expect(minted.status).toBe('ok');
@@ -71,22 +47,6 @@ afterAll(async () => {
   await new Promise<void>((resolve) => (app ? app.close(() => resolve()) : resolve()));
   await fixture?.close();
 });
-
-/** The video's frame now: the share of the page area near the second page's green (the first page is white). */
-function greenShare(page: Page): Promise<number> {
-  return page.evaluate(() => {
-    const video = document.querySelector('video')!;
-    const canvas = document.createElement('canvas');
-    canvas.width = video.videoWidth;
-    canvas.height = video.videoHeight;
-    const context = canvas.getContext('2d')!;
-    context.drawImage(video, 0, 0);
-    const { data } = context.getImageData(Math.round(canvas.width * 0.1), Math.round(canvas.height * 0.3), Math.round(canvas.width * 0.8), Math.round(canvas.height * 0.6));
-    let green = 0;
-    for (let i = 0; i < data.length; i += 4) if (Math.abs(data[i]! - 0x00) < 40 && Math.abs(data[i + 1]! - 0xc8) < 40 && Math.abs(data[i + 2]! - 0x53) < 40) green++;
-    return green / (data.length / 4);
-  });
-}
 
 describe('a replay link in Chromium', () => {
   it('opens the engine\'s replay page, which plays the recording and lists its events, in the browser\'s language', async () => {

@@ -29,7 +29,7 @@ beforeAll(async () => {
   site = await serveProfileSite('remembered');
   dir = await mkdtemp(join(tmpdir(), 'rbk-profile-limits-'));
   const plans = DEFAULT_PLANS.map((plan) => (plan.id === 'pro' ? { ...plan, profile_limit: 3, profile_mb_limit: 50 } : plan));
-  engine = await createEngine({ dataDir: dir, port: 0, now: () => clock++, config: { plans, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.1/32'] }, profiles: { maxProfileMb: 3, expireDays: 30 } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, now: () => clock++, config: { plans, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.1/32'] }, profiles: { maxProfileMb: 3, expireDays: 30 } } });
   key = (await engine.accounts.create({ contact: 'limits@example.com', plans: ['pro'] })).apiKey.key;
 }, 60_000);
 
@@ -173,8 +173,8 @@ describe('saved profiles turned off', () => {
   it('by the operator: every profile call and a create with one is denied, saying so', async () => {
     const offDir = await mkdtemp(join(tmpdir(), 'rbk-profiles-off-'));
     const plans = DEFAULT_PLANS.map((plan) => (plan.id === 'free' ? { ...plan, profiles: false } : plan));
-    const off = await createEngine({ dataDir: offDir, port: 0, config: { plans, warm: { memoryMb: 0, displays: 0 }, profiles: { enabled: false } } as never });
-    const on = await createEngine({ dataDir: join(offDir, 'on'), port: 0, config: { plans, warm: { memoryMb: 0, displays: 0 } } as never });
+    const off = await createEngine({ dataDir: offDir, port: 0, config: { plans, warm: { memoryMb: 0, displays: 0 }, profiles: { enabled: false } } });
+    const on = await createEngine({ dataDir: join(offDir, 'on'), port: 0, config: { plans, warm: { memoryMb: 0, displays: 0 } } });
     try {
       const offKey = (await off.accounts.create({ contact: 'off@example.com', plans: ['pro'] })).apiKey.key;
       const offApi = v8Caller(() => off.url, () => offKey);

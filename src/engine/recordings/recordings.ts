@@ -24,6 +24,8 @@ const CLOSED_MARK = `${MEDIA_FILE}.closed`;
 const START_NOTE = `${MEDIA_FILE}.start`;
 /** A recording whose session ended without its recorder closing it (the engine was killed) is taken as whole once unchanged this long. */
 const SETTLED_MS = 3000;
+/** The same for a recorder of this process that has not closed its file yet (its stop failed): a minute. */
+const SETTLED_HERE_MS = 60_000;
 
 export interface RecordingsOptions {
   /** The directory that holds one directory per recorded session (root-only, the engine's own). */
@@ -53,6 +55,8 @@ export interface RecordingsAccess {
 export class Recordings {
   /** Each session's timeline writes, one after another. */
   private readonly writing = new Map<string, Promise<void>>();
+  /** Sessions this process's runtime records (recordHere): their recorder is ours to close. */
+  private readonly recordedHere = new Set<string>();
 
   constructor(private readonly options: RecordingsOptions) {}
 
@@ -62,6 +66,16 @@ export class Recordings {
   /** Where a session's recording is kept (the runtime's recorder makes it when the session starts recorded). */
   dirOf(sessionId: string): string {
     return join(this.options.dir, sessionId);
+  }
+
+  /**
+   * Where this process's runtime records a session it starts recorded: its recorder closes the
+   * file with a mark (recorder.ts), so until then the recording is not taken as whole however long
+   * the file stays unchanged (a slow stop on a busy machine), unlike one an engine that is gone left.
+   */
+  recordHere(sessionId: string): string {
+    this.recordedHere.add(sessionId);
+    return this.dirOf(sessionId);
   }
 
   /** Adds an entry to a recorded session's timeline (nothing for a session that is not recorded here). */
@@ -135,10 +149,13 @@ export class Recordings {
   /** Whether a recording is whole: its recorder closed it, or its session ended and the file has not changed since (a killed engine). */
   private async isWhole(row: SessionRow): Promise<boolean> {
     const dir = this.dirOf(row.id);
-    if (existsSync(join(dir, CLOSED_MARK))) return true;
+    if (existsSync(join(dir, CLOSED_MARK))) {
+      this.recordedHere.delete(row.id);
+      return true;
+    }
     if (!ENDED.has(row.status) || row.status === 'stopping') return false;
     const media = await stat(join(dir, MEDIA_FILE)).catch(() => null);
-    return !media || Date.now() - media.mtimeMs > SETTLED_MS;
+    return !media || Date.now() - media.mtimeMs > (this.recordedHere.has(row.id) ? SETTLED_HERE_MS : SETTLED_MS);
   }
 
   /** The account's recordings' meter: megabytes kept here (one decimal). */
