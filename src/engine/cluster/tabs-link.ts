@@ -23,9 +23,9 @@ const CALL_TIMEOUT_MS = 5_000;
 /** How long a list fetched from the owner answers this node's readers. */
 const FRESH_MS = 1_000;
 /** How long the owner keeps telling a session's changes after a node last asked it to. */
-const LEASE_MS = 30_000;
+const LEASE_MS = 60_000;
 /** How often a node whose streams follow a session renews its lease (and reads the list again, in case a message was missed). */
-const RENEW_MS = 10_000;
+const RENEW_MS = 20_000;
 /** Changes of one session told at most this often (a page that loads changes its title and icon in a burst). */
 const TELL_MS = 50;
 
