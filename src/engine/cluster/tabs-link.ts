@@ -110,8 +110,16 @@ export class TabsLink {
   private list(owner: string, sessionId: string, watch = false): Promise<ShareTab[] | undefined> {
     const cached = this.fetched.get(sessionId);
     if (cached && !watch && this.now() - cached.at < FRESH_MS) return cached.tabs;
-    const tabs = this.fetch(owner, sessionId, watch);
-    this.fetched.set(sessionId, { at: this.now(), tabs });
+    return this.remember(sessionId, this.fetch(owner, sessionId, watch));
+  }
+
+  /** Keeps a list for this node's readers while it is fresh, and no longer (ended sessions leave nothing behind). */
+  private remember(sessionId: string, tabs: Promise<ShareTab[] | undefined>): Promise<ShareTab[] | undefined> {
+    const entry = { at: this.now(), tabs };
+    this.fetched.set(sessionId, entry);
+    setTimeout(() => {
+      if (this.fetched.get(sessionId) === entry) this.fetched.delete(sessionId);
+    }, FRESH_MS).unref();
     return tabs;
   }
 
@@ -170,7 +178,7 @@ export class TabsLink {
     if (answer.status !== 'ok') return { status: answer.status, code: Number(answer.code) || 502, message: String(answer.message) };
     const tabs = Array.isArray(answer.tabs) ? answer.tabs.filter(isShareTab) : [];
     // The streams here tell the change at once; the owner's message reaches the other nodes.
-    this.fetched.set(sessionId, { at: this.now(), tabs: Promise.resolve(tabs) });
+    void this.remember(sessionId, Promise.resolve(tabs));
     for (const listener of this.followed.get(sessionId)?.listeners ?? []) listener();
     return { status: 'ok', tabs };
   }
