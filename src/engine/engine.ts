@@ -36,6 +36,7 @@ import { editingChannel } from './channels/editing/editing.js';
 import { filesChannel } from './channels/files/files.js';
 import { FilesLink } from './cluster/files-link.js';
 import { RecordingsLink } from './cluster/recordings-link.js';
+import { TabsLink } from './cluster/tabs-link.js';
 import { recordingsHere } from './http/recordings.js';
 import { SessionFilesService } from './sessions/files.js';
 import { AccountUsage } from './accounts/usage.js';
@@ -44,6 +45,7 @@ import { followRecordedSessions, Recordings } from './recordings/recordings.js';
 import { createAutomation } from './http/automation.js';
 import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
+import { tabsHere } from './viewer/share-tabs.js';
 import { createViewerSite } from './viewer/site.js';
 import { createReplayApi } from './viewer/replay-api.js';
 import { ReplayLinks } from './recordings/replay-links.js';
@@ -285,12 +287,14 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     clientAddress,
   });
   const links = new ShareLinks({ store, secret, shareBase: () => config.shareBase ?? url });
-  const shareApi = createShareApi({ sessions, links, presence, router, door, eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
+  // The browser's tabs (issue 36): the runtime's here; another node's through it (decisions.md 117).
+  const tabsLink = clustered ? new TabsLink({ link, store, nodeId, here: tabsHere(sessions) }) : null;
+  const shareApi = createShareApi({ sessions, links, presence, router, door, ...(tabsLink ? { tabs: tabsLink.access } : {}), eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   const replayApi = createReplayApi({ links: replayLinks, recordings: recordingsAccess, limiter, clientAddress, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'replay_lookup' }) } : {}) });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus, replayStatus: replayApi.pageStatus });
 
   const handle = async (request: IncomingMessage, response: ServerResponse, requestUrl: URL, observed: RequestLog) => {
-    if (clustered && ((await link.handle(request, response, requestUrl)) || (await filesLink.handle(request, response, requestUrl)) || (await recordingsLink!.handle(request, response, requestUrl)))) return;
+    if (clustered && ((await link.handle(request, response, requestUrl)) || (await filesLink.handle(request, response, requestUrl)) || (await recordingsLink!.handle(request, response, requestUrl)) || (await tabsLink!.handle(request, response, requestUrl)))) return;
     if (await api(request, response, requestUrl, observed.log)) return;
     // Nothing below reads a request body: one that was sent anyway is read (and dropped) before
     // the answer, so that the client can finish sending and read it (node-body.ts).
@@ -347,6 +351,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     throw error;
   }
   await link.start(sessions, presence);
+  await tabsLink?.start();
   sessions.startSweeping();
   webhooks.start();
   logger.info({ address: url, operator: operator?.url ?? null, database: store.dialect, browsers: sources.browsers() }, 'engine listening');
@@ -373,6 +378,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
         server.closeAllConnections();
       });
       await operator?.close();
+      tabsLink?.close();
       await link.close();
       router.close();
       await webhooks.close();

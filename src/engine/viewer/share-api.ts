@@ -25,7 +25,7 @@ import { CHANNEL_NAME } from '../channels/registry.js';
 import type { ViewerRights } from '../channels/rfb/viewer-room.js';
 import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from '../http/files.js';
 import { discardRest } from '../../http/node-body.js';
-import { answerTabAction, followTabs, tabsFor } from './share-tabs.js';
+import { answerTabAction, tabsHere, type TabsAccess } from './share-tabs.js';
 
 export interface ShareApiOptions {
   sessions: SessionService;
@@ -49,6 +49,8 @@ export interface ShareApiOptions {
   limiter: (settings: LimitSettings) => RateLimiterAbstract;
   /** Counts a look-up the limit turned away (the metrics). */
   onRateLimited?: () => void;
+  /** Where the sessions' tabs are read and changed; default this node's runtime (in a cluster: cluster/tabs-link.ts). */
+  tabs?: TabsAccess;
 }
 
 /** A share link as its page's HTTP status tells it: 200, 410, 404, or 429 with the wait. */
@@ -98,6 +100,7 @@ const SEAT_REFUSALS = {
 
 export function createShareApi(options: ShareApiOptions) {
   const { sessions, links, presence, router } = options;
+  const tabAccess = options.tabs ?? tabsHere(sessions);
   /**
    * Reads a path of the share API: its fixed routes (protocol/share-api.ts), and the name of any
    * registered channel (`/share/<link>/<name>`), the link id read by the same protocol function.
@@ -159,7 +162,7 @@ export function createShareApi(options: ShareApiOptions) {
     }
     // What the session is offered does not change while the link lives: the event stream keeps it.
     const offered = found.row ? await router.advertised(found.row) : [];
-    const state = viewerState(found.row, found.rights, offered, found.row && tabsFor(sessions, found.row.id));
+    const state = viewerState(found.row, found.rights, offered, found.row && path.route !== 'ping' && !viewOnlyPath ? await tabAccess.list(found.row) : undefined);
     if (!state || !found.row) {
       sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
       return true;
@@ -195,16 +198,20 @@ export function createShareApi(options: ShareApiOptions) {
     const write = options.door.streamTo(response);
     const send = (value: ViewerState) => write(`event: state\ndata: ${JSON.stringify(value)}\n\n`);
     send(state);
+    // Each change reads the state again; a read overtaken by a later one (the tabs may come from
+    // another node, decisions.md 117) is not sent, so the last state sent is the newest.
+    let reads = 0;
     const onChange = ({ id }: { id: string }) => {
       if (id !== sessionId) return;
       tabs.retry();
-      void links.sessionFor(path.linkId).then(
-        (link) => send((link && viewerState(link.row, link.rights, offered, tabsFor(sessions, sessionId))) ?? { ...state, state: 'gone' }),
-        () => undefined,
-      );
+      const read = ++reads;
+      void links.sessionFor(path.linkId).then(async (link) => {
+        const next = (link && viewerState(link.row, link.rights, offered, await tabAccess.list(link.row))) ?? { ...state, state: 'gone' as const };
+        if (read === reads) send(next);
+      }, () => undefined);
     };
     // The browser's tabs, followed while the stream is open (which one is on screen is read meanwhile).
-    const tabs = followTabs(sessions, sessionId, () => onChange({ id: sessionId }));
+    const tabs = tabAccess.follow(found.row, () => onChange({ id: sessionId }));
     sessions.on('status', onChange);
     presence.on('changed', onChange);
     const keepAlive = setInterval(() => write(': keep-alive\n\n'), 15_000);
@@ -240,7 +247,7 @@ export function createShareApi(options: ShareApiOptions) {
     const found = await lookUp(request, path.linkId);
     if ('limited' in found) return refuse(429, { status: 'insecure', reason: 'rate_limited', message: `too many share link look-ups; retry after ${found.limited} s` }, { 'retry-after': String(found.limited) });
     if (!found.row) return refuse(404, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' });
-    if (path.route === 'tabs') return void (await answerTabAction(request, response, sessions, { rights: found.rights, row: found.row }, CORS)), true;
+    if (path.route === 'tabs') return void (await answerTabAction(request, response, tabAccess, { rights: found.rights, row: found.row }, CORS)), true;
     if (found.rights !== 'control') return refuse(403, { status: 'denied', message: "a view-only link moves no files; ask whoever shared it for the share link" });
     if (!options.files) return refuse(403, { status: 'denied', message: 'files cannot be moved on this service' });
     const transferOptions = { ...options.files, headers: { ...CORS, 'access-control-expose-headers': 'content-disposition, content-length' } };
