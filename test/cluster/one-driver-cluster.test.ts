@@ -4,13 +4,11 @@
 // `?seat=`) cross the signed node link, and only the driver's keys reach the page. The owner's
 // control calls land on that other node too and go to the node that decides over the node link
 // (`/internal/v1/sessions/<id>/control`); the share state read there says who drives.
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join as joinPath } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startClusterNode, type ClusterNode } from '../helpers/cluster-node.js';
 import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
 import { connectPeople, type PeopleClient } from '../helpers/people-client.js';
 import { testDatabase } from '../helpers/postgres.js';
@@ -23,7 +21,7 @@ const PAGE = '<!doctype html><title>Keys</title><body style="margin:0"><input id
 const XK = { a: 0x61, b: 0x62, c: 0x63, g: 0x67 };
 
 const engines = new Map<string, Engine>();
-const dirs: string[] = [];
+const clusterNodes: ClusterNode[] = [];
 let site: Server;
 let key: string;
 let vmId: string;
@@ -73,22 +71,11 @@ beforeAll(async () => {
   site = createServer((request, response) => response.writeHead(request.url === '/favicon.ico' ? 404 : 200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE));
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const database = await testDatabase();
+  // One after another: the first node makes the schema, the other finds it.
   for (const id of ['node-a', 'node-b']) {
-    const dir = await mkdtemp(joinPath(tmpdir(), `rbk-control-${id}-`));
-    dirs.push(dir);
-    // One after another: the first node makes the schema, the other finds it.
-    engines.set(id, await createEngine({
-      dataDir: dir,
-      port: 0,
-      config: {
-        database,
-        node: { id },
-        cluster: { secret: SECRET, heartbeatMs: 500, lostAfterMs: 3000 },
-        egress: { allow: ['127.0.0.0/8'] },
-        log: { level: 'silent', pretty: false },
-        warm: { memoryMb: 0, displays: 0 },
-      },
-    }));
+    const node = await startClusterNode({ database, id, secret: SECRET });
+    clusterNodes.push(node);
+    engines.set(id, node.engine);
   }
   key = (await engines.get('node-a')!.accounts.create({ contact: 'cluster-control@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api(engines.get('node-a')!)('/vm/create', { browser: 'chromium', url: `http://127.0.0.1:${(site.address() as AddressInfo).port}/`, control: 'one' });
@@ -108,9 +95,8 @@ afterAll(async () => {
     viewer.rfb.close();
     viewer.people.close();
   }
-  for (const engine of engines.values()) await engine.close();
+  for (const node of clusterNodes) await node.close();
   await new Promise((resolve) => site?.close(resolve));
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
 describe('one driver on a two-node cluster', () => {

@@ -64,6 +64,8 @@ describe('a recording on a two-node cluster', () => {
 
     const during = await waitFor(() => api(other)(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.timeline.some((entry: { url?: string }) => entry.url === `${origin}/kept`), 60_000);
     expect(during.recording.state).toBe('recording');
+    // The first page's navigation is there though it came while the session was still starting.
+    expect(during.recording.timeline.filter((entry: { type: string }) => entry.type === 'navigation').map((entry: { url: string }) => entry.url)).toEqual([`${origin}/kept`]);
     // Some seconds of picture, then the session ends.
     await waitFor(() => api(other)(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.duration_ms > 3000, 30_000);
     expect((await api(other)('/vm/remove', { id: vmId })).status).toBe('ok');

@@ -6,13 +6,11 @@
 // would catch a missed message comes only after the waits below). A switch through that node
 // changes the tab the browser shows, a view-only link through it is refused, bad input is refused
 // with what is wrong, and closing leaves one.
-import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join as joinPath } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEngine, type Engine } from '../../src/engine/engine.js';
+import type { Engine } from '../../src/engine/engine.js';
+import { startClusterNode, type ClusterNode } from '../helpers/cluster-node.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import type { ShareTab, ViewerState } from '../../src/protocol/index.js';
 import { testDatabase } from '../helpers/postgres.js';
@@ -26,7 +24,7 @@ const PAGES: Record<string, string> = {
 };
 
 const engines = new Map<string, Engine>();
-const dirs: string[] = [];
+const clusterNodes: ClusterNode[] = [];
 const streams: Array<{ stop(): void }> = [];
 let site: Server;
 let key: string;
@@ -82,22 +80,11 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const database = await testDatabase();
+  // One after another: the first node makes the schema, the other finds it.
   for (const id of ['node-a', 'node-b']) {
-    const dir = await mkdtemp(joinPath(tmpdir(), `rbk-tabs-${id}-`));
-    dirs.push(dir);
-    // One after another: the first node makes the schema, the other finds it.
-    engines.set(id, await createEngine({
-      dataDir: dir,
-      port: 0,
-      config: {
-        database,
-        node: { id },
-        cluster: { secret: SECRET, heartbeatMs: 500, lostAfterMs: 3000 },
-        egress: { allow: ['127.0.0.0/8'] },
-        log: { level: 'silent', pretty: false },
-        warm: { memoryMb: 0, displays: 0 },
-      } as never,
-    }));
+    const node = await startClusterNode({ database, id, secret: SECRET });
+    clusterNodes.push(node);
+    engines.set(id, node.engine);
   }
   key = (await engines.get('node-a')!.accounts.create({ contact: 'cluster-tabs@example.com', plans: ['pro'] })).apiKey.key;
   const created = await api(engines.get('node-a')!)('/vm/create', { browser: 'chromium', url: `http://127.0.0.1:${(site.address() as AddressInfo).port}/` });
@@ -113,9 +100,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const stream of streams) stream.stop();
-  for (const engine of engines.values()) await engine.close();
+  for (const node of clusterNodes) await node.close();
   await new Promise((resolve) => site?.close(resolve));
-  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
 
 describe("the remote browser's tabs on a two-node cluster", () => {

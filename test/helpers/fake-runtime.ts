@@ -114,7 +114,7 @@ export class FakeRuntime extends EventEmitter<{ event: [RuntimeEvent] }> impleme
     const began = performance.now();
     const ready = (async () => {
       // The display is up before the browser: viewers may connect early (runtime.ts does the same).
-      spec.onEnds?.(ends);
+      spec.onEnds?.(ends, id);
       await new Promise((resolve) => setTimeout(resolve, this.startMs));
       const refused = this.refusals.get(spec.browser);
       if (refused) throw new Error(refused);

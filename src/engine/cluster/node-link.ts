@@ -236,17 +236,24 @@ export class NodeLink implements ClusterLink {
     return verifyCall(this.options.secret, header(request), request.method ?? 'GET', pathWithQuery, body, this.options.now());
   }
 
-  async removeOn(nodeId: string, accountId: string, sessionId: string): Promise<Reply> {
-    const unreachable: Reply = { status: 'error', message: 'the node that runs this session did not answer; try again in a few seconds' };
+  /**
+   * A signed call whose answer is JSON (`call`): its HTTP status and body, or undefined when the
+   * node could not be reached or answered something else.
+   */
+  async callJson<T>(nodeId: string, method: 'GET' | 'POST', path: string, body = '', timeoutMs = CALL_TIMEOUT_MS): Promise<{ httpStatus: number; body: T } | undefined> {
     try {
-      const answer = await this.call(nodeId, 'POST', `/internal/v1/sessions/${sessionId}/remove`, JSON.stringify({ accountId }), CALL_TIMEOUT_MS);
+      const answer = await this.call(nodeId, method, path, body, timeoutMs);
       const chunks: Buffer[] = [];
       for await (const chunk of answer) chunks.push(chunk as Buffer);
-      const ok = answer.statusCode !== undefined && answer.statusCode >= 200 && answer.statusCode < 300;
-      return ok ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as Reply) : unreachable;
+      return { httpStatus: answer.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as T };
     } catch {
-      return unreachable;
+      return undefined;
     }
+  }
+
+  async removeOn(nodeId: string, accountId: string, sessionId: string): Promise<Reply> {
+    const answer = await this.callJson<Reply>(nodeId, 'POST', `/internal/v1/sessions/${sessionId}/remove`, JSON.stringify({ accountId }));
+    return answer && answer.httpStatus >= 200 && answer.httpStatus < 300 ? answer.body : { status: 'error', message: 'the node that runs this session did not answer; try again in a few seconds' };
   }
 
   /** Answers the owner's control calls (issue 36) for the sessions this node runs. */
@@ -256,16 +263,8 @@ export class NodeLink implements ClusterLink {
 
   /** The owner's control call (`POST /v8/vm/control`) for a session another node runs: decided there. */
   async controlOn(nodeId: string, sessionId: string, action: ControlAction): Promise<ControlAnswer | { status: 'denied' | 'error'; message: string }> {
-    const unreachable = { status: 'error' as const, message: 'the node that runs this session did not answer; try again in a few seconds' };
-    try {
-      const answer = await this.call(nodeId, 'POST', `/internal/v1/sessions/${sessionId}/control`, JSON.stringify(action), CALL_TIMEOUT_MS);
-      const chunks: Buffer[] = [];
-      for await (const chunk of answer) chunks.push(chunk as Buffer);
-      const ok = answer.statusCode !== undefined && answer.statusCode >= 200 && answer.statusCode < 300;
-      return ok ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as ControlAnswer) : unreachable;
-    } catch {
-      return unreachable;
-    }
+    const answer = await this.callJson<ControlAnswer>(nodeId, 'POST', `/internal/v1/sessions/${sessionId}/control`, JSON.stringify(action));
+    return answer && answer.httpStatus >= 200 && answer.httpStatus < 300 ? answer.body : { status: 'error', message: 'the node that runs this session did not answer; try again in a few seconds' };
   }
 
   /** Opens a channel of a session another node runs (channels/router.ts): the caller's bytes go through it. */

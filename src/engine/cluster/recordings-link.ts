@@ -20,7 +20,7 @@ const CALL_TIMEOUT_MS = 10_000;
 
 export interface RecordingsLinkOptions {
   /** The node link: its signed calls out, and its check of calls in. */
-  link: Pick<NodeLink, 'call' | 'isSigned'>;
+  link: Pick<NodeLink, 'call' | 'callJson' | 'isSigned'>;
   /** This node's id: a session whose `node_id` is another's is kept there. */
   nodeId: string;
   /** The recordings this node keeps. */
@@ -80,14 +80,7 @@ export class RecordingsLink {
 
   /** A JSON call to the keeper, its answer, or that it could not be reached. */
   private async json<T>(node: string, method: 'GET' | 'POST', path: string): Promise<T | typeof unreachable> {
-    try {
-      const answer = await this.options.link.call(node, method, `/internal/v1/recordings/${path}`, '', CALL_TIMEOUT_MS);
-      const chunks: Buffer[] = [];
-      for await (const chunk of answer) chunks.push(chunk as Buffer);
-      return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
-    } catch {
-      return unreachable;
-    }
+    return (await this.options.link.callJson<T>(node, method, `/internal/v1/recordings/${path}`, '', CALL_TIMEOUT_MS))?.body ?? unreachable;
   }
 
   /** Answers a node-to-node recordings call; false when the path is not one. */

@@ -31,7 +31,7 @@ const TELL_MS = 50;
 
 export interface TabsLinkOptions {
   /** The node link: its signed calls out, and its check of calls in. */
-  link: Pick<NodeLink, 'call' | 'isSigned'>;
+  link: Pick<NodeLink, 'callJson' | 'isSigned'>;
   store: Pick<Store, 'session' | 'database'>;
   nodeId: string;
   /** The tabs of the sessions this node runs (viewer/share-tabs.ts `tabsHere`). */
@@ -198,14 +198,7 @@ export class TabsLink {
 
   /** A JSON call to the owner, its answer, or undefined when it could not be reached. */
   private async json<T>(owner: string, method: 'GET' | 'POST', path: string, body = ''): Promise<T | undefined> {
-    try {
-      const answer = await this.options.link.call(owner, method, path, body, CALL_TIMEOUT_MS);
-      const chunks: Buffer[] = [];
-      for await (const chunk of answer) chunks.push(chunk as Buffer);
-      return JSON.parse(Buffer.concat(chunks).toString('utf8')) as T;
-    } catch {
-      return undefined;
-    }
+    return (await this.options.link.callJson<T>(owner, method, path, body, CALL_TIMEOUT_MS))?.body;
   }
 
   // On the node that runs the session ---------------------------------------------------------------

@@ -4,7 +4,7 @@
 // read one, hand out its media, remove it. The timeline holds what happened, never what was on a
 // page or typed: a tab's web address and title, tabs opening and closing, viewers and programs
 // coming and going with what their link let them do, refusals by category, and the session's end.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { appendFile, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -75,7 +75,11 @@ export class Recordings {
    */
   recordHere(sessionId: string): string {
     this.recordedHere.add(sessionId);
-    return this.dirOf(sessionId);
+    // Made now, before the runtime starts: what the timeline hears while the browser starts (its
+    // first navigation, on a cold start) is kept, not dropped for want of a directory.
+    const dir = this.dirOf(sessionId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return dir;
   }
 
   /** Adds an entry to a recorded session's timeline (nothing for a session that is not recorded here). */

@@ -279,7 +279,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       }
       const current = slot;
       if (spec.recording) current.parts.add(recorderPart(spec.recording.dir, { video: current.video, sound: current.sound, width, height }));
-      spec.onEnds?.(endsOfSlot(current));
+      spec.onEnds?.(endsOfSlot(current), current.id);
       const browserBegan = performance.now();
       // A saved profile is unpacked into the fresh profile directory first (session-profile.ts).
       const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((archive) => restoreProfile(current.sandbox, archive, timeoutMs)).then(() => void part('profile', browserBegan)) : Promise.resolve();

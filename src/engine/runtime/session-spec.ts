@@ -22,8 +22,11 @@ export interface SessionSpec {
   signal?: AbortSignal;
   /** Record the session (issue 35): its picture and sound go to `media.mkv` in `dir`, the engine's own directory. */
   recording?: { dir: string };
-  /** Called once the display is up, before the browser is, with the session's ends so far: viewers may connect early. */
-  onEnds?: (ends: SessionEnds) => void;
+  /**
+   * Called once the display is up, before the browser is, with the session's ends so far (viewers
+   * may connect early) and its runtime id (its events may come before the start resolves).
+   */
+  onEnds?: (ends: SessionEnds, runtimeId: string) => void;
   /**
    * `app`: the browser fills the display without its own tab strip and address bar (kiosk mode);
    * the viewer's tab strip is how tabs are seen and switched (decisions.md 104). Launched for the

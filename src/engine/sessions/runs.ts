@@ -37,6 +37,8 @@ export class NodeRuns {
   private readonly startAborts = new Map<string, AbortController>();
   /** The ends of sessions still starting (their display): a viewer may connect before the first page is ready. */
   private readonly startingEnds = new Map<string, SessionEnds>();
+  /** The session of each runtime still starting here: its events (a first page) may come before its start resolves. */
+  private readonly startingRuntimes = new Map<string, string>();
 
   constructor(private readonly options: NodeRunsOptions) {}
 
@@ -47,7 +49,7 @@ export class NodeRuns {
 
   /** The session a runtime session belongs to, if it runs here. */
   sessionOfRuntime(runtimeId: string): string | undefined {
-    return [...this.live].find(([, id]) => id === runtimeId)?.[0];
+    return [...this.live].find(([, id]) => id === runtimeId)?.[0] ?? this.startingRuntimes.get(runtimeId);
   }
 
   /** What a session running or starting here has for the channels (runtime/session/session-ends.ts), or undefined. */
@@ -74,7 +76,10 @@ export class NodeRuns {
     const task = runtime
       .startSession({
         signal: abort.signal,
-        onEnds: (ends) => this.startingEnds.set(row.id, ends),
+        onEnds: (ends, runtimeId) => {
+          this.startingEnds.set(row.id, ends);
+          this.startingRuntimes.set(runtimeId, row.id);
+        },
         browser: row.browser,
         language: row.language,
         timeZone: timeZoneFor(this.options.exits, row),
@@ -124,6 +129,7 @@ export class NodeRuns {
         this.starting.delete(task);
         this.startAborts.delete(row.id);
         this.startingEnds.delete(row.id);
+        for (const [runtimeId, sessionId] of this.startingRuntimes) if (sessionId === row.id) this.startingRuntimes.delete(runtimeId);
       });
     this.starting.add(task);
   }
