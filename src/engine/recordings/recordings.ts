@@ -122,13 +122,14 @@ export class Recordings {
     if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded (create it with record: true, on a plan that records)' };
     const dir = this.dirOf(row.id);
     await this.writing.get(row.id);
+    // Whether it is whole first, then its size: a recorder closing in between leaves a whole file's size, never an earlier one.
+    const whole = await this.isWhole(row);
     const media = await stat(join(dir, MEDIA_FILE)).catch(() => null);
     const timeline = await readFile(join(dir, TIMELINE_FILE), 'utf8').then(parseTimeline, () => []);
     if (!media && !existsSync(dir)) return { status: 'denied', message: 'id: this session\'s recording was removed' };
     // The media's time 0 as the recorder noted it; a file from before that note, its creation.
     const noted = Date.parse(await readFile(join(dir, START_NOTE), 'utf8').catch(() => ''));
     const started = Number.isFinite(noted) ? noted : media?.birthtimeMs || row.created_at;
-    const whole = await this.isWhole(row);
     const ended = whole ? (media?.mtimeMs ?? row.ended_at ?? started) : this.options.now();
     return {
       status: 'ok',
