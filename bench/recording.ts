@@ -3,9 +3,10 @@
 // of text every five seconds) and a 1280x720 30 fps clip. Each is run recorded and not recorded
 // for the same time: the CPU of the session's processes (and of its video encoder and display
 // apart) and of the engine (this process), the recording's bytes per minute, and the time from the
-// session's end until its MP4 downloads. Recorded once more by an engine whose video encoder
-// encodes every frame grabbed (`video.dropUnchanged: false`, as before decisions.md 108), in the
-// same run, for the comparison.
+// session's end until its MP4 downloads. Recorded once more, in the same run, by an engine set as
+// before a change, for the comparison: `RBK_BENCH_RECORDING_AGAINST=grab-running` (the default) keeps
+// the grab running on a still screen (`video.pauseWhenStill: false`, as before decisions.md 118),
+// `every-frame` encodes every frame grabbed (`video.dropUnchanged: false`, as before decisions.md 108).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,6 +21,7 @@ import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js'
 import { report } from './stats.js';
 
 const WINDOW_MS = Number(process.env.RBK_BENCH_RECORDING_SECONDS ?? 30) * 1000;
+const AGAINST = process.env.RBK_BENCH_RECORDING_AGAINST === 'every-frame' ? 'every-frame' : 'grab-running';
 const TICKS = 100; // USER_HZ
 
 const STILL = '<!doctype html><title>Still</title><body style="font:20px sans-serif"><h1>A still page</h1><p>Nothing moves here.</p>';
@@ -27,7 +29,7 @@ const STILL = '<!doctype html><title>Still</title><body style="font:20px sans-se
 const browsing = (n: number) => `<!doctype html><title>Page ${n}</title><body style="font:18px serif;margin:2em">${`<p>${'Paragraph of ordinary text to read. '.repeat(12)}</p>`.repeat(8)}<script>setTimeout(function(){location.href='/browse/${n + 1}'},5000)</script>`;
 const CLIP = '<!doctype html><title>Clip</title><body style="margin:0;background:#000"><video src="/clip.webm" autoplay loop muted style="width:100vw;height:100vh;object-fit:contain"></video>';
 
-type Part = 'video' | 'display' | 'other';
+type Part = 'video' | 'display' | 'sound' | 'other';
 
 /** CPU seconds of the session's processes so far (those alive now), with the part each is. */
 async function sessionCpu(dir: string): Promise<Map<number, { seconds: number; part: Part }>> {
@@ -37,7 +39,7 @@ async function sessionCpu(dir: string): Promise<Map<number, { seconds: number; p
       const stat = readFileSync(`/proc/${process.pid}/stat`, 'utf8');
       const fields = stat.split(') ')[1]!.split(' ');
       const command = readFileSync(`/proc/${process.pid}/cmdline`, 'utf8');
-      const part: Part = command.includes('x11grab') ? 'video' : stat.includes('(Xvnc)') ? 'display' : 'other';
+      const part: Part = command.includes('x11grab') ? 'video' : stat.includes('(Xvnc)') ? 'display' : command.includes('pulse') ? 'sound' : 'other';
       cpu.set(process.pid, { seconds: (Number(fields[11]) + Number(fields[12])) / TICKS, part });
     } catch {
       // Gone meanwhile.
@@ -62,14 +64,14 @@ export async function recordingBench(): Promise<void> {
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
-  const start = async (dropUnchanged: boolean) => {
+  const start = async (name: string, video: Partial<typeof DEFAULT_VIDEO>) => {
     const engine = await createEngine({
-      dataDir: join(dir, `data-${dropUnchanged}`),
+      dataDir: join(dir, `data-${name}`),
       port: 0,
       config: {
         egress: { allow: ['127.0.0.1/32'] },
         plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }],
-        video: { ...DEFAULT_VIDEO, dropUnchanged },
+        video: { ...DEFAULT_VIDEO, ...video },
         log: { level: 'warn' },
       },
     });
@@ -80,12 +82,12 @@ export async function recordingBench(): Promise<void> {
     };
     return { engine, call, key: apiKey.key };
   };
-  const engines = { dropped: await start(true), encoded: await start(false) };
+  const engines = { current: await start('current', {}), against: await start(AGAINST, AGAINST === 'every-frame' ? { dropUnchanged: false } : { pauseWhenStill: false }) };
   try {
     for (const [kind, path] of [['still page', '/still'], ['browsing', '/browse/1'], ['720p30 clip', '/clip']] as const) {
       const figures: Record<string, number> = {};
-      // Not recorded, recorded, and recorded with every grabbed frame encoded (as before).
-      for (const [name, record, { engine, call, key }] of [['plain', false, engines.dropped], ['recorded', true, engines.dropped], ['encodedAll', true, engines.encoded]] as const) {
+      // Not recorded, recorded, and recorded as before the change compared against.
+      for (const [name, record, { engine, call, key }] of [['plain', false, engines.current], ['recorded', true, engines.current], ['against', true, engines.against]] as const) {
         const created = await call('/vm/create', { browser: 'chromium', url: `${origin}${path}`, ...(record ? { record: true } : {}) });
         const id = created.vmId as string;
         for (let row = await engine.store.session(id); row?.status !== 'running'; row = await engine.store.session(id)) await new Promise((r) => setTimeout(r, 100));
@@ -96,7 +98,7 @@ export async function recordingBench(): Promise<void> {
         await new Promise((r) => setTimeout(r, WINDOW_MS));
         const after = await sessionCpu(sessionDir);
         const engineUsed = process.cpuUsage(engineBefore);
-        const used: Record<Part | 'all', number> = { all: 0, video: 0, display: 0, other: 0 };
+        const used: Record<Part | 'all', number> = { all: 0, video: 0, display: 0, sound: 0, other: 0 };
         for (const [pid, { seconds, part }] of after) {
           const spent = seconds - (before.get(pid)?.seconds ?? 0);
           used.all += spent;
@@ -105,6 +107,7 @@ export async function recordingBench(): Promise<void> {
         figures[`${name}SessionCpuPercent`] = percent(used.all);
         figures[`${name}VideoEncoderCpuPercent`] = percent(used.video);
         figures[`${name}DisplayCpuPercent`] = percent(used.display);
+        figures[`${name}SoundCpuPercent`] = percent(used.sound);
         figures[`${name}EngineCpuPercent`] = percent((engineUsed.user + engineUsed.system) / 1e6);
         if (record) {
           const info = (await call(`/vm/recording?id=${id}`)).recording as { bytes: number; duration_ms: number };
@@ -127,15 +130,16 @@ export async function recordingBench(): Promise<void> {
       }
       report('recording', kind, figures.bytesPerMinute!, 'bytes/min', {
         windowSeconds: WINDOW_MS / 1000,
+        against: AGAINST,
         load: Math.round(loadavg()[0]! * 10) / 10,
         ...figures,
         mbPerHour: Math.round((figures.bytesPerMinute! * 60) / 1e5) / 10,
-        encodedAllMbPerHour: Math.round((figures.encodedAllBytesPerMinute! * 60) / 1e5) / 10,
+        againstMbPerHour: Math.round((figures.againstBytesPerMinute! * 60) / 1e5) / 10,
       });
     }
   } finally {
-    await engines.dropped.engine.close();
-    await engines.encoded.engine.close();
+    await engines.current.engine.close();
+    await engines.against.engine.close();
     site.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -174,6 +174,7 @@ export const engineConfigSchema = z
           fps: z.number().int().min(5).max(60).default(DEFAULT_VIDEO.fps),
           keyFrameSeconds: z.number().min(0.5).max(10).default(DEFAULT_VIDEO.keyFrameSeconds),
           dropUnchanged: z.boolean().default(DEFAULT_VIDEO.dropUnchanged),
+          pauseWhenStill: z.boolean().default(DEFAULT_VIDEO.pauseWhenStill),
         }),
       ])
       .default(DEFAULT_VIDEO),

@@ -4,7 +4,8 @@
 // their times into a Matroska file in the engine's own directory (never the session's). While a
 // session is recorded its encoders run, whether or not anyone watches; a still screen costs next to
 // no bytes, and little CPU since its unchanged frames are not encoded (decisions.md 108: frames then
-// come a few a second, each stamped with its arrival like any other; docs/benchmarks.md, "Recordings").
+// come a few a second, each stamped with its arrival like any other, and none while the screen stays
+// still: decisions.md 118; docs/benchmarks.md, "Recordings").
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { AUDIO_TRACK, matroskaCluster, matroskaHeader, parameterSetUnits, VIDEO_TRACK, type Block } from './matroska.js';
@@ -71,9 +72,11 @@ export class SessionRecorder {
   }
 
   /** Stops recording: the streams leave their encoders, the last cluster is written, the file closed. */
-  close(): Promise<void> {
-    if (this.closed) return Promise.resolve();
+  async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
+    // A still screen's grab may be paused (decisions.md 118): one more frame, so the picture runs to the end.
+    if (this.videoStream && !this.videoStream.closed) await this.parts.video?.catchUp();
     clearInterval(this.flusher);
     this.videoStream?.close();
     this.soundStream?.close();
@@ -85,7 +88,7 @@ export class SessionRecorder {
   private watch(): void {
     const { video } = this.parts;
     if (!video || this.closed) return;
-    const stream = (this.videoStream = video.watch());
+    const stream = (this.videoStream = video.watch({ forRecording: true }));
     stream.on('format', (format) => {
       const avcC = Buffer.from(format.description, 'base64');
       if (!this.header) this.writeHeader(avcC);

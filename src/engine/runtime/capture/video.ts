@@ -3,7 +3,8 @@
 // shared memory inside the session's IPC namespace) and encodes it with x264 for low delay
 // (ultrafast, zerolatency: no frame is held back for later ones; constrained baseline, which every
 // WebCodecs decoder takes); a frame the same as the last is not encoded (a still screen costs next
-// to nothing, decisions.md 108); each access unit goes to every watcher as it is encoded. The encoder
+// to nothing, decisions.md 108), and while only recordings watch a still screen the grab itself
+// pauses (grab-pause.ts, decisions.md 118); each access unit goes to every watcher as it is encoded. The encoder
 // runs as the session uid in its namespaces, under the exec guard (it executes nothing) and in its
 // cgroup: its CPU is the session's. The first watcher starts it, the last one leaving stops it.
 // ffmpeg cannot be asked for a key frame while it runs, so where one is needed sooner than the
@@ -19,6 +20,7 @@ import type { Display } from '../display/display.js';
 import { Audience } from './audience.js';
 import { FlvAvcReader, type FlvAvcItem } from './flv-avc.js';
 import { BitRateLadder } from './video-ladder.js';
+import { GrabPause } from './grab-pause.js';
 import { signalProcess, type SupervisedProcess } from '../sandbox/processes.js';
 import { avcCodecString, VIDEO_KEY_FRAME, type VideoFormat } from '../../../protocol/video.js';
 
@@ -37,9 +39,14 @@ export interface VideoSettings {
    * still screen costs next to nothing; one frame still goes out every STILL_FRAME_MS.
    */
   dropUnchanged: boolean;
+  /**
+   * While only recordings watch and the display is still, the grab itself pauses until the next
+   * change (grab-pause.ts, decisions.md 118). Takes effect with `dropUnchanged`.
+   */
+  pauseWhenStill: boolean;
 }
 
-export const DEFAULT_VIDEO: VideoSettings = { bitrateKbps: 2500, fps: 30, keyFrameSeconds: 2, dropUnchanged: true };
+export const DEFAULT_VIDEO: VideoSettings = { bitrateKbps: 2500, fps: 30, keyFrameSeconds: 2, dropUnchanged: true, pauseWhenStill: true };
 
 const FFMPEG = '/usr/bin/ffmpeg';
 /** The bit rate a slow watcher's link allowed is kept this long after everyone left, then the ceiling again. */
@@ -85,6 +92,8 @@ export class VideoStream extends EventEmitter<{ format: [VideoFormat]; frame: [B
   constructor(
     private readonly leave: (stream: VideoStream) => void,
     private readonly lose: () => void = () => undefined,
+    /** Whether a recording watches through this stream, not a person (a recording's grab may pause while the display is still). */
+    readonly forRecording = false,
   ) {
     super();
   }
@@ -154,10 +163,13 @@ export class SessionVideo {
     start: () => {
       if (performance.now() - this.idleSince > LADDER_MEMORY_MS) this.ladder.reset();
     },
-    joined: () => {
+    joined: (stream) => {
+      if (stream.forRecording) this.grabPause?.start();
+      else this.grabPause?.resume();
       if (!this.next) this.replaceEncoder();
     },
     stop: () => {
+      this.grabPause?.stop();
       this.stopEncoders();
       this.idleSince = performance.now();
     },
@@ -171,12 +183,29 @@ export class SessionVideo {
   private readonly ladder: BitRateLadder;
   /** When the last watcher left: a watcher back soon (the viewer left video mode and came back) keeps the rung found. */
   private idleSince = -Infinity;
+  /** Pauses the grab while only recordings watch a still display (null when the settings keep it running). */
+  private readonly grabPause: GrabPause | null;
+  /** Waiting for the next frame of the encoder in use (`catchUp`). */
+  private frameWaiters: (() => void)[] = [];
 
   constructor(
     private readonly display: Display,
     private readonly settings: VideoSettings,
   ) {
     this.ladder = new BitRateLadder(settings.bitrateKbps);
+    this.grabPause =
+      settings.dropUnchanged && settings.pauseWhenStill
+        ? new GrabPause(
+            display,
+            () => this.current?.process ?? null,
+            () => !this.next && [...this.audience].every((stream) => stream.forRecording),
+          )
+        : null;
+  }
+
+  /** Whether the grab is paused now (only recordings watch and the display is still), and how often it paused. */
+  get grabPauses(): { paused: boolean; count: number } {
+    return { paused: this.grabPause?.isPaused ?? false, count: this.grabPause?.pauses ?? 0 };
   }
 
   /** The encoder's bit rate now (kbit/s): the configured ceiling, or a rung under it for a slow watcher. */
@@ -194,8 +223,25 @@ export class SessionVideo {
   }
 
   /** A new watcher: a fresh encoder starts (unless one already is), and its first frame, a key frame, is the watcher's first. */
-  watch(): VideoStream {
-    return this.audience.join(new VideoStream((leaving) => this.audience.leave(leaving), () => this.lose()));
+  watch(options: { forRecording?: boolean } = {}): VideoStream {
+    return this.audience.join(new VideoStream((leaving) => this.audience.leave(leaving), () => this.lose(), options.forRecording ?? false));
+  }
+
+  /**
+   * A recording ends: where the grab is paused it runs again until the encoder's next frame (a
+   * frame every STILL_FRAME_MS on a still screen, waited for at most `timeoutMs`), so the
+   * recording's picture runs to its end.
+   */
+  async catchUp(timeoutMs = 3 * STILL_FRAME_MS): Promise<void> {
+    if (!this.grabPause?.isPaused) return;
+    this.grabPause.resume();
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, timeoutMs);
+      this.frameWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** The session is ending (or its display went): every watcher is told, the encoder stops. */
@@ -259,6 +305,10 @@ export class SessionVideo {
         encoder.sinceKey = item.key ? 0 : encoder.sinceKey + 1;
         const message = Buffer.concat([Buffer.from([item.key ? VIDEO_KEY_FRAME : 0]), item.data]);
         for (const stream of this.audience) stream.deliver(message, item.key);
+        this.grabPause?.frame(encoder.process);
+        const waiters = this.frameWaiters;
+        this.frameWaiters = [];
+        for (const waiter of waiters) waiter();
       }
       if (encoder !== this.current || this.next) return;
       // Frames flowing and no watcher losing any for a while: a rung up.

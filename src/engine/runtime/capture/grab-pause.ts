@@ -1,0 +1,137 @@
+// The video encoder's grab, paused while only recordings watch a still display (decisions.md 118).
+// On a still screen the encoder drops every unchanged frame before x264 (decisions.md 108), but
+// x11grab still grabs 30 frames a second and converts each to 4:2:0 to compare it: about a tenth
+// of a core for a recording of a page where nothing moves. Xvnc knows when the screen changes
+// (display-changes.ts), so once it has been still for QUIET_MS, and the encoder has shown it since,
+// the encoder's process group is stopped (SIGSTOP) and started again (SIGCONT) at the next
+// change: x11grab then grabs at its own pace from that moment (no burst of catch-up frames), and
+// the first frame it grabs is the change. Never while a person watches: a viewer judges stillness
+// by the frames it gets (decisions.md 66), so it goes on getting a frame every STILL_FRAME_MS and
+// leaves video mode after a still second, and then only recordings are left.
+import type { Display } from '../display/display.js';
+import { DisplayChanges } from './display-changes.js';
+import { signalProcess, type SupervisedProcess } from '../sandbox/processes.js';
+
+/** The display unchanged this long, and the encoder has shown it since: the grab pauses. */
+export const QUIET_MS = 1000;
+/** While the display moves, Xvnc is asked again at most this often (each answer carries the changed pixels). */
+const LISTEN_INTERVAL_MS = 250;
+/**
+ * Frames the encoder must have put out since the display was last asked about: the second was
+ * grabbed after Xvnc's last answer, so the picture the encoder stopped on is the screen's.
+ */
+const FRAMES_BEFORE_PAUSE = 2;
+/** How often a quiet display is looked at again when it could not pause yet. */
+const RECHECK_MS = 200;
+/** The connection to the display is opened again no sooner than this after it ended. */
+const RECONNECT_MS = 5000;
+
+export class GrabPause {
+  private changes: DisplayChanges | null = null;
+  private listeningSince = 0;
+  private framesSince = 0;
+  /** The encoder whose frames `framesSince` counts: a replacement's are counted from its first. */
+  private counted: SupervisedProcess | null = null;
+  private paused: SupervisedProcess | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private closedAt = -Infinity;
+  /** Times the grab paused so far (figures and tests). */
+  pauses = 0;
+
+  constructor(
+    private readonly display: Display,
+    /** The encoder whose frames go out now, if one runs. */
+    private readonly encoder: () => SupervisedProcess | null,
+    /** Whether the grab may pause now: only recordings watch, and no encoder is starting. */
+    private readonly mayPause: () => boolean,
+  ) {}
+
+  /** Whether the grab is paused now. */
+  get isPaused(): boolean {
+    return this.paused !== null;
+  }
+
+  /** The encoder runs for a recording: the display is listened to, and the grab pauses when still. */
+  start(): void {
+    this.running = true;
+    if (this.changes || performance.now() - this.closedAt < RECONNECT_MS) return;
+    const changes = (this.changes = new DisplayChanges(this.display.connect()));
+    changes.on('ready', () => this.listen());
+    changes.on('change', () => {
+      this.unpause();
+      this.later(() => this.listen(), LISTEN_INTERVAL_MS);
+    });
+    changes.once('closed', () => {
+      if (this.changes !== changes) return;
+      // No more word of changes: the grab runs.
+      this.changes = null;
+      this.closedAt = performance.now();
+      this.unpause();
+      this.clearTimer();
+    });
+  }
+
+  /** No recording watches any more, or the encoder stopped: the grab runs, the display is no longer listened to. */
+  stop(): void {
+    this.running = false;
+    this.unpause();
+    this.clearTimer();
+    const changes = this.changes;
+    this.changes = null;
+    changes?.close();
+  }
+
+  /** The encoder `process` put out a frame. */
+  frame(process: SupervisedProcess): void {
+    if (process !== this.encoder()) return;
+    if (process !== this.counted) [this.counted, this.framesSince] = [process, 0];
+    this.framesSince++;
+  }
+
+  /**
+   * The grab runs again though the display is still (a person started watching, the recording
+   * ends): it may pause again once it may and has shown the screen since.
+   */
+  resume(): void {
+    this.unpause();
+    if (this.changes?.listening && this.running) this.later(() => this.quiet(), RECHECK_MS);
+  }
+
+  private unpause(): void {
+    const paused = this.paused;
+    this.paused = null;
+    if (paused) signalProcess(paused, 'SIGCONT');
+  }
+
+  private listen(): void {
+    const changes = this.changes;
+    if (!changes || !this.running) return;
+    changes.listen();
+    this.listeningSince = performance.now();
+    this.framesSince = 0;
+    this.later(() => this.quiet(), QUIET_MS);
+  }
+
+  /** No answer from Xvnc for QUIET_MS: the display is still; the grab pauses once it may. */
+  private quiet(): void {
+    if (!this.changes?.listening || this.paused || !this.running) return;
+    const process = this.encoder();
+    if (!process || !this.mayPause() || this.framesSince < FRAMES_BEFORE_PAUSE) return this.later(() => this.quiet(), RECHECK_MS);
+    this.paused = process;
+    this.pauses++;
+    this.framesSince = 0;
+    signalProcess(process, 'SIGSTOP');
+  }
+
+  private later(run: () => void, ms: number): void {
+    this.clearTimer();
+    this.timer = setTimeout(run, ms);
+    this.timer.unref();
+  }
+
+  private clearTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
