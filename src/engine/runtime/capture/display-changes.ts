@@ -41,6 +41,10 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
   private width = 0;
   private height = 0;
   private ended = false;
+  /** Within an update: its rectangles still to come, and the bytes of the current one still to skip. */
+  private inUpdate = false;
+  private rectanglesLeft = 0;
+  private skipping = 0;
   /** Whether a request is with Xvnc and not yet answered. */
   listening = false;
 
@@ -140,16 +144,26 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
     }
   }
 
-  /** One server message: an update (the change), or a bell or clipboard text, skipped. */
+  /**
+   * One server message, or one part of an update: its header, a rectangle's header, or pixels,
+   * which are skipped as they come (never gathered: a whole screen is 1 MB at this depth).
+   */
   private message(bytes: Buffer): number {
+    if (this.skipping > 0) {
+      const used = Math.min(this.skipping, bytes.length);
+      this.skipping -= used;
+      if (used > 0) this.rectangleDone();
+      return used;
+    }
+    if (this.rectanglesLeft > 0) return this.rectangle(bytes);
     if (bytes.length < 1) return 0;
     switch (bytes[0]) {
       case SERVER_MESSAGE.update: {
-        const length = this.updateLength(bytes);
-        if (length === 0) return 0;
-        this.listening = false;
-        this.emit('change');
-        return length;
+        if (bytes.length < 4) return 0;
+        this.rectanglesLeft = bytes.readUInt16BE(2);
+        this.inUpdate = true;
+        this.rectangleDone();
+        return 4;
       }
       case SERVER_MESSAGE.bell:
         return 1;
@@ -157,45 +171,50 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
         if (bytes.length < 8) return 0;
         const length = bytes.readUInt32BE(4);
         if (length > MAX_CUT_TEXT) throw new Error('the display sent clipboard text past 1 MiB');
-        return bytes.length < 8 + length ? 0 : 8 + length;
+        this.skipping = length;
+        return 8;
       }
       default:
         throw new Error(`the display sent message type ${bytes[0]}, which this client did not ask for`);
     }
   }
 
-  /** A whole FramebufferUpdate's length, or 0 while part of it is still to come. */
-  private updateLength(bytes: Buffer): number {
-    if (bytes.length < 4) return 0;
-    const rectangles = bytes.readUInt16BE(2);
-    let at = 4;
-    for (let i = 0; i < rectangles; i++) {
-      if (bytes.length < at + 12) return 0;
-      const width = bytes.readUInt16BE(at + 4);
-      const height = bytes.readUInt16BE(at + 6);
-      const encoding = bytes.readInt32BE(at + 8);
-      at += 12;
-      switch (encoding) {
-        case RAW:
-          at += width * height;
-          break;
-        case CURSOR:
-          at += width * height + ((width + 7) >> 3) * height;
-          break;
-        case DESKTOP_SIZE:
-          this.resized(width, height);
-          break;
-        case EXTENDED_DESKTOP_SIZE: {
-          if (bytes.length < at + 4) return 0;
-          at += 4 + 16 * bytes[at]!;
-          this.resized(width, height);
-          break;
-        }
-        default:
-          throw new Error(`the display sent encoding ${encoding}, which this client did not announce`);
-      }
+  /** A rectangle's header: its pixels (or cursor, or screens) are then skipped. */
+  private rectangle(bytes: Buffer): number {
+    if (bytes.length < 12) return 0;
+    const width = bytes.readUInt16BE(4);
+    const height = bytes.readUInt16BE(6);
+    const encoding = bytes.readInt32BE(8);
+    let used = 12;
+    switch (encoding) {
+      case RAW:
+        this.skipping = width * height;
+        break;
+      case CURSOR:
+        this.skipping = width * height + ((width + 7) >> 3) * height;
+        break;
+      case DESKTOP_SIZE:
+        this.resized(width, height);
+        break;
+      case EXTENDED_DESKTOP_SIZE:
+        if (bytes.length < 13) return 0;
+        this.skipping = 4 + 16 * bytes[12]!;
+        this.resized(width, height);
+        break;
+      default:
+        throw new Error(`the display sent encoding ${encoding}, which this client did not announce`);
     }
-    return bytes.length < at ? 0 : at;
+    this.rectanglesLeft--;
+    this.rectangleDone();
+    return used;
+  }
+
+  /** After each part of an update: once its last rectangle is whole, the change is told. */
+  private rectangleDone(): void {
+    if (!this.inUpdate || this.rectanglesLeft > 0 || this.skipping > 0) return;
+    this.inUpdate = false;
+    this.listening = false;
+    this.emit('change');
   }
 
   private resized(width: number, height: number): void {
