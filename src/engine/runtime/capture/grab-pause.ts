@@ -2,23 +2,28 @@
 // On a still screen the encoder drops every unchanged frame before x264 (decisions.md 108), but
 // x11grab still grabs 30 frames a second and converts each to 4:2:0 to compare it: about a tenth
 // of a core for a recording of a page where nothing moves. Xvnc knows when the screen changes
-// (display-changes.ts), so once it has been still for QUIET_MS, and the encoder has shown it since,
-// the encoder's process group is stopped (SIGSTOP) and started again (SIGCONT) at the next
-// change: x11grab then grabs at its own pace from that moment (no burst of catch-up frames), and
-// the first frame it grabs is the change. Never while a person watches: a viewer judges stillness
-// by the frames it gets (decisions.md 66), so it goes on getting a frame every STILL_FRAME_MS and
-// leaves video mode after a still second, and then only recordings are left.
+// (display-changes.ts): once the encoder's frames come only at the still screen's pace, Xvnc is
+// asked to tell the next change; a request unanswered for QUIET_MS, with the encoder having shown
+// the screen since, means nothing changed, and the encoder's process group is stopped (SIGSTOP)
+// until the next change (SIGCONT): x11grab then grabs at its own pace from that moment (no burst
+// of catch-up frames), and the first frame it grabs is the change. While the screen moves, Xvnc
+// is not asked (each answer carries the changed pixels): the encoder's own frames say it moves.
+// Never while a person watches: a viewer judges stillness by the frames it gets (decisions.md 66),
+// so it goes on getting a frame every STILL_FRAME_MS and leaves video mode after a still second,
+// and then only recordings are left.
 import type { Display } from '../display/display.js';
 import { DisplayChanges } from './display-changes.js';
 import { signalProcess, type SupervisedProcess } from '../sandbox/processes.js';
 
 /** The display unchanged this long, and the encoder has shown it since: the grab pauses. */
 export const QUIET_MS = 1000;
-/** While the display moves, Xvnc is asked again at most this often (each answer carries the changed pixels). */
-const LISTEN_INTERVAL_MS = 250;
+/** Frames in a row at the still screen's pace before Xvnc is asked: the screen looks still. */
+const STILL_FRAMES_BEFORE_ASKING = 3;
+/** After Xvnc told a change, it is asked again no sooner than this (if the frames still look still). */
+const ASK_AGAIN_MS = 250;
 /**
- * Frames the encoder must have put out since the display was last asked about: the second was
- * grabbed after Xvnc's last answer, so the picture the encoder stopped on is the screen's.
+ * Frames the encoder must have put out since Xvnc was asked: the second was grabbed after Xvnc's
+ * last answer, so the picture the encoder stops on is the screen's.
  */
 const FRAMES_BEFORE_PAUSE = 2;
 /** How often a quiet display is looked at again when it could not pause yet. */
@@ -28,10 +33,12 @@ const RECONNECT_MS = 5000;
 
 export class GrabPause {
   private changes: DisplayChanges | null = null;
-  private listeningSince = 0;
+  /** Frames put out since Xvnc was last asked, by the encoder `counted` (a replacement's count from its first). */
   private framesSince = 0;
-  /** The encoder whose frames `framesSince` counts: a replacement's are counted from its first. */
   private counted: SupervisedProcess | null = null;
+  /** The last frame's arrival, and how many frames in a row came at the still screen's pace. */
+  private lastFrameAt = -Infinity;
+  private stillFrames = 0;
   private paused: SupervisedProcess | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running = false;
@@ -45,6 +52,8 @@ export class GrabPause {
     private readonly encoder: () => SupervisedProcess | null,
     /** Whether the grab may pause now: only recordings watch, and no encoder is starting. */
     private readonly mayPause: () => boolean,
+    /** A gap between frames at least this long is the still screen's pace (a frame every STILL_FRAME_MS), not motion's. */
+    private readonly stillGapMs: number,
   ) {}
 
   /** Whether the grab is paused now. */
@@ -52,15 +61,15 @@ export class GrabPause {
     return this.paused !== null;
   }
 
-  /** The encoder runs for a recording: the display is listened to, and the grab pauses when still. */
+  /** The encoder runs for a recording: the grab pauses when the display is still. */
   start(): void {
     this.running = true;
     if (this.changes || performance.now() - this.closedAt < RECONNECT_MS) return;
     const changes = (this.changes = new DisplayChanges(this.display.connect()));
-    changes.on('ready', () => this.listen());
+    changes.on('ready', () => this.askIfStill());
     changes.on('change', () => {
       this.unpause();
-      this.later(() => this.listen(), LISTEN_INTERVAL_MS);
+      this.later(() => this.askIfStill(), ASK_AGAIN_MS);
     });
     changes.once('closed', () => {
       if (this.changes !== changes) return;
@@ -77,6 +86,7 @@ export class GrabPause {
     this.running = false;
     this.unpause();
     this.clearTimer();
+    [this.lastFrameAt, this.stillFrames] = [-Infinity, 0];
     const changes = this.changes;
     this.changes = null;
     changes?.close();
@@ -87,6 +97,10 @@ export class GrabPause {
     if (process !== this.encoder()) return;
     if (process !== this.counted) [this.counted, this.framesSince] = [process, 0];
     this.framesSince++;
+    const now = performance.now();
+    this.stillFrames = now - this.lastFrameAt >= this.stillGapMs ? this.stillFrames + 1 : 0;
+    this.lastFrameAt = now;
+    if (!this.timer) this.askIfStill();
   }
 
   /**
@@ -104,20 +118,21 @@ export class GrabPause {
     if (paused) signalProcess(paused, 'SIGCONT');
   }
 
-  private listen(): void {
+  /** The frames say the screen is still: Xvnc is asked to tell the next change. */
+  private askIfStill(): void {
     const changes = this.changes;
-    if (!changes || !this.running) return;
+    if (!changes?.ready || changes.listening || !this.running || this.stillFrames < STILL_FRAMES_BEFORE_ASKING) return void this.clearTimer();
     changes.listen();
-    this.listeningSince = performance.now();
     this.framesSince = 0;
     this.later(() => this.quiet(), QUIET_MS);
   }
 
   /** No answer from Xvnc for QUIET_MS: the display is still; the grab pauses once it may. */
   private quiet(): void {
-    if (!this.changes?.listening || this.paused || !this.running) return;
+    if (!this.changes?.listening || this.paused || !this.running) return void this.clearTimer();
     const process = this.encoder();
     if (!process || !this.mayPause() || this.framesSince < FRAMES_BEFORE_PAUSE) return this.later(() => this.quiet(), RECHECK_MS);
+    this.clearTimer();
     this.paused = process;
     this.pauses++;
     this.framesSince = 0;

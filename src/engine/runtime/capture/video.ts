@@ -199,6 +199,8 @@ export class SessionVideo {
             display,
             () => this.current?.process ?? null,
             () => !this.next && [...this.audience].every((stream) => stream.forRecording),
+            // A still screen's frames come every STILL_FRAME_MS; motion's every grab (1.5 grabs apart at most).
+            Math.max(0.75 * STILL_FRAME_MS, 1500 / settings.fps),
           )
         : null;
   }
