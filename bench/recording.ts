@@ -91,7 +91,8 @@ export async function recordingBench(): Promise<void> {
         const created = await call('/vm/create', { browser: 'chromium', url: `${origin}${path}`, ...(record ? { record: true } : {}) });
         const id = created.vmId as string;
         for (let row = await engine.store.session(id); row?.status !== 'running'; row = await engine.store.session(id)) await new Promise((r) => setTimeout(r, 100));
-        const sessionDir = engine.runtime.get((await engine.store.session(id))!.runtime_id!)!.dir;
+        const session = engine.runtime.get((await engine.store.session(id))!.runtime_id!)!;
+        const sessionDir = session.dir;
         await new Promise((r) => setTimeout(r, 2000));
         const before = await sessionCpu(sessionDir);
         const engineBefore = process.cpuUsage();
@@ -109,6 +110,8 @@ export async function recordingBench(): Promise<void> {
         figures[`${name}DisplayCpuPercent`] = percent(used.display);
         figures[`${name}SoundCpuPercent`] = percent(used.sound);
         figures[`${name}EngineCpuPercent`] = percent((engineUsed.user + engineUsed.system) / 1e6);
+        // How often the grab paused, and Xvnc was asked about changes, since the session started (decisions.md 118).
+        if (record) Object.assign(figures, { [`${name}GrabPauses`]: session.ends.video?.grabPauses.pauses ?? 0, [`${name}ChangeAsks`]: session.ends.video?.grabPauses.asks ?? 0 });
         if (record) {
           const info = (await call(`/vm/recording?id=${id}`)).recording as { bytes: number; duration_ms: number };
           figures[name === 'recorded' ? 'bytesPerMinute' : `${name}BytesPerMinute`] = Math.round((info.bytes / info.duration_ms) * 60_000);

@@ -89,8 +89,13 @@ describe('a replay link', () => {
     const { automationToken } = await import('../../src/engine/channels/automation/tokens.js');
     const secret = await fixture.engine.store.settingOrInsert('replay_link_secret', 'unused');
     expect((await open(`${fixture.engine.url}/replay/${automationToken(secret, vmId, Date.now() + 60_000)}/recording`)).status).toBe(404);
-    // Only GET.
+    // GET, and HEAD for the headers alone (players and link checkers ask it first); nothing else.
     expect((await open(`${url}/recording`, { method: 'POST' })).status).toBe(405);
+    const head = await open(`${url}/media`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('video/mp4');
+    expect(Number(head.headers.get('content-length'))).toBeGreaterThan(10_000);
+    expect((await head.arrayBuffer()).byteLength).toBe(0);
   });
 
   it('expires when it says, and never outlives the recording', async () => {

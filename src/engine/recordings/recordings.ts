@@ -147,7 +147,9 @@ export class Recordings {
   async mediaOf(row: SessionRow): Promise<{ path: string; whole: boolean } | { status: 'denied'; message: string }> {
     if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded (create it with record: true, on a plan that records)' };
     const path = join(this.dirOf(row.id), MEDIA_FILE);
-    if (!existsSync(path)) return { status: 'denied', message: 'id: this session\'s recording has no media (it was removed, or the session has not shown a picture yet)' };
+    if (!existsSync(path)) {
+      return { status: 'denied', message: existsSync(this.dirOf(row.id)) ? 'id: this session\'s recording has no media yet (the session has not shown a picture)' : 'id: this session\'s recording was removed' };
+    }
     return { path, whole: await this.isWhole(row) };
   }
 

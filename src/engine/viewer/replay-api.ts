@@ -70,11 +70,12 @@ export function createReplayApi(options: ReplayApiOptions) {
     const path = REPLAY_PATH.exec(url.pathname);
     if (!path?.[2]) return false;
     if (request.method === 'OPTIONS') {
-      response.writeHead(204, { ...SECURITY_HEADERS, ...CORS, 'access-control-allow-methods': 'GET', 'access-control-allow-headers': 'range', 'access-control-max-age': '600' }).end();
+      response.writeHead(204, { ...SECURITY_HEADERS, ...CORS, 'access-control-allow-methods': 'GET, HEAD', 'access-control-allow-headers': 'range', 'access-control-max-age': '600' }).end();
       return true;
     }
-    if (request.method !== 'GET') {
-      sendJson(response, { status: 'denied', message: `use GET for /replay/<token>/${path[2]}` }, 405, { ...CORS, allow: 'GET' });
+    // HEAD as GET: Node's server sends the headers only (players and link checkers ask HEAD first).
+    if (request.method !== 'GET' && request.method !== 'HEAD') {
+      sendJson(response, { status: 'denied', message: `use GET for /replay/<token>/${path[2]}` }, 405, { ...CORS, allow: 'GET, HEAD' });
       return true;
     }
     const found = await lookUp(request, path[1]!);

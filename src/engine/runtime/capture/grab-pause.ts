@@ -43,8 +43,9 @@ export class GrabPause {
   private timer: NodeJS.Timeout | null = null;
   private running = false;
   private closedAt = -Infinity;
-  /** Times the grab paused so far (figures and tests). */
+  /** Times the grab paused so far, and times Xvnc was asked to tell a change (figures and tests). */
   pauses = 0;
+  asks = 0;
 
   constructor(
     private readonly display: Display,
@@ -123,6 +124,7 @@ export class GrabPause {
     const changes = this.changes;
     if (!changes?.ready || changes.listening || !this.running || this.stillFrames < STILL_FRAMES_BEFORE_ASKING) return void this.clearTimer();
     changes.listen();
+    this.asks++;
     this.framesSince = 0;
     this.later(() => this.quiet(), QUIET_MS);
   }

@@ -205,9 +205,9 @@ export class SessionVideo {
         : null;
   }
 
-  /** Whether the grab is paused now (only recordings watch and the display is still), and how often it paused. */
-  get grabPauses(): { paused: boolean; count: number } {
-    return { paused: this.grabPause?.isPaused ?? false, count: this.grabPause?.pauses ?? 0 };
+  /** Whether the grab is paused now (only recordings watch and the display is still), how often it paused, and how often Xvnc was asked about changes. */
+  get grabPauses(): { paused: boolean; pauses: number; asks: number } {
+    return { paused: this.grabPause?.isPaused ?? false, pauses: this.grabPause?.pauses ?? 0, asks: this.grabPause?.asks ?? 0 };
   }
 
   /** The encoder's bit rate now (kbit/s): the configured ceiling, or a rung under it for a slow watcher. */
