@@ -125,8 +125,8 @@ export class SessionRecorder {
     if (!sound || this.closed) return;
     const stream = (this.soundStream = sound.listen({ forRecording: true }));
     stream.on('packet', (packet) => {
-      // The first packet after a rest: the rest's silence before it, up to now.
-      if (sound.restedSince(this.lastSoundAt)) this.fillSilence(true);
+      // The first packet after a rest, or the first at all: silence before it, up to now.
+      if (sound.restedSince(this.lastSoundAt) || !this.last.has(AUDIO_TRACK)) this.fillSilence(true);
       this.lastSoundAt = performance.now();
       const block = { track: AUDIO_TRACK, time: this.timeOf(AUDIO_TRACK, SOUND_FORMAT.frameMs), key: true, data: packet };
       if (this.header) return this.add(block);
@@ -138,15 +138,16 @@ export class SessionRecorder {
 
   /**
    * While the sound encoder rests (or, `ended`, when it has just rested), frames of silence from
-   * the track's last one up to now, so the track has no hole (a copy to MP4 would give the frame
-   * before a hole the hole's length, and a decoder play what follows that much too soon).
+   * the track's last one up to now, so the track has no hole (a copy to MP4 gives the frame before
+   * a hole the hole's length, and a decoder plays what follows that much too soon). A track that
+   * has had no frame yet is filled from the recording's time 0 (the sound started after the picture).
    */
   private fillSilence(ended = false): void {
     const { sound } = this.parts;
-    const last = this.last.get(AUDIO_TRACK);
+    const step = SOUND_FORMAT.frameMs;
+    const last = this.last.get(AUDIO_TRACK) ?? (this.origin === null ? undefined : this.origin - step);
     if (!sound || last === undefined || !this.soundStream || this.soundStream.closed) return;
     if (!ended && !sound.silentPauses.paused) return;
-    const step = SOUND_FORMAT.frameMs;
     const now = performance.now() - this.began;
     // Up to a frame before now: the next real packet, stamped now, follows the last on time.
     for (let time = last + step; time <= now - step; time += step) {
