@@ -8,6 +8,7 @@
 // the suspended sink loses nothing: PulseAudio holds its first buffer and asks for no more until
 // the sink runs, so its sound comes a moment late, never cut. The recorder fills the pause with
 // silence (recorder.ts), so the recording's sound stays on the session's clock.
+import { existsSync } from 'node:fs';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 import { signalProcess, type SupervisedProcess } from '../sandbox/processes.js';
 
@@ -16,6 +17,13 @@ export const SILENT_MS = 1000;
 /** The subscriber is started again no sooner than this after it ended on its own. */
 const RESTART_MS = 5000;
 const PACTL = '/usr/bin/pactl';
+/** pactl's event lines are short; a longer run without a newline is not pactl's, and is dropped. */
+const MAX_LINE = 1024;
+
+/** Whether this host has pactl (pulseaudio-utils), which the rest needs; without it the encoder runs as before. */
+export function canPauseSound(): boolean {
+  return existsSync(PACTL);
+}
 
 export class SoundPause {
   private subscriber: SupervisedProcess | null = null;
@@ -95,7 +103,7 @@ export class SoundPause {
     subscriber.child.stdout!.setEncoding('utf8');
     subscriber.child.stdout!.on('data', (chunk: string) => {
       const lines = (partial + chunk).split('\n');
-      partial = lines.pop()!;
+      partial = lines.pop()!.slice(-MAX_LINE);
       for (const line of lines) {
         // "Event 'new' on sink-input #3": a stream may start playing (new, or uncorked: change).
         const event = /^Event '(\w+)' on sink-input #/.exec(line)?.[1];

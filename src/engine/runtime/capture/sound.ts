@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 import { Audience } from './audience.js';
-import { SoundPause } from './sound-pause.js';
+import { canPauseSound, SoundPause } from './sound-pause.js';
 import { OggOpusReader } from './ogg-opus.js';
 import { signalProcess, withTimeout, type SupervisedProcess } from '../sandbox/processes.js';
 import type { SoundFormat } from '../../../protocol/sound.js';
@@ -122,7 +122,7 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
     // own default held about 52 ms before the encoder could see a sound; 10 ms (with Chromium's
     // 256-frame buffers) measured 22 ms (docs/benchmarks.md, "Sound under 100 ms").
     this.clientEnv = { PULSE_SERVER: `unix:${socketPath}`, PULSE_LATENCY_MSEC: '10' };
-    this.pause = settings.pauseWhenSilent
+    this.pause = settings.pauseWhenSilent && canPauseSound()
       ? new SoundPause(sandbox, SINK, this.clientEnv, () => [...this.audience].every((stream) => stream.forRecording))
       : null;
     void server.exited.then(({ code, signal }) => {
