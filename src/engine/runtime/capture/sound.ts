@@ -107,6 +107,8 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
   /** Rests the encoder while only recordings listen and nothing plays (null when the settings keep it running). */
   private readonly pause: SoundPause | null;
   private encoder: SupervisedProcess | null = null;
+  /** Whether the encoder in use has put out sound yet: it rests only once it is up (a rest before would hold its start back). */
+  private encoderFlowing = false;
   private stopped = false;
   /** Set once the sound server is gone while the session runs: why there is no sound. */
   lostReason: string | null = null;
@@ -123,7 +125,7 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
     // 256-frame buffers) measured 22 ms (docs/benchmarks.md, "Sound under 100 ms").
     this.clientEnv = { PULSE_SERVER: `unix:${socketPath}`, PULSE_LATENCY_MSEC: '10' };
     this.pause = settings.pauseWhenSilent && canPauseSound()
-      ? new SoundPause(sandbox, SINK, this.clientEnv, () => [...this.audience].every((stream) => stream.forRecording))
+      ? new SoundPause(sandbox, SINK, this.clientEnv, () => this.encoderFlowing && [...this.audience].every((stream) => stream.forRecording))
       : null;
     void server.exited.then(({ code, signal }) => {
       if (this.stopped) return;
@@ -188,6 +190,7 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
       mayRun: [],
     });
     this.encoder = encoder;
+    this.encoderFlowing = false;
     const reader = new OggOpusReader();
     encoder.child.stdout!.on('data', (chunk: Buffer) => {
       if (this.encoder !== encoder) return;
@@ -197,6 +200,10 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
       } catch (error) {
         this.audience.endAll((error as Error).message);
         return;
+      }
+      if (packets.length > 0 && !this.encoderFlowing) {
+        this.encoderFlowing = true;
+        this.pause?.recheck();
       }
       for (const packet of packets) for (const stream of this.audience) stream.deliver(packet);
     });
