@@ -1,0 +1,170 @@
+// The sound encoder's rest (decisions.md 119), its decisions alone: a sandbox whose `pactl`
+// commands the test answers, and whose `pactl subscribe` is a `cat` the test writes event lines
+// into. The sink is suspended once nothing plays for a second and only recordings listen; a new
+// stream or a person wakes it at once; a check overtaken by an event does not suspend; commands
+// run one at a time, in order; stopping wakes the sink.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { SILENT_MS, SoundPause } from '../../src/engine/runtime/capture/sound-pause.js';
+import type { SessionSandbox } from '../../src/engine/runtime/sandbox/confinement.js';
+import { spawnSupervised, type SupervisedProcess } from '../../src/engine/runtime/sandbox/processes.js';
+
+interface Pending {
+  args: string[];
+  answer(output: string): void;
+  fail(): void;
+}
+
+/** A sandbox whose `run` waits for the test's answer, and whose spawned subscriber is a `cat`. */
+function fakeSandbox() {
+  const runs: Pending[] = [];
+  const subscribers: SupervisedProcess[] = [];
+  const sandbox = {
+    env: {},
+    ended: () => false,
+    spawn: () => {
+      const cat = spawnSupervised('subscriber', 'cat', [], { env: { PATH: process.env.PATH }, stdio: ['pipe', 'pipe', 'pipe'] });
+      subscribers.push(cat);
+      return cat;
+    },
+    run: (_command: string, args: string[]) =>
+      new Promise<string>((resolve, reject) => runs.push({ args, answer: resolve, fail: () => reject(new Error('failed')) })),
+  } as unknown as SessionSandbox;
+  return { sandbox, runs, subscribers };
+}
+
+/** Lets pending I/O and promises settle (timers are the test's). */
+async function settle(times = 20): Promise<void> {
+  for (let i = 0; i < times; i++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Waits for the `n`th command to be asked (the subscriber's lines travel through a real pipe). */
+async function nth(runs: Pending[], n: number): Promise<Pending> {
+  for (let i = 0; i < 500 && runs.length < n; i++) await settle(1);
+  expect(runs.length, `command ${n} asked`).toBeGreaterThanOrEqual(n);
+  return runs[n - 1]!;
+}
+
+const NOTHING = '';
+const PLAYING = 'Sink Input #4\n\tDriver: protocol-native.c\n\tCorked: no\n';
+const CORKED = 'Sink Input #4\n\tDriver: protocol-native.c\n\tCorked: yes\n';
+
+let fake: ReturnType<typeof fakeSandbox>;
+let person = false;
+let pause: SoundPause;
+
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  fake = fakeSandbox();
+  person = false;
+  pause = new SoundPause(fake.sandbox, 'out', {}, () => !person);
+});
+
+afterEach(async () => {
+  pause.stop();
+  for (const subscriber of fake.subscribers) subscriber.child.kill('SIGKILL');
+  await Promise.all(fake.subscribers.map((subscriber) => subscriber.exited));
+  vi.useRealTimers();
+});
+
+/** Starts the rest and lets it suspend the sink: nothing plays for SILENT_MS. */
+async function rest(): Promise<void> {
+  pause.start();
+  await vi.advanceTimersByTimeAsync(SILENT_MS);
+  const list = await nth(fake.runs, 1);
+  expect(list.args).toEqual(['list', 'sink-inputs']);
+  list.answer(NOTHING);
+  const suspend = await nth(fake.runs, 2);
+  expect(suspend.args).toEqual(['suspend-sink', 'out', '1']);
+  expect(pause.isPaused).toBe(true);
+  suspend.answer('');
+  await settle();
+}
+
+describe('the sound encoder\'s rest', () => {
+  it('suspends the sink once nothing plays for a second, and a new stream wakes it at once', async () => {
+    const before = performance.now();
+    await rest();
+    expect(pause.restedSince(before)).toBe(true);
+    fake.subscribers[0]!.child.stdin!.write("Event 'change' on sink #0\nEvent 'new' on sink-input #4\n");
+    const resume = await nth(fake.runs, 3);
+    expect(resume.args).toEqual(['suspend-sink', 'out', '0']);
+    resume.answer('');
+    await settle();
+    expect(pause.isPaused).toBe(false);
+    // A packet that came before the resume finished still sees the rest; one after does not.
+    expect(pause.restedSince(before)).toBe(true);
+    const after = performance.now() + 1;
+    expect(pause.restedSince(after)).toBe(false);
+  });
+
+  it('keeps the sink running while a stream plays, and suspends it once the stream is corked', async () => {
+    pause.start();
+    await vi.advanceTimersByTimeAsync(SILENT_MS);
+    (await nth(fake.runs, 1)).answer(PLAYING);
+    await settle();
+    expect(pause.isPaused).toBe(false);
+    await vi.advanceTimersByTimeAsync(SILENT_MS);
+    (await nth(fake.runs, 2)).answer(CORKED);
+    expect((await nth(fake.runs, 3)).args).toEqual(['suspend-sink', 'out', '1']);
+  });
+
+  it('does not suspend on a check that a new stream overtook', async () => {
+    pause.start();
+    await vi.advanceTimersByTimeAsync(SILENT_MS);
+    const list = await nth(fake.runs, 1);
+    fake.subscribers[0]!.child.stdin!.write("Event 'new' on sink-input #4\n");
+    // The event is read before the list's answer comes.
+    for (let i = 0; i < 500; i++) await settle(1);
+    list.answer(NOTHING);
+    await settle();
+    expect(fake.runs).toHaveLength(1);
+    expect(pause.isPaused).toBe(false);
+  });
+
+  it('never rests while a person listens, and rests once the person left', async () => {
+    person = true;
+    pause.start();
+    await vi.advanceTimersByTimeAsync(3 * SILENT_MS);
+    expect(fake.runs).toHaveLength(0);
+    person = false;
+    pause.recheck();
+    await vi.advanceTimersByTimeAsync(SILENT_MS);
+    expect((await nth(fake.runs, 1)).args).toEqual(['list', 'sink-inputs']);
+  });
+
+  it('runs its commands one at a time: a wake during a suspend resumes after it', async () => {
+    pause.start();
+    await vi.advanceTimersByTimeAsync(SILENT_MS);
+    (await nth(fake.runs, 1)).answer(NOTHING);
+    const suspend = await nth(fake.runs, 2);
+    pause.wake();
+    await settle();
+    expect(fake.runs).toHaveLength(2);
+    suspend.answer('');
+    const resume = await nth(fake.runs, 3);
+    expect(resume.args).toEqual(['suspend-sink', 'out', '0']);
+    resume.answer('');
+    await settle();
+    expect(pause.isPaused).toBe(false);
+  });
+
+  it('wakes the sink when it stops, and when its subscriber ends', async () => {
+    await rest();
+    pause.stop();
+    const resume = await nth(fake.runs, 3);
+    expect(resume.args).toEqual(['suspend-sink', 'out', '0']);
+    resume.answer('');
+    await fake.subscribers[0]!.exited;
+
+    pause.start();
+    await vi.advanceTimersByTimeAsync(5 * SILENT_MS);
+    // Started again: a new subscriber, and a rest after a second of nothing playing.
+    (await nth(fake.runs, 4)).answer(NOTHING);
+    (await nth(fake.runs, 5)).answer('');
+    await settle();
+    expect(pause.isPaused).toBe(true);
+    fake.subscribers.at(-1)!.child.kill('SIGKILL');
+    const woken = await nth(fake.runs, 6);
+    expect(woken.args).toEqual(['suspend-sink', 'out', '0']);
+  });
+});
