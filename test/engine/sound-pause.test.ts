@@ -1,8 +1,9 @@
 // The sound encoder's rest (decisions.md 119), its decisions alone: a sandbox whose `pactl`
 // commands the test answers, and whose `pactl subscribe` is a `cat` the test writes event lines
-// into. The sink is suspended once nothing plays for a second and only recordings listen; a new
-// stream or a person wakes it at once; a check overtaken by an event does not suspend; commands
-// run one at a time, in order; stopping wakes the sink.
+// into. The sink is suspended once nothing plays for a second, only recordings listen and the
+// subscriber is known to follow the server (it has told something); a new stream or a person
+// wakes it at once; a check overtaken by an event does not suspend; commands run one at a time,
+// in order; stopping wakes the sink.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SILENT_MS, SoundPause } from '../../src/engine/runtime/capture/sound-pause.js';
 import type { SessionSandbox } from '../../src/engine/runtime/sandbox/confinement.js';
@@ -66,9 +67,16 @@ afterEach(async () => {
   vi.useRealTimers();
 });
 
+/** The latest subscriber tells a client's coming (as every pactl run makes it do): it is known to follow the server. */
+async function speak(): Promise<void> {
+  fake.subscribers.at(-1)!.child.stdin!.write("Event 'new' on client #7\n");
+  for (let i = 0; i < 500; i++) await settle(1);
+}
+
 /** Starts the rest and lets it suspend the sink: nothing plays for SILENT_MS. */
 async function rest(): Promise<void> {
   pause.start();
+  await speak();
   await vi.advanceTimersByTimeAsync(SILENT_MS);
   const list = await nth(fake.runs, 1);
   expect(list.args).toEqual(['list', 'sink-inputs']);
@@ -99,6 +107,7 @@ describe('the sound encoder\'s rest', () => {
 
   it('keeps the sink running while a stream plays, and suspends it once the stream is corked', async () => {
     pause.start();
+    await speak();
     await vi.advanceTimersByTimeAsync(SILENT_MS);
     (await nth(fake.runs, 1)).answer(PLAYING);
     await settle();
@@ -121,6 +130,20 @@ describe('the sound encoder\'s rest', () => {
     expect(pause.isPaused).toBe(false);
   });
 
+  it('does not rest before its subscriber has told anything', async () => {
+    pause.start();
+    await vi.advanceTimersByTimeAsync(SILENT_MS);
+    (await nth(fake.runs, 1)).answer(NOTHING);
+    await settle();
+    expect(fake.runs).toHaveLength(1);
+    expect(pause.isPaused).toBe(false);
+    // The list's own client made it speak: the next check suspends.
+    await speak();
+    await vi.advanceTimersByTimeAsync(SILENT_MS);
+    (await nth(fake.runs, 2)).answer(NOTHING);
+    expect((await nth(fake.runs, 3)).args).toEqual(['suspend-sink', 'out', '1']);
+  });
+
   it('never rests while a person listens, and rests once the person left', async () => {
     person = true;
     pause.start();
@@ -134,6 +157,7 @@ describe('the sound encoder\'s rest', () => {
 
   it('runs its commands one at a time: a wake during a suspend resumes after it', async () => {
     pause.start();
+    await speak();
     await vi.advanceTimersByTimeAsync(SILENT_MS);
     (await nth(fake.runs, 1)).answer(NOTHING);
     const suspend = await nth(fake.runs, 2);
@@ -157,6 +181,7 @@ describe('the sound encoder\'s rest', () => {
     await fake.subscribers[0]!.exited;
 
     pause.start();
+    await speak();
     await vi.advanceTimersByTimeAsync(5 * SILENT_MS);
     // Started again: a new subscriber, and a rest after a second of nothing playing.
     (await nth(fake.runs, 4)).answer(NOTHING);

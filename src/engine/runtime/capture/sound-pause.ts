@@ -27,6 +27,12 @@ export function canPauseSound(): boolean {
 
 export class SoundPause {
   private subscriber: SupervisedProcess | null = null;
+  /**
+   * Whether the subscriber has told anything yet: only then is it known to follow the server (a
+   * rest begun before would miss a stream that appears meanwhile). Every pactl run is a client
+   * that comes and goes, so the first check's own list makes it speak.
+   */
+  private heard = false;
   private running = false;
   /** What the sink should be: suspended or not. */
   private wantSuspended = false;
@@ -98,12 +104,14 @@ export class SoundPause {
       mayRun: [],
     });
     this.subscriber = subscriber;
+    this.heard = false;
     subscriber.child.once('error', () => undefined);
     let partial = '';
     subscriber.child.stdout!.setEncoding('utf8');
     subscriber.child.stdout!.on('data', (chunk: string) => {
       const lines = (partial + chunk).split('\n');
       partial = lines.pop()!.slice(-MAX_LINE);
+      if (lines.length > 0) this.heard = true;
       for (const line of lines) {
         // "Event 'new' on sink-input #3": a stream may start playing (new, or uncorked: change).
         const event = /^Event '(\w+)' on sink-input #/.exec(line)?.[1];
@@ -139,6 +147,7 @@ export class SoundPause {
       return this.recheck();
     }
     if (generation !== this.generation || !this.running || !this.subscriber || !this.mayPause()) return;
+    if (!this.heard) return this.recheck();
     // Every stream's "Corked:" line (LC_ALL=C); a stream not corked plays, even silence.
     if (/^\s*Corked: no\s*$/m.test(list)) return this.recheck();
     this.pauses++;
