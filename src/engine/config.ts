@@ -159,13 +159,7 @@ export const engineConfigSchema = z
      * recordings listen and nothing plays, the encoder rests (`pauseWhenSilent`, decisions.md 119).
      */
     sound: z
-      .union([
-        z.literal(false),
-        z.object({
-          bitrateKbps: z.number().int().min(6).max(510).default(DEFAULT_SOUND.bitrateKbps),
-          pauseWhenSilent: z.boolean().default(DEFAULT_SOUND.pauseWhenSilent),
-        }),
-      ])
+      .union([z.literal(false), z.object({ bitrateKbps: z.number().int().min(6).max(510).default(DEFAULT_SOUND.bitrateKbps), pauseWhenSilent: z.boolean().default(DEFAULT_SOUND.pauseWhenSilent) })])
       .default(DEFAULT_SOUND),
     /**
      * The display's motion as video (issue 25, decisions.md 65-70; on by default, decision 71): a
