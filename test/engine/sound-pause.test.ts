@@ -1,13 +1,14 @@
 // The sound encoder's rest (decisions.md 119), its decisions alone: a sandbox whose `pactl`
-// commands the test answers, and whose `pactl subscribe` is a `cat` the test writes event lines
-// into. The sink is suspended once nothing plays for a second, only recordings listen and the
+// commands the test answers, and whose `pactl subscribe` is a stream the test writes event lines
+// into (no process is started). The sink is suspended once nothing plays for a second, only recordings listen and the
 // subscriber is known to follow the server (it has told something); a new stream or a person
 // wakes it at once; a check overtaken by an event does not suspend; commands run one at a time,
 // in order; stopping wakes the sink.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SILENT_MS, SoundPause } from '../../src/engine/runtime/capture/sound-pause.js';
 import type { SessionSandbox } from '../../src/engine/runtime/sandbox/confinement.js';
-import { spawnSupervised, type SupervisedProcess } from '../../src/engine/runtime/sandbox/processes.js';
+import { PassThrough } from 'node:stream';
+import type { SupervisedProcess } from '../../src/engine/runtime/sandbox/processes.js';
 
 interface Pending {
   args: string[];
@@ -15,17 +16,34 @@ interface Pending {
   fail(): void;
 }
 
-/** A sandbox whose `run` waits for the test's answer, and whose spawned subscriber is a `cat`. */
+/** A subscriber that is no process: its output is what the test writes, it ends when the test says. */
+interface FakeSubscriber {
+  process: SupervisedProcess;
+  tell(line: string): void;
+  end(): void;
+}
+
+function fakeSubscriber(): FakeSubscriber {
+  const stdout = new PassThrough();
+  let end = () => undefined as void;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => (end = () => resolve({ code: 0, signal: null })));
+  // Stated as exited already, so the pause's SIGKILL is never sent to any process group.
+  const child = Object.assign(new PassThrough(), { stdout, exitCode: 0, signalCode: null });
+  const process = { name: 'sound-events', child, pid: -1, exited, stderrTail: () => '' } as unknown as SupervisedProcess;
+  return { process, tell: (line) => stdout.write(`${line}\n`), end };
+}
+
+/** A sandbox whose `run` waits for the test's answer, and whose spawned subscriber is the test's. */
 function fakeSandbox() {
   const runs: Pending[] = [];
-  const subscribers: SupervisedProcess[] = [];
+  const subscribers: FakeSubscriber[] = [];
   const sandbox = {
     env: {},
     ended: () => false,
     spawn: () => {
-      const cat = spawnSupervised('subscriber', 'cat', [], { env: { PATH: process.env.PATH }, stdio: ['pipe', 'pipe', 'pipe'] });
-      subscribers.push(cat);
-      return cat;
+      const subscriber = fakeSubscriber();
+      subscribers.push(subscriber);
+      return subscriber.process;
     },
     run: (_command: string, args: string[]) =>
       new Promise<string>((resolve, reject) => runs.push({ args, answer: resolve, fail: () => reject(new Error('failed')) })),
@@ -38,9 +56,9 @@ async function settle(times = 20): Promise<void> {
   for (let i = 0; i < times; i++) await new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Waits for the `n`th command to be asked (the subscriber's lines travel through a real pipe). */
+/** The `n`th command asked, once the promises before it settled. */
 async function nth(runs: Pending[], n: number): Promise<Pending> {
-  for (let i = 0; i < 500 && runs.length < n; i++) await settle(1);
+  await settle();
   expect(runs.length, `command ${n} asked`).toBeGreaterThanOrEqual(n);
   return runs[n - 1]!;
 }
@@ -60,17 +78,16 @@ beforeEach(() => {
   pause = new SoundPause(fake.sandbox, 'out', {}, () => !person);
 });
 
-afterEach(async () => {
+afterEach(() => {
   pause.stop();
-  for (const subscriber of fake.subscribers) subscriber.child.kill('SIGKILL');
-  await Promise.all(fake.subscribers.map((subscriber) => subscriber.exited));
+  for (const subscriber of fake.subscribers) subscriber.end();
   vi.useRealTimers();
 });
 
 /** The latest subscriber tells a client's coming (as every pactl run makes it do): it is known to follow the server. */
 async function speak(): Promise<void> {
-  fake.subscribers.at(-1)!.child.stdin!.write("Event 'new' on client #7\n");
-  for (let i = 0; i < 500; i++) await settle(1);
+  fake.subscribers.at(-1)!.tell("Event 'new' on client #7");
+  await settle();
 }
 
 /** Starts the rest and lets it suspend the sink: nothing plays for SILENT_MS. */
@@ -93,7 +110,7 @@ describe('the sound encoder\'s rest', () => {
     const before = performance.now();
     await rest();
     expect(pause.restedSince(before)).toBe(true);
-    fake.subscribers[0]!.child.stdin!.write("Event 'change' on sink #0\nEvent 'new' on sink-input #4\n");
+    fake.subscribers[0]!.tell("Event 'change' on sink #0\nEvent 'new' on sink-input #4");
     const resume = await nth(fake.runs, 3);
     expect(resume.args).toEqual(['suspend-sink', 'out', '0']);
     resume.answer('');
@@ -121,9 +138,9 @@ describe('the sound encoder\'s rest', () => {
     pause.start();
     await vi.advanceTimersByTimeAsync(SILENT_MS);
     const list = await nth(fake.runs, 1);
-    fake.subscribers[0]!.child.stdin!.write("Event 'new' on sink-input #4\n");
+    fake.subscribers[0]!.tell("Event 'new' on sink-input #4");
     // The event is read before the list's answer comes.
-    for (let i = 0; i < 500; i++) await settle(1);
+    await settle();
     list.answer(NOTHING);
     await settle();
     expect(fake.runs).toHaveLength(1);
@@ -178,7 +195,8 @@ describe('the sound encoder\'s rest', () => {
     const resume = await nth(fake.runs, 3);
     expect(resume.args).toEqual(['suspend-sink', 'out', '0']);
     resume.answer('');
-    await fake.subscribers[0]!.exited;
+    fake.subscribers[0]!.end();
+    await settle();
 
     pause.start();
     await speak();
@@ -188,7 +206,7 @@ describe('the sound encoder\'s rest', () => {
     (await nth(fake.runs, 5)).answer('');
     await settle();
     expect(pause.isPaused).toBe(true);
-    fake.subscribers.at(-1)!.child.kill('SIGKILL');
+    fake.subscribers.at(-1)!.end();
     const woken = await nth(fake.runs, 6);
     expect(woken.args).toEqual(['suspend-sink', 'out', '0']);
   });
