@@ -6,7 +6,9 @@
 // session's end until its MP4 downloads. Recorded once more, in the same run, by an engine set as
 // before a change, for the comparison: `RBK_BENCH_RECORDING_AGAINST=grab-running` (the default) keeps
 // the grab running on a still screen (`video.pauseWhenStill: false`, as before decisions.md 118),
-// `every-frame` encodes every frame grabbed (`video.dropUnchanged: false`, as before decisions.md 108).
+// `every-frame` encodes every frame grabbed (`video.dropUnchanged: false`, as before decisions.md 108),
+// `sound-running` keeps the sound encoder encoding silence (`sound.pauseWhenSilent: false`, as before
+// decisions.md 119).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -16,12 +18,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine } from '../src/engine/engine.js';
 import { DEFAULT_PLANS } from '../src/engine/config.js';
-import { DEFAULT_VIDEO } from '../src/engine/runtime/index.js';
+import { DEFAULT_SOUND, DEFAULT_VIDEO } from '../src/engine/runtime/index.js';
 import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
 import { report } from './stats.js';
 
 const WINDOW_MS = Number(process.env.RBK_BENCH_RECORDING_SECONDS ?? 30) * 1000;
-const AGAINST = process.env.RBK_BENCH_RECORDING_AGAINST === 'every-frame' ? 'every-frame' : 'grab-running';
+const AGAINST = (['every-frame', 'sound-running'] as const).find((name) => name === process.env.RBK_BENCH_RECORDING_AGAINST) ?? 'grab-running';
 const TICKS = 100; // USER_HZ
 
 const STILL = '<!doctype html><title>Still</title><body style="font:20px sans-serif"><h1>A still page</h1><p>Nothing moves here.</p>';
@@ -64,7 +66,7 @@ export async function recordingBench(): Promise<void> {
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
-  const start = async (name: string, video: Partial<typeof DEFAULT_VIDEO>) => {
+  const start = async (name: string, video: Partial<typeof DEFAULT_VIDEO>, sound: Partial<typeof DEFAULT_SOUND> = {}) => {
     const engine = await createEngine({
       dataDir: join(dir, `data-${name}`),
       port: 0,
@@ -72,6 +74,7 @@ export async function recordingBench(): Promise<void> {
         egress: { allow: ['127.0.0.1/32'] },
         plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }],
         video: { ...DEFAULT_VIDEO, ...video },
+        sound: { ...DEFAULT_SOUND, ...sound },
         log: { level: 'warn' },
       },
     });
@@ -82,7 +85,8 @@ export async function recordingBench(): Promise<void> {
     };
     return { engine, call, key: apiKey.key };
   };
-  const engines = { current: await start('current', {}), against: await start(AGAINST, AGAINST === 'every-frame' ? { dropUnchanged: false } : { pauseWhenStill: false }) };
+  const against = () => (AGAINST === 'every-frame' ? start(AGAINST, { dropUnchanged: false }) : AGAINST === 'sound-running' ? start(AGAINST, {}, { pauseWhenSilent: false }) : start(AGAINST, { pauseWhenStill: false }));
+  const engines = { current: await start('current', {}), against: await against() };
   try {
     for (const [kind, path] of [['still page', '/still'], ['browsing', '/browse/1'], ['720p30 clip', '/clip']] as const) {
       const figures: Record<string, number> = {};

@@ -155,10 +155,11 @@ export const engineConfigSchema = z
       .default(DEFAULT_CONFINEMENT),
     /**
      * Each session's sound (decisions.md 53): a sound server inside the session and an Opus encoder
-     * while someone listens, at `bitrateKbps`; false runs no sound process at all.
+     * while someone listens, at `bitrateKbps`; false runs no sound process at all. While only
+     * recordings listen and nothing plays, the encoder rests (`pauseWhenSilent`, decisions.md 119).
      */
     sound: z
-      .union([z.literal(false), z.object({ bitrateKbps: z.number().int().min(6).max(510).default(DEFAULT_SOUND.bitrateKbps) })])
+      .union([z.literal(false), z.object({ bitrateKbps: z.number().int().min(6).max(510).default(DEFAULT_SOUND.bitrateKbps), pauseWhenSilent: z.boolean().default(DEFAULT_SOUND.pauseWhenSilent) })])
       .default(DEFAULT_SOUND),
     /**
      * The display's motion as video (issue 25, decisions.md 65-70; on by default, decision 71): a

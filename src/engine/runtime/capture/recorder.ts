@@ -5,7 +5,10 @@
 // session is recorded its encoders run, whether or not anyone watches; a still screen costs next to
 // no bytes, and little CPU since its unchanged frames are not encoded (decisions.md 108: frames then
 // come a few a second, each stamped with its arrival like any other, and none while the screen stays
-// still: decisions.md 118; docs/benchmarks.md, "Recordings").
+// still: decisions.md 118; docs/benchmarks.md, "Recordings"). Likewise the sound encoder rests while
+// nothing plays (sound-pause.ts, decisions.md 119): the recorder fills each rest with Opus frames of
+// silence, 10 ms apart as the encoder's own, so the sound track runs on without a hole and what
+// plays after the rest is at the time it came.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { AUDIO_TRACK, matroskaCluster, matroskaHeader, parameterSetUnits, VIDEO_TRACK, type Block } from './matroska.js';
@@ -27,6 +30,11 @@ export const CLOSED_SUFFIX = '.closed';
  * output came (a busy machine takes seconds to start one).
  */
 export const START_SUFFIX = '.start';
+/**
+ * The packet the session's encoder makes of 10 ms of silence (libopus, CELT only, 48 kHz stereo:
+ * its TOC byte 0xf4, then the range coder's silence flag): what fills a rest of the encoder.
+ */
+export const SILENT_PACKET: Readonly<Buffer> = Buffer.from([0xf4, 0xff, 0xfe]);
 /** libopus's look-ahead at 48 kHz, which ffmpeg's encoder states as the stream's pre-skip. */
 const OPUS_PRE_SKIP = 312;
 
@@ -56,6 +64,8 @@ export class SessionRecorder {
   /** Each track's last time: times only grow (a burst of packets arriving at once is spread out). */
   private readonly last = new Map<number, number>();
   private readonly flusher: NodeJS.Timeout;
+  /** When the sound encoder's last packet came (performance.now()). */
+  private lastSoundAt = -Infinity;
   /** Bytes written to the file so far. */
   written = 0;
 
@@ -68,7 +78,10 @@ export class SessionRecorder {
     if (!parts.video) this.writeHeader(null);
     this.watch();
     this.listen();
-    this.flusher = setInterval(() => this.flush(), CLUSTER_MS);
+    this.flusher = setInterval(() => {
+      this.fillSilence();
+      this.flush();
+    }, CLUSTER_MS);
   }
 
   /** Stops recording: the streams leave their encoders, the last cluster is written, the file closed. */
@@ -78,6 +91,7 @@ export class SessionRecorder {
     // A still screen's grab may be paused (decisions.md 118): one more frame, so the picture runs to the end.
     if (this.videoStream && !this.videoStream.closed) await this.parts.video?.catchUp();
     clearInterval(this.flusher);
+    this.fillSilence();
     this.videoStream?.close();
     this.soundStream?.close();
     this.flush();
@@ -109,14 +123,39 @@ export class SessionRecorder {
   private listen(): void {
     const { sound } = this.parts;
     if (!sound || this.closed) return;
-    const stream = (this.soundStream = sound.listen());
+    const stream = (this.soundStream = sound.listen({ forRecording: true }));
     stream.on('packet', (packet) => {
+      // The first packet after a rest, or the first at all: silence before it, up to now.
+      if (sound.restedSince(this.lastSoundAt) || !this.last.has(AUDIO_TRACK)) this.fillSilence(true);
+      this.lastSoundAt = performance.now();
       const block = { track: AUDIO_TRACK, time: this.timeOf(AUDIO_TRACK, SOUND_FORMAT.frameMs), key: true, data: packet };
       if (this.header) return this.add(block);
       this.early.push(block);
       while (this.early.length > 0 && block.time - this.early[0]!.time > EARLY_MS) this.early.shift();
     });
     stream.once('end', () => this.again(() => this.listen()));
+  }
+
+  /**
+   * While the sound encoder rests (or, `ended`, when it has just rested), frames of silence from
+   * the track's last one up to now, so the track has no hole (a copy to MP4 gives the frame before
+   * a hole the hole's length, and a decoder plays what follows that much too soon). A track that
+   * has had no frame yet is filled from the recording's time 0 (the sound started after the picture).
+   */
+  private fillSilence(ended = false): void {
+    const { sound } = this.parts;
+    const step = SOUND_FORMAT.frameMs;
+    const last = this.last.get(AUDIO_TRACK) ?? (this.origin === null ? undefined : this.origin - step);
+    if (!sound || last === undefined || !this.soundStream || this.soundStream.closed) return;
+    if (!ended && !sound.silentPauses.paused) return;
+    const now = performance.now() - this.began;
+    // Up to a frame before now: the next real packet, stamped now, follows the last on time.
+    for (let time = last + step; time <= now - step; time += step) {
+      const block = { track: AUDIO_TRACK, time, key: true, data: SILENT_PACKET };
+      this.last.set(AUDIO_TRACK, time);
+      if (this.header) this.add(block);
+      else this.early.push(block);
+    }
   }
 
   /** An encoder's output stopped while the session runs (it failed): joined again shortly. */

@@ -3,6 +3,8 @@
 // (docs/architecture.md, "sound"). The sound server runs as the session uid in its namespaces,
 // under the exec guard and within its caps; its socket exists only in the session's own /session.
 // Nothing here ends the session: a sound server that dies takes the sound away, not the picture.
+// While only recordings listen and nothing plays, the sink is suspended and the encoder rests
+// (sound-pause.ts, decisions.md 119).
 import { EventEmitter } from 'node:events';
 import { lstat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
@@ -10,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 import { Audience } from './audience.js';
+import { canPauseSound, SoundPause } from './sound-pause.js';
 import { OggOpusReader } from './ogg-opus.js';
 import { signalProcess, withTimeout, type SupervisedProcess } from '../sandbox/processes.js';
 import type { SoundFormat } from '../../../protocol/sound.js';
@@ -17,9 +20,14 @@ import type { SoundFormat } from '../../../protocol/sound.js';
 export interface SoundSettings {
   /** The Opus encoder's target bit rate (kbit/s); 64 carries speech and music well at 48 kHz stereo. */
   bitrateKbps: number;
+  /**
+   * While only recordings listen and nothing plays into the sink, it is suspended and the encoder
+   * rests until a stream appears or a person listens (sound-pause.ts, decisions.md 119).
+   */
+  pauseWhenSilent: boolean;
 }
 
-export const DEFAULT_SOUND: SoundSettings = { bitrateKbps: 64 };
+export const DEFAULT_SOUND: SoundSettings = { bitrateKbps: 64, pauseWhenSilent: true };
 
 /** What every listener is told first (the sound channel's wire contract, src/protocol/sound.ts), then one packet per message. */
 /** 10 ms frames: a sound is in a packet 10 ms sooner than with Opus's usual 20 ms, for about 7 % more bytes (docs/benchmarks.md). */
@@ -50,7 +58,11 @@ export class SoundStream extends EventEmitter<{ packet: [Buffer]; end: [string] 
   readonly format: Readonly<SoundFormat> = SOUND_FORMAT;
   private ended = false;
 
-  constructor(private readonly leave: (stream: SoundStream) => void) {
+  constructor(
+    private readonly leave: (stream: SoundStream) => void,
+    /** Whether a recording listens through this stream, not a person (the encoder may rest while nothing plays). */
+    readonly forRecording = false,
+  ) {
     super();
   }
 
@@ -83,8 +95,20 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
   /** For the browser: where it finds the session's sound server. */
   readonly clientEnv: NodeJS.ProcessEnv;
   /** Who listens: the first starts the encoder, the last one out stops it (audience.ts). */
-  private readonly audience = new Audience<SoundStream>({ start: () => this.startEncoder(), stop: () => this.stopEncoder() });
+  private readonly audience = new Audience<SoundStream>({
+    start: () => this.startEncoder(),
+    stop: () => this.stopEncoder(),
+    joined: (stream) => {
+      if (stream.forRecording) this.pause?.start();
+      // A person hears at once: the sink runs while one listens.
+      else this.pause?.wake();
+    },
+  });
+  /** Rests the encoder while only recordings listen and nothing plays (null when the settings keep it running). */
+  private readonly pause: SoundPause | null;
   private encoder: SupervisedProcess | null = null;
+  /** Whether the encoder in use has put out sound yet: it rests only once it is up (a rest before would hold its start back). */
+  private encoderFlowing = false;
   private stopped = false;
   /** Set once the sound server is gone while the session runs: why there is no sound. */
   lostReason: string | null = null;
@@ -100,6 +124,9 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
     // own default held about 52 ms before the encoder could see a sound; 10 ms (with Chromium's
     // 256-frame buffers) measured 22 ms (docs/benchmarks.md, "Sound under 100 ms").
     this.clientEnv = { PULSE_SERVER: `unix:${socketPath}`, PULSE_LATENCY_MSEC: '10' };
+    this.pause = settings.pauseWhenSilent && canPauseSound()
+      ? new SoundPause(sandbox, SINK, this.clientEnv, () => this.encoderFlowing && [...this.audience].every((stream) => stream.forRecording))
+      : null;
     void server.exited.then(({ code, signal }) => {
       if (this.stopped) return;
       this.lostReason = `the sound server exited (${signal ?? `code ${code}`}); the session goes on without sound`;
@@ -113,6 +140,19 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
     return this.audience.size;
   }
 
+  /**
+   * Whether the encoder rests now (only recordings listen, nothing plays: the sink is suspended),
+   * and how often it rested: the recorder fills each rest with silence.
+   */
+  get silentPauses(): { paused: boolean; count: number } {
+    return { paused: this.pause?.isPaused ?? false, count: this.pause?.pauses ?? 0 };
+  }
+
+  /** Whether the encoder rested at any moment after `time` (performance.now()): a hole in its output since is a rest, all silence. */
+  restedSince(time: number): boolean {
+    return this.pause?.restedSince(time) ?? false;
+  }
+
   /** The encoder process while someone listens, else null (no listener: nothing is encoded). */
   get encoderProcess(): SupervisedProcess | null {
     return this.encoder;
@@ -122,8 +162,12 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
    * A new listener. The first one starts the encoder; each gets every packet from now on. When
    * the sound is gone (the server died, the session stopped) the stream ends at once, saying why.
    */
-  listen(): SoundStream {
-    return this.audience.join(new SoundStream((leaving) => this.audience.leave(leaving)));
+  listen(options: { forRecording?: boolean } = {}): SoundStream {
+    const leave = (leaving: SoundStream) => {
+      this.audience.leave(leaving);
+      this.pause?.recheck();
+    };
+    return this.audience.join(new SoundStream(leave, options.forRecording ?? false));
   }
 
   /** The session is ending: every listener is told, the encoder stops, no one new may listen. */
@@ -146,6 +190,7 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
       mayRun: [],
     });
     this.encoder = encoder;
+    this.encoderFlowing = false;
     const reader = new OggOpusReader();
     encoder.child.stdout!.on('data', (chunk: Buffer) => {
       if (this.encoder !== encoder) return;
@@ -155,6 +200,10 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
       } catch (error) {
         this.audience.endAll((error as Error).message);
         return;
+      }
+      if (packets.length > 0 && !this.encoderFlowing) {
+        this.encoderFlowing = true;
+        this.pause?.recheck();
       }
       for (const packet of packets) for (const stream of this.audience) stream.deliver(packet);
     });
@@ -172,6 +221,7 @@ export class SessionSound extends EventEmitter<{ lost: [string] }> {
   }
 
   private stopEncoder(): void {
+    this.pause?.stop();
     const encoder = this.encoder;
     if (!encoder) return;
     this.encoder = null;
@@ -192,6 +242,10 @@ function encoderArguments(settings: SoundSettings): string[] {
     '-f', 'pulse', '-sample_rate', String(SOUND_FORMAT.sampleRate), '-channels', String(SOUND_FORMAT.channels),
     '-fragment_size', String((SOUND_FORMAT.sampleRate / 200) * SOUND_FORMAT.channels * 2),
     '-i', `${SINK}.monitor`,
+    // Each frame's time counted in samples: the pulse input stamps a frame with the clock less the
+    // stream's latency, which runs backwards for a while after the sink was suspended, and the
+    // encoder then held its output back (0.6 s) before catching up in a burst (decisions.md 119).
+    '-af', 'asetpts=N/SR/TB',
     '-c:a', 'libopus', '-application', 'lowdelay', '-frame_duration', String(SOUND_FORMAT.frameMs), '-b:a', `${settings.bitrateKbps}k`,
     // Constrained VBR keeps a listener's rate near the target; free VBR spent 90 kbit/s on a pure tone.
     '-vbr', 'constrained',
