@@ -46,6 +46,8 @@ export const SYSTEM_PACKAGES = [
   // that runs while someone listens.
   ['pulseaudio', '/usr/bin/pulseaudio'],
   ['ffmpeg', '/usr/bin/ffmpeg'],
+  // pactl: the sound rests while only a recording listens and nothing plays (decisions.md 119).
+  ['pulseaudio-utils', '/usr/bin/pactl'],
   // The browsers' own interface in the session's language (decisions.md 42): Chromium's locale
   // packs, and a Firefox ESR language pack for each language Debian translates it into that the
   // engine offers (src/protocol/languages.ts), marked by the pack itself.
