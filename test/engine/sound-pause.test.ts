@@ -122,13 +122,18 @@ describe('the sound encoder\'s rest', () => {
     expect(pause.restedSince(after)).toBe(false);
   });
 
-  it('keeps the sink running while a stream plays, and suspends it once the stream is corked', async () => {
+  it('keeps the sink running while a stream plays, asking nothing more until the stream changes, and suspends it once the stream is corked', async () => {
     pause.start();
     await speak();
     await vi.advanceTimersByTimeAsync(SILENT_MS);
     (await nth(fake.runs, 1)).answer(PLAYING);
     await settle();
     expect(pause.isPaused).toBe(false);
+    // While it plays, no pactl is run (each run is a process in the session).
+    await vi.advanceTimersByTimeAsync(5 * SILENT_MS);
+    expect(fake.runs).toHaveLength(1);
+    // Corked: PulseAudio tells a change.
+    fake.subscribers[0]!.tell("Event 'change' on sink-input #4");
     await vi.advanceTimersByTimeAsync(SILENT_MS);
     (await nth(fake.runs, 2)).answer(CORKED);
     expect((await nth(fake.runs, 3)).args).toEqual(['suspend-sink', 'out', '1']);

@@ -148,8 +148,9 @@ export class SoundPause {
     }
     if (generation !== this.generation || !this.running || !this.subscriber || !this.mayPause()) return;
     if (!this.heard) return this.recheck();
-    // Every stream's "Corked:" line (LC_ALL=C); a stream not corked plays, even silence.
-    if (/^\s*Corked: no\s*$/m.test(list)) return this.recheck();
+    // Every stream's "Corked:" line (LC_ALL=C); a stream not corked plays, even silence. Nothing
+    // more is asked until the subscriber tells a stream changed (corked) or went.
+    if (/^\s*Corked: no\s*$/m.test(list)) return;
     this.pauses++;
     this.want(true);
   }
