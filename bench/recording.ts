@@ -8,7 +8,7 @@
 // the grab running on a still screen (`video.pauseWhenStill: false`, as before decisions.md 118),
 // `every-frame` encodes every frame grabbed (`video.dropUnchanged: false`, as before decisions.md 108),
 // `sound-running` keeps the sound encoder encoding silence (`sound.pauseWhenSilent: false`, as before
-// decisions.md 119).
+// decisions.md 119), `both-running` both (as before decisions.md 118 and 119).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -23,7 +23,7 @@ import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js'
 import { report } from './stats.js';
 
 const WINDOW_MS = Number(process.env.RBK_BENCH_RECORDING_SECONDS ?? 30) * 1000;
-const AGAINST = (['every-frame', 'sound-running'] as const).find((name) => name === process.env.RBK_BENCH_RECORDING_AGAINST) ?? 'grab-running';
+const AGAINST = (['every-frame', 'sound-running', 'both-running'] as const).find((name) => name === process.env.RBK_BENCH_RECORDING_AGAINST) ?? 'grab-running';
 const TICKS = 100; // USER_HZ
 
 const STILL = '<!doctype html><title>Still</title><body style="font:20px sans-serif"><h1>A still page</h1><p>Nothing moves here.</p>';
@@ -85,7 +85,12 @@ export async function recordingBench(): Promise<void> {
     };
     return { engine, call, key: apiKey.key };
   };
-  const against = () => (AGAINST === 'every-frame' ? start(AGAINST, { dropUnchanged: false }) : AGAINST === 'sound-running' ? start(AGAINST, {}, { pauseWhenSilent: false }) : start(AGAINST, { pauseWhenStill: false }));
+  const against = () => {
+    if (AGAINST === 'every-frame') return start(AGAINST, { dropUnchanged: false });
+    if (AGAINST === 'sound-running') return start(AGAINST, {}, { pauseWhenSilent: false });
+    if (AGAINST === 'both-running') return start(AGAINST, { pauseWhenStill: false }, { pauseWhenSilent: false });
+    return start(AGAINST, { pauseWhenStill: false });
+  };
   const engines = { current: await start('current', {}), against: await against() };
   try {
     for (const [kind, path] of [['still page', '/still'], ['browsing', '/browse/1'], ['720p30 clip', '/clip']] as const) {
