@@ -506,17 +506,18 @@ function judgeReplay(req: Exchange, answer: Answer, match: RegExpExecArray, cont
   }
   expect(answer.headers['access-control-allow-origin'], context).toBe('*');
   if (req.method === 'OPTIONS') return void expect(answer.http, context).toBe(204);
-  if (req.method !== 'GET') {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
     expect(answer.http, context).toBe(405);
-    if (req.method !== 'HEAD') expect(answer.json?.status, context).toBe('denied');
-    return;
+    return void expect(answer.json?.status, context).toBe('denied');
   }
+  // HEAD is answered as GET, its headers without the body.
   if (answer.http === 429) {
-    expect(answer.json, context).toMatchObject({ status: 'insecure', reason: 'rate_limited' });
+    if (req.method === 'GET') expect(answer.json, context).toMatchObject({ status: 'insecure', reason: 'rate_limited' });
     return void expect(answer.headers['retry-after'], context).toMatch(/^[1-9]\d*$/);
   }
   expect(answer.http, context).toBe(404);
-  expect(answer.json, context).toMatchObject({ status: 'denied', reason: 'invalid' });
+  if (req.method === 'GET') expect(answer.json, context).toMatchObject({ status: 'denied', reason: 'invalid' });
+  else expect(answer.text, context).toBe('');
 }
 
 function judgeShare(req: Exchange, answer: Answer, match: RegExpExecArray, context: string): void {
@@ -601,7 +602,7 @@ function judge(req: Exchange, answer: Answer): void {
   const v6Route = ['/b', '/api/v6/getKey', '/api/v6/shortUrl'].includes(path) ? path : '/api/v6/<other>';
   const apiRoute = api && (ROUTES as readonly string[]).includes(api[2]!) ? `${req.method} /${api[1]}/${api[2]}` : `/${api?.[1]}/<other>`;
   const site = SHARE_PAGE.test(path) ? 'share page' : path === '/' ? 'launch page' : path.startsWith('/assets/') ? 'assets' : path;
-  const family = path === '/b' || path.startsWith('/api/v6/') ? v6Route : api ? apiRoute : share ? `${req.method === 'GET' ? '' : 'not GET '}/share/<id>${share[2] ?? ''}` : replay ? `${req.method === 'GET' ? '' : 'not GET '}/replay/<token>${replay[2] ? `/${replay[2]}` : ''}` : ['share page', 'launch page', 'assets', '/healthz', '/favicon.ico'].includes(site) ? site : 'other paths';
+  const family = path === '/b' || path.startsWith('/api/v6/') ? v6Route : api ? apiRoute : share ? `${req.method === 'GET' ? '' : 'not GET '}/share/<id>${share[2] ?? ''}` : replay ? `${req.method === 'GET' || (req.method === 'HEAD' && replay[2]) ? '' : 'not GET '}/replay/<token>${replay[2] ? `/${replay[2]}` : ''}` : ['share page', 'launch page', 'assets', '/healthz', '/favicon.ico'].includes(site) ? site : 'other paths';
   outcomes.add(`${family} -> ${answer.http} ${envelope}`);
   if (path === '/b' || path.startsWith('/api/v6/')) return judgeV6(req, answer, url, context);
   if (api) return judgeApi(req, answer, api[1] as 'v8' | 'v7', `${req.method} ${api[2]}`, context);
