@@ -6,8 +6,10 @@
 // asked to tell the next change; a request unanswered for QUIET_MS, with the encoder having shown
 // the screen since, means nothing changed, and the encoder's process group is stopped (SIGSTOP)
 // until the next change (SIGCONT): x11grab then grabs at its own pace from that moment (no burst
-// of catch-up frames), and the first frame it grabs is the change. While the screen moves, Xvnc
-// is not asked (each answer carries the changed pixels): the encoder's own frames say it moves.
+// of catch-up frames), and the first frame it grabs is the change. While the screen moves, the
+// engine is not connected to Xvnc at all (a connected client makes Xvnc compare every change with
+// its copy of the screen, and each answer carries the changed pixels): the encoder's own frames
+// say it moves.
 // Never while a person watches: a viewer judges stillness by the frames it gets (decisions.md 66),
 // so it goes on getting a frame every STILL_FRAME_MS and leaves video mode after a still second,
 // and then only recordings are left.
@@ -65,7 +67,11 @@ export class GrabPause {
   /** The encoder runs for a recording: the grab pauses when the display is still. */
   start(): void {
     this.running = true;
-    if (this.changes || performance.now() - this.closedAt < RECONNECT_MS) return;
+  }
+
+  /** The frames look still: the engine connects to Xvnc to be told the next change. */
+  private connect(): void {
+    if (this.changes || !this.running || performance.now() - this.closedAt < RECONNECT_MS) return;
     const changes = (this.changes = new DisplayChanges(this.display.connect()));
     changes.on('ready', () => this.askIfStill());
     changes.on('change', () => {
@@ -74,7 +80,7 @@ export class GrabPause {
     });
     changes.once('closed', () => {
       if (this.changes !== changes) return;
-      // No more word of changes: the grab runs.
+      // No more word of changes: the grab runs (and the connection is tried again later).
       this.changes = null;
       this.closedAt = performance.now();
       this.unpause();
@@ -88,6 +94,10 @@ export class GrabPause {
     this.unpause();
     this.clearTimer();
     [this.lastFrameAt, this.stillFrames] = [-Infinity, 0];
+    this.disconnect();
+  }
+
+  private disconnect(): void {
     const changes = this.changes;
     this.changes = null;
     changes?.close();
@@ -119,10 +129,17 @@ export class GrabPause {
     if (paused) signalProcess(paused, 'SIGCONT');
   }
 
-  /** The frames say the screen is still: Xvnc is asked to tell the next change. */
+  /** The frames say the screen is still: Xvnc is asked to tell the next change. They say it moves: the engine leaves Xvnc. */
   private askIfStill(): void {
+    this.clearTimer();
+    if (!this.running) return;
+    if (this.stillFrames < STILL_FRAMES_BEFORE_ASKING) {
+      if (!this.paused) this.disconnect();
+      return;
+    }
     const changes = this.changes;
-    if (!changes?.ready || changes.listening || !this.running || this.stillFrames < STILL_FRAMES_BEFORE_ASKING) return void this.clearTimer();
+    if (!changes) return this.connect();
+    if (!changes.ready || changes.listening) return;
     changes.listen();
     this.asks++;
     this.framesSince = 0;
