@@ -11,9 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
-import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import { recordedPlan, startEngine, type EngineFixture } from '../helpers/engine.js';
 import { controlOf, waitFor } from '../helpers/session.js';
 import { loudestFrequency, loudness } from '../helpers/sound.js';
 
@@ -38,13 +37,7 @@ let scratch: string;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'rbk-recording-silent-'));
-  const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
-  fixture = await startEngine({
-    name: 'recording-silent',
-    plans: ['recorded'],
-    config: { plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }] },
-    site: SILENT_PAGE,
-  });
+  fixture = await startEngine({ name: 'recording-silent', site: SILENT_PAGE, ...recordedPlan() });
 }, 120_000);
 
 afterAll(async () => {

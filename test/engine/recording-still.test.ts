@@ -10,9 +10,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
-import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import { recordedPlan, startEngine, type EngineFixture } from '../helpers/engine.js';
 import { controlOf, waitFor } from '../helpers/session.js';
 import { watchVideo } from '../helpers/video-client.js';
 
@@ -24,13 +23,7 @@ let scratch: string;
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), 'rbk-recording-still-'));
-  const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
-  fixture = await startEngine({
-    name: 'recording-still',
-    plans: ['recorded'],
-    config: { plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }] },
-    site: STILL_PAGE,
-  });
+  fixture = await startEngine({ name: 'recording-still', site: STILL_PAGE, ...recordedPlan() });
 }, 120_000);
 
 afterAll(async () => {

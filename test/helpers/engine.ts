@@ -6,6 +6,7 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { createEngine, type Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { EngineRuntime } from '../../src/engine/sessions/node-runtime.js';
 import { FakeRuntime, type FakeRuntimeOptions } from './fake-runtime.js';
@@ -37,6 +38,12 @@ export interface EngineFixture<Runtime extends EngineRuntime = Engine['runtime']
  * that polling never meets. A test's own top-level keys replace these.
  */
 const TEST_DEFAULTS = { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } };
+
+/** The fixture's account on `recorded`, the `pro` plan with recording allowed (issue 35): spread into `startEngine`'s options. */
+export function recordedPlan(): Pick<EngineFixtureOptions, 'plans' | 'config'> {
+  const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
+  return { plans: ['recorded'], config: { plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }] } };
+}
 
 export function startEngine(options?: EngineFixtureOptions & { runtime?: 'real' }): Promise<EngineFixture>;
 export function startEngine(options: EngineFixtureOptions & { runtime: 'fake'; fake?: FakeRuntimeOptions }): Promise<EngineFixture<FakeRuntime>>;

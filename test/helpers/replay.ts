@@ -3,8 +3,7 @@
 // proxy route and ended once it showed the green page for a while; and how green a replay's video
 // frame is now.
 import type { Page } from 'playwright-core';
-import { DEFAULT_PLANS } from '../../src/engine/config.js';
-import { startEngine, type EngineFixture } from './engine.js';
+import { recordedPlan, startEngine, type EngineFixture } from './engine.js';
 import { waitFor } from './session.js';
 
 const GREEN = '#00c853';
@@ -16,12 +15,10 @@ const PAGES: Record<string, string> = {
 
 /** An engine with the account on a plan that records, and the two pages on its site. */
 export function startRecordingEngine(name: string, now?: () => number): Promise<EngineFixture> {
-  const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
   return startEngine({
     name,
     ...(now ? { now } : {}),
-    plans: ['recorded'],
-    config: { plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }] },
+    ...recordedPlan(),
     site: (request, response) => {
       const html = PAGES[request.url ?? ''];
       if (!html) return void response.writeHead(404).end();
