@@ -130,8 +130,11 @@ describe('a recorded silent page', () => {
     }
     expect(onset, 'the tone is in the recording').toBeGreaterThan(0);
     const heardAt = started + (onset / 48000) * 1000;
+    // Never before it began (a hole left in the track would pull it earlier: a busy machine's late
+    // packets once put it 165 ms early), and after it no later than waking the sink takes: 19 to
+    // 46 ms on a quiet machine, up to about 200 ms on a busy one (decisions.md 119).
     expect(heardAt - toneAt, 'from the tone\'s start to its place in the recording (ms)').toBeGreaterThan(-150);
-    expect(heardAt - toneAt, 'from the tone\'s start to its place in the recording (ms)').toBeLessThan(150);
+    expect(heardAt - toneAt, 'from the tone\'s start to its place in the recording (ms)').toBeLessThan(500);
     expect(loudestFrequency(samples.subarray(onset + 48000, onset + 96000))).toBe(440);
     // Silence before it.
     expect(loudness(samples.subarray(0, Math.max(0, onset - window)))).toBeLessThan(100);

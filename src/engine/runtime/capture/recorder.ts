@@ -20,6 +20,8 @@ const CLUSTER_MS = 1000;
 const CLUSTER_BYTES = 1024 * 1024;
 /** Sound that comes before the first picture is kept this long at most, so the file starts with both. */
 const EARLY_MS = 3000;
+/** A sound packet up to this late is stamped on its track's pace; a later one starts it again from its arrival (a gap). */
+const SOUND_KEEP_PACE_MS = 250;
 /** An encoder that stopped while the session runs (it failed) is joined again after this long. */
 const REJOIN_MS = 1000;
 /** Beside the media file once the recorder closed it (`media.mkv.closed`): the recording is whole. */
@@ -128,7 +130,7 @@ export class SessionRecorder {
       // The first packet after a rest, or the first at all: silence before it, up to now.
       if (sound.restedSince(this.lastSoundAt) || !this.last.has(AUDIO_TRACK)) this.fillSilence(true);
       this.lastSoundAt = performance.now();
-      const block = { track: AUDIO_TRACK, time: this.timeOf(AUDIO_TRACK, SOUND_FORMAT.frameMs), key: true, data: packet };
+      const block = { track: AUDIO_TRACK, time: this.timeOf(AUDIO_TRACK, SOUND_FORMAT.frameMs, SOUND_KEEP_PACE_MS), key: true, data: packet };
       if (this.header) return this.add(block);
       this.early.push(block);
       while (this.early.length > 0 && block.time - this.early[0]!.time > EARLY_MS) this.early.shift();
@@ -164,10 +166,18 @@ export class SessionRecorder {
     setTimeout(() => join(), REJOIN_MS).unref();
   }
 
-  /** Now, in ms since the recording began, but at least `step` after the track's last block. */
-  private timeOf(track: number, step: number): number {
+  /**
+   * Now, in ms since the recording began, but at least `step` after the track's last block. A
+   * track that flows at its own pace (the sound: a packet every `step` of its samples) keeps that
+   * pace through a packet that arrives up to `keepPaceMs` late (a busy machine): stamped by its
+   * arrival, it would leave a hole that a copy to MP4 gives to the packet before, and a decoder
+   * would play everything after it that much too soon.
+   */
+  private timeOf(track: number, step: number, keepPaceMs = 0): number {
     const last = this.last.get(track);
-    const time = Math.max(Math.round(performance.now() - this.began), last === undefined ? 0 : last + step);
+    const now = Math.round(performance.now() - this.began);
+    const next = last === undefined ? 0 : last + step;
+    const time = next >= now || now - next < keepPaceMs ? next : now;
     this.last.set(track, time);
     return time;
   }
