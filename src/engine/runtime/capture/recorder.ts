@@ -20,8 +20,12 @@ const CLUSTER_MS = 1000;
 const CLUSTER_BYTES = 1024 * 1024;
 /** Sound that comes before the first picture is kept this long at most, so the file starts with both. */
 const EARLY_MS = 3000;
-/** A sound packet up to this late is stamped on its track's pace; a later one starts it again from its arrival (a gap). */
-const SOUND_KEEP_PACE_MS = 250;
+/**
+ * A sound packet up to this late is stamped on its track's pace (PulseAudio keeps what the encoder
+ * has not read yet: a busy machine delays the sound, never drops it); a later one is a real gap
+ * (an encoder started again), filled with silence up to its arrival.
+ */
+const SOUND_KEEP_PACE_MS = 1000;
 /** An encoder that stopped while the session runs (it failed) is joined again after this long. */
 const REJOIN_MS = 1000;
 /** Beside the media file once the recorder closed it (`media.mkv.closed`): the recording is whole. */
@@ -127,8 +131,11 @@ export class SessionRecorder {
     if (!sound || this.closed) return;
     const stream = (this.soundStream = sound.listen({ forRecording: true }));
     stream.on('packet', (packet) => {
-      // The first packet after a rest, or the first at all: silence before it, up to now.
-      if (sound.restedSince(this.lastSoundAt) || !this.last.has(AUDIO_TRACK)) this.fillSilence(true);
+      // The first packet after a rest, the first at all, or one after a real gap in the sound
+      // (further behind its track's pace than SOUND_KEEP_PACE_MS): silence before it, up to now.
+      const last = this.last.get(AUDIO_TRACK);
+      const behind = last === undefined ? Infinity : performance.now() - this.began - (last + SOUND_FORMAT.frameMs);
+      if (sound.restedSince(this.lastSoundAt) || behind >= SOUND_KEEP_PACE_MS) this.fillSilence(true);
       this.lastSoundAt = performance.now();
       const block = { track: AUDIO_TRACK, time: this.timeOf(AUDIO_TRACK, SOUND_FORMAT.frameMs, SOUND_KEEP_PACE_MS), key: true, data: packet };
       if (this.header) return this.add(block);
