@@ -6,10 +6,10 @@
 // asked to tell the next change; a request unanswered for QUIET_MS, with the encoder having shown
 // the screen since, means nothing changed, and the encoder's process group is stopped (SIGSTOP)
 // until the next change (SIGCONT): x11grab then grabs at its own pace from that moment (no burst
-// of catch-up frames), and the first frame it grabs is the change. While the screen moves, the
-// engine is not connected to Xvnc at all (a connected client makes Xvnc compare every change with
-// its copy of the screen, and each answer carries the changed pixels): the encoder's own frames
-// say it moves.
+// of catch-up frames), and the first frame it grabs is the change. Once the screen has moved for
+// a few seconds, the engine leaves Xvnc until it looks still again (a connected client makes Xvnc
+// compare every change with its copy of the screen, and each answer carries the changed pixels):
+// the encoder's own frames say whether it moves.
 // Never while a person watches: a viewer judges stillness by the frames it gets (decisions.md 66),
 // so it goes on getting a frame every STILL_FRAME_MS and leaves video mode after a still second,
 // and then only recordings are left.
@@ -30,6 +30,11 @@ const ASK_AGAIN_MS = 250;
 const FRAMES_BEFORE_PAUSE = 2;
 /** How often a quiet display is looked at again when it could not pause yet. */
 const RECHECK_MS = 200;
+/**
+ * The engine leaves Xvnc once the screen has moved this long (a moment's motion, a page loading,
+ * keeps the connection: each connection is a relay process started in the session).
+ */
+const LEAVE_AFTER_MOTION_MS = 3000;
 /** The connection to the display is opened again no sooner than this after it ended. */
 const RECONNECT_MS = 5000;
 
@@ -41,6 +46,8 @@ export class GrabPause {
   /** The last frame's arrival, and how many frames in a row came at the still screen's pace. */
   private lastFrameAt = -Infinity;
   private stillFrames = 0;
+  /** Since when the frames have said the screen moves (null: they say it is still). */
+  private movingSince: number | null = null;
   private paused: SupervisedProcess | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running = false;
@@ -93,7 +100,7 @@ export class GrabPause {
     this.running = false;
     this.unpause();
     this.clearTimer();
-    [this.lastFrameAt, this.stillFrames] = [-Infinity, 0];
+    [this.lastFrameAt, this.stillFrames, this.movingSince] = [-Infinity, 0, null];
     this.disconnect();
   }
 
@@ -134,9 +141,12 @@ export class GrabPause {
     this.clearTimer();
     if (!this.running) return;
     if (this.stillFrames < STILL_FRAMES_BEFORE_ASKING) {
-      if (!this.paused) this.disconnect();
+      const now = performance.now();
+      this.movingSince ??= now;
+      if (!this.paused && now - this.movingSince >= LEAVE_AFTER_MOTION_MS) this.disconnect();
       return;
     }
+    this.movingSince = null;
     const changes = this.changes;
     if (!changes) return this.connect();
     if (!changes.ready || changes.listening) return;
