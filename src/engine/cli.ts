@@ -69,7 +69,7 @@ export function buildCli(): Command {
           ...(clockFile ? { now: offsetClock(clockFile) } : {}),
         });
         surviveUnhandledRejections(engine.logger);
-        const facts = { url: engine.url, operatorUrl: engine.operatorUrl, node: engine.nodeId, database: engine.store.dialect, reaped: engine.reaped, recovered: engine.recovered, browsers: engine.runtime.images.filter((i) => i.enabled).map((i) => i.id) };
+        const facts = { url: engine.url, operatorUrl: engine.operatorUrl, node: engine.nodeId, database: engine.store.dialect, reaped: engine.reaped, recovered: engine.recovered, browsers: engine.runtime.images.filter((i) => i.enabled).map((i) => i.id), channels: engine.channels };
         print(options, facts, () =>
           [
             `remote-browser-kit engine listening on ${engine.url} (node ${engine.nodeId}, ${engine.store.dialect === 'postgres' ? 'Postgres: a node of a cluster' : 'SQLite in the data directory'})`,

@@ -104,6 +104,8 @@ export interface Engine<Runtime extends EngineRuntime = SessionRuntime> {
   readonly webhooks: SessionWebhooks;
   /** Sessions' recordings kept here (issue 35): their timeline, media and retention. */
   readonly recordings: Recordings;
+  /** The channels this engine serves, in the order of registration: the credentials that open each, and the largest message it takes (the door fuzz reaches every one). */
+  readonly channels: ReadonlyArray<{ name: string; opensWith: readonly ChannelCredential[]; messageBytes: number }>;
   /** The v8/v7 interface in-process, without a socket: same checks, limits and answers as over HTTP. */
   fetch(request: Request): Promise<Response>;
   close(): Promise<void>;
@@ -264,7 +266,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     .register(peopleChannel({ seats: control, passes, linkSeats: { control: config.viewers.controlling, view: config.viewers.watching } }));
   for (const channel of options.channels ?? []) channels.register(channel);
   // Every attachment, whatever its channel (and the share API's event streams), passes this door.
-  const door = new Door({ perAddress: config.viewers.perAddress }, openFiles);
+  const door = new Door({ perAddress: config.viewers.perAddress, bufferBytes: config.door.bufferMb * 1024 * 1024, heartbeatMs: config.door.heartbeatSeconds * 1000 }, openFiles);
   const router = new ChannelRouter({
     registry: channels,
     nodeId,
@@ -363,6 +365,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     metrics,
     webhooks,
     recordings,
+    channels: channels.all().map(({ name, opensWith, needs }) => ({ name, opensWith, messageBytes: needs.messageBytes })),
     runtime,
     store,
     nodeId,

@@ -66,7 +66,7 @@ function testChannel(overrides: Partial<Channel> = {}): TestChannel {
     opensWith: ['share-link', 'view-link'],
     attachment: 'listener',
     closes: { endClosed: { code: 4003, reason: 'echo end closed' }, refused: { code: 4004, reason: 'echo refused' } },
-    needs: { seats: { control: 8, view: 8 }, files: 1 },
+    needs: { seats: { control: 8, view: 8 }, files: 1, messageBytes: 64 * 1024 },
     offered: () => true,
     ends: 0,
     openEnd: () => () => {
@@ -195,7 +195,9 @@ describe('the channel registry', () => {
     expect(() => registry.register(testChannel({ opensWith: ['cookie' as ChannelCredential] }))).toThrow(/unknown credential "cookie"/);
     expect(() => registry.register(testChannel({ attachment: 'ghost' as never }))).toThrow(/unknown attachment kind "ghost"/);
     expect(() => registry.register(testChannel({ needs: undefined as never }))).toThrow(/declare its needs at the door/);
-    expect(() => registry.register(testChannel({ needs: { seats: { control: -1, view: 1 }, files: 1 } }))).toThrow(/declare its needs at the door/);
+    expect(() => registry.register(testChannel({ needs: { seats: { control: 1, view: 1 }, files: 1, messageBytes: 0 } }))).toThrow(/largest message a caller may send/);
+    expect(() => registry.register(testChannel({ needs: { seats: { control: 1, view: 1 }, files: 1, messageBytes: 64 * 1024 * 1024 } }))).toThrow(/largest message a caller may send/);
+    expect(() => registry.register(testChannel({ needs: { seats: { control: -1, view: 1 }, files: 1, messageBytes: 1024 } }))).toThrow(/declare its needs at the door/);
     expect(registry.names()).toEqual([]);
   });
 });
@@ -244,7 +246,7 @@ describe('the channel router', () => {
     if (!('socket' in closed)) throw new Error('refused');
     expect((await closed.closed).code).toBe(4001);
 
-    const full = await startNode('node-a', testChannel({ needs: { seats: { control: 0, view: 8 }, files: 1 } }), { running: [SESSION] });
+    const full = await startNode('node-a', testChannel({ needs: { seats: { control: 0, view: 8 }, files: 1, messageBytes: 1024 } }), { running: [SESSION] });
     const refused = await connect(full, 'share-link');
     if (!('socket' in refused)) throw new Error('refused');
     expect((await refused.closed).code).toBe(4002);
@@ -307,7 +309,7 @@ function stubbornClient(node: TestNode, credential: string): Promise<Socket> {
 
 describe('the door every connection passes', () => {
   it('keeps the share link a seat however many view-only connections hold theirs', async () => {
-    const node = await startNode('node-a', testChannel({ needs: { seats: { control: 2, view: 3 }, files: 1 } }), { running: [SESSION] });
+    const node = await startNode('node-a', testChannel({ needs: { seats: { control: 2, view: 3 }, files: 1, messageBytes: 1024 } }), { running: [SESSION] });
     const watchers = await Promise.all([1, 2, 3].map(() => connect(node, 'view-link')));
     await until(() => node.door.seats.length === 3);
     const fourth = await connect(node, 'view-link');
@@ -335,7 +337,7 @@ describe('the door every connection passes', () => {
 
   it('refuses a connection that would eat into the engine\'s open-files reserve', async () => {
     // A channel that says one connection holds 10,000 files, on an engine limited to 5,000.
-    const node = await startNode('node-a', testChannel({ needs: { seats: { control: 8, view: 8 }, files: 10_000 } }), {
+    const node = await startNode('node-a', testChannel({ needs: { seats: { control: 8, view: 8 }, files: 10_000, messageBytes: 64 * 1024 } }), {
       running: [SESSION],
       openFiles: new OpenFiles({ limit: 5000, reserve: 256 }),
     });

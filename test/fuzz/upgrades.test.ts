@@ -34,13 +34,15 @@ const PROBED = [
   '/automation/%E0?%E0#%E0',
 ];
 
-const CHANNELS = ['rfb', 'sound', 'video', 'files', 'editing', 'events', 'state', 'ping', 'view-only', 'files/upload', 'files/download'];
+/** The share API's own routes; every registered channel is added from the engine's `channels` fact. */
+const SHARE_ROUTES = ['events', 'state', 'ping', 'view-only', 'files/upload', 'files/download', 'tabs'];
+const shareRoutes = () => [...SHARE_ROUTES, ...((ctx.engine.facts.channels as Array<{ name: string }>) ?? []).map((channel) => channel.name)];
 
 /** A request target for an upgrade: at a link's channel, at automation, anywhere; some with raw bytes. */
 const target = (): fc.Arbitrary<string> =>
   fc.oneof(
     fc.constantFrom(...PROBED),
-    fc.tuple(fc.constantFrom(...links, 'x'.repeat(22)), fc.oneof(fc.constantFrom(...CHANNELS), pathJunk)).map(([link, route]) => `/share/${link}/${route}`),
+    fc.tuple(fc.constantFrom(...links, 'x'.repeat(22)), fc.oneof(fc.constantFrom(...shareRoutes()), pathJunk)).map(([link, route]) => `/share/${link}/${route}`),
     fc.tuple(fc.constantFrom(...links), pathJunk).map(([link, junk]) => `/share/${link}${junk}`),
     pathJunk.map((junk) => `/automation/${junk}`),
     pathJunk.map((junk) => `/${junk}`),

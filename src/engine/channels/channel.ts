@@ -40,11 +40,17 @@ export interface LinkSeats {
   view: number;
 }
 
-/** What one attachment of a channel needs at the door: its seats per link and the engine's files it holds. */
+/** What one attachment of a channel needs at the door: its seats per link, the engine's files it holds, the largest message it may send. */
 export interface DoorNeeds {
   seats: LinkSeats;
   /** Open files one attachment makes the engine hold (its socket, and any pipe or connection into the session). */
   files: number;
+  /**
+   * The largest message (all its fragments together) a caller may send on one attachment; a
+   * bigger one closes the attachment with 1009 before the channel sees any of it (door.ts). At
+   * most MAX_MESSAGE_BYTES.
+   */
+  messageBytes: number;
 }
 
 /** Why a connection got no seat at the door: its link's seats for the session are taken, its address holds its share, or the engine is at its open-files reserve. */

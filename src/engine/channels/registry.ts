@@ -2,6 +2,7 @@
 // (sound, files, automation): the router, the node link and presence then serve it as they serve
 // RFB. A bad registration is refused with what is wrong, and the registry is left as it was.
 import { CHANNEL_CREDENTIALS, type Channel } from './channel.js';
+import { MAX_MESSAGE_BYTES } from './door.js';
 import { ATTACHMENT_KINDS } from './presence.js';
 
 /** A channel name: what the share API's route and the node link's path carry. */
@@ -21,11 +22,14 @@ export class ChannelRegistry {
     if (!ATTACHMENT_KINDS.includes(channel.attachment)) {
       throw new Error(`channel "${channel.name}": unknown attachment kind "${String(channel.attachment)}"; expected ${ATTACHMENT_KINDS.join(', ')}`);
     }
-    const { seats, files } = channel.needs ?? {};
+    const { seats, files, messageBytes } = channel.needs ?? {};
     if (typeof channel.offered !== 'function') throw new Error(`channel "${channel.name}": say whether a session is offered it: offered(row, plan)`);
     const count = (n: unknown) => Number.isInteger(n) && (n as number) >= 0;
     if (!seats || !count(seats.control) || !count(seats.view) || !count(files)) {
-      throw new Error(`channel "${channel.name}": declare its needs at the door: { seats: { control, view }, files }, whole numbers of 0 or more`);
+      throw new Error(`channel "${channel.name}": declare its needs at the door: { seats: { control, view }, files, messageBytes }, whole numbers of 0 or more`);
+    }
+    if (!Number.isInteger(messageBytes) || messageBytes < 1 || messageBytes > MAX_MESSAGE_BYTES) {
+      throw new Error(`channel "${channel.name}": declare the largest message a caller may send (needs.messageBytes), 1 to ${MAX_MESSAGE_BYTES} bytes`);
     }
     this.channels.set(channel.name, channel);
     return this;

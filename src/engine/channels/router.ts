@@ -4,11 +4,12 @@
 // counts the attachment (presence.ts) and carries the connection with the channel's policy;
 // anywhere else, it forwards the connection over the one signed node-to-node path, whatever the
 // channel. Every connection passes the door (door.ts) on the node it reached and again on the
-// owner, whatever its channel declares: no channel seats, buffers or times out on its own. It
+// owner, whatever its channel declares: the door accepts the WebSocket with the channel's message
+// limit and watches it from its first byte, so no channel seats, buffers or times out on its own. It
 // closes every connection of a session that ends.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import { sessionOwner } from '../store/owner.js';
 import type { Plan } from '../config.js';
 import type { SessionRow } from '../store/store.js';
@@ -54,7 +55,6 @@ export interface ChannelRouterOptions {
 const SEAT_REFUSALS: Record<SeatRefusal, { code: number; reason: string }> = { full: VIEWER_CLOSE.full, address: VIEWER_CLOSE.address, busy: VIEWER_CLOSE.busy };
 
 export class ChannelRouter {
-  private readonly sockets = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024, perMessageDeflate: false });
   /** Open connections per session, to close when the session ends. */
   private readonly connections = new Map<string, Set<WebSocket>>();
 
@@ -107,7 +107,7 @@ export class ChannelRouter {
     if (owner.at === 'node' && forward) {
       // Another node runs it: this node carries the bytes to that node, which applies the policy.
       const connect = await forward(owner.nodeId, row.id, channel.name, credential, target.seat).catch(() => undefined);
-      this.sockets.handleUpgrade(request, socket, head, (ws) => {
+      this.options.door.accept(request, socket, head, channel.needs, (ws) => {
         if (!connect) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
         const leave = this.seat(channel, row.id, ws, rights, address);
         if (!leave) return;
@@ -115,7 +115,7 @@ export class ChannelRouter {
       });
       return;
     }
-    this.sockets.handleUpgrade(request, socket, head, (ws) => this.carryHere(ws, channel, row.id, owner.at !== 'none', rights, address, target.seat));
+    this.options.door.accept(request, socket, head, channel.needs, (ws) => this.carryHere(ws, channel, row.id, owner.at !== 'none', rights, address, target.seat));
   }
 
   /**
@@ -127,7 +127,7 @@ export class ChannelRouter {
     if (!channel) return refuse(socket, 404, 'Not Found');
     if (!channel.opensWith.includes(target.credential)) return refuse(socket, 403, 'Forbidden');
     // The node the caller reached counted its address; here the address would be that node's.
-    this.sockets.handleUpgrade(request, socket, head, (ws) => this.carryHere(ws, channel, target.sessionId, true, rightsOf(target.credential), null, target.seat));
+    this.options.door.accept(request, socket, head, channel.needs, (ws) => this.carryHere(ws, channel, target.sessionId, true, rightsOf(target.credential), null, target.seat));
   }
 
   /** Opens the channel's end in a session this node runs and carries the connection with the channel's policy. */
@@ -163,7 +163,6 @@ export class ChannelRouter {
       ws.close(SEAT_REFUSALS[seat].code, SEAT_REFUSALS[seat].reason);
       return undefined;
     }
-    this.options.door.watch(ws);
     const held = this.connections.get(sessionId) ?? new Set<WebSocket>();
     held.add(ws);
     this.connections.set(sessionId, held);
@@ -176,8 +175,7 @@ export class ChannelRouter {
 
   close(): void {
     this.options.registry.close();
-    for (const client of this.sockets.clients) client.terminate();
-    this.sockets.close();
+    this.options.door.close();
   }
 }
 

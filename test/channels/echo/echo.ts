@@ -17,7 +17,7 @@ export function echoChannel(): Channel {
     closes: { endClosed: { code: 4003, reason: 'echo end closed' }, refused: { code: 4004, reason: 'echo refused' } },
     offered: (_row, plan) => plan?.id !== ECHO_CLOSED_PLAN,
     advertised: true,
-    needs: { seats: ECHO_SEATS, files: 1 },
+    needs: { seats: ECHO_SEATS, files: 1, messageBytes: 64 * 1024 },
     carry: ({ socket }) =>
       new Promise<void>((resolve) => {
         socket.on('message', (data: Buffer, isBinary: boolean) => socket.send(data, { binary: isBinary }));

@@ -30,6 +30,9 @@ export const AUTOMATION_CLOSE = {
   notDevTools: { code: 4004, reason: 'the program sent something that is not a DevTools command' },
 } as const satisfies Record<string, CloseReason>;
 
+/** The largest DevTools command a program may send (one message). */
+const DEVTOOLS_MESSAGE_BYTES = 1024 * 1024;
+
 /** Messages a program may send before the browser end is open (they wait, in order). */
 const WAITING_LIMIT = 256;
 
@@ -50,7 +53,7 @@ export function automationChannel(options: AutomationChannelOptions = {}): Chann
       throw new Error('the automation channel carries DevTools messages, not a byte stream');
     } : undefined),
     // Opened with an API key only (control); the program's WebSocket and its DevTools connection into the session: two files.
-    needs: { seats: { control: limit, view: 0 }, files: 2 },
+    needs: { seats: { control: limit, view: 0 }, files: 2, messageBytes: DEVTOOLS_MESSAGE_BYTES },
     carry: ({ socket, ends, sessionId }) => carryProgram(socket, ends!.devtools!, options.control ? (send) => programControl(options.control!, sessionId, send) : undefined),
     close() {},
   };

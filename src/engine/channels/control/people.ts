@@ -13,6 +13,9 @@ export const PEOPLE_CLOSE = {
   notControl: { code: 4004, reason: 'the viewer sent something that is not a people message' },
 } as const satisfies Record<string, CloseReason>;
 
+/** Messages a viewer may send before its seat is found (its hello, perhaps a request). */
+const EARLY_MESSAGES = 8;
+
 export interface PeopleChannelOptions {
   seats: ControlSeats;
   passes: ViewerPasses;
@@ -29,7 +32,8 @@ export function peopleChannel(options: PeopleChannelOptions): Channel {
     closes: { endClosed: { code: 4000, reason: 'the session ended' }, refused: PEOPLE_CLOSE.notControl },
     offered: () => true,
     advertised: true,
-    needs: { seats: options.linkSeats, files: 1 },
+    // Its messages are short JSON (a seat key, a pass, a person's id).
+    needs: { seats: options.linkSeats, files: 1, messageBytes: 16 * 1024 },
     carry: ({ socket, sessionId, rights }) => carryPerson(socket, sessionId, rights, options),
     close() {
       options.seats.close();
@@ -40,8 +44,12 @@ export function peopleChannel(options: PeopleChannelOptions): Channel {
 async function carryPerson(socket: WebSocket, sessionId: string, rights: 'control' | 'view', options: PeopleChannelOptions): Promise<void> {
   // The seat is found first (the session's mode is read from the store): what the viewer says
   // meanwhile (its hello, at once) waits for it, and a viewer gone meanwhile never joins.
+  // A viewer says hello and little else before it has a seat: more than a few messages meanwhile is not a viewer.
   const early: Buffer[] = [];
-  const keep = (data: Buffer) => early.push(data);
+  const keep = (data: Buffer) => {
+    if (early.length < EARLY_MESSAGES) early.push(data);
+    else socket.close(PEOPLE_CLOSE.notControl.code, PEOPLE_CLOSE.notControl.reason);
+  };
   socket.on('message', keep);
   const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   const held = await options.seats.hold(sessionId);

@@ -31,7 +31,8 @@ export function editingChannel(options: EditingChannelOptions): Channel {
     },
     // The viewer opens the route only when the state says `editing: true`.
     advertised: true,
-    needs: { seats: { control: limit, view: 0 }, files: 1 },
+    // It reads nothing from the viewer: anything it sends is closed as off-protocol, and nothing big is taken in.
+    needs: { seats: { control: limit, view: 0 }, files: 1, messageBytes: 1024 },
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         let stop: () => void = () => undefined;

@@ -35,7 +35,8 @@ export function filesChannel(options: FilesChannelOptions): Channel {
     // switches off, decisions.md 56) and the viewer hides its Files control; sessions/files.ts
     // applies the switches to each transfer.
     offered: () => true,
-    needs: { seats: { control: limit, view: 0 }, files: 1 },
+    // It reads nothing from the viewer (the bytes move over HTTP): nothing big is taken in.
+    needs: { seats: { control: limit, view: 0 }, files: 1, messageBytes: 1024 },
     carry({ socket, sessionId }) {
       return new Promise<void>((resolve) => {
         let last = '';

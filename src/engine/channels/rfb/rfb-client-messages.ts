@@ -59,6 +59,8 @@ export const PSEUDO_ENCODING = {
 
 /** Longest clipboard text carried (Xvnc's own MaxCutText is 256 KiB; it skips longer ones). */
 const MAX_CUT_TEXT = 1024 * 1024;
+/** The largest WebSocket message a viewer sends: its clipboard text with room for what noVNC sends in the same flush. */
+export const RFB_MESSAGE_BYTES = MAX_CUT_TEXT + 64 * 1024;
 const VERSIONS = new Set(['RFB 003.003\n', 'RFB 003.007\n', 'RFB 003.008\n']);
 /** The only security type the displays offer (the share link is the credential). */
 const SECURITY_NONE = 1;

@@ -5,6 +5,7 @@
 // are enforced message by message and the display follows the controller (viewer-room.ts); in a
 // session with one driver at a time, its control seat says whose input passes (channels/control/).
 import { bridgeToDisplay } from './rfb-bridge.js';
+import { RFB_MESSAGE_BYTES } from './rfb-client-messages.js';
 import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS, ViewerRoom, type DisplayLimits, type ViewerSeatLimits } from './viewer-room.js';
 import type { Channel } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
@@ -36,7 +37,8 @@ export function rfbChannel(options: RfbChannelOptions = {}): Channel {
     offered: () => true,
     openEnd: (session) => () => session.display.connect(),
     // A viewer holds its WebSocket and its relay's three pipes into the session.
-    needs: { seats: { control: seats.controlling, view: seats.watching }, files: FILES_PER_VIEWER },
+    // The longest RFB message a viewer sends is its clipboard text (rfb-client-messages.ts).
+    needs: { seats: { control: seats.controlling, view: seats.watching }, files: FILES_PER_VIEWER, messageBytes: RFB_MESSAGE_BYTES },
     async carry({ socket, sessionId, rights, openEnd, seat: seatKey }) {
       let room = rooms.get(sessionId);
       if (!room) rooms.set(sessionId, (room = new ViewerRoom(options.displayLimits ?? DEFAULT_DISPLAY_LIMITS)));

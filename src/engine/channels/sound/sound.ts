@@ -30,7 +30,7 @@ export function soundChannel(options: SoundChannelOptions): Channel {
     // The viewer opens the sound route only when the state says `sound: true`.
     advertised: true,
     // A listener holds one socket (its WebSocket); the encoder's pipe is the session's, once.
-    needs: { seats: { control: limit, view: limit }, files: 1 },
+    needs: { seats: { control: limit, view: limit }, files: 1, messageBytes: 1024 },
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         socket.once('close', () => resolve());

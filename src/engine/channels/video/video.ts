@@ -35,7 +35,8 @@ export function videoChannel(options: VideoChannelOptions): Channel {
     offered: () => options.available,
     // The viewer switches to video only when the state says `video: true`.
     advertised: true,
-    needs: { seats: { control: limit, view: limit }, files: 1 },
+    // The viewer sends only its receipts (a few bytes each).
+    needs: { seats: { control: limit, view: limit }, files: 1, messageBytes: 1024 },
     carry({ socket, ends }) {
       return new Promise<void>((resolve) => {
         socket.once('close', () => resolve());
