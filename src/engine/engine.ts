@@ -19,7 +19,7 @@ import { sendJson } from './http/respond.js';
 import { createPublicPort } from './http/public-port.js';
 import { discardRest } from '../http/node-body.js';
 import { OpenFiles } from './limits/open-files.js';
-import { DEFAULT_VIDEO, probeSound, probeVideo, type ReapReport, SessionRuntime } from './runtime/index.js';
+import { DEFAULT_VIDEO, EnginePorts, portOfUrl, probeSound, probeVideo, type ReapReport, SessionRuntime } from './runtime/index.js';
 import { SessionService } from './sessions/service.js';
 import type { EngineRuntime } from './sessions/node-runtime.js';
 import type { Channel, ChannelCredential } from './channels/channel.js';
@@ -98,6 +98,8 @@ export interface Engine<Runtime extends EngineRuntime = SessionRuntime> {
   readonly recovered: { suspended: number; errored: number; deleted: number };
   /** The operator listener (/metrics, /readyz, /healthz), or null with `operator.metrics: false`. */
   readonly operatorUrl: string | null;
+  /** The ports this engine listens on, which no session reaches (decisions.md 120); a program serving beside it adds its own (the demo's page). */
+  readonly ownPorts: EnginePorts;
   readonly logger: Logger;
   /** The Prometheus registry, or null with `operator.metrics: false`. */
   readonly metrics: EngineMetrics | null;
@@ -142,11 +144,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   // display then has its encoder, run while someone watches. The channel knows too: a watcher
   // another node forwards finds no video here when it is off here.
   const video = config.video !== false && (await probeVideo()).available;
+  const ownPorts = new EnginePorts(); // filled as each listener listens: a port 0 is known only then
   const { runtime, reaped } = options.runtime ? { runtime: options.runtime, reaped: { processes: 0, directories: 0 } } : await SessionRuntime.open({
     root: join(dataDir, 'sessions'),
     egress: config.egress,
     egressConnections: config.egress.connections,
     openFiles,
+    enginePorts: ownPorts,
     confinement: config.insecure.unconfined ? false : config.confinement,
     timeZone: config.timeZone,
     sound: config.sound,
@@ -337,6 +341,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${address.port}`;
   identity.internalUrl = config.node.internalUrl ?? url;
   identity.advertisedUrl = config.shareBase ?? url;
+  // The node link is served here, or on the port its internal address names (a mapped port).
+  for (const port of [address.port, portOfUrl(identity.internalUrl)]) ownPorts.add(port ?? 0);
   let operator: OperatorListener | null = null;
   try {
     if (metrics) {
@@ -344,6 +350,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
       const port = config.operator.port ?? (options.port === 0 ? 0 : address.port + 1000);
       if (port > 65_535) throw new Error(`operator listener: the public port + 1000 is past 65535; set operator.port`);
       operator = await startOperatorListener({ host: config.operator.host, port, metrics, sources, logger });
+      ownPorts.add(portOfUrl(operator.url) ?? 0);
     }
   } catch (error) {
     await new Promise<void>((done) => server.close(() => done()));
@@ -361,6 +368,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   return {
     url,
     operatorUrl: operator?.url ?? null,
+    ownPorts,
     logger,
     metrics,
     webhooks,

@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { classifyAddress, isAddressAllowed, parseAllowRanges } from '../../src/engine/runtime/egress/address-policy.js';
 import { startEgressRoute, type EgressRefusal, type EgressRoute } from '../../src/engine/runtime/egress/egress.js';
 import { OpenFiles } from '../../src/engine/limits/open-files.js';
+import { EnginePorts } from '../../src/engine/runtime/egress/engine-ports.js';
 
 const BODY = 'x'.repeat(10_000);
 const LOOPBACK_ONLY = { allow: ['127.0.0.0/8', '::1/128'] };
@@ -460,7 +461,7 @@ describe('egress route: refused traffic', () => {
     // The viewer is not told what the name resolves to inside the operator's network; the engine is.
     expect(answer.body).toBe('remote-browser-kit egress: rebind.example leads to an address that is not allowed');
     expect(refusals).toEqual([
-      { target: 'rebind.example:443', reason: expect.stringContaining('10.0.0.1') as unknown, address: '10.0.0.1' },
+      { target: 'rebind.example:443', reason: expect.stringContaining('10.0.0.1') as unknown, address: '10.0.0.1', category: 'private' },
     ]);
   });
 
@@ -555,6 +556,95 @@ async function silentConnections(port: number, count: number): Promise<Array<{ s
   );
   return opened;
 }
+
+describe("egress route: the engine's own listeners (issue 43, finding 6)", () => {
+  // Two loopback listeners: one stands for the engine's own (its public port, operator listener),
+  // the other for a site the operator allowed on loopback.
+  let engineListener: Target;
+  let site: Target;
+  beforeAll(async () => {
+    [engineListener, site] = await Promise.all([startTarget(), startTarget()]);
+  });
+  afterAll(async () => {
+    // Every spelling below was refused before a connection was made.
+    expect(engineListener.connections).toBe(0);
+    await Promise.all([engineListener.close(), site.close()]);
+  });
+
+  async function guardedRoute(allow: string[], ports: EnginePorts) {
+    const refusals: EgressRefusal[] = [];
+    const dnsAnswers = fakeLookup({ 'engine.example': ['127.0.0.1'], 'self.example': ['93.184.216.34'] });
+    const egress = await route({ sessionId: 'own-ports', policy: { allow }, lookup: dnsAnswers.lookup, enginePorts: ports, hostAddresses: () => ['127.0.0.1', '93.184.216.34'] });
+    egress.on('refused', (refusal) => refusals.push(refusal));
+    return { egress, refusals };
+  }
+
+  it.each([
+    ['127.0.0.0/8', '::1/128'],
+    ['127.0.0.1/32'],
+    ['0.0.0.0/0', '::/0'],
+  ])('refuses them on every address of this host, whatever the allow list (%s), and still serves an allowed loopback site', async (...allow) => {
+    const ports = new EnginePorts();
+    ports.add(engineListener.port);
+    const { egress, refusals } = await guardedRoute(allow, ports);
+    const port = engineListener.port;
+    for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]', '0x7f.0.0.1', '93.184.216.34']) {
+      const answer = await getThrough(egress, `http://${host}:${port}/metrics`);
+      expect([host, answer.status]).toEqual([host, 403]);
+      // The host's public address is outside the loopback ranges: refused as this host's, as before.
+      const words = host === '93.184.216.34' && allow[0] !== '0.0.0.0/0' ? 'is an address of this host' : `:${port} is a port of the remote browser service itself`;
+      expect(answer.body).toMatch(/^remote-browser-kit egress: .* not allowed$/);
+      expect(answer.body).toContain(words);
+      const tunnel = await rawExchange(egress, `CONNECT ${host}:${port} HTTP/1.1\r\nHost: ${host}:${port}\r\n\r\n`);
+      expect([host, tunnel.status]).toEqual([host, 403]);
+    }
+    // Further loopback addresses and the unspecified one reach this host too, where the range allows them.
+    if (allow[0] !== '127.0.0.1/32') {
+      for (const host of ['127.0.0.2', '0.0.0.0']) expect([host, (await getThrough(egress, `http://${host}:${port}/healthz`)).status]).toEqual([host, 403]);
+    }
+    // A name that resolves to this host: refused after the lookup, without saying where it leads.
+    const named = await getThrough(egress, `http://engine.example:${port}/healthz`);
+    expect(named.status).toBe(403);
+    expect(named.body).toBe('remote-browser-kit egress: engine.example leads to an address that is not allowed');
+    expect(refusals.at(-1)).toMatchObject({ target: `engine.example:${port}`, category: 'engine-listener', address: '127.0.0.1' });
+    expect(refusals.at(-1)?.reason).toContain(`port ${port} is one of the engine's own listeners`);
+    // Only what the allow list itself leaves out was refused for another reason.
+    const outside = allow[0] === '0.0.0.0/0' ? [] : allow[0] === '127.0.0.0/8' ? ['93.184.216.34', '0.0.0.0'] : ['93.184.216.34'];
+    expect([...new Set(refusals.filter((refusal) => refusal.category !== 'engine-listener').map((refusal) => refusal.address))]).toEqual(outside);
+    // The operator's loopback site on another port still loads.
+    const allowed = await getThrough(egress, `http://127.0.0.1:${site.port}/page`);
+    expect([allowed.status, allowed.body]).toEqual([200, BODY]);
+  });
+
+  it('refuses a port the engine listens on from the moment it is added (after the route started), and serves it once taken away', async () => {
+    const ports = new EnginePorts();
+    const { egress } = await guardedRoute(['127.0.0.0/8'], ports);
+    expect((await getThrough(egress, `http://127.0.0.1:${site.port}/`)).status).toBe(200);
+    const forget = ports.add(site.port);
+    expect((await getThrough(egress, `http://127.0.0.1:${site.port}/`)).status).toBe(403);
+    forget();
+    expect((await getThrough(egress, `http://127.0.0.1:${site.port}/`)).status).toBe(200);
+  });
+
+  it("counts an unconfined route's own port among the engine's while it listens", async () => {
+    const ports = new EnginePorts();
+    const { egress } = await guardedRoute(['127.0.0.0/8'], ports);
+    const other = await route({ sessionId: 'other', policy: { allow: ['127.0.0.0/8'] }, enginePorts: ports });
+    expect(ports.has(egress.port) && ports.has(other.port)).toBe(true);
+    expect((await getThrough(egress, `http://127.0.0.1:${other.port}/`)).status).toBe(403);
+    const otherPort = other.port;
+    await other.close();
+    expect(ports.has(otherPort)).toBe(false);
+  });
+
+  it('names the port in the session\'s language', async () => {
+    const ports = new EnginePorts();
+    ports.add(engineListener.port);
+    const egress = await route({ sessionId: 'de', policy: { allow: ['127.0.0.0/8'] }, enginePorts: ports, language: 'de-DE' });
+    const answer = await getThrough(egress, `http://127.0.0.1:${engineListener.port}/`);
+    expect(answer.body).toBe(`remote-browser-kit egress: 127.0.0.1:${engineListener.port} ist ein Port des Dienstes, der den entfernten Browser betreibt, und nicht erlaubt`);
+  });
+});
 
 describe('egress route: connections a session can make the engine hold', () => {
   let target: Target;

@@ -11,6 +11,7 @@ export { memfdProtection } from './sandbox/exec-guard.js';
 export { classifyAddress, isAddressAllowed, parseAllowRanges, type AllowedRange, type EgressPolicy } from './egress/address-policy.js';
 export { canonicalHostAddresses, checkTarget, interfaceAddresses, pinnedLookup } from './egress/egress-targets.js';
 export { DEFAULT_EGRESS_CONNECTIONS } from './egress/egress-gate.js';
+export { EnginePorts, portOfUrl } from './egress/engine-ports.js';
 export type { EgressRoute } from './egress/egress.js';
 export type { Display } from './display/display.js';
 export { DEFAULT_SOUND, probeSound, type SessionSound } from './capture/sound.js';

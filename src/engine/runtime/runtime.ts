@@ -19,6 +19,7 @@ import type { Display } from './display/display.js';
 import type { EgressPolicy } from './egress/address-policy.js';
 import type { EgressRoute } from './egress/egress.js';
 import type { EgressConnectionLimits } from './egress/egress-gate.js';
+import type { EnginePorts } from './egress/engine-ports.js';
 import type { OpenFiles } from '../limits/open-files.js';
 import { interfaceLocale } from './browser/locales.js';
 import { isTimeZone } from './browser/time-zones.js';
@@ -48,6 +49,8 @@ export interface RuntimeOptions {
   egressConnections?: EgressConnectionLimits;
   /** The engine's open files and their reserve, shared with the viewers (open-files.ts). */
   openFiles?: OpenFiles;
+  /** The engine's own ports, which no session reaches whatever `egress.allow` says (egress/engine-ports.ts). */
+  enginePorts?: EnginePorts;
   /** Installed browsers; discovered when omitted. */
   images?: BrowserImage[];
   warm?: WarmPoolOptions;
@@ -143,6 +146,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       egress: options.egress,
       ...(options.egressConnections ? { egressConnections: options.egressConnections } : {}),
       ...(options.openFiles ? { openFiles: options.openFiles } : {}),
+      ...(options.enginePorts ? { enginePorts: options.enginePorts } : {}),
       ...(options.sound !== undefined ? { sound: options.sound } : {}),
       ...(options.video ? { video: options.video } : {}),
       ...(options.warn ? { warn: options.warn } : {}),

@@ -1,11 +1,13 @@
 // Where a request of the egress route may go: its host parsed as a browser would, the name
 // resolved once (metadata names refused before any lookup), every answer checked against the
-// address policy and this host's own interfaces, and the checked addresses pinned for the
-// connection, so a second lookup cannot lead elsewhere (DNS rebinding).
+// address policy, this host's own interfaces and the engine's own ports (engine-ports.ts), and the
+// checked addresses pinned for the connection, so a second lookup cannot lead elsewhere (DNS
+// rebinding).
 import dns from 'node:dns';
 import net from 'node:net';
 import os from 'node:os';
 import { canonicalAddress, classifyAddress, isAllowedBy, MESSAGE_PREFIX, type AddressCategory, type AllowedRange } from './address-policy.js';
+import type { EnginePorts } from './engine-ports.js';
 import { categoryWords, type ShownRefusal } from './refusals.js';
 
 const LOOKUP_TIMEOUT_MS = 10_000;
@@ -14,10 +16,19 @@ const LOOKUP_TIMEOUT_MS = 10_000;
 // refused before any lookup, so a resolver that knows them never gets the chance.
 const METADATA_NAMES = new Set(['metadata.google.internal', 'metadata.goog', 'metadata']);
 
+/** What a refusal was for, in the operator's log: the address's category, a metadata name, or one of the engine's own listeners. */
+export type RefusedFor = AddressCategory | 'metadata-name' | 'engine-listener';
+
+/** The port a request goes to, and the engine's own ports, none of which a session reaches on this host. */
+export interface TargetPort {
+  port: number;
+  enginePorts: EnginePorts;
+}
+
 export type TargetCheck =
   | { outcome: 'allowed'; addresses: dns.LookupAddress[] }
   /** `shown` is what the viewer's refusal page says: never what a name resolves to. */
-  | { outcome: 'refused'; reason: string; shown: ShownRefusal; address?: string }
+  | { outcome: 'refused'; reason: string; shown: ShownRefusal; for: RefusedFor; address?: string }
   | { outcome: 'failed'; statusCode: number; reason: string };
 
 // The same host parsing a browser applies to http URLs, so every IPv4 spelling becomes one
@@ -102,11 +113,31 @@ function categorize(ip: string, hostAddresses: () => ReadonlySet<string>): Addre
   return canonical !== null && hostAddresses().has(canonical) ? 'this-host' : null;
 }
 
+/**
+ * Whether a connection to `ip` arrives at this host: its loopback, the unspecified address (which
+ * the kernel takes for this host) or one of its interfaces' addresses, whatever the policy allows.
+ */
+function isThisHost(ip: string, category: AddressCategory | null, hostAddresses: () => ReadonlySet<string>): boolean {
+  if (category === 'loopback' || category === 'unspecified' || category === 'this-host') return true;
+  const canonical = canonicalAddress(ip);
+  return canonical !== null && hostAddresses().has(canonical);
+}
+
+/** Whether `ip` on the request's port is one of the engine's own listeners (engine-ports.ts). */
+function isEngineListener(ip: string, category: AddressCategory | null, hostAddresses: () => ReadonlySet<string>, target: TargetPort | undefined): boolean {
+  return target !== undefined && target.enginePorts.has(target.port) && isThisHost(ip, category, hostAddresses);
+}
+
+/**
+ * The verdict on a request to `hostname`. With `target`, this host's addresses on the engine's own
+ * ports are refused too, after the allow list: no range opens them (decisions.md 120).
+ */
 export async function checkTarget(
   hostname: string,
   allowed: readonly AllowedRange[],
   lookup: typeof dns.lookup,
   hostAddresses: () => ReadonlySet<string>,
+  target?: TargetPort,
 ): Promise<TargetCheck> {
   const host = canonicalHost(hostname);
   if (host === null) {
@@ -117,13 +148,18 @@ export async function checkTarget(
     const category = categorize(host, hostAddresses);
     if (!isAllowedBy(host, category, allowed)) {
       const reason = `${host} is ${categoryWords(category ?? 'invalid')} and is not allowed`;
-      return { outcome: 'refused', reason, shown: { kind: 'address', host, category: category ?? 'invalid' }, address: host };
+      return { outcome: 'refused', reason, shown: { kind: 'address', host, category: category ?? 'invalid' }, for: category ?? 'invalid', address: host };
+    }
+    if (isEngineListener(host, category, hostAddresses, target)) {
+      const port = target!.port;
+      const reason = `${literalFamily === 6 ? `[${host}]` : host}:${port} is one of the engine's own listeners and is not allowed`;
+      return { outcome: 'refused', reason, shown: { kind: 'engine-listener', host, port }, for: 'engine-listener', address: host };
     }
     return { outcome: 'allowed', addresses: [{ address: host, family: literalFamily }] };
   }
   if (METADATA_NAMES.has(host.replace(/\.+$/, ''))) {
     const reason = `${host} is a cloud metadata name and is not allowed`;
-    return { outcome: 'refused', reason, shown: { kind: 'metadata-name', host } };
+    return { outcome: 'refused', reason, shown: { kind: 'metadata-name', host }, for: 'metadata-name' };
   }
   let answers: dns.LookupAddress[];
   try {
@@ -144,6 +180,16 @@ export async function checkTarget(
         reason: `${host} resolves to ${address}, ${categoryWords(category ?? 'invalid')}, and is not allowed`,
         // The operator's internal addresses stay unknown to whoever is in the session.
         shown: { kind: 'leads-to-address', host },
+        for: category ?? 'invalid',
+        address,
+      };
+    }
+    if (isEngineListener(address, category, hostAddresses, target)) {
+      return {
+        outcome: 'refused',
+        reason: `${host} resolves to ${address}, where port ${target!.port} is one of the engine's own listeners, and is not allowed`,
+        shown: { kind: 'leads-to-address', host },
+        for: 'engine-listener',
         address,
       };
     }

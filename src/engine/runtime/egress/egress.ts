@@ -1,6 +1,7 @@
 // Each session's egress route: the proxy its remote browser must use to reach the network. It resolves
 // and checks every target itself (egress-targets.ts, address-policy.ts), then pins the checked
-// address, so pages cannot reach internal addresses. Behind its gate (egress-gate.ts).
+// address, so pages cannot reach internal addresses nor the engine's own listeners
+// (engine-ports.ts). Behind its gate (egress-gate.ts).
 import dns from 'node:dns';
 import { EventEmitter } from 'node:events';
 import http from 'node:http';
@@ -9,7 +10,8 @@ import { RequestError, Server, type PrepareRequestFunction } from 'proxy-chain';
 import { checkEgressConnectionLimits, DEFAULT_EGRESS_CONNECTIONS, openEgressGate, type EgressConnectionLimits, type EgressGate, type EgressGateCounts } from './egress-gate.js';
 import type { OpenFiles } from '../../limits/open-files.js';
 import { MESSAGE_PREFIX, parseAllowRanges, type EgressPolicy } from './address-policy.js';
-import { canonicalHostAddresses, checkTarget, interfaceAddresses, pinnedLookup, type TargetCheck } from './egress-targets.js';
+import { canonicalHostAddresses, checkTarget, interfaceAddresses, pinnedLookup, type RefusedFor, type TargetCheck } from './egress-targets.js';
+import type { EnginePorts } from './engine-ports.js';
 import { egressRefusalText } from './refusals.js';
 
 
@@ -42,6 +44,12 @@ export interface EgressRouteOptions {
   connections?: EgressConnectionLimits;
   /** The engine's open files: a connection is refused when taking it would eat into the reserve. */
   openFiles?: OpenFiles;
+  /**
+   * The engine's own ports (engine-ports.ts): refused on this host's addresses whatever the policy
+   * allows, read at each request (a listener that opens later counts from then on). The route's
+   * own port joins them while it listens on one.
+   */
+  enginePorts?: EnginePorts;
 }
 
 /** A target the route would not connect to. */
@@ -52,6 +60,8 @@ export interface EgressRefusal {
   reason: string;
   /** The address that was refused, when the refusal was about an address rather than a name. */
   address?: string;
+  /** What it was refused for: the address's category, a metadata name, or one of the engine's own listeners. */
+  category: RefusedFor;
 }
 
 export interface EgressRoute {
@@ -109,6 +119,8 @@ class SessionEgressRoute implements EgressRoute {
     private readonly upstream: { url: string | undefined },
     /** The listener that hands connections to `server` (its port, or a unix socket). */
     private readonly gate: EgressGate,
+    /** Takes the gate's port out of the engine's ports (engine-ports.ts). */
+    private readonly forgetPort: () => void,
   ) {
     this.port = gate.port;
     this.proxyUrl = this.port ? `http://127.0.0.1:${this.port}` : '';
@@ -164,6 +176,7 @@ class SessionEgressRoute implements EgressRoute {
       // Destroying the browser's sockets makes proxy-chain end the target side of every tunnel.
       // The proxy never listened itself (the gate hands it connections): its close reports that.
       await Promise.all([this.gate.close(), this.server.close(true).catch(() => undefined)]);
+      this.forgetPort();
     })();
     return this.#closing;
   }
@@ -176,6 +189,7 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
   // Read at each connection: a warm route is given its session's upstream when the session takes it.
   const upstream = { url: options.upstreamProxyUrl === undefined ? undefined : checkUpstreamProxyUrl(options.upstreamProxyUrl) };
   const lookup = options.lookup ?? dns.lookup;
+  const enginePorts = options.enginePorts;
   const events = new EventEmitter<{ refused: [EgressRefusal] }>();
   const closedBytes = { sent: 0, received: 0 };
   const shownIn = { language: options.language ?? 'en' };
@@ -190,12 +204,12 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
     const target = `${hostname}:${port}`;
     let check: TargetCheck;
     try {
-      check = await checkTarget(hostname, allowed, lookup, hostAddresses);
+      check = await checkTarget(hostname, allowed, lookup, hostAddresses, enginePorts ? { port, enginePorts } : undefined);
     } catch {
       check = { outcome: 'failed', statusCode: 502, reason: `could not check ${target}` };
     }
     if (check.outcome === 'refused') {
-      const refusal: EgressRefusal = { target, reason: check.reason };
+      const refusal: EgressRefusal = { target, reason: check.reason, category: check.for };
       if (check.address !== undefined) refusal.address = check.address;
       events.emit('refused', refusal);
       // The viewer learns that the address is not allowed (in the session's language), never what
@@ -234,6 +248,9 @@ export async function startEgressRoute(options: EgressRouteOptions): Promise<Egr
   });
   // An unheard 'error' on the proxy's server would end the whole engine, not just this session.
   server.server.on('error', () => {});
+  // Unconfined, the route is a loopback port like the engine's own: no session's page may chain
+  // through another's route (or its own) to count its bytes elsewhere or loop. Forgotten as it closes.
+  const forgetPort = enginePorts?.add(gate.port) ?? (() => undefined);
 
-  return new SessionEgressRoute(options.sessionId, server, events, closedBytes, agents, shownIn, upstream, gate);
+  return new SessionEgressRoute(options.sessionId, server, events, closedBytes, agents, shownIn, upstream, gate, forgetPort);
 }

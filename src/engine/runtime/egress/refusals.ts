@@ -8,7 +8,9 @@ import type { AddressCategory } from './address-policy.js';
 export type ShownRefusal =
   | { kind: 'address'; host: string; category: AddressCategory }
   | { kind: 'metadata-name'; host: string }
-  | { kind: 'leads-to-address'; host: string };
+  | { kind: 'leads-to-address'; host: string }
+  /** This host's address on one of the engine's own ports (engine-ports.ts), as the page named it. */
+  | { kind: 'engine-listener'; host: string; port: number };
 
 interface RefusalWords {
   title: string;
@@ -16,6 +18,7 @@ interface RefusalWords {
   address: (host: string, what: string) => string;
   metadataName: (host: string) => string;
   leadsTo: (host: string) => string;
+  engineListener: (target: string) => string;
   categories: Record<AddressCategory, string>;
 }
 
@@ -26,6 +29,7 @@ const WORDS: Record<ShareLanguage, RefusalWords> = {
     address: (host, what) => `${host} is ${what} and is not allowed`,
     metadataName: (host) => `${host} is a cloud metadata name and is not allowed`,
     leadsTo: (host) => `${host} leads to an address that is not allowed`,
+    engineListener: (target) => `${target} is a port of the remote browser service itself and is not allowed`,
     categories: {
       loopback: 'a loopback address',
       private: 'a private address',
@@ -47,6 +51,7 @@ const WORDS: Record<ShareLanguage, RefusalWords> = {
     address: (host, what) => `${host} ist ${what} und nicht erlaubt`,
     metadataName: (host) => `${host} ist ein Cloud-Metadaten-Name und nicht erlaubt`,
     leadsTo: (host) => `${host} führt zu einer Adresse, die nicht erlaubt ist`,
+    engineListener: (target) => `${target} ist ein Port des Dienstes, der den entfernten Browser betreibt, und nicht erlaubt`,
     categories: {
       loopback: 'eine Loopback-Adresse',
       private: 'eine private Adresse',
@@ -68,6 +73,7 @@ const WORDS: Record<ShareLanguage, RefusalWords> = {
     address: (host, what) => `${host} est ${what} et n’est pas autorisée`,
     metadataName: (host) => `${host} est un nom de métadonnées cloud et n’est pas autorisé`,
     leadsTo: (host) => `${host} mène à une adresse qui n’est pas autorisée`,
+    engineListener: (target) => `${target} est un port du service du navigateur distant lui-même et n’est pas autorisé`,
     categories: {
       loopback: 'une adresse de bouclage',
       private: 'une adresse privée',
@@ -89,6 +95,7 @@ const WORDS: Record<ShareLanguage, RefusalWords> = {
     address: (host, what) => `${host} es ${what} y no se permite`,
     metadataName: (host) => `${host} es un nombre de metadatos de la nube y no se permite`,
     leadsTo: (host) => `${host} lleva a una dirección que no se permite`,
+    engineListener: (target) => `${target} es un puerto del propio servicio del navegador remoto y no se permite`,
     categories: {
       loopback: 'una dirección de loopback',
       private: 'una dirección privada',
@@ -110,6 +117,7 @@ const WORDS: Record<ShareLanguage, RefusalWords> = {
     address: (host, what) => `${host} è ${what} e non è consentito`,
     metadataName: (host) => `${host} è un nome di metadati cloud e non è consentito`,
     leadsTo: (host) => `${host} porta a un indirizzo non consentito`,
+    engineListener: (target) => `${target} è una porta del servizio stesso del browser remoto e non è consentita`,
     categories: {
       loopback: 'un indirizzo di loopback',
       private: 'un indirizzo privato',
@@ -131,6 +139,7 @@ const WORDS: Record<ShareLanguage, RefusalWords> = {
     address: (host, what) => `${host} é ${what} e não é permitido`,
     metadataName: (host) => `${host} é um nome de metadados de nuvem e não é permitido`,
     leadsTo: (host) => `${host} leva a um endereço que não é permitido`,
+    engineListener: (target) => `${target} é uma porta do próprio serviço do navegador remoto e não é permitida`,
     categories: {
       loopback: 'um endereço de loopback',
       private: 'um endereço privado',
@@ -152,6 +161,7 @@ const WORDS: Record<ShareLanguage, RefusalWords> = {
     address: (host, what) => `${host} は${what}のため、許可されていません`,
     metadataName: (host) => `${host} はクラウドのメタデータ名のため、許可されていません`,
     leadsTo: (host) => `${host} は許可されていないアドレスにつながります`,
+    engineListener: (target) => `${target} はリモートブラウザーのサービス自体のポートのため、許可されていません`,
     categories: {
       loopback: 'ループバックアドレス',
       private: 'プライベートアドレス',
@@ -205,5 +215,7 @@ export function egressRefusalText(shown: ShownRefusal, language: string): string
       return words.metadataName(shown.host);
     case 'leads-to-address':
       return words.leadsTo(shown.host);
+    case 'engine-listener':
+      return words.engineListener(`${shown.host.includes(':') ? `[${shown.host}]` : shown.host}:${shown.port}`);
   }
 }

@@ -2,7 +2,6 @@
 // browser or display exited, a page crashed, the DevTools guard was lost) and notices that do not
 // (the session started warm or cold, a navigation or a connection was refused, the sound server was lost; later: a download finished). A new kind is classified
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
-import { classifyAddress } from '../egress/address-policy.js';
 import type { BrowserProcess } from '../browser/browser.js';
 import type { BrowserControl, PageChange } from '../browser/control.js';
 import { isNavigableUrl } from '../browser/page-policy.js';
@@ -40,7 +39,7 @@ export type SessionEndingEvent = {
 
 /**
  * What a refusal was about, for the operator's log: the target (`host:port`, or a page's scheme)
- * and the category of its address (`loopback`, `private`… , `metadata-name`, `browser-page`),
+ * and the category of its address (`loopback`, `private`… , `metadata-name`, `engine-listener`, `browser-page`),
  * never the address a name resolved to.
  */
 export interface RefusalDetail {
@@ -121,8 +120,7 @@ export function watchSession(session: WatchedSession, report: (kind: RuntimeEven
   }
   // Lost while the session was starting: said now that someone listens.
   if (session.control?.lostReason) report('guard-lost', session.control.lostReason);
-  session.egress.on('refused', ({ target, reason, address }) =>
-    report('refused', `refused ${target}: ${reason}`, { target, category: address === undefined ? 'metadata-name' : (classifyAddress(address) ?? 'this-host') }));
+  session.egress.on('refused', ({ target, reason, category }) => report('refused', `refused ${target}: ${reason}`, { target, category }));
   if (session.sound?.lostReason) report('sound-lost', session.sound.lostReason);
   else session.sound?.once('lost', (reason) => report('sound-lost', reason));
 }

@@ -11,6 +11,7 @@ import { openConfinedSandbox, openHostSandbox, type ConfinementSettings, type Se
 import { startDisplay, type Display } from '../display/display.js';
 import { startEgressRoute, type EgressRoute } from '../egress/egress.js';
 import type { EgressConnectionLimits } from '../egress/egress-gate.js';
+import { portOfUrl, type EnginePorts } from '../egress/engine-ports.js';
 import type { OpenFiles } from '../../limits/open-files.js';
 import { killMarkedProcesses } from '../sandbox/processes.js';
 import { rootKey, writeRuntimeRecord } from './reap.js';
@@ -29,6 +30,8 @@ export interface SlotSettings {
   egress: EgressPolicy;
   egressConnections?: EgressConnectionLimits;
   openFiles?: OpenFiles;
+  /** The engine's own ports, which no session reaches (engine-ports.ts); an unconfined slot's route and DevTools join them. */
+  enginePorts?: EnginePorts;
   startTimeoutMs: number;
   /** Each session's sound settings; `false` runs no sound process at all (sound.ts). */
   sound?: Partial<SoundSettings> | false;
@@ -53,6 +56,8 @@ export class SessionSlot {
   readonly parts = new SessionParts();
   /** Set by the first stop; later stops wait for it (a display number may be reused afterwards). */
   private stopped: Promise<void> | undefined;
+  /** Takes the browser's DevTools port out of the engine's ports again (unconfined only). */
+  private forgetDevToolsPort: () => void = () => undefined;
 
   private constructor(
     readonly id: string,
@@ -99,6 +104,7 @@ export class SessionSlot {
       ...(shape.upstreamProxyUrl ? { upstreamProxyUrl: shape.upstreamProxyUrl } : {}),
       ...(settings.egressConnections ? { connections: settings.egressConnections } : {}),
       ...(settings.openFiles ? { openFiles: settings.openFiles } : {}),
+      ...(settings.enginePorts ? { enginePorts: settings.enginePorts } : {}),
     };
     const { parts } = slot;
     try {
@@ -147,6 +153,12 @@ export class SessionSlot {
   /** Adds the browser once its process runs (its DevTools control follows), and records it. */
   async addBrowser(browser: BrowserPart): Promise<BrowserPart> {
     const value = this.parts.add(browserPart(browser));
+    // Unconfined, DevTools listens on the host's own loopback, where another session's page could
+    // read its tabs: one of the engine's ports until the slot stops. Confined, it is the session's
+    // loopback (a unix socket on the host), which no route reaches.
+    const url = browser.process.devtoolsUrl;
+    const devtools = url?.startsWith('ws://') ? portOfUrl(url) : undefined;
+    if (devtools !== undefined) this.forgetDevToolsPort = this.settings.enginePorts?.add(devtools) ?? this.forgetDevToolsPort;
     await this.record();
     return value;
   }
@@ -159,6 +171,7 @@ export class SessionSlot {
   private async end(): Promise<void> {
     this.settings.onStop?.(this);
     await this.parts.stop();
+    this.forgetDevToolsPort();
     // Crash handlers and other detached helpers carry the session marker; end them too.
     await killMarkedProcesses({ dir: this.dir });
     await rm(this.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
