@@ -105,7 +105,7 @@ export const engineConfigSchema = z
         perAddress: z.number().int().min(1).max(100_000).default(DEFAULT_VIEWER_SEATS.perAddress),
       })
       .default(DEFAULT_VIEWER_SEATS),
-    /** What the door lets one attachment hold (decisions.md 120): bytes queued toward a reader that does not read; how often a peer is pinged (cut off when silent for one period). */
+    /** What the door lets one attachment hold (decisions.md 123): bytes queued toward a reader that does not read; how often a peer is pinged (cut off when silent for one period). */
     door: z.object({ bufferMb: z.number().int().min(1).max(1024).default(32), heartbeatSeconds: z.number().int().min(1).max(300).default(30) }).default({ bufferMb: 32, heartbeatSeconds: 30 }),
     /** Open files the engine keeps for its own work whatever sessions and viewers open; null: a tenth of its limit, at least 256 (decisions.md 48). */
     openFiles: z.object({ reserve: z.number().int().min(0).nullable().default(null) }).default({ reserve: null }),

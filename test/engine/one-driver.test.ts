@@ -4,6 +4,7 @@
 // asks, the driver gives, the new driver's keys reach it and the old one's do not; the owner takes
 // it back through the API; every viewer and the share state are told who drives. A program on
 // DevTools drives when it attaches, hands control to a person and takes it back, both sides told.
+// What a driver holds down (Shift, button 1) goes up when control passes or its connection closes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
 import type { BrowserControl } from '../../src/engine/runtime/browser/control.js';
@@ -14,9 +15,15 @@ import { waitFor } from '../helpers/session.js';
 import { WebSocket } from 'ws';
 
 const PAGE = `<!doctype html><title>Keys</title><body style="margin:0;background:#336699">
-<input id="field" autofocus style="position:absolute;left:10px;top:10px;width:280px;height:40px"></body>`;
+<input id="field" autofocus style="position:absolute;left:10px;top:10px;width:280px;height:40px">
+<script>
+window.seen = [];
+addEventListener('pointerdown', (e) => seen.push({ type: 'down', shift: e.shiftKey, x: e.clientX, buttons: e.buttons }), true);
+addEventListener('pointermove', (e) => seen.push({ type: 'move', shift: e.shiftKey, x: e.clientX, buttons: e.buttons }), true);
+addEventListener('pointerup', (e) => seen.push({ type: 'up', shift: e.shiftKey, x: e.clientX, buttons: e.buttons }), true);
+</script></body>`;
 
-const XK = { a: 0x61, b: 0x62, c: 0x63, d: 0x64, e: 0x65, f: 0x66, g: 0x67 };
+const XK = { a: 0x61, b: 0x62, c: 0x63, d: 0x64, e: 0x65, f: 0x66, g: 0x67, Shift_L: 0xffe1 };
 
 let fixture: EngineFixture;
 let engine: Engine;
@@ -36,6 +43,51 @@ const fieldValue = async () => String(await control.evaluate("document.getElemen
 const clearField = () => control.evaluate("document.getElementById('field').value = ''");
 const shareState = async () => (await (await fetch(`${engine.url}/share/${linkId}`)).json()) as Record<string, any>;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The pointer events the page saw since the last `forgetPointer()`. */
+type PointerSeen = { type: 'down' | 'move' | 'up'; shift: boolean; x: number; buttons: number };
+const pointerSeen = async () => (await control.evaluate('window.seen')) as PointerSeen[];
+const forgetPointer = () => control.evaluate('window.seen = []');
+/** A key as noVNC sends it (the viewers announce QEMU key events): its keysym and its XT keycode, which Xvnc types as it is. */
+const qemuKey = (down: boolean, keysym: number, keycode: number) => {
+  const event = Buffer.alloc(12);
+  event.writeUInt8(255, 0);
+  event.writeUInt16BE(down ? 1 : 0, 2);
+  event.writeUInt32BE(keysym, 4);
+  event.writeUInt32BE(keycode, 8);
+  return event;
+};
+const XT = { f: 0x21, Shift_L: 0x2a };
+const pointerEvent = (buttons: number, x: number, y: number) => Buffer.from([5, buttons, x >> 8, x & 0xff, y >> 8, y & 0xff]);
+
+/**
+ * `holder` presses Shift and button 1 in the field and lets go of neither; resolves once the page
+ * saw the press with Shift.
+ */
+async function holdShiftAndButton(holder: Viewer): Promise<void> {
+  await clearField();
+  await forgetPointer();
+  holder.rfb.send(qemuKey(true, XK.Shift_L, XT.Shift_L));
+  holder.rfb.send(pointerEvent(1, 100, chromeHeight + 30));
+  const seen = await waitFor(pointerSeen, (events) => events.some((e) => e.type === 'down' && e.shift), 10_000);
+  expect(seen.find((e) => e.type === 'down')).toMatchObject({ shift: true, x: 100, buttons: 1 });
+}
+
+/**
+ * `typist` moves the pointer away, clicks in the field and types `f`: the move drags nothing, the
+ * click comes without Shift, and the page gets `f`.
+ */
+async function drivesFreely(typist: Viewer): Promise<void> {
+  typist.rfb.send(pointerEvent(0, 220, chromeHeight + 150));
+  const moved = await waitFor(pointerSeen, (events) => events.some((e) => e.type === 'move' && e.x === 220), 10_000);
+  expect(moved.find((e) => e.type === 'move' && e.x === 220)).toMatchObject({ shift: false, buttons: 0 });
+  await typist.rfb.click(120, chromeHeight + 30);
+  const clicked = await waitFor(pointerSeen, (events) => events.some((e) => e.type === 'down' && e.x === 120), 10_000);
+  expect(clicked.find((e) => e.type === 'down' && e.x === 120)).toMatchObject({ shift: false, buttons: 1 });
+  typist.rfb.send(qemuKey(true, XK.f, XT.f));
+  typist.rfb.send(qemuKey(false, XK.f, XT.f));
+  expect(await waitFor(fieldValue, (value) => value !== '', 10_000)).toBe('f');
+}
 
 async function join(): Promise<Viewer> {
   const ws = engine.url.replace(/^http/, 'ws');
@@ -225,5 +277,27 @@ describe('a program on DevTools', () => {
     program.close();
     // The program left while driving: nobody drives.
     await first!.people.until((p) => p.driver === null && !p.people.some((person) => person.kind === 'program'));
+  }, 60_000);
+});
+
+describe('keys and buttons a viewer holds (issue 43, finding 5)', () => {
+  it('go up when the owner gives control to another: the new driver\'s moves do not drag, its click and its f come without Shift', async () => {
+    const [holder, next] = [await join(), await join()];
+    expect(await fixture.call('/vm/control', { id: vmId, action: 'give', to: holder.id })).toMatchObject({ status: 'ok', driver: { id: holder.id } });
+    await holder.people.until((p) => p.driver?.id === holder.id);
+    await holdShiftAndButton(holder);
+    expect(await fixture.call('/vm/control', { id: vmId, action: 'give', to: next.id })).toMatchObject({ status: 'ok', driver: { id: next.id } });
+    await next.people.until((p) => p.driver?.id === next.id);
+    await drivesFreely(next);
+  }, 60_000);
+
+  it('go up when a viewer\'s connection closes, with everyone controlling', async () => {
+    expect(await fixture.call('/vm/control', { id: vmId, action: 'mode', mode: 'shared' })).toMatchObject({ status: 'ok', mode: 'shared' });
+    const [leaving, staying] = [await join(), await join()];
+    await holdShiftAndButton(leaving);
+    leaving.rfb.close();
+    // Its button goes up as its connection closes, where it was: the page sees it let go.
+    await waitFor(pointerSeen, (events) => events.some((e) => e.type === 'up'), 10_000);
+    await drivesFreely(staying);
   }, 60_000);
 });

@@ -1,8 +1,9 @@
 // Saved profiles' rules (issue 34) against a real engine with its SQLite database and confined
 // Chromium: bad input, the count cap, the size cap (the earlier version stays), a crafted archive
 // in the database (refused before any session starts), two creates at once on one profile
-// (exactly one runs), the meters, and expiry after the operator's days unused. Each refusal is a
-// clear message in v8's envelope and changes nothing.
+// (exactly one runs), a remove right after its session's (it waits for the last save), the
+// meters, and expiry after the operator's days unused. Each refusal is a clear message in v8's
+// envelope and changes nothing.
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { ProfileStore } from '../../src/engine/profiles/profile-store.js';
+import { LAST_SAVE_RETRY_S, ProfileService } from '../../src/engine/profiles/profiles.js';
 import { parseProfileKey } from '../../src/engine/profiles/profile-key.js';
 import { sealState } from '../../src/engine/profiles/sealed-state.js';
 import { v8Caller } from '../helpers/site.js';
@@ -24,12 +26,13 @@ let key: string;
 let clock = Date.now();
 const api = v8Caller(() => engine.url, () => key);
 const rows = () => new ProfileStore(engine.store);
+const PLANS = DEFAULT_PLANS.map((plan) => (plan.id === 'pro' ? { ...plan, profile_limit: 3, profile_mb_limit: 50 } : plan));
+const PROFILE_SETTINGS = { enabled: true, key: null, maxProfileMb: 3, expireDays: 30 };
 
 beforeAll(async () => {
   site = await serveProfileSite('remembered');
   dir = await mkdtemp(join(tmpdir(), 'rbk-profile-limits-'));
-  const plans = DEFAULT_PLANS.map((plan) => (plan.id === 'pro' ? { ...plan, profile_limit: 3, profile_mb_limit: 50 } : plan));
-  engine = await createEngine({ dataDir: dir, port: 0, now: () => clock++, config: { plans, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.1/32'] }, profiles: { maxProfileMb: 3, expireDays: 30 } } });
+  engine = await createEngine({ dataDir: dir, port: 0, now: () => clock++, config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.1/32'] }, profiles: PROFILE_SETTINGS } });
   key = (await engine.accounts.create({ contact: 'limits@example.com', plans: ['pro'] })).apiKey.key;
 }, 60_000);
 
@@ -158,6 +161,26 @@ describe('saved profiles', () => {
     const after = await waitFor(async () => (await rows().get(profileId))!, (row) => row.session_id === null, 30_000);
     expect(after.session_id).toBeNull();
     expect(after.version_id).toBe(before.version_id);
+  }, 120_000);
+
+  it('are removed right after their session is, once its last save is done (issue 43, finding 7)', async () => {
+    const made = await api('/profile/create', { name: 'Gone at once', browser: 'chromium' });
+    expect(made.status, JSON.stringify(made)).toBe('ok');
+    const reports = site.reports.length;
+    const created = await api('/vm/create', { browser: 'chromium', url: `${site.origin}/set?gone`, profile: { id: made.profile.id } });
+    expect(created.status, JSON.stringify(created)).toBe('ok');
+    expect(await waitFor(() => site.reports.slice(reports).some((r) => r.page === 'set'), Boolean, 60_000)).toBe(true);
+    expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
+    expect((await api('/vm/remove', { id: created.vmId })).status).toBe('ok');
+    // Past its wait, a remove says the last save is under way and when to try again (this one waits not at all).
+    const impatient = new ProfileService({ store: engine.store, settings: PROFILE_SETTINGS, key: { key: parseProfileKey(await readFile(join(dir, 'profile.key'), 'utf8'), 'profile.key') }, plan: (id) => PLANS.find((plan) => plan.id === id), image: () => undefined, now: () => clock, lastSaveWaitMs: 0 });
+    const account = (await engine.store.account((await rows().get(made.profile.id))!.account_id))!;
+    expect(await impatient.remove(account, made.profile.id)).toEqual({ status: 'denied', message: `id: the last save of the session that ran on this profile is still under way; try again in ${LAST_SAVE_RETRY_S} s`, retryAfter: LAST_SAVE_RETRY_S });
+    // At once, while the session writes the profile back: the session is gone for the caller, so is the profile.
+    expect(await api('/profile/remove', { id: made.profile.id })).toEqual({ status: 'ok' });
+    expect((await api(`/profile/data?id=${made.profile.id}`)).profiles).toEqual([]);
+    expect(await engine.store.sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM profile_versions WHERE profile_id = ?', [made.profile.id])).toEqual({ n: 0 });
+    expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'deleted', 60_000)).toBe('deleted');
   }, 120_000);
 
   it('are forgotten after the days unused, with their state', async () => {

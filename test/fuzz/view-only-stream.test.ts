@@ -55,7 +55,7 @@ const framed = (bytes: number[]) =>
 function throughRoom(rights: ViewerRights, frames: Buffer[]): { kinds: string[]; bytes: Buffer } {
   const room = new ViewerRoom();
   const written: Buffer[] = [];
-  const viewer = room.join(rights, (bytes) => written.push(bytes));
+  const viewer = room.join(rights, { write: (bytes) => void written.push(bytes), takesSizes: () => true });
   const reader = new ClientMessageReader();
   for (const frame of frames) {
     for (const item of reader.push(frame)) {

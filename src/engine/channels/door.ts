@@ -1,5 +1,5 @@
 // The one door every attachment to a session passes before its channel sees it (docs/architecture.md
-// "One door", decisions.md 78 and 120): RFB, sound, video, files, automation, people, the share
+// "One door", decisions.md 78 and 123): RFB, sound, video, files, automation, people, the share
 // API's event streams and whatever channel comes next. It owns each attachment's whole life, so
 // that no channel can forget a part of it: it accepts the WebSocket itself, with the largest
 // message the channel declares (a bigger one closes it with 1009 before the channel reads any of

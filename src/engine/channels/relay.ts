@@ -13,9 +13,15 @@ export class PolicyRefusal extends Error {}
 export interface MessagePolicy {
   /** Reads a chunk from the caller and passes on, in order, what may reach the session; throws PolicyRefusal to end the connection. */
   admit(chunk: Buffer, pass: (bytes: Buffer) => void): void;
-  /** The connection ended. */
-  leave(): void;
+  /**
+   * The connection ended. May answer its last words: bytes written to the end before it closes
+   * (RFB lets go of the keys and buttons a viewer left down).
+   */
+  leave(): Buffer | void;
 }
+
+/** How long the end may take to carry a policy's last words before it is cut off. */
+const LAST_WORDS_MS = 2000;
 
 export interface RelayOptions {
   /** Close sent to the caller when the end goes away. */
@@ -35,11 +41,22 @@ export function relay(socket: WebSocket, openEnd: () => Duplex, options: RelayOp
     const end = openEnd();
     let done = false;
     const policy = options.policy?.((bytes) => end.write(bytes));
+    let endClosed = false;
+    end.once('close', () => (endClosed = true));
     const finish = (close: CloseReason) => {
       if (done) return;
       done = true;
-      policy?.leave();
-      end.destroy();
+      const last = policy?.leave();
+      if (last && last.length > 0 && !endClosed && end.writable) {
+        // Ended rather than destroyed, so the bytes reach the session before the end closes
+        // (a relay process inside the session is killed with the stream; ended, it flushes first).
+        const cutOff = setTimeout(() => end.destroy(), LAST_WORDS_MS);
+        cutOff.unref();
+        end.once('close', () => clearTimeout(cutOff));
+        end.end(last);
+      } else {
+        end.destroy();
+      }
       if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(close.code, close.reason);
       resolve();
     };

@@ -82,6 +82,13 @@ export class NodeLink implements ClusterLink {
   private timer: NodeJS.Timeout | undefined;
   private beating = false;
   private closed = false;
+  /**
+   * When this node last wrote its own heartbeat (the wall clock once the write came back), and
+   * before when it judges no other node lost: a node never judges others from heartbeats it could
+   * not read or write itself (decisions.md 124).
+   */
+  private lastBeatAt = 0;
+  private judgeFrom = Number.POSITIVE_INFINITY;
 
   constructor(private readonly options: NodeLinkOptions) {}
 
@@ -101,6 +108,9 @@ export class NodeLink implements ClusterLink {
     await database.listen(STATUS_CHANNEL, (payload) => this.heardStatus(payload));
     await database.listen(PLACED_CHANNEL, (payload) => this.heardPlaced(payload));
     await this.register();
+    // A node that just joined has watched nobody yet: every node gets a whole grace period first.
+    this.lastBeatAt = this.options.now();
+    this.judgeFrom = this.lastBeatAt + this.options.lostAfterMs;
     this.timer = setInterval(() => void this.beat(), this.options.heartbeatMs);
     this.timer.unref();
   }
@@ -137,7 +147,8 @@ export class NodeLink implements ClusterLink {
         await this.sessions.recover();
         await this.register();
       }
-      if (this.options.watchOthers) await this.endLostNodes(now);
+      this.wrote();
+      if (this.options.watchOthers && this.options.now() >= this.judgeFrom) await this.endLostNodes(this.options.now());
       // A placement whose message was missed (the listener reconnecting) still starts.
       for (const row of await this.store.sessionsWithStatus(['starting'], this.nodeId)) void this.sessions.startPlaced(row.id);
     } catch {
@@ -145,6 +156,21 @@ export class NodeLink implements ClusterLink {
     } finally {
       this.beating = false;
     }
+  }
+
+  /**
+   * This node's heartbeat reached the store. After a stretch in which it could not (the database
+   * restarting, failing over or out of reach, or this process stalled) no node could write its
+   * own either, as far as this one knows: each gets a fresh grace period from now before it may be
+   * judged lost. Only a node cut off alone stays silent through it, and only its sessions end.
+   */
+  private wrote(): void {
+    const now = this.options.now();
+    if (now - this.lastBeatAt > 2 * this.options.heartbeatMs) {
+      this.judgeFrom = Math.max(this.judgeFrom, now + this.options.lostAfterMs);
+      this.options.logger?.warn({ silentForMs: now - this.lastBeatAt }, 'this node could not write its heartbeat for a while; no node is judged lost before a fresh grace period');
+    }
+    this.lastBeatAt = now;
   }
 
   private async endLostNodes(now: number): Promise<void> {

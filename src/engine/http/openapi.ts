@@ -195,7 +195,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
         },
       },
       '/v8/profile/rename': { post: { summary: 'Rename a saved profile', security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(profileRenameRequestSchema) } } }, responses: answer(profileResponseSchema, 'the profile') } },
-      '/v8/profile/remove': { post: { summary: 'Remove a saved profile and its state (denied while a session runs on it)', security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(profileRemoveRequestSchema) } } }, responses: answer(removeResponseSchema, 'removed') } },
+      '/v8/profile/remove': { post: { summary: 'Remove a saved profile and its state (denied while a session runs on it)', description: 'Right after its session is removed (vm/remove) or ends, the session is still writing the profile back: the remove waits for that last save, up to 20 s, then removes the profile and answers ok. A save still under way after that is answered `denied` with a Retry-After header (5 s) and a message saying so; the same call then removes it.', security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(profileRemoveRequestSchema) } } }, responses: answer(removeResponseSchema, 'removed') } },
       '/v8/user/api': { get: { summary: 'Account, access and usage meters', security: secured, responses: answer(userApiResponseSchema, 'account and meters') } },
       '/v8/user/quota': { get: { summary: 'Usage meters', security: secured, responses: answer(userQuotaResponseSchema, 'meters') } },
       // Session webhooks (decisions.md 61).

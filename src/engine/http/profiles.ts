@@ -73,7 +73,10 @@ export async function answerProfileCall(route: string, request: ApiRequest, help
       const parsed = parseProfileRemoveRequest(body.value);
       if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
       const outcome = await profiles.remove(row, parsed.value.id);
-      return answer(outcome.status === 'ok' ? { status: 'ok' } : outcome);
+      if (outcome.status === 'ok') return answer({ status: 'ok' });
+      // The last save of its session is still under way: the same call after the wait removes it.
+      const { retryAfter, ...refusal } = outcome;
+      return retryAfter === undefined ? answer(refusal) : answer(refusal, 200, { 'retry-after': String(retryAfter) });
     }
   }
 }

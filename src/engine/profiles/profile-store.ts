@@ -66,6 +66,15 @@ export class ProfileStore {
     }, `rbk-profile-${id}`);
   }
 
+  /**
+   * Whether the session holding the profile has ended and may still be writing it back
+   * (`stopping` after a remove, `suspended` within the save's grace), rather than running.
+   */
+  async heldByEndingSession(id: string): Promise<boolean> {
+    const row = await this.sql.get<{ id: string }>(`SELECT s.id FROM profiles p JOIN sessions s ON s.id = p.session_id WHERE p.id = ? AND s.status IN ('stopping', 'suspended')`, [id]);
+    return row !== undefined;
+  }
+
   /** How many profiles the account has and the bytes they hold (the meters). */
   async usage(accountId: string, tx: SqlConnection = this.sql): Promise<{ count: number; bytes: number }> {
     const row = await tx.get<{ count: number; bytes: number | null }>('SELECT COUNT(*) AS count, SUM(bytes) AS bytes FROM profiles WHERE account_id = ?', [accountId]);

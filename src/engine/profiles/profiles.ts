@@ -6,6 +6,7 @@
 // reason. Unused profiles are forgotten after the operator's days. Answers outcomes in the
 // product's words; http/profiles.ts puts them in v8's envelope.
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { SessionProfile } from '../../protocol/index.js';
 import type { EngineConfig, Plan } from '../config.js';
 import type { SqlConnection } from '../store/database.js';
@@ -21,10 +22,19 @@ const MB = 1024 * 1024;
 const DAY_MS = 86_400_000;
 /** A suspended session's save may run this long before its profile counts as free again. */
 const SAVE_GRACE_MS = 120_000;
+/**
+ * A remove right after its session ended waits this long for that session's last save (which
+ * still holds the profile), then removes it (decisions.md 121); a save still under way after
+ * that is answered with a wait of LAST_SAVE_RETRY_S.
+ */
+export const LAST_SAVE_WAIT_MS = 20_000;
+export const LAST_SAVE_RETRY_S = 5;
+const LAST_SAVE_POLL_MS = 200;
 /** Expiry runs at most once a minute (of the engine's clock). */
 const EXPIRY_EVERY_MS = 60_000;
 
-export type ProfileRefusal = { status: 'denied' | 'upgrade' | 'error'; message: string };
+/** A refusal; `retryAfter` (seconds) when the same call will likely succeed after that wait. */
+export type ProfileRefusal = { status: 'denied' | 'upgrade' | 'error'; message: string; retryAfter?: number };
 export type ProfileOutcome<T> = { status: 'ok'; value: T } | ProfileRefusal;
 
 /** What a create with `profile` needs: the checked archive to start on, and the claim the create transaction makes. */
@@ -49,6 +59,8 @@ export interface ProfileServiceOptions {
   now: () => number;
   /** Why a save did not happen (the operator's log). */
   warn?: (message: string) => void;
+  /** How long a remove waits for the last save of the profile's session (LAST_SAVE_WAIT_MS). */
+  lastSaveWaitMs?: number;
 }
 
 /** A plan total: the sum over the account's plans, null when any has no cap (decisions.md 11). */
@@ -141,10 +153,20 @@ export class ProfileService {
   async remove(account: AccountRow, id: string): Promise<ProfileOutcome<null>> {
     const caps = await this.caps(account);
     if (caps.status !== 'ok') return caps;
-    const outcome = await this.rows.remove(account.id, id.slice(0, 200), this.options.now(), SAVE_GRACE_MS);
-    if (outcome === 'unknown') return { status: 'denied', message: 'id: unknown profile' };
-    if (outcome === 'in-use') return { status: 'denied', message: 'id: a session runs on this profile; remove it after the session ends' };
-    return { status: 'ok', value: null };
+    const profileId = id.slice(0, 200);
+    // The session on it was removed (or suspended) a moment ago and is writing it back: the
+    // caller sees that session gone, so the remove waits for its save, on any node, then removes.
+    const until = Date.now() + (this.options.lastSaveWaitMs ?? LAST_SAVE_WAIT_MS);
+    for (;;) {
+      const outcome = await this.rows.remove(account.id, profileId, this.options.now(), SAVE_GRACE_MS);
+      if (outcome === 'unknown') return { status: 'denied', message: 'id: unknown profile' };
+      if (outcome === 'ok') return { status: 'ok', value: null };
+      if (!(await this.rows.heldByEndingSession(profileId))) return { status: 'denied', message: 'id: a session runs on this profile; remove it after the session ends' };
+      if (Date.now() >= until) {
+        return { status: 'denied', message: `id: the last save of the session that ran on this profile is still under way; try again in ${LAST_SAVE_RETRY_S} s`, retryAfter: LAST_SAVE_RETRY_S };
+      }
+      await sleep(LAST_SAVE_POLL_MS);
+    }
   }
 
   async meters(account: AccountRow): Promise<ProfileMetersValue | null> {

@@ -65,6 +65,8 @@ export class ControlSeat {
   private pointerAt = 0;
   private pointerTimer: NodeJS.Timeout | undefined;
   private pendingPointer: { x: number; y: number } | null = null;
+  /** The RFB connections' watchers: each lets go of its viewer's keys and buttons when it no longer drives. */
+  private readonly driverWatchers = new Set<() => void>();
   private readonly now: () => number;
   readonly idleMs: number;
 
@@ -150,6 +152,12 @@ export class ControlSeat {
     return member !== undefined && this.driver?.id === member.id;
   }
 
+  /** Calls `changed` after each change of driver or mode (the RFB room lets go of what a former driver held), until the returned function is called. */
+  watchDriver(changed: () => void): () => void {
+    this.driverWatchers.add(changed);
+    return () => void this.driverWatchers.delete(changed);
+  }
+
   /** The driver's pointer moved: the others see where, at most every POINTER_INTERVAL_MS. */
   pointerMoved(seat: string | undefined, x: number, y: number): void {
     if (this.mode !== 'one' || seat === undefined || this.bySeat.get(seat)?.id !== this.driver?.id) return;
@@ -199,7 +207,10 @@ export class ControlSeat {
     // A program of the account drives as the mode turns to one driver (as when it comes).
     const program = mode === 'one' ? [...this.members.values()].find((member) => member.kind === 'program') : undefined;
     if (program) this.setDriver(program);
-    else this.published();
+    else {
+      this.published();
+      this.driverChanged();
+    }
   }
 
   answer(): ControlAnswer {
@@ -211,6 +222,7 @@ export class ControlSeat {
     clearTimeout(this.pointerTimer);
     this.members.clear();
     this.bySeat.clear();
+    this.driverWatchers.clear();
   }
 
   private ask(member: Member): string | null {
@@ -261,7 +273,14 @@ export class ControlSeat {
     this.lastInputAt = this.now();
     this.checkIdle();
     if (same) this.changed();
-    else this.published();
+    else {
+      this.published();
+      this.driverChanged();
+    }
+  }
+
+  private driverChanged(): void {
+    for (const changed of [...this.driverWatchers]) changed();
   }
 
   /** A waiting request passes control on once the driver has been idle `idleMs`; programs and the owner's hold are never idle. */

@@ -22,13 +22,11 @@ export interface BridgeOptions {
 export function rfbPolicy(room: ViewerRoom, rights: ViewerRights, gate?: InputGate): (write: (bytes: Buffer) => void) => MessagePolicy {
   return (write) => {
     const reader = new ClientMessageReader();
-    // The room writes only the display sizes it applies on this viewer's connection, on its
-    // behalf: none goes to a viewer whose latest SetEncodings no longer announces
-    // ExtendedDesktopSize (Xvnc aborts on it when the viewer announced no size change form at
-    // all, decisions.md 50).
-    const viewer = room.join(rights, (bytes) => {
-      if (reader.announced(PSEUDO_ENCODING.ExtendedDesktopSize)) write(bytes);
-    }, gate);
+    // The room writes on this viewer's connection, on its behalf: the display sizes it applies
+    // (none to a viewer whose latest SetEncodings no longer announces ExtendedDesktopSize: Xvnc
+    // aborts on it when the viewer announced no size change form at all, decisions.md 50), and
+    // the releases of what it held down.
+    const viewer = room.join(rights, { write, takesSizes: () => reader.announced(PSEUDO_ENCODING.ExtendedDesktopSize) }, gate);
     return {
       admit(chunk, pass) {
         let messages;
@@ -43,7 +41,8 @@ export function rfbPolicy(room: ViewerRoom, rights: ViewerRights, gate?: InputGa
           if (bytes) pass(bytes);
         }
       },
-      leave: () => viewer.leave(),
+      // Its last words: the keys and buttons it still held go up before the connection closes.
+      leave: () => Buffer.concat(viewer.leave()),
     };
   };
 }

@@ -48,6 +48,7 @@ export function rfbChannel(options: RfbChannelOptions = {}): Channel {
         admits: (presses: boolean) => held.seat.admits(seatKey, presses),
         drives: () => held.seat.drives(seatKey),
         pointer: (x: number, y: number) => held.seat.pointerMoved(seatKey, x, y),
+        watch: (changed: () => void) => held.seat.watchDriver(changed),
       };
       try {
         await bridgeToDisplay(socket, openEnd!, { onDisplayClosed: closes.endClosed, seat: { room, rights, ...(gate ? { gate } : {}), onProtocolError: closes.refused } });

@@ -1,8 +1,10 @@
 // The viewers of one session's display on the node that runs it: who may control (full link) and
 // who only watches (view-only link, enforced here message by message), which viewer controls now
 // (the latest to press a key or a button), and the display's size, which follows the controlling
-// viewer's area within the operator's limits, at most one change per RESIZE_INTERVAL_MS.
+// viewer's area within the operator's limits, at most one change per RESIZE_INTERVAL_MS. What a
+// viewer holds down is let go when it stops driving and when it leaves (held-input.ts).
 import { BROWSER_MIN_WIDTH } from '../../../protocol/limits.js';
+import { HeldInput } from './held-input.js';
 import { pressesButton, requestedSize, setDesktopSize, type ClientMessage, type DesktopSize } from './rfb-client-messages.js';
 
 /** Seats of a session's viewers as the configuration gives them (`viewers`, decisions.md 47): RFB's (the door holds them), and the share API's event streams follow. */
@@ -54,8 +56,18 @@ export interface Viewer {
    * or null when it is held back.
    */
   admit(message: ClientMessage): Buffer | null;
-  /** The viewer left: it no longer controls, and a resize it asked for is dropped. */
-  leave(): void;
+  /**
+   * The viewer left: it no longer controls, and a resize it asked for is dropped. Answers the
+   * messages that let go of the keys and buttons it still held, for the connection's last write.
+   */
+  leave(): Buffer[];
+}
+
+/** A viewer's own connection to the display, as the room writes to it on the viewer's behalf. */
+export interface ViewerEnd {
+  write(bytes: Buffer): void;
+  /** Whether a display size may be written on it (its viewer announced ExtendedDesktopSize: decisions.md 50). */
+  takesSizes(): boolean;
 }
 
 /**
@@ -69,13 +81,17 @@ export interface InputGate {
   drives(): boolean;
   /** Its pointer moved (after it was admitted): the others see where the driver is. */
   pointer(x: number, y: number): void;
+  /** Calls `changed` after each change of driver (or mode) until the returned function is called. */
+  watch(changed: () => void): () => void;
 }
 
 interface Seat {
   rights: ViewerRights;
   gate: InputGate | undefined;
-  /** Writes to this viewer's own connection to the display. */
-  write: (bytes: Buffer) => void;
+  /** This viewer's own connection to the display. */
+  end: ViewerEnd;
+  /** The keys and buttons its passed messages hold down. */
+  input: HeldInput;
   /** The last SetDesktopSize it asked for, clamped; applied when it takes control. */
   wanted: { size: DesktopSize; message: ClientMessage } | null;
   /** Its last request is held (it did not control): it waits for an answer before asking again. */
@@ -95,15 +111,26 @@ export class ViewerRoom {
     return this.seats.size;
   }
 
-  join(rights: ViewerRights, write: (bytes: Buffer) => void, gate?: InputGate): Viewer {
-    const seat: Seat = { rights, gate, write, wanted: null, held: false };
+  join(rights: ViewerRights, end: ViewerEnd, gate?: InputGate): Viewer {
+    const seat: Seat = { rights, gate, end, input: new HeldInput(), wanted: null, held: false };
     this.seats.add(seat);
+    // Control passed to someone else: what this viewer held goes up now, or the new driver's
+    // keys would come with its Shift and its moves drag with its button.
+    const unwatch = gate?.watch(() => {
+      if (seat.input.holds && !gate.drives()) for (const bytes of seat.input.letGo()) seat.end.write(bytes);
+    });
     return {
       rights,
-      admit: (message) => this.admit(seat, message),
+      admit: (message) => {
+        const bytes = this.admit(seat, message);
+        if (bytes) seat.input.passed(message);
+        return bytes;
+      },
       leave: () => {
+        unwatch?.();
         this.seats.delete(seat);
         if (this.controller === seat) this.controller = null;
+        return seat.input.letGo();
       },
     };
   }
@@ -171,7 +198,8 @@ export class ViewerRoom {
     this.applied = seat.wanted.size;
     seat.held = false;
     // On the controller's own connection: Xvnc tells it "you asked" and the others "another did".
-    seat.write(setDesktopSize(seat.wanted.size, seat.wanted.message));
+    // None goes to a viewer whose latest SetEncodings no longer announces ExtendedDesktopSize.
+    if (seat.end.takesSizes()) seat.end.write(setDesktopSize(seat.wanted.size, seat.wanted.message));
   }
 
   close(): void {
