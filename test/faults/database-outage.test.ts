@@ -95,7 +95,8 @@ beforeAll(async () => {
   }
   for (const id of NODE_IDS) await engine('node-a').store.setNodeState(id, 'active');
   for (const session of sessions) {
-    session.viewer = await connectRfb(`${engine('node-c').url.replace(/^http/, 'ws')}/share/${session.linkId}/rfb`, 30_000);
+    // The viewer stays through every case (its reads may come late in the file: a long deadline).
+    session.viewer = await connectRfb(`${engine('node-c').url.replace(/^http/, 'ws')}/share/${session.linkId}/rfb`, 30 * 60_000);
     void session.viewer.closed.then(() => (session.viewerClosed = true));
     await session.viewer.waitForPixel(640, 500, ORANGE, 30_000);
   }

@@ -1,6 +1,7 @@
 // Test helper: a throwaway Postgres cluster for tests and benchmarks. Debian's Postgres 15 binaries
 // run directly (not the system service) as the `postgres` user when we are root, on 127.0.0.1 and
-// a free port, data and socket in a temp dir; durability is off, it is thrown away at stop().
+// a free port, data and socket in a temp dir; durability is off, it is thrown away at stop(). The
+// fault suite halts it (a restart, or SIGKILL to all its processes) and resumes it on the same port.
 // Tests get a fresh database each with createDatabase(); a vitest run shares one cluster
 // (postgres-global.ts puts its address in RBK_TEST_POSTGRES, testDatabase() uses it).
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
