@@ -3,7 +3,7 @@
 // request it sends per change asked for, an update told once however its bytes arrive, the size it
 // asks for following a resize, and a message it never asked for ending the connection, said why.
 import { Duplex } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DisplayChanges } from '../../src/engine/runtime/capture/display-changes.js';
 
 /** The client's end of a connection whose server side the test writes; what the client sends is kept. */
@@ -90,5 +90,74 @@ describe('a display changes listener', () => {
     serve(Buffer.concat([HANDSHAKE, Buffer.from([248, 0, 0, 0])]));
     expect(await closed).toMatch(/message type 248/);
     expect(changes.ready).toBe(false);
+  });
+
+  // Issue 49: the session owns rfb.sock, so what answers there may be a process of the session.
+  describe('behind a display server the session faked', () => {
+    it('ends on a 4 GiB desktop name at once, buffering none of it', async () => {
+      const { socket, serve } = connection();
+      const changes = new DisplayChanges(socket);
+      const closed = new Promise<string>((resolve) => changes.once('closed', resolve));
+      serve(Buffer.concat([HANDSHAKE.subarray(0, HANDSHAKE.length - 8), u32(0xffff_ffff), Buffer.alloc(64 * 1024, 0x61)]));
+      expect(await closed).toMatch(/name is 4294967295 bytes long/);
+    });
+
+    it('ends on empty updates nobody asked for, telling no change', async () => {
+      const { socket, serve } = connection();
+      const changes = new DisplayChanges(socket);
+      let told = 0;
+      changes.on('change', () => told++);
+      const closed = new Promise<string>((resolve) => changes.once('closed', resolve));
+      serve(Buffer.concat([HANDSHAKE, ...Array.from({ length: 10_000 }, () => update())]));
+      expect(await closed).toMatch(/empty update nobody asked for/);
+      expect(told).toBe(0);
+    });
+
+    it('ends on pixels nobody asked for, and on a flood of unasked pointer shapes', async () => {
+      const pixels = connection();
+      const first = new DisplayChanges(pixels.socket);
+      const pixelsClosed = new Promise<string>((resolve) => first.once('closed', resolve));
+      pixels.serve(Buffer.concat([HANDSHAKE, update(rectangle(2, 2, 0, Buffer.alloc(4)))]));
+      expect(await pixelsClosed).toMatch(/pixels nobody asked for/);
+
+      const shapes = connection();
+      const second = new DisplayChanges(shapes.socket);
+      let told = 0;
+      second.on('change', () => told++);
+      const shapesClosed = new Promise<string>((resolve) => second.once('closed', resolve));
+      const shape = update(rectangle(1, 1, -239, Buffer.alloc(2)));
+      shapes.serve(Buffer.concat([HANDSHAKE, ...Array.from({ length: 1000 }, () => shape)]));
+      expect(await shapesClosed).toMatch(/updates a second nobody asked for/);
+      expect(told).toBe(0);
+    });
+
+    it('still takes a resize nobody asked for, and tells no change for it', async () => {
+      const { socket, sent, serve } = connection();
+      const changes = new DisplayChanges(socket);
+      let told = 0;
+      changes.on('change', () => told++);
+      serve(Buffer.concat([HANDSHAKE, update(rectangle(1024, 768, -223))]));
+      await tick();
+      expect(changes.ready).toBe(true);
+      expect(told).toBe(0);
+      sent.length = 0;
+      changes.listen();
+      expect([...sent[0]!]).toEqual([3, 1, 0, 0, 0, 0, ...u16(1024), ...u16(768)]);
+      changes.close();
+    });
+
+    it('ends when the handshake does not finish in time', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        const { socket, serve } = connection();
+        const changes = new DisplayChanges(socket);
+        const closed = new Promise<string>((resolve) => changes.once('closed', resolve));
+        serve(Buffer.from('RFB 003.008\n'));
+        vi.advanceTimersByTime(10_001);
+        expect(await closed).toMatch(/handshake within 10 s/);
+      } finally {
+        vi.useRealTimers();
+      }
+    });
   });
 });

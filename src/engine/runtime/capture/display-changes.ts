@@ -24,6 +24,13 @@ const SERVER_MESSAGE = { update: 0, colours: 1, bell: 2, cutText: 3 } as const;
 /** Clipboard text another viewer copied comes to every client; longer than this is not RFB from Xvnc. */
 const MAX_CUT_TEXT = 1 << 20;
 
+/** Xvnc names its desktop `Remote browser` (runtime/display); a name past this is not Xvnc's, and is never buffered. */
+const MAX_DESKTOP_NAME = 4096;
+/** How long the handshake may take: Xvnc answers in milliseconds; a silent or slow peer is not it. */
+const HANDSHAKE_MS = 10_000;
+/** Updates that carry only the pointer's shape or the desktop's size may come unasked (a resize), but not this many in a second. */
+const UNASKED_PER_SECOND = 50;
+
 /** 8-bit true colour, blue-green-red 2-3-3. */
 const PIXEL_FORMAT = Buffer.from([8, 8, 0, 1, 0, 7, 0, 7, 0, 3, 0, 3, 6, 0, 0, 0]);
 
@@ -45,11 +52,24 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
   private inUpdate = false;
   private rectanglesLeft = 0;
   private skipping = 0;
+  /** Whether the update being read was asked for; unasked updates in the current second. */
+  private asked = false;
+  private unasked = { second: 0, count: 0 };
+  private readonly handshake: NodeJS.Timeout;
   /** Whether a request is with Xvnc and not yet answered. */
   listening = false;
 
+  /**
+   * Reads what the session's display sends, bounded as the door bounds a client (decisions.md
+   * 125): the handshake within HANDSHAKE_MS and a desktop name within MAX_DESKTOP_NAME, so that
+   * nothing is buffered past a few KiB; pixels skipped as they come; an update nobody asked for is
+   * a protocol error unless it only tells the pointer's shape or the display's size, and even those
+   * only UNASKED_PER_SECOND a second. Past a bound the connection ends (`closed` with why).
+   */
   constructor(private readonly socket: Duplex) {
     super();
+    this.handshake = setTimeout(() => this.end(`the display did not finish its handshake within ${HANDSHAKE_MS / 1000} s`), HANDSHAKE_MS);
+    this.handshake.unref();
     socket.on('data', (chunk: Buffer) => this.read(chunk));
     socket.on('error', (error) => this.end(error.message));
     socket.on('close', () => this.end('the display closed the connection'));
@@ -79,6 +99,7 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
   private end(reason: string): void {
     if (this.ended) return;
     this.ended = true;
+    clearTimeout(this.handshake);
     this.listening = false;
     this.socket.destroy();
     this.emit('closed', reason);
@@ -126,7 +147,9 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
         return 4;
       }
       case 'init': {
-        if (bytes.length < 24 || bytes.length < 24 + bytes.readUInt32BE(20)) return 0;
+        if (bytes.length < 24) return 0;
+        if (bytes.readUInt32BE(20) > MAX_DESKTOP_NAME) throw new Error(`the display's name is ${bytes.readUInt32BE(20)} bytes long, past ${MAX_DESKTOP_NAME}: not Xvnc`);
+        if (bytes.length < 24 + bytes.readUInt32BE(20)) return 0;
         this.width = bytes.readUInt16BE(0);
         this.height = bytes.readUInt16BE(2);
         const encodings = [RAW, DESKTOP_SIZE, EXTENDED_DESKTOP_SIZE, CURSOR];
@@ -136,6 +159,7 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
         encodings.forEach((encoding, i) => setEncodings.writeInt32BE(encoding, 4 + 4 * i));
         this.socket.write(Buffer.concat([Buffer.from([SET_PIXEL_FORMAT, 0, 0, 0]), PIXEL_FORMAT, setEncodings]));
         this.phase = 'messages';
+        clearTimeout(this.handshake);
         this.emit('ready');
         return 24 + bytes.readUInt32BE(20);
       }
@@ -161,6 +185,8 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
       case SERVER_MESSAGE.update: {
         if (bytes.length < 4) return 0;
         this.rectanglesLeft = bytes.readUInt16BE(2);
+        this.asked = this.listening;
+        if (!this.asked) this.countUnasked(this.rectanglesLeft);
         this.inUpdate = true;
         this.rectangleDone();
         return 4;
@@ -188,6 +214,7 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
     let used = 12;
     switch (encoding) {
       case RAW:
+        if (!this.asked) throw new Error('the display sent pixels nobody asked for');
         this.skipping = width * height;
         break;
       case CURSOR:
@@ -209,10 +236,20 @@ export class DisplayChanges extends EventEmitter<{ ready: []; change: []; closed
     return used;
   }
 
+  /** An update nobody asked for: only with something in it, and only so many a second. */
+  private countUnasked(rectangles: number): void {
+    if (rectangles === 0) throw new Error('the display sent an empty update nobody asked for');
+    const second = Math.floor(performance.now() / 1000);
+    if (this.unasked.second !== second) this.unasked = { second, count: 0 };
+    if (++this.unasked.count > UNASKED_PER_SECOND) throw new Error(`the display sent more than ${UNASKED_PER_SECOND} updates a second nobody asked for`);
+  }
+
   /** After each part of an update: once its last rectangle is whole, the change is told. */
   private rectangleDone(): void {
     if (!this.inUpdate || this.rectanglesLeft > 0 || this.skipping > 0) return;
     this.inUpdate = false;
+    // An unasked update (the pointer's shape, a resize) answers no request: the one out still stands.
+    if (!this.asked) return;
     this.listening = false;
     this.emit('change');
   }
