@@ -22,7 +22,7 @@ import type { CreateOutcome, CreateTerms, NodeAnswer, RemoveOutcome } from './ou
 import { placeSession } from './placement.js';
 import { NodeRuns } from './runs.js';
 import { StartTrace, type StartTraceReport } from './start-trace.js';
-import { nextMoveOf } from './status-wait.js';
+import { nextMoveOf, WakeTurns } from './status-wait.js';
 import { every, sweep } from './sweeper.js';
 
 export type { ClusterLink, NodeAnswer as Reply };
@@ -81,6 +81,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   private stopSweeping: (() => void) | undefined;
   /** Aborted at close(): reads waiting for a status change answer then. */
   private readonly closing = new AbortController();
+  /** Long polls one move wakes are answered a turn at a time (status-wait.ts). */
+  private readonly wakeTurns = new WakeTurns();
 
 
   constructor(private readonly options: SessionServiceOptions) {
@@ -204,7 +206,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   async readWhenStarted(account: AccountRow, id: string, waitMs: number, signal?: AbortSignal): Promise<SessionSummaryRow[]> {
     if (waitMs <= 0 || !SESSION_ID.test(id)) return this.list(account, id);
     const ended = signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal;
-    const wait = nextMoveOf(this, id, waitMs, ended);
+    const wait = nextMoveOf(this, id, waitMs, ended, this.wakeTurns);
     try {
       const rows = await this.list(account, id);
       if (rows[0]?.status !== 'starting') return rows;
