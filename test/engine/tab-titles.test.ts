@@ -1,0 +1,117 @@
+// A tab's title in the share state (issue 43, finding 3), against a real engine and real, confined
+// browsers. A page whose own title is huge, and whose `document.title` answers a bigger string
+// still to its own scripts, shows its real title cut to MAX_TITLE and no icon for an icon address
+// as huge, and the engine's heap does not grow by the strings' size: none crossed out of the page
+// (Chromium in its usual window, Firefox ESR in an app window).
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ShareTab, ViewerState } from '../../src/protocol/index.js';
+import { MAX_TITLE } from '../../src/engine/runtime/browser/tabs.js';
+import { shareLinkOf } from '../helpers/automation.js';
+import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import { waitFor } from '../helpers/session.js';
+
+/** The huge title's length, in characters (each a byte in V8's heap). */
+const HUGE = 40_000_000;
+
+const PAGES: Record<string, string> = {
+  '/': '<!doctype html><title>First</title><body>the first page</body>',
+  // Its real title: HUGE y's. What its own scripts read as its title: HUGE x's. Its icon's address: HUGE characters.
+  '/huge': `<!doctype html><title>Real</title><body>a huge title<script>
+document.title = 'y'.repeat(${HUGE});
+Object.defineProperty(document, 'title', { get: () => 'x'.repeat(${HUGE}), configurable: true });
+const icon = document.createElement('link');
+icon.rel = 'icon';
+icon.href = 'data:image/png;base64,' + 'A'.repeat(${HUGE});
+document.head.append(icon);
+</script>`,
+};
+
+// The engine runs in this process: its heap is measured here, after a full collection.
+setFlagsFromString('--expose-gc');
+const collect = runInNewContext('gc') as () => void;
+const heapUsed = () => {
+  collect();
+  return process.memoryUsage().heapUsed;
+};
+
+let fixture: EngineFixture;
+
+beforeAll(async () => {
+  fixture = await startEngine({
+    name: 'tab-titles',
+    site: (request, response) => {
+      const html = PAGES[request.url ?? ''];
+      if (!html) return void response.writeHead(404).end();
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await fixture?.close();
+});
+
+/** Creates a session on `path` of the site and waits until it runs: its share link id. */
+async function runningSession(path: string, options: Record<string, unknown>): Promise<{ vmId: string; linkId: string }> {
+  const created = await fixture.call('/vm/create', { url: `${fixture.site.origin}${path}`, ...options });
+  expect(created.status).toBe('ok');
+  const status = await waitFor(async () => (await fixture.call(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running' || s === 'error', 45_000);
+  expect([status, (await fixture.engine.store.session(created.vmId))?.end_reason]).toEqual(['running', null]);
+  return { vmId: created.vmId as string, linkId: shareLinkOf(created.shareUrl) };
+}
+
+/** The tabs of the share state, read as a viewer's first request reads them (nobody follows the tabs). */
+async function stateTabs(linkId: string): Promise<ShareTab[]> {
+  const state = (await (await fetch(`${fixture.engine.url}/share/${linkId}`)).json()) as ViewerState;
+  return state.tabs ?? [];
+}
+
+/** Follows a link's event stream (so the engine reads its tabs every second): the latest tabs it told. */
+function follow(linkId: string): { tabs(): ShareTab[]; stop(): void } {
+  let latest: ShareTab[] = [];
+  const abort = new AbortController();
+  void (async () => {
+    const response = await fetch(`${fixture.engine.url}/share/${linkId}/events`, { signal: abort.signal });
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const data = /^data: (.*)$/m.exec(buffer.slice(0, end))?.[1];
+        buffer = buffer.slice(end + 2);
+        if (data) latest = (JSON.parse(data) as ViewerState).tabs ?? latest;
+      }
+    }
+  })().catch(() => undefined);
+  return { tabs: () => latest, stop: () => abort.abort() };
+}
+
+describe.each([
+  { browser: 'chromium', window: undefined },
+  { browser: 'firefox-esr', window: 'app' as const },
+])("a huge title stays in the page: $browser", ({ browser, window }) => {
+  it("shows the page's real title cut to the cap, and the engine's heap does not grow by the title's size", async () => {
+    const before = heapUsed();
+    const { vmId, linkId } = await runningSession('/huge', { browser, ...(window ? { window } : {}) });
+    // Followed, so each tab is read every second: a page read in its own world would answer x's each time.
+    const watching = follow(linkId);
+    try {
+      const expected = 'y'.repeat(MAX_TITLE);
+      const title = await waitFor(() => watching.tabs()[0]?.title, (t) => t === expected, 30_000);
+      // Not x's: the page's own scripts' answer never reached the engine.
+      expect(title?.slice(0, 10)).toBe(expected.slice(0, 10));
+      expect(title).toBe(expected);
+      expect((await stateTabs(linkId))[0]?.title).toBe(expected);
+      expect(watching.tabs()[0]?.favicon).toBeUndefined();
+      // A second round of reads: the engine held no copy of any of the page's huge strings.
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      expect(heapUsed() - before).toBeLessThan(HUGE / 2);
+    } finally {
+      watching.stop();
+      await fixture.call('/vm/remove', { id: vmId });
+    }
+  }, 120_000);
+});
