@@ -1,11 +1,14 @@
-// A tab's title in the share state (issue 43, finding 3), against a real engine and real, confined
-// browsers. A page whose own title is huge, and whose `document.title` answers a bigger string
-// still to its own scripts, shows its real title cut to MAX_TITLE and no icon for an icon address
-// as huge, and the engine's heap does not grow by the strings' size: none crossed out of the page
-// (Chromium in its usual window, Firefox ESR in an app window).
+// A tab's title in the share state (issue 43, findings 3 and 4), against a real engine and real,
+// confined browsers. A page whose own title is huge, and whose `document.title` answers a bigger
+// string still to its own scripts, shows its real title cut to MAX_TITLE and no icon for an icon
+// address as huge, and the engine's heap does not grow by the strings' size: none crossed out of
+// the page (Chromium in its usual window, Firefox ESR in an app window). A tab a program opens over
+// the automation address (`Target.createTarget`) shows its page's title in the share state, with
+// nobody watching the tabs (Chromium does not tell a title the page gives after its navigation).
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import type { ShareTab, ViewerState } from '../../src/protocol/index.js';
 import { MAX_TITLE } from '../../src/engine/runtime/browser/tabs.js';
 import { shareLinkOf } from '../helpers/automation.js';
@@ -14,6 +17,8 @@ import { waitFor } from '../helpers/session.js';
 
 /** The huge title's length, in characters (each a byte in V8's heap). */
 const HUGE = 40_000_000;
+/** What a program's page is called; the site answers it a second late (a title often comes after the tab). */
+const PROGRAM_TITLE = 'Opened by a program';
 
 const PAGES: Record<string, string> = {
   '/': '<!doctype html><title>First</title><body>the first page</body>',
@@ -26,6 +31,7 @@ icon.rel = 'icon';
 icon.href = 'data:image/png;base64,' + 'A'.repeat(${HUGE});
 document.head.append(icon);
 </script>`,
+  '/slow': `<!doctype html><title>${PROGRAM_TITLE}</title><body>a program opened this tab</body>`,
 };
 
 // The engine runs in this process: its heap is measured here, after a full collection.
@@ -44,7 +50,9 @@ beforeAll(async () => {
     site: (request, response) => {
       const html = PAGES[request.url ?? ''];
       if (!html) return void response.writeHead(404).end();
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+      const answer = () => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+      if (request.url === '/slow') setTimeout(answer, 1000);
+      else answer();
     },
   });
 }, 120_000);
@@ -111,6 +119,38 @@ describe.each([
       expect(heapUsed() - before).toBeLessThan(HUGE / 2);
     } finally {
       watching.stop();
+      await fixture.call('/vm/remove', { id: vmId });
+    }
+  }, 120_000);
+});
+
+describe('a tab a program opens', () => {
+  it('shows its page\'s title in the share state, with nobody watching the tabs', async () => {
+    const { vmId, linkId } = await runningSession('/', { browser: 'chromium' });
+    const automation = await fixture.call(`/vm/automation?id=${vmId}`);
+    expect(automation.status).toBe('ok');
+    const program = new WebSocket(automation.browserWSEndpoint as string);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        program.once('open', () => resolve());
+        program.once('error', reject);
+      });
+      const created = new Promise<{ result?: { targetId: string }; error?: { message: string } }>((resolve) => {
+        program.on('message', (data) => {
+          const message = JSON.parse(String(data)) as { id?: number };
+          if (message.id === 1) resolve(message as never);
+        });
+      });
+      program.send(JSON.stringify({ id: 1, method: 'Target.createTarget', params: { url: `${fixture.site.origin}/slow` } }));
+      const answer = await created;
+      expect(answer.error).toBeUndefined();
+      const tab = answer.result!.targetId;
+      // The tab shows at once; its title once its page has one (a generous bound: the machine is loaded).
+      expect(await waitFor(async () => (await stateTabs(linkId)).some((t) => t.id === tab), Boolean, 15_000)).toBe(true);
+      const titles = async () => (await stateTabs(linkId)).map((t) => `${t.id === tab ? 'program:' : ''}${t.title}`).join(',');
+      expect(await waitFor(titles, (t) => t === `First,program:${PROGRAM_TITLE}`, 20_000)).toBe(`First,program:${PROGRAM_TITLE}`);
+    } finally {
+      program.close();
       await fixture.call('/vm/remove', { id: vmId });
     }
   }, 120_000);
