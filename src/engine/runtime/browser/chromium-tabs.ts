@@ -2,17 +2,18 @@
 // guard tells every page target as it opens, changes and closes; a tab is switched with
 // `Target.activateTarget`, closed with `Target.closeTarget`, opened with `Target.createTarget`.
 // Which tab is on screen is read from each page (`document.visibilityState`, evaluated without
-// enabling any domain, so the page sees nothing), with its title and the address of its icon; the
-// guard keeps one attachment per tab for it. The icon is fetched in an isolated world of the
-// engine's own (favicon.ts).
+// enabling any domain, so the page sees nothing), with its title and the address of its icon, in
+// an isolated world of the engine's own, where the page's scripts cannot redefine what they answer
+// (issue 43); the guard keeps one attachment per tab for it. The icon is fetched in that world too
+// (favicon.ts). Titles also come from the guard, as Chromium itself knows them (control.ts).
 import type CDP from 'chrome-remote-interface';
 import type { BrowserControl } from './control.js';
 import { untitled } from './page-policy.js';
-import { fetchIconScript, ICON_HREF } from './favicon.js';
-import { SessionTabs, type TabProbe } from './tabs.js';
+import { fetchIconScript } from './favicon.js';
+import { SessionTabs, TAB_LOOK, type TabProbe } from './tabs.js';
 
-/** The isolated world the engine fetches icons in (the page's scripts neither see nor change it). */
-const ICON_WORLD = 'rbk-tabs';
+/** The isolated world the engine reads tabs and fetches icons in (the page's scripts neither see nor change it). */
+const TABS_WORLD = 'rbk-tabs';
 
 export class ChromiumTabs extends SessionTabs {
   /** The guard's attachment to each tab, on the connection it was made on (a re-arm makes a new one). */
@@ -56,25 +57,22 @@ export class ChromiumTabs extends SessionTabs {
   }
 
   protected async probe(id: string): Promise<TabProbe> {
-    const { client, sessionId, forget } = await this.attachment(id);
-    try {
-      // The title too: Chromium does not always tell a title set as the page loads (control.ts).
-      const expression = `[document.visibilityState, document.title, document.readyState === 'loading' ? null : ${ICON_HREF}]`;
-      const { result } = await client.send('Runtime.evaluate', { expression, returnByValue: true }, sessionId);
-      const [visibility, title, icon] = (result.value ?? []) as unknown[];
-      return { visible: visibility === 'visible', ...(typeof title === 'string' ? { title } : {}), ...(typeof icon === 'string' ? { icon } : {}) };
-    } catch (error) {
-      forget();
-      throw error;
-    }
+    const value = await this.evaluate(id, TAB_LOOK, false);
+    const [visibility, title, icon] = (Array.isArray(value) ? value : []) as unknown[];
+    return { visible: visibility === 'visible', ...(typeof title === 'string' ? { title } : {}), ...(typeof icon === 'string' ? { icon } : {}) };
   }
 
   protected async readIcon(id: string, href: string): Promise<unknown> {
+    return this.evaluate(id, fetchIconScript(href), true);
+  }
+
+  /** Evaluates `expression` in the tab's isolated world of the engine's own: its value. */
+  private async evaluate(id: string, expression: string, awaitPromise: boolean): Promise<unknown> {
     const { client, sessionId, forget } = await this.attachment(id);
     try {
-      // A page target's main frame has the target's id.
-      const { executionContextId } = await client.send('Page.createIsolatedWorld', { frameId: id, worldName: ICON_WORLD }, sessionId);
-      const { result } = await client.send('Runtime.evaluate', { expression: fetchIconScript(href), contextId: executionContextId, awaitPromise: true, returnByValue: true }, sessionId);
+      // A page target's main frame has the target's id; the world of that name is made once per document.
+      const { executionContextId } = await client.send('Page.createIsolatedWorld', { frameId: id, worldName: TABS_WORLD }, sessionId);
+      const { result } = await client.send('Runtime.evaluate', { expression, contextId: executionContextId, awaitPromise, returnByValue: true }, sessionId);
       return result.value;
     } catch (error) {
       forget();
@@ -93,8 +91,15 @@ export class ChromiumTabs extends SessionTabs {
       session.catch(() => this.attachments.get(id) === attachment && this.attachments.delete(id));
     }
     const held = attachment;
-    // A tab whose attachment went (a crash, a navigation to another process) is attached again next time.
-    return { client, sessionId: await held.session, forget: () => void (this.attachments.get(id) === held && this.attachments.delete(id)) };
+    const sessionId = await held.session;
+    // A tab whose attachment went (a crash, a navigation to another process) is attached again next
+    // time; one that failed otherwise (a document not there yet) is let go, not left open beside the new one.
+    const forget = () => {
+      if (this.attachments.get(id) !== held) return;
+      this.attachments.delete(id);
+      void client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
+    };
+    return { client, sessionId, forget };
   }
 
   protected release(): void {

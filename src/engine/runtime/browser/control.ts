@@ -10,9 +10,7 @@ import { withTimeout } from '../sandbox/processes.js';
 import { refusedPage } from '../egress/refusals.js';
 import { EditingWatch } from './editing-watch.js';
 import { ALLOWED_PAGE, DEVTOOLS_FRONTEND, isNavigableUrl, NEW_TAB_PAGE, untitled } from './page-policy.js';
-
-/** When a page's title is asked for again after it showed without one (ms). */
-const TITLE_LOOKS_MS = [1000, 3000];
+import { TitleLooks } from './page-titles.js';
 
 /**
  * Drops of the guard's connection taken within REARM_WINDOW_MS, each re-armed at once; one more
@@ -72,6 +70,8 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   private readonly ownTargets = new Set<string>();
   /** Each open tab's web address and title as last told (page events). */
   private readonly tabs = new Map<string, { url: string; title: string }>();
+  /** Every page target's title, asked for after each change told without one (page-titles.ts). */
+  private readonly titleLooks = new TitleLooks((targetId) => this.lookForTitle(targetId));
   /** Whether a text field has the keyboard focus now (the latest any tab told: editing-watch.ts). */
   editing = false;
   private readonly editingWatch = new EditingWatch(
@@ -119,8 +119,16 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     return [...this.tabs].map(([tab, page]) => ({ tab, ...page }));
   }
 
-  /** A page target as DevTools told it: page events when it opens, moves to a web address, or gets its title. */
-  private followTab(client: CDP.Client, info: { targetId: string; url: string; title?: string }): void {
+  /**
+   * A page target's info, as DevTools told it or as a title look found it: the tab strip's
+   * `page-target`, and page events when it opens, moves to a web address, or gets its title.
+   */
+  private tellPage(info: { targetId: string; url: string; title?: string }): void {
+    this.emit('page-target', { tab: info.targetId, url: info.url, title: untitled(info) ? '' : (info.title ?? '') });
+    this.followTab(info);
+  }
+
+  private followTab(info: { targetId: string; url: string; title?: string }): void {
     const known = this.tabs.get(info.targetId);
     if (!known) {
       this.tabs.set(info.targetId, { url: '', title: '' });
@@ -133,18 +141,16 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     if (info.url !== tab.url) {
       Object.assign(tab, { url: info.url, title });
       this.emit('page', { change: 'navigated', tab: info.targetId, url: info.url, title });
-      // A title set as the page loads is not always told: asked for a little later, twice.
-      if (!title) for (const ms of TITLE_LOOKS_MS) setTimeout(() => void this.lookForTitle(client, info.targetId, info.url), ms).unref();
     } else if (title && title !== tab.title) {
       tab.title = title;
       this.emit('page', { change: 'titled', tab: info.targetId, url: info.url, title });
     }
   }
 
-  private async lookForTitle(client: CDP.Client, targetId: string, url: string): Promise<void> {
-    const answer = await client.send('Target.getTargetInfo', { targetId }).catch(() => null);
-    const info = answer?.targetInfo;
-    if (info && info.url === url && this.tabs.get(targetId)?.url === url) this.followTab(client, info);
+  /** Asks the browser for a page target's info (its title as the browser shows it: the page's scripts never answer). */
+  private async lookForTitle(targetId: string): Promise<void> {
+    const { targetInfo } = await this.client.send('Target.getTargetInfo', { targetId });
+    if (targetInfo.type === 'page' && this.titleLooks.has(targetId)) this.tellPage(targetInfo);
   }
 
   private async guard(client: CDP.Client): Promise<void> {
@@ -167,8 +173,9 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         case 'Target.targetCreated': {
           const info = params.targetInfo as { targetId: string; type: string; url: string; title?: string };
           if (info.type === 'page' && !this.ownTargets.has(info.targetId)) {
-            this.emit('page-target', { tab: info.targetId, url: info.url, title: untitled(info) ? '' : (info.title ?? '') });
-            this.followTab(client, info);
+            this.tellPage(info);
+            // Chromium does not tell a title the page gives later: it is asked for (page-titles.ts).
+            this.titleLooks.changed(info.targetId, info.url, !untitled(info));
           }
           const devtools = DEVTOOLS_FRONTEND.test(info.url);
           if (devtools && info.type !== 'page') {
@@ -188,6 +195,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
           break;
         }
         case 'Target.targetDestroyed':
+          this.titleLooks.forget(params.targetId);
           this.emit('page-target', { tab: params.targetId, closed: true });
           if (this.tabs.delete(params.targetId)) this.emit('page', { change: 'closed', tab: params.targetId });
           break;
@@ -384,6 +392,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.titleLooks.stop();
     await this.client.close().catch(() => undefined);
   }
 }

@@ -8,17 +8,24 @@
 export const MAX_FAVICON_BYTES = 8 * 1024;
 /** How long fetching one icon may take inside the page (ms). */
 const FETCH_TIMEOUT_MS = 3000;
+/**
+ * The longest icon address read out of a page: a `data:` icon of MAX_FAVICON_BYTES in base64 and
+ * its type (issue 43: a page's strings are cut inside it, before they cross to the engine). A
+ * longer one is no icon to fetch.
+ */
+export const MAX_ICON_HREF = Math.ceil((MAX_FAVICON_BYTES * 4) / 3) + 200;
 
 /**
- * An expression for the page (any world): the address of the icon it shows, `''` when it has
- * none to show. The page's `<link rel="icon">` (a 16 or 32 px one first, not a mask icon), else
- * `/favicon.ico` of an http or https page.
+ * An expression for the engine's own world in the page: the address of the icon it shows, `''`
+ * when it has none to show. The page's `<link rel="icon">` (a 16 or 32 px one first, not a mask
+ * icon, none longer than MAX_ICON_HREF), else `/favicon.ico` of an http or https page.
  */
 export const ICON_HREF = `(() => {
-  const links = [...document.querySelectorAll('link[rel~="icon" i]')].filter((l) => l.href && !/mask-icon/i.test(l.rel));
+  // The attribute's length first: resolving a huge address (its \`href\`) takes long in Firefox.
+  const links = [...document.querySelectorAll('link[rel~="icon" i]')].filter((l) => (l.getAttribute('href') || '').length <= ${MAX_ICON_HREF} && l.href && !/mask-icon/i.test(l.rel));
   const small = links.find((l) => /\\b(16x16|32x32)\\b/.test(l.getAttribute('sizes') || ''));
   const link = small || links[0];
-  if (link) return link.href;
+  if (link) return link.href.length <= ${MAX_ICON_HREF} ? link.href : '';
   return /^https?:$/.test(location.protocol) ? location.origin + '/favicon.ico' : '';
 })()`;
 
@@ -31,7 +38,7 @@ export const ICON_HREF = `(() => {
 export function fetchIconScript(href: string): string {
   return `(async () => {
   const href = ${JSON.stringify(href)};
-  if (/^data:/i.test(href)) return href.length <= ${Math.ceil((MAX_FAVICON_BYTES * 4) / 3) + 200} ? href : null;
+  if (/^data:/i.test(href)) return href.length <= ${MAX_ICON_HREF} ? href : null;
   if (!/^https?:/i.test(href)) return null;
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), ${FETCH_TIMEOUT_MS});

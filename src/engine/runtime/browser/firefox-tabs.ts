@@ -6,14 +6,15 @@
 // DevToolsActivePort is; a confined session's loopback is reached through a relay inside it
 // (SessionSandbox.connect), as Chromium's DevTools are. The engine holds the agent's one session.
 // Tabs are the top-level browsing contexts; what a tab shows and its title are read in a sandbox
-// of the engine's own (a BiDi sandbox: the page's scripts never see it), and its icon fetched there
+// of the engine's own (a BiDi sandbox: the page's scripts never see it, nor change what `document`
+// answers there), every string cut there before it crosses (issue 43), and its icon fetched there
 // (favicon.ts).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { SessionSandbox } from '../sandbox/session-sandbox.js';
-import { fetchIconScript, ICON_HREF } from './favicon.js';
-import { SessionTabs, type TabProbe } from './tabs.js';
+import { fetchIconScript } from './favicon.js';
+import { SessionTabs, TAB_LOOK, type TabProbe } from './tabs.js';
 
 /** The BiDi sandbox the engine reads pages in. */
 const SANDBOX = 'rbk-tabs';
@@ -85,7 +86,7 @@ export class FirefoxTabs extends SessionTabs {
 
   protected async probe(id: string): Promise<TabProbe> {
     const answer = (await this.send('script.evaluate', {
-      expression: `[document.visibilityState, document.title, document.readyState === 'loading' ? null : ${ICON_HREF}]`,
+      expression: TAB_LOOK,
       target: { context: id, sandbox: SANDBOX },
       awaitPromise: false,
     })) as { type: string; result?: { value?: Array<{ value?: unknown }> } };

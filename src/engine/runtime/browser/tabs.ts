@@ -4,10 +4,11 @@
 // running session; Chromium's is fed by the engine's DevTools guard (control.ts), Firefox ESR's by
 // its WebDriver BiDi connection (firefox-tabs.ts). Neither browser tells which tab is on screen:
 // each tab's `document.visibilityState` is read after every change of the tabs, after each action,
-// and once a second while someone watches (a click on the browser's own strip, a Ctrl+Tab).
+// and once a second while someone watches (a click on the browser's own strip, a Ctrl+Tab), in a
+// world of the engine's own in the page (TAB_LOOK).
 // Each tab's favicon is fetched inside the session when its page shows another icon (favicon.ts).
 import { EventEmitter } from 'node:events';
-import { faviconDataUrl } from './favicon.js';
+import { faviconDataUrl, ICON_HREF } from './favicon.js';
 
 /** One tab of the remote browser. */
 export interface BrowserTab {
@@ -34,6 +35,33 @@ export class TabRefusal extends Error {
 export const MAX_TABS = 50;
 /** A title is cut to this many characters. */
 export const MAX_TITLE = 200;
+/**
+ * The page's title as `document.title` gives it (its title element's text, ASCII whitespace
+ * stripped and collapsed), cut to MAX_TITLE, an expression for the page. Only the start of the
+ * element's text is read: `document.title` itself copies and collapses the whole text, which took
+ * Firefox seconds for a title of 40 million characters, every look.
+ */
+const TITLE = `(() => {
+  const html = 'http://www.w3.org/1999/xhtml';
+  const root = document.documentElement;
+  const element = document.getElementsByTagNameNS(html, 'title')[0] ||
+    (root && root.namespaceURI === 'http://www.w3.org/2000/svg' ? [...root.children].find((child) => child.localName === 'title') : null);
+  if (!element) return '';
+  let text = '';
+  let nodes = 0;
+  for (let node = element.firstChild; node && text.length < ${MAX_TITLE * 4} && nodes < 1000; node = node.nextSibling, nodes++) {
+    if (node.nodeType === Node.TEXT_NODE) text += node.substringData(0, ${MAX_TITLE * 4} - text.length);
+  }
+  return text.replace(/[\\t\\n\\f\\r ]+/g, ' ').trim().slice(0, ${MAX_TITLE});
+})()`;
+
+/**
+ * What a look at a tab reads, an expression for a world of the engine's own in the page (its
+ * scripts can neither see it nor change what `document` answers there): whether it is on screen,
+ * its title, and the address of its icon once its document is parsed (null before). Every string
+ * is cut inside the page, so a page's huge title never crosses to the engine (issue 43).
+ */
+export const TAB_LOOK = `[document.visibilityState, ${TITLE}, document.readyState === 'loading' ? null : ${ICON_HREF}]`;
 /** How often which tab is on screen is read while someone watches (ms). */
 export const WATCHED_LOOK_MS = 1000;
 /** How long one tab's answer is waited for (a page busy in a loop does not answer). */
@@ -134,6 +162,7 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
 
   /** A tab the browser told of (new, or already known: its address and title change). */
   protected opened(id: string, url: string, title: string): void {
+    title = title.slice(0, MAX_TITLE);
     const known = this.tabs.get(id);
     if (known && known.url === url && known.title === title) return;
     if (known) Object.assign(known, { url, title });
@@ -187,7 +216,7 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
         ids.forEach((id, i) => {
           const tab = this.tabs.get(id);
           const title = found[i]?.title;
-          if (tab && title !== undefined) tab.title = title;
+          if (tab && title !== undefined) tab.title = title.slice(0, MAX_TITLE);
           const icon = found[i]?.icon;
           if (tab && icon !== undefined && icon !== tab.iconHref) void this.fetchIcon(id, icon);
         });
