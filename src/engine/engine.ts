@@ -207,6 +207,11 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     now,
     store,
     retentionDays: async (row): Promise<number> => (await sessions.planOf(row))?.recording_days ?? config.recordings.retentionDays,
+    fullUrls: async (id): Promise<boolean> => {
+      const row = await store.session(id);
+      return (row && (await sessions.planOf(row))?.recording_full_urls) ?? false;
+    },
+    timelineBytes: config.recordings.timelineKb * 1024,
   });
   const profiles = openProfileService({ config, dataDir, store, plan: (id) => accounts.plan(id), image: (id) => runtime.image(id), now, warn: (message) => logger.warn(message) });
   const sessions = new SessionService({
