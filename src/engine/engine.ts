@@ -238,8 +238,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const files = new SessionFilesService({ sessions, row: (id) => store.session(id), settings: config.files, ...(clustered ? { remote: (node: string, id: string) => filesLink.at(node, id) } : {}) });
   const fileTransfers = { files, bytesPerSecond: config.files.bytesPerSecond };
   // A recording stays on the node that ran its session; any node answers for it (decisions.md 107).
-  const recordingsLink = clustered ? new RecordingsLink({ link, nodeId, here: recordingsHere(recordings), store }) : null;
-  const recordingsAccess = recordingsLink?.access ?? recordingsHere(recordings);
+  const recordingsKeptHere = recordingsHere(recordings);
+  const recordingsLink = clustered ? new RecordingsLink({ link, nodeId, here: recordingsKeptHere, store }) : null;
+  const recordingsAccess = recordingsLink?.access ?? recordingsKeptHere;
   // Replay links (decisions.md 110): signed with the store's replay secret, so any node opens any node's.
   const replayLinks = new ReplayLinks({ secret: await store.settingOrInsert('replay_link_secret', randomBytes(32).toString('base64url')), shareBase: () => config.shareBase ?? url, now, store, recordings: recordingsAccess, retentionDays: recordings.retentionDays });
   const recovered = await sessions.recover();

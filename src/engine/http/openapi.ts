@@ -134,7 +134,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       '/v8/vm/recording/media': {
         get: {
           summary: "A session's recording as MP4 (H.264 picture, Opus sound)",
-          description: "Once the session has ended: the whole recording (fragmented MP4), with byte ranges. While it runs: fragmented MP4 of what there is up to now. Refused in the envelope (403 for an unknown or another account's session, 404 for a session that was not recorded or a recording removed).",
+          description: "Once the session has ended: the whole recording (fragmented MP4), with byte ranges. While it runs: fragmented MP4 of what there is up to now (with its `Content-Length`). 503 with `Retry-After` while the engine's conversions are busy (at most 2 at once for one account, 4 in all); a client that stops reading for 20 s is cut off. Refused in the envelope (403 for an unknown or another account's session, 404 for a session that was not recorded or a recording removed).",
           security: secured,
           parameters: [{ name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' }],
           responses: {
