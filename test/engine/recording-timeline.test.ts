@@ -8,7 +8,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/engine/config.js';
-import { TIMELINE_CLOSING_BYTES, TIMELINE_URL_MAX } from '../../src/engine/recordings/timeline.js';
+import { TIMELINE_CLOSING_BYTES, TIMELINE_ENTRIES_PER_S, TIMELINE_URL_MAX } from '../../src/engine/recordings/timeline.js';
 import { MAX_TITLE } from '../../src/engine/runtime/index.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { waitFor } from '../helpers/session.js';
@@ -18,6 +18,11 @@ const TIMELINE_KB = 24;
 const FLOOD = `<!doctype html><title>${'T'.repeat(1000)}</title><body><script>
 var n = 0, long = 'a'.repeat(200 * 1024);
 setInterval(function () { for (var i = 0; i < 5; i++) { n++; history.pushState(null, '', '/flood/' + n + '/' + long + '?token=' + n); document.title = n + '${'T'.repeat(1000)}'; } }, 50);
+</script></body>`;
+/** Short addresses, many a second: past a tab's rate. */
+const RAPID = `<!doctype html><title>Rapid</title><body><script>
+var n = 0;
+setInterval(function () { for (var i = 0; i < 10; i++) history.pushState(null, '', '/rapid/' + (++n)); }, 50);
 </script></body>`;
 const SECRET_PATH = '/signed-in?token=secret-token&pw=hunter2#access_token=fragment-token';
 
@@ -35,7 +40,7 @@ beforeAll(async () => {
     },
     site: (request, response) => {
       const path = (request.url ?? '').split('?')[0]!;
-      const html = path.startsWith('/flood') ? FLOOD : path === '/signed-in' ? '<!doctype html><title>Signed in</title><body>signed in</body>' : null;
+      const html = path.startsWith('/flood') ? FLOOD : path.startsWith('/rapid') ? RAPID : path === '/signed-in' ? '<!doctype html><title>Signed in</title><body>signed in</body>' : null;
       if (!html) return void response.writeHead(404).end();
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
     },
@@ -85,6 +90,23 @@ describe('a recording\'s timeline', () => {
     // Nothing was written after the flood was cut off but the notes and the end.
     expect(JSON.stringify(ended.recording).length).toBeLessThan(TIMELINE_KB * 1024 + TIMELINE_CLOSING_BYTES);
   }, 180_000);
+
+  it('keeps at most its rate of a tab\'s entries a second, and says once that it left some out', async () => {
+    const { call, site } = fixture;
+    const created = await call('/vm/create', { browser: 'chromium', url: `${site.origin}/rapid`, record: true });
+    expect(created.status).toBe('ok');
+    const id = created.vmId as string;
+    const noted = await waitFor(() => call(`/vm/recording?id=${id}`), (answer) => answer.recording?.timeline.some((entry: Entry) => entry.type === 'dropped' && entry.reason === 'rate'), 60_000);
+    await call('/vm/remove', { id });
+    const timeline = noted.recording.timeline as Array<Entry & { time: string; tab?: string }>;
+    expect(timeline.filter((entry) => entry.type === 'dropped')).toHaveLength(1);
+    const perSecond = new Map<string, number>();
+    for (const entry of timeline.filter((e) => e.type === 'navigation')) {
+      const key = `${entry.tab} ${entry.time.slice(0, 19)}`;
+      perSecond.set(key, (perSecond.get(key) ?? 0) + 1);
+    }
+    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(TIMELINE_ENTRIES_PER_S);
+  }, 120_000);
 
   it('keeps an address\'s origin and path only, so a replay link\'s holder never sees a token in it', async () => {
     const { call, site } = fixture;
