@@ -19,7 +19,7 @@ export const TIMELINE_ENTRIES_PER_S = 10;
 export const DEFAULT_TIMELINE_KB = 4096;
 /**
  * Room past the cap for the entries that close or explain the timeline (the `dropped` notes, the
- * session's end, why recording stopped): each is written at most once and is a few hundred bytes,
+ * session's end): each is written at most once and is a few hundred bytes,
  * so a timeline file is never larger than its cap and this.
  */
 export const TIMELINE_CLOSING_BYTES = 16 * 1024;
@@ -82,7 +82,7 @@ export class Timeline {
 
   /**
    * Adds an entry, unless its tab is past its rate or the timeline is full (then the first such
-   * drop is noted). A `closing` entry (the session's end, why recording stopped) is always kept.
+   * drop is noted). A `closing` entry (the session's end) is kept past the cap, within TIMELINE_CLOSING_BYTES.
    */
   add(entry: Entry, closing = false): void {
     const time = this.options.now();
