@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
 import { COUNTRY_TIME_ZONES, DEFAULT_CONFINEMENT, DEFAULT_EGRESS_CONNECTIONS, DEFAULT_SOUND, DEFAULT_VIDEO, isTimeZone, parseAllowRanges, type WarmPoolOptions } from './runtime/index.js';
+import { DEFAULT_TIMELINE_KB } from './recordings/timeline.js';
 import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS } from './channels/rfb/viewer-room.js';
 
 /** Files in and out of sessions (decisions.md 55-57): on, 256 MB a file and 512 MB a session (inside the 1 GB disk), 32 MiB/s a transfer. */
@@ -33,6 +34,8 @@ export const planSchema = z.object({
   recording: z.boolean().default(false),
   /** Days a recording of the plan's sessions is kept after the session ended; default the service's `recordings.retentionDays`. */
   recording_days: z.number().int().min(1).max(3650).optional(),
+  /** Whether the plan's recordings keep whole web addresses in their timeline (queries and fragments, where sign-in links and tokens live); off: origin and path only (decisions.md 127). */
+  recording_full_urls: z.boolean().optional(),
   /** Saved profiles (decisions.md 87): on unless a plan says false; how many, and their megabytes together (null: no cap). */
   profiles: z.boolean().optional(),
   profile_limit: z.number().int().min(0).nullable().optional(),
@@ -82,8 +85,13 @@ export const DEFAULT_V6_SUNSET = '2027-11-21';
 export const engineConfigSchema = z
   .object({
     plans: z.array(planSchema).min(1).default(DEFAULT_PLANS),
-    /** Recordings (issue 35): days one is kept after its session ended, unless its plan says otherwise. */
-    recordings: z.object({ retentionDays: z.number().int().min(1).max(3650).default(30) }).default({ retentionDays: 30 }),
+    /**
+     * Recordings (issue 35): days one is kept after its session ended, unless its plan says
+     * otherwise; the most a timeline keeps, in KiB (decisions.md 127).
+     */
+    recordings: z
+      .object({ retentionDays: z.number().int().min(1).max(3650).default(30), timelineKb: z.number().int().min(16).max(65_536).default(DEFAULT_TIMELINE_KB) })
+      .default({ retentionDays: 30, timelineKb: DEFAULT_TIMELINE_KB }),
     rateLimit: z.object({ requests: z.number().int().positive(), perSeconds: z.number().positive() }).default({ requests: 120, perSeconds: 60 }),
     egress: z
       .object({

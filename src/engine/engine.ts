@@ -207,6 +207,11 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     now,
     store,
     retentionDays: async (row): Promise<number> => (await sessions.planOf(row))?.recording_days ?? config.recordings.retentionDays,
+    fullUrls: async (id): Promise<boolean> => {
+      const row = await store.session(id);
+      return (row && (await sessions.planOf(row))?.recording_full_urls) ?? false;
+    },
+    timelineBytes: config.recordings.timelineKb * 1024,
   });
   const profiles = openProfileService({ config, dataDir, store, plan: (id) => accounts.plan(id), image: (id) => runtime.image(id), now, warn: (message) => logger.warn(message) });
   const sessions = new SessionService({
@@ -233,8 +238,9 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const files = new SessionFilesService({ sessions, row: (id) => store.session(id), settings: config.files, ...(clustered ? { remote: (node: string, id: string) => filesLink.at(node, id) } : {}) });
   const fileTransfers = { files, bytesPerSecond: config.files.bytesPerSecond };
   // A recording stays on the node that ran its session; any node answers for it (decisions.md 107).
-  const recordingsLink = clustered ? new RecordingsLink({ link, nodeId, here: recordingsHere(recordings), store }) : null;
-  const recordingsAccess = recordingsLink?.access ?? recordingsHere(recordings);
+  const recordingsKeptHere = recordingsHere(recordings);
+  const recordingsLink = clustered ? new RecordingsLink({ link, nodeId, here: recordingsKeptHere, store }) : null;
+  const recordingsAccess = recordingsLink?.access ?? recordingsKeptHere;
   // Replay links (decisions.md 110): signed with the store's replay secret, so any node opens any node's.
   const replayLinks = new ReplayLinks({ secret: await store.settingOrInsert('replay_link_secret', randomBytes(32).toString('base64url')), shareBase: () => config.shareBase ?? url, now, store, recordings: recordingsAccess, retentionDays: recordings.retentionDays });
   const recovered = await sessions.recover();

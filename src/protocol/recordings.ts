@@ -10,7 +10,11 @@ export const recordingTimelineEntrySchema = z.object({
   /**
    * `navigation` (a tab showed a web address: `url`, `title`), `tab-opened`, `tab-closed`,
    * `viewer-joined` / `viewer-left` (`channel`, `rights`), `program-attached` / `program-left`,
-   * `refused` (`target`, `category`), `ended` (`status`, `reason`); `title` only in the stored file.
+   * `refused` (`target`, `category`), `ended` (`status`, `reason`), `dropped` (`reason`: `rate`,
+   * more than 10 entries a second came from `tab`; `total`, the timeline is full: from here on such
+   * entries are left out; said once each); `title` only in the stored file. A `url` is its origin
+   * and path unless the plan keeps whole addresses (`recording_full_urls`), at most 2,048
+   * characters; a `title` at most 200.
    */
   type: z.string(),
   tab: z.string().optional(),

@@ -27,7 +27,7 @@ beforeAll(async () => {
   const created = await call('/vm/create', { browser: 'chromium', url: `${site.origin}/kept`, record: true });
   expect(created.status).toBe('ok');
   vmId = created.vmId;
-  await waitFor(() => call(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.timeline.some((entry: { url?: string }) => entry.url === `${site.origin}/kept`) && answer.recording.duration_ms > 2000, 90_000);
+  await waitFor(() => call(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.timeline.some((entry: { url?: string; title?: string }) => entry.url === `${site.origin}/kept` && entry.title === 'Kept') && answer.recording.duration_ms > 2000, 90_000);
   await call('/vm/remove', { id: vmId });
   await waitFor(() => call(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.state === 'ended', 60_000);
 }, 180_000);

@@ -125,7 +125,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       '/v8/vm/recording': {
         get: {
           summary: "A session's recording: its state, start, length, bytes and timeline",
-          description: "Only for a session created with `record: true` on a plan that records. The timeline holds what happened, each with its time: navigations (`url`, `title`), tabs opened and closed, viewers and programs coming and going (`channel`, `rights`), refusals (`target`, `category`) and the end (`status`, `reason`); never page content, typed text or a secret. Refused (denied) for an unknown or another account's session, a session that was not recorded, and a removed recording.",
+          description: "Only for a session created with `record: true` on a plan that records. The timeline holds what happened, each with its time: navigations (`url`, `title`), tabs opened and closed, viewers and programs coming and going (`channel`, `rights`), refusals (`target`, `category`), the end (`status`, `reason`) and, once per reason, that entries were left out (`dropped`: `reason` `rate`, more than 10 a second from one tab, or `total`, the timeline is full); never page content, typed text or a secret. An address is its origin and path (no query or fragment) unless the plan keeps whole addresses (`recording_full_urls`), at most 2,048 characters; a title at most 200. Refused (denied) for an unknown or another account's session, a session that was not recorded, and a removed recording.",
           security: secured,
           parameters: [{ name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' }],
           responses: answer(recordingResponseSchema, 'the recording'),
@@ -134,7 +134,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       '/v8/vm/recording/media': {
         get: {
           summary: "A session's recording as MP4 (H.264 picture, Opus sound)",
-          description: "Once the session has ended: the whole recording (fragmented MP4), with byte ranges. While it runs: fragmented MP4 of what there is up to now. Refused in the envelope (403 for an unknown or another account's session, 404 for a session that was not recorded or a recording removed).",
+          description: "Once the session has ended: the whole recording (fragmented MP4), with byte ranges. While it runs: fragmented MP4 of what there is up to now (with its `Content-Length`). 503 with `Retry-After` while the engine's conversions are busy (at most 2 at once for one account, 4 in all); a client that stops reading for 20 s is cut off. Refused in the envelope (403 for an unknown or another account's session, 404 for a session that was not recorded or a recording removed).",
           security: secured,
           parameters: [{ name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' }],
           responses: {

@@ -3,19 +3,20 @@
 // `timeline.jsonl`), what goes into the timeline as it happens, and the use cases the API calls:
 // read one, hand out its media, remove it. The timeline holds what happened, never what was on a
 // page or typed: a tab's web address and title, tabs opening and closing, viewers and programs
-// coming and going with what their link let them do, refusals by category, and the session's end.
+// coming and going with what their link let them do, refusals by category, and the session's end
+// (timeline.ts bounds it).
 import { existsSync, mkdirSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
-import { appendFile, readFile, rm, stat } from 'node:fs/promises';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RecordingInfo, RecordingTimelineEntry } from '../../protocol/index.js';
 import type { AttachmentChange, Presence } from '../channels/presence.js';
 import type { RuntimeEvent } from '../runtime/index.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SessionRow, Store } from '../store/store.js';
+import { readTimeline, Timeline, TIMELINE_FILE } from './timeline.js';
 
 export const MEDIA_FILE = 'media.mkv';
-const TIMELINE_FILE = 'timeline.jsonl';
 /** Statuses of a session that has ended (its recorder closes as its runtime stops). */
 const ENDED = new Set(['suspended', 'deleted', 'error', 'stopping']);
 /** The recorder's mark that the media file is whole (runtime/capture/recorder.ts CLOSED_SUFFIX). */
@@ -34,6 +35,10 @@ export interface RecordingsOptions {
   store: Pick<Store, 'recordedSessions'>;
   /** Days a recording is kept after its session ended: its plan's `recording_days`, else the service's. */
   retentionDays(row: SessionRow): Promise<number>;
+  /** Whether a session's plan keeps whole web addresses in its timeline (`recording_full_urls`); else origin and path. */
+  fullUrls(sessionId: string): Promise<boolean>;
+  /** The most bytes of entries one timeline keeps (`recordings.timelineKb`). */
+  timelineBytes: number;
 }
 
 export type RecordingOutcome = { status: 'ok'; recording: RecordingInfo } | { status: 'denied' | 'error'; message: string };
@@ -53,8 +58,8 @@ export interface RecordingsAccess {
 }
 
 export class Recordings {
-  /** Each session's timeline writes, one after another. */
-  private readonly writing = new Map<string, Promise<void>>();
+  /** The timelines this process writes to, by session. */
+  private readonly timelines = new Map<string, Timeline>();
   /** Sessions this process's runtime records (recordHere): their recorder is ours to close. */
   private readonly recordedHere = new Set<string>();
 
@@ -82,17 +87,16 @@ export class Recordings {
     return dir;
   }
 
-  /** Adds an entry to a recorded session's timeline (nothing for a session that is not recorded here). */
-  note(sessionId: string, entry: Omit<RecordingTimelineEntry, 'time'>): void {
-    const dir = this.dirOf(sessionId);
-    if (!/^[0-9a-f]{32}$/.test(sessionId) || !existsSync(dir)) return;
-    const line = `${JSON.stringify({ time: new Date(this.options.now()).toISOString(), ...entry })}\n`;
-    const previous = this.writing.get(sessionId) ?? Promise.resolve();
-    const next = previous.then(() => appendFile(join(dir, TIMELINE_FILE), line, { mode: 0o600 })).catch(() => undefined);
-    this.writing.set(sessionId, next);
-    void next.then(() => {
-      if (this.writing.get(sessionId) === next) this.writing.delete(sessionId);
-    });
+  /** Adds an entry to a recorded session's timeline (nothing for a session that is not recorded here); `closing` ones are kept past its caps. */
+  note(sessionId: string, entry: Omit<RecordingTimelineEntry, 'time'>, closing = false): void {
+    let timeline = this.timelines.get(sessionId);
+    if (!timeline) {
+      const dir = this.dirOf(sessionId);
+      if (!/^[0-9a-f]{32}$/.test(sessionId) || !existsSync(dir)) return;
+      timeline = new Timeline({ path: join(dir, TIMELINE_FILE), maxBytes: this.options.timelineBytes, now: this.options.now, fullUrls: () => this.options.fullUrls(sessionId) });
+      this.timelines.set(sessionId, timeline);
+    }
+    timeline.add(entry, closing);
   }
 
   /** What the runtime reports of a recorded session's tabs and refusals. */
@@ -114,18 +118,23 @@ export class Recordings {
 
   /** The session moved to an end. */
   noteEnd(row: SessionRow): void {
-    this.note(row.id, { type: 'ended', status: row.status, reason: row.end_reason ?? 'unknown' });
+    this.note(row.id, { type: 'ended', status: row.status, reason: row.end_reason ?? 'unknown' }, true);
+    // Written, this process follows the timeline no more (an entry after the end opens it again).
+    const timeline = this.timelines.get(row.id);
+    void timeline?.written().then(() => {
+      if (this.timelines.get(row.id) === timeline) this.timelines.delete(row.id);
+    });
   }
 
   /** A session's recording: its state, start, length, bytes and timeline. */
   async read(row: SessionRow): Promise<RecordingOutcome> {
     if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded (create it with record: true, on a plan that records)' };
     const dir = this.dirOf(row.id);
-    await this.writing.get(row.id);
+    await this.timelines.get(row.id)?.written();
     // Whether it is whole first, then its size: a recorder closing in between leaves a whole file's size, never an earlier one.
     const whole = await this.isWhole(row);
     const media = await stat(join(dir, MEDIA_FILE)).catch(() => null);
-    const timeline = await readFile(join(dir, TIMELINE_FILE), 'utf8').then(parseTimeline, () => []);
+    const timeline = await readTimeline(join(dir, TIMELINE_FILE), { maxBytes: this.options.timelineBytes, fullUrls: await this.options.fullUrls(row.id).catch(() => false) });
     if (!media && !existsSync(dir)) return { status: 'denied', message: 'id: this session\'s recording was removed' };
     // The media's time 0 as the recorder noted it; a file from before that note, its creation.
     const noted = Date.parse(await readFile(join(dir, START_NOTE), 'utf8').catch(() => ''));
@@ -200,31 +209,11 @@ export class Recordings {
     if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded' };
     if (!ENDED.has(row.status)) return { status: 'denied', message: 'id: the session is still running; remove the session first (POST /v8/vm/remove), then its recording' };
     if (!(await this.isWhole(row))) return { status: 'denied', message: 'id: the end of the recording is still being written; try again in a few seconds' };
-    await this.writing.get(row.id);
+    await this.timelines.get(row.id)?.written();
+    this.timelines.delete(row.id);
     await rm(this.dirOf(row.id), { recursive: true, force: true });
     return { status: 'ok' };
   }
-}
-
-/** The timeline's lines, each title folded into the navigation of its tab it names (the title came later). */
-function parseTimeline(text: string): RecordingTimelineEntry[] {
-  const entries: RecordingTimelineEntry[] = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    let entry: RecordingTimelineEntry;
-    try {
-      entry = JSON.parse(line) as RecordingTimelineEntry;
-    } catch {
-      continue; // A line cut off by a crash.
-    }
-    if (entry.type === 'title') {
-      const navigation = entries.findLast((e) => e.type === 'navigation' && e.tab === entry.tab && e.url === entry.url);
-      if (navigation) navigation.title = entry.title;
-      continue;
-    }
-    entries.push(entry);
-  }
-  return entries;
 }
 
 /** What a recording's timeline follows on this node. */
