@@ -1,7 +1,8 @@
 // Saved profiles' rules (issue 34) against a real engine with its SQLite database and confined
 // Chromium: bad input, the count cap, the size cap (the earlier version stays), a crafted archive
 // in the database (refused before any session starts), two creates at once on one profile
-// (exactly one runs), a remove right after its session's (it waits for the last save), the
+// (exactly one runs), a file at a path over 1,024 characters (left out, the rest saved), a remove
+// right after its session's (it waits for the last save), the
 // meters, and expiry after the operator's days unused. Each refusal is a clear message in v8's
 // envelope and changes nothing.
 import { mkdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';

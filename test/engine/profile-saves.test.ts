@@ -1,7 +1,9 @@
-// Saves of saved profiles at once (issue 47, findings 7b and 7c), against a real engine and its
+// A save a restore would refuse, and saves of saved profiles at once (issue 47, findings 1, 7b and
+// 7c), against a real engine and its
 // SQLite database; the sessions run on the fake runtime, whose browsers hand back real GNU tar
 // archives of a profile folder, so that two or four saves meet at the moment a test chooses:
-// two saves of one account at once never pass its plan's total together, and at most
+// a save whose archive would unpack past what a restore takes keeps the earlier version, which
+// the next session starts on; two saves of one account at once never pass its plan's total together, and at most
 // PROFILE_TRANSFERS_AT_ONCE saves run at once on an engine, the others waiting their turn.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/engine/config.js';
+import { writeArchive } from '../../src/engine/profiles/profile-archive.js';
+import { ProfileStore } from '../../src/engine/profiles/profile-store.js';
 import { PROFILE_TRANSFERS_AT_ONCE } from '../../src/engine/profiles/profile-transfers.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { FakeRuntime } from '../helpers/fake-runtime.js';
@@ -66,6 +70,36 @@ async function endTogether(count: number, label: string): Promise<string[]> {
   for (const vmId of sessions) expect(await waitFor(async () => (await call(`/vm/data?id=${vmId}`)).data?.[0]?.status, (s) => s === 'deleted', 60_000)).toBe('deleted');
   return profiles;
 }
+
+describe('a save a restore would refuse (finding 1)', () => {
+  it('keeps the earlier version, says why in the profile, and the next session starts on that version', async () => {
+    const { call } = fixture;
+    const profileId = (await call('/profile/create', { name: 'Kept', browser: 'chromium' })).profile.id;
+    const session = async () => {
+      const created = await call('/vm/create', { browser: 'chromium', profile: { id: profileId } });
+      expect(created.status, JSON.stringify(created)).toBe('ok');
+      expect(await waitFor(async () => (await call(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
+      expect((await call('/vm/remove', { id: created.vmId })).status).toBe('ok');
+      expect(await waitFor(async () => (await call(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'deleted', 60_000)).toBe('deleted');
+    };
+    const good = await profileArchive(1);
+    capture = async () => good;
+    await session();
+    const earlier = (await new ProfileStore(fixture.engine.store).get(profileId))!;
+    expect(earlier.save_error).toBeNull();
+    // 20,000 tiny files under long names: a few bytes of files, but 30 MB of headers, past the 8 MB cap and its 16 MB of room.
+    const deep = `Default/IndexedDB/${'n'.repeat(280)}`;
+    capture = async () => writeArchive([{ path: 'Default', kind: 'folder', mtime: 0, data: Buffer.alloc(0) }, ...Array.from({ length: 20_000 }, (_, i) => ({ path: `${deep}/${i}`, kind: 'file' as const, mtime: 0, data: Buffer.from('x') }))]);
+    await session();
+    const listed = (await call(`/profile/data?id=${profileId}`)).profiles[0];
+    expect(listed.save_error).toBe(`the saved state would grow past ${24 * MB} bytes when unpacked; the previous version stays`);
+    expect((await new ProfileStore(fixture.engine.store).get(profileId))!.version_id).toBe(earlier.version_id);
+    // The next create restores the earlier version (it checks it first: a version it would refuse answers `denied`).
+    capture = async () => good;
+    await session();
+    expect((await call('/profile/remove', { id: profileId })).status).toBe('ok');
+  }, 120_000);
+});
 
 describe('saves at once', () => {
   it("of one account never pass its plan's profile total together: one is kept, the other says why (finding 7b)", async () => {

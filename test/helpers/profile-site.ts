@@ -15,7 +15,11 @@ export interface StateReport {
 }
 
 const PAGE = (page: string, value: string) => `<!doctype html><title>${page}</title><script>
-const opfsSize = () => navigator.storage.getDirectory().then((root) => root.getFileHandle('zeros')).then((handle) => handle.getFile()).then((file) => file.size, () => null);
+// Where the browser has no origin private file system (or it does not answer within 2 s), null.
+const opfsSize = () => Promise.race([
+  Promise.resolve().then(() => navigator.storage.getDirectory()).then((root) => root.getFileHandle('zeros')).then((handle) => handle.getFile()).then((file) => file.size, () => null),
+  new Promise((resolve) => setTimeout(() => resolve(null), 2000)),
+]);
 const report = (indexed) => opfsSize().then((opfs) => fetch('/report', { method: 'POST', body: JSON.stringify({ page: ${JSON.stringify(page)}, cookie: document.cookie, local: localStorage.getItem('kept'), indexed, opfs }) }));
 // Which tab shows: the visible page says so four times a second (its address in \`local\`).
 setInterval(() => document.visibilityState === 'visible' && fetch('/report', { method: 'POST', body: JSON.stringify({ page: 'visible', cookie: '', local: location.search, indexed: null }) }), 250);
