@@ -85,18 +85,18 @@ describe.each([['chromium'], ['firefox-esr']])('a saved profile in %s', (browser
   });
 });
 
-describe('a saved profile a page filled with zeros, in chromium (issue 47, finding 1)', () => {
+describe.each([['chromium'], ['firefox-esr']])('a saved profile a page filled with zeros, in %s (issue 47, finding 1)', (browser) => {
   it('is kept, and the next session starts on it with everything the pages stored', async () => {
     const MB = 1024 * 1024;
-    const profileId = (await api('/profile/create', { name: 'Zeros', browser: 'chromium' })).profile.id;
-    expect((await visit('chromium', 'set', { id: profileId })).indexed).toBe('remembered');
+    const profileId = (await api('/profile/create', { name: `Zeros (${browser})`, browser })).profile.id;
+    expect((await visit(browser, 'set', { id: profileId })).indexed).toBe('remembered');
     // 80 MB of zeros, under the 300 MB cap; they compress a million-fold.
-    expect((await visit('chromium', 'zeros', { id: profileId })).indexed).toBe('zeros written');
+    expect((await visit(browser, 'zeros', { id: profileId })).indexed).toBe('zeros written');
     const saved = (await api(`/profile/data?id=${profileId}`)).profiles[0];
     expect(saved.save_error).toBeUndefined();
     expect(saved.bytes).toBeGreaterThan(60 * MB);
     // The create is not refused ("would grow past ... bytes when unpacked"): visit() expects `ok`.
-    const read = await visit('chromium', 'read', { id: profileId });
+    const read = await visit(browser, 'read', { id: profileId });
     expect(read).toMatchObject({ local: 'remembered', indexed: 'remembered', opfs: 60 * MB });
     expect(read.cookie).toContain('kept=remembered');
   }, 300_000);
