@@ -213,8 +213,9 @@ export function buildCli(): Command {
     .description('report what this host has for running sessions and what is missing')
     .option('--json', 'print the report as JSON')
     .option('--config <file>', 'the engine\'s configuration file (its warm pool is shown)')
-    .action(async (options: { json?: boolean; config?: string }) => {
-      const report = await runDoctor(await loadEngineConfig(options.config));
+    .option('--data <dir>', 'the data directory (whether others on this host can read it)', '.data')
+    .action(async (options: { json?: boolean; config?: string; data: string }) => {
+      const report = await runDoctor(await loadEngineConfig(options.config), options.data);
       console.log(options.json ? JSON.stringify(report, null, 2) : formatDoctor(report));
       process.exitCode = report.ok ? 0 : 1;
     });

@@ -1,12 +1,13 @@
 // The engine's data directory (docs/operator-cli.md): the database (the SQLite file here, or the
 // Postgres database named instead) opened as the store and accounts, and this node's id, made at
 // the first start and kept here. createEngine() and the operator CLI (which opens it without
-// serving) both start from it.
+// serving) both start from it. Both make the directory private first (data-directory-mode.ts).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Accounts } from './accounts/accounts.js';
 import type { EngineConfig } from './config.js';
+import { describeOpenModes, makePrivate, prepareDatabaseFile } from './data-directory-mode.js';
 import { POSTGRES_PART, requireEngineParts } from './parts.js';
 import { SqliteDatabase } from './store/sqlite.js';
 import { Store } from './store/store.js';
@@ -23,6 +24,9 @@ export async function openDataDirectory(
   warn: (message: string) => void = (message) => console.warn(`remote-browser-kit: ${message}`),
 ): Promise<{ store: Store; accounts: Accounts }> {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Before the database opens, so nothing of it is read by others even for a moment.
+  const changed = makePrivate(dataDir);
+  if (changed.length > 0) warn(`the data directory was open to others on this host (${describeOpenModes(changed)}); made 0700 and its secret files 0600`);
   let opened;
   if (database) {
     if (!/^postgres(ql)?:\/\//.test(database)) throw new Error('--database must be a postgres:// URL (without it, SQLite in the data directory is used)');
@@ -30,7 +34,9 @@ export async function openDataDirectory(
     const { PostgresDatabase } = await import('./store/postgres.js');
     opened = await PostgresDatabase.open(database, warn);
   } else {
-    opened = new SqliteDatabase(join(dataDir, 'engine.sqlite'));
+    opened = new SqliteDatabase(prepareDatabaseFile(dataDir));
+    // The journal files SQLite made now take the database's mode; set again in case they were kept.
+    makePrivate(dataDir);
   }
   const store = new Store(opened);
   return { store, accounts: new Accounts(store, config, now) };

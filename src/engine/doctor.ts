@@ -1,8 +1,9 @@
 // `remote-browser-kit doctor`: what this host has for running sessions (the interface languages of
-// each browser among it), and what is missing.
+// each browser among it), what is missing, and whether the data directory is the engine's alone.
 import { existsSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { DEFAULT_WARM, type EngineConfig } from './config.js';
+import { describeOpenModes, fixFor, openModes } from './data-directory-mode.js';
 import { type BrowserImage, BUILT_IN_LOCALE, discoverImages, memfdProtection, probeConfinement, probeSound, WARM_ESTIMATE_MB } from './runtime/index.js';
 
 export interface DoctorCheck {
@@ -48,8 +49,18 @@ export function warmPoolCheck(warm: EngineConfig['warm'] = DEFAULT_WARM, totalMb
   };
 }
 
-export async function runDoctor(config?: Pick<EngineConfig, 'warm'>): Promise<DoctorReport> {
+/** Whether others on this host may read the data directory's secrets (the engine closes it at its next start, decisions.md 130). */
+export function dataDirectoryCheck(dataDir: string): DoctorCheck {
+  const name = 'data directory readable by the engine alone (0700, its database 0600)';
+  if (!existsSync(dataDir)) return { name, ok: true, detail: `${dataDir}: not made yet; the engine makes it 0700` };
+  const found = openModes(dataDir);
+  if (found.length === 0) return { name, ok: true, detail: dataDir };
+  return { name, ok: false, detail: `${describeOpenModes(found)}: others on this host can read the share-link, replay and automation secrets; the engine closes it at its next start, or run: ${fixFor(found)}` };
+}
+
+export async function runDoctor(config?: Pick<EngineConfig, 'warm'>, dataDir?: string): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
+  if (dataDir !== undefined) checks.push(dataDirectoryCheck(dataDir));
   const [major] = process.versions.node.split('.').map(Number);
   checks.push({ name: 'Node.js', ok: (major ?? 0) >= 20, detail: `v${process.versions.node}${(major ?? 0) >= 20 ? '' : ' (needs 20 or later)'}` });
   checks.push({ name: 'Linux', ok: process.platform === 'linux', detail: process.platform });

@@ -80,6 +80,23 @@ describe("a profile's archive", () => {
     expect(kept.entries.map((e) => e.path).sort()).toEqual(['Default', 'Default/Cookies']);
   });
 
+  it('leaves out a file at a path over 1,024 characters from what a session hands back, keeps the rest, and refuses it on restore (issue 47, finding 7a)', async () => {
+    const source = join(dir, 'deep');
+    // Each folder name within Linux's 255 bytes, the path 1,232 characters in all.
+    const deep = `Default/IndexedDB/${Array.from({ length: 6 }, (_, i) => String(i).padEnd(200, 'd')).join('/')}`;
+    await mkdir(join(source, deep), { recursive: true });
+    await writeFile(join(source, deep, 'deep.bin'), 'deep');
+    await writeFile(join(source, 'Default', 'Cookies'), 'cookies');
+    const archive = tarOf(source, 'Default');
+    const kept = readArchive(archive, LIMITS, false);
+    expect(kept.entries.map((e) => e.path)).toContain('Default/Cookies');
+    expect(kept.entries.some((e) => e.path.endsWith('deep.bin'))).toBe(false);
+    expect(kept.dropped).toBeGreaterThanOrEqual(1);
+    // What the engine writes again passes a restore's checks.
+    expect(readArchive(writeArchive(kept.entries), LIMITS, true).entries.map((e) => e.path)).toEqual(kept.entries.map((e) => e.path));
+    expect(() => readArchive(archive, LIMITS, true)).toThrow(/longer than 1024 characters/);
+  });
+
   it.each([
     ['a path out of its folder', [{ name: 'Default/../../etc/passwd', type: '0', data: Buffer.from('x') }], /leaves its folder/],
     ['an absolute path', [{ name: '/etc/cron.d/evil', type: '0', data: Buffer.from('x') }], /absolute path/],
@@ -116,6 +133,13 @@ describe('a sealed profile state', () => {
     const altered = Buffer.from(sealed);
     altered[altered.length - 1]! ^= 1;
     await expect(openState(altered, key, 'p1', 'v1', 1e6)).rejects.toThrow(SealedStateError);
+  });
+
+  it("opens the engine's own state of zeros, which compresses far more than 1,000-fold, within the cap (issue 47, finding 1)", async () => {
+    const zeros = writeArchive([{ path: 'Default', kind: 'folder', mtime: 0, data: Buffer.alloc(0) }, { path: 'Default/zeros', kind: 'file', mtime: 0, data: Buffer.alloc(64 * 1024 * 1024) }]);
+    const sealed = await sealState(zeros, key, 'p1', 'v1');
+    expect(zeros.length / sealed.length).toBeGreaterThan(1000);
+    expect((await openState(sealed, key, 'p1', 'v1', 80 * 1024 * 1024)).equals(zeros)).toBe(true);
   });
 
   it('never grows past the cap: a compression bomb is refused', async () => {

@@ -1,10 +1,11 @@
 // Saved profiles' rules (issue 34) against a real engine with its SQLite database and confined
 // Chromium: bad input, the count cap, the size cap (the earlier version stays), a crafted archive
 // in the database (refused before any session starts), two creates at once on one profile
-// (exactly one runs), a remove right after its session's (it waits for the last save), the
+// (exactly one runs), a file at a path over 1,024 characters (left out, the rest saved), a remove
+// right after its session's (it waits for the last save), the
 // meters, and expiry after the operator's days unused. Each refusal is a clear message in v8's
 // envelope and changes nothing.
-import { readFile, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, readFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -107,6 +108,32 @@ describe('saved profiles', () => {
     expect(after.bytes).toBe(before.bytes);
     expect((await api(`/profile/data?id=${profileId}`)).profiles[0].save_error).toBe('the profile is larger than 3 MB, the cap of one profile; the previous version stays');
   }, 120_000);
+
+  it('leave out a file at a path over 1,024 characters and save the rest (issue 47, finding 7a)', async () => {
+    const before = (await rows().get(profileId))!;
+    const reports = site.reports.length;
+    const created = await api('/vm/create', { browser: 'chromium', url: `${site.origin}/set?deep`, profile: { id: profileId } });
+    expect(created.status, JSON.stringify(created)).toBe('ok');
+    expect(await waitFor(() => site.reports.slice(reports).some((r) => r.page === 'set'), Boolean, 60_000)).toBe(true);
+    expect(await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
+    // A file deep in a folder the profile keeps, 1,232 characters from the profile's top (each folder name within Linux's 255).
+    const session = engine.runtime.get((await engine.store.session(created.vmId))!.runtime_id!)!;
+    const deep = `Default/IndexedDB/${Array.from({ length: 6 }, (_, i) => String(i).padEnd(200, 'd')).join('/')}`;
+    const hostDeep = session.sandbox.hostPath(`${session.sandbox.dir}/profile/${deep}`);
+    await mkdir(hostDeep, { recursive: true });
+    await writeFile(join(hostDeep, 'deep.bin'), 'deep');
+    await ended(created.vmId);
+    const after = (await rows().get(profileId))!;
+    expect(after.save_error).toBeNull();
+    expect(after.version_id).not.toBe(before.version_id);
+    // The saved version restores: a new session starts on it and reads what the page stored.
+    const read = site.reports.length;
+    const again = await api('/vm/create', { browser: 'chromium', url: `${site.origin}/read?deep`, profile: { id: profileId } });
+    expect(again.status, JSON.stringify(again)).toBe('ok');
+    expect(await waitFor(() => site.reports.slice(read).find((r) => r.page === 'read'), Boolean, 60_000)).toMatchObject({ local: 'remembered', indexed: 'remembered' });
+    expect(await waitFor(async () => (await api(`/vm/data?id=${again.vmId}`)).data?.[0]?.status, (s) => s === 'running', 30_000)).toBe('running');
+    await ended(again.vmId);
+  }, 180_000);
 
   it('refuse a crafted archive before any session starts, and change nothing', async () => {
     const row = (await rows().get(profileId))!;

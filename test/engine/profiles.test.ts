@@ -1,7 +1,8 @@
 // Saved profiles (issue 34) against a real engine, real confined browsers and the engine's SQLite
 // database: a page on loopback stores a cookie, a localStorage entry and an IndexedDB record; the
 // session ends; a new session on the profile reads all three back, one without it reads none, and
-// another account cannot name the profile. Chromium and Firefox ESR.
+// another account cannot name the profile. Chromium and Firefox ESR. A page that fills the profile
+// with 80 MB of zeros leaves one the next session starts on (issue 47, finding 1).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,7 +35,7 @@ afterAll(async () => {
 });
 
 /** Starts a session on `page`, waits for that page's report, ends the session and waits for its end (its save included). */
-async function visit(browser: string, page: 'set' | 'read', profile?: Record<string, unknown>): Promise<StateReport> {
+async function visit(browser: string, page: 'set' | 'read' | 'zeros', profile?: Record<string, unknown>): Promise<StateReport> {
   const before = site.reports.length;
   const created = await api('/vm/create', { browser, url: `${site.origin}/${page}?${Date.now()}`, ...(profile ? { profile } : {}) });
   expect(created.status, JSON.stringify(created)).toBe('ok');
@@ -82,6 +83,23 @@ describe.each([['chromium'], ['firefox-esr']])('a saved profile in %s', (browser
     expect(await other('/profile/rename', { id: profileId, name: 'mine' })).toEqual({ status: 'denied', message: 'id: unknown profile' });
     expect((await api(`/profile/data?id=${profileId}`)).profiles[0].name).toBe(`Shop (${browser})`);
   });
+});
+
+describe.each([['chromium'], ['firefox-esr']])('a saved profile a page filled with zeros, in %s (issue 47, finding 1)', (browser) => {
+  it('is kept, and the next session starts on it with everything the pages stored', async () => {
+    const MB = 1024 * 1024;
+    const profileId = (await api('/profile/create', { name: `Zeros (${browser})`, browser })).profile.id;
+    expect((await visit(browser, 'set', { id: profileId })).indexed).toBe('remembered');
+    // 80 MB of zeros, under the 300 MB cap; they compress a million-fold.
+    expect((await visit(browser, 'zeros', { id: profileId })).indexed).toBe('zeros written');
+    const saved = (await api(`/profile/data?id=${profileId}`)).profiles[0];
+    expect(saved.save_error).toBeUndefined();
+    expect(saved.bytes).toBeGreaterThan(60 * MB);
+    // The create is not refused ("would grow past ... bytes when unpacked"): visit() expects `ok`.
+    const read = await visit(browser, 'read', { id: profileId });
+    expect(read).toMatchObject({ local: 'remembered', indexed: 'remembered', opfs: 60 * MB });
+    expect(read.cookie).toContain('kept=remembered');
+  }, 300_000);
 });
 
 describe('a saved profile with tabs: true in chromium', () => {

@@ -6,7 +6,7 @@ import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { Duplex } from 'node:stream';
-import { IMAGE_DEFINITIONS, interfaceLocale, type BrowserImage, type Display, type RuntimeEvent, type SessionEnds, type SessionSpec } from '../../src/engine/runtime/index.js';
+import { IMAGE_DEFINITIONS, interfaceLocale, type BrowserImage, type Display, type ProfileCapture, type RuntimeEvent, type SessionEnds, type SessionSpec } from '../../src/engine/runtime/index.js';
 import { isNavigableUrl } from '../../src/engine/runtime/browser/page-policy.js';
 import { abortable, type SupervisedProcess } from '../../src/engine/runtime/sandbox/processes.js';
 import { runtimeEvent, startedMessage, type RuntimeEventKind } from '../../src/engine/runtime/session/runtime-events.js';
@@ -24,6 +24,8 @@ export interface FakeRuntimeOptions {
   startMs?: number;
   /** The ids of the browsers this node has; default Chromium and Firefox ESR (Debian's, as on the test machine). */
   browsers?: string[];
+  /** What a session's browser hands back as its saved profile at a normal end (a tar archive); absent: profiles are never saved here. */
+  profile?: (id: string, capture: ProfileCapture) => Promise<Buffer>;
 }
 
 /** A process that never ran: the fake display's server and window manager, exited when the session stops. */
@@ -59,10 +61,12 @@ export class FakeRuntime extends EventEmitter<{ event: [RuntimeEvent] }> impleme
   private readonly refusals = new Map<string, string>();
   private readonly startMs: number;
   private closed = false;
+  readonly captureProfile?: (id: string, capture: ProfileCapture) => Promise<Buffer>;
 
   constructor(options: FakeRuntimeOptions = {}) {
     super();
     this.startMs = options.startMs ?? 30;
+    if (options.profile) this.captureProfile = options.profile;
     const present = new Set(options.browsers ?? ['chromium', 'firefox-esr']);
     this.images = IMAGE_DEFINITIONS.map(({ candidates, packageHint, ...definition }) => ({
       ...definition,

@@ -1,5 +1,6 @@
 // Test helper for saved profiles (issue 34): a loopback site whose /set page stores a cookie,
-// a localStorage entry and an IndexedDB record (/big: and 4 MB more), and whose /read page reads all three; each page
+// a localStorage entry and an IndexedDB record (/big: and 4 MB more), whose /zeros page writes
+// 60 MB of zeros into the origin private file system and 20 MB into IndexedDB (issue 47), and whose /read page reads them; each page
 // reports to the site what it did (and, as `visible`, that it is the tab that shows), and the test waits for the report.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,10 +10,17 @@ export interface StateReport {
   cookie: string;
   local: string | null;
   indexed: string | null;
+  /** The size of the file /zeros wrote into the origin private file system, null when there is none. */
+  opfs?: number | null;
 }
 
 const PAGE = (page: string, value: string) => `<!doctype html><title>${page}</title><script>
-const report = (indexed) => fetch('/report', { method: 'POST', body: JSON.stringify({ page: ${JSON.stringify(page)}, cookie: document.cookie, local: localStorage.getItem('kept'), indexed }) });
+// Where the browser has no origin private file system (or it does not answer within 2 s), null.
+const opfsSize = () => Promise.race([
+  Promise.resolve().then(() => navigator.storage.getDirectory()).then((root) => root.getFileHandle('zeros')).then((handle) => handle.getFile()).then((file) => file.size, () => null),
+  new Promise((resolve) => setTimeout(() => resolve(null), 2000)),
+]);
+const report = (indexed) => opfsSize().then((opfs) => fetch('/report', { method: 'POST', body: JSON.stringify({ page: ${JSON.stringify(page)}, cookie: document.cookie, local: localStorage.getItem('kept'), indexed, opfs }) }));
 // Which tab shows: the visible page says so four times a second (its address in \`local\`).
 setInterval(() => document.visibilityState === 'visible' && fetch('/report', { method: 'POST', body: JSON.stringify({ page: 'visible', cookie: '', local: location.search, indexed: null }) }), 250);
 const open = indexedDB.open('profile-test', 1);
@@ -20,7 +28,18 @@ open.onupgradeneeded = () => open.result.createObjectStore('things');
 open.onerror = () => report('open failed');
 open.onsuccess = () => {
   const db = open.result;
-  if (${JSON.stringify(page)} === 'set' || ${JSON.stringify(page)} === 'big') {
+  if (${JSON.stringify(page)} === 'zeros') {
+    // What an innocent page's zero-filled cache does, or a hostile one on purpose: it compresses a million-fold.
+    navigator.storage.getDirectory().then((root) => root.getFileHandle('zeros', { create: true })).then(async (handle) => {
+      const writable = await handle.createWritable();
+      await writable.write(new Uint8Array(60 * 1024 * 1024));
+      await writable.close();
+      const tx = db.transaction('things', 'readwrite');
+      tx.objectStore('things').put(new Uint8Array(20 * 1024 * 1024), 'zeros');
+      tx.oncomplete = () => report('zeros written');
+      tx.onerror = () => report('zeros failed');
+    }).catch((error) => report('zeros failed: ' + error));
+  } else if (${JSON.stringify(page)} === 'set' || ${JSON.stringify(page)} === 'big') {
     localStorage.setItem('kept', ${JSON.stringify(value)});
     const tx = db.transaction('things', 'readwrite');
     tx.objectStore('things').put(${JSON.stringify(value)}, 'kept');
@@ -54,6 +73,7 @@ export async function serveProfileSite(value: string): Promise<{ server: Server;
       return;
     }
     if (request.url?.startsWith('/big')) return void response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE('big', value));
+    if (request.url?.startsWith('/zeros')) return void response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE('zeros', value));
     if (request.url?.startsWith('/read')) return void response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE('read', value));
     response.writeHead(404).end();
   });

@@ -15,6 +15,9 @@ export interface ArchiveLimits {
 
 export const DEFAULT_ARCHIVE_ENTRIES = 50_000;
 const MAX_PATH = 1024;
+const MAX_PATH_BYTES = 4 * MAX_PATH;
+/** Stands for a long name past MAX_PATH_BYTES, which is not read: checkedPath refuses it. */
+const TOO_LONG = '\u0000too long';
 
 export interface ArchiveEntry {
   path: string;
@@ -39,6 +42,18 @@ function octal(header: Buffer, start: number, length: number, what: string): num
   if (value === '') return 0;
   if (!/^[0-7]+$/.test(value)) throw new ArchiveRefusal(`the archive's ${what} field is not a number`);
   return parseInt(value, 8);
+}
+
+/**
+ * An entry's time, or 0 where it is not a plain octal number (GNU tar writes a time before 1970 or
+ * past 2242 in base-256): the time matters to nobody, and an odd one must not stop a save.
+ */
+function mtimeOf(header: Buffer): number {
+  try {
+    return octal(header, 136, 12, 'time');
+  } catch {
+    return 0;
+  }
 }
 
 function checksumOf(header: Buffer): number {
@@ -92,8 +107,14 @@ export function readArchive(archive: Buffer, limits: ArchiveLimits, strict: bool
     offset = dataStart + Math.ceil(size / BLOCK) * BLOCK;
     const data = archive.subarray(dataStart, dataEnd);
     if (type === 'L') {
-      if (size > MAX_PATH + 1) throw new ArchiveRefusal(`a path in the archive is longer than ${MAX_PATH} characters`);
-      longName = text(data, 0, data.length);
+      // Bytes, not characters: a path of MAX_PATH characters takes up to four bytes a character.
+      // A longer one is refused (restore) or its entry left out (a session's), whatever it names.
+      if (size > MAX_PATH_BYTES + 1) {
+        if (strict) throw new ArchiveRefusal(`a path in the archive is longer than ${MAX_PATH} characters`);
+        longName = TOO_LONG;
+      } else {
+        longName = text(data, 0, data.length);
+      }
       continue;
     }
     if (type === 'x') {
@@ -132,10 +153,13 @@ export function readArchive(archive: Buffer, limits: ArchiveLimits, strict: bool
     if (entries.length + 1 > limits.maxEntries) throw new ArchiveRefusal(`the archive holds more than ${limits.maxEntries} entries`);
     bytes += kind === 'file' ? size : 0;
     if (bytes > limits.maxBytes) throw new ArchiveRefusal(`the archive's files add up to more than ${limits.maxBytes} bytes`);
-    entries.push({ path, kind, mtime: octal(header, 136, 12, 'time'), data: kind === 'file' ? data : Buffer.alloc(0) });
+    entries.push({ path, kind, mtime: mtimeOf(header), data: kind === 'file' ? data : Buffer.alloc(0) });
   }
   return { entries, dropped, bytes };
 }
+
+/** The largest time 11 octal digits hold. */
+const MAX_MTIME = 8 ** 11 - 1;
 
 function header(name: string, kind: ArchiveEntry['kind'] | 'long-name', size: number, mtime: number): Buffer {
   const block = Buffer.alloc(BLOCK);
@@ -144,7 +168,7 @@ function header(name: string, kind: ArchiveEntry['kind'] | 'long-name', size: nu
   block.write('0000000\0', 108, 8, 'latin1');
   block.write('0000000\0', 116, 8, 'latin1');
   block.write(`${size.toString(8).padStart(11, '0')}\0`, 124, 12, 'latin1');
-  block.write(`${Math.max(0, Math.floor(mtime)).toString(8).padStart(11, '0')}\0`, 136, 12, 'latin1');
+  block.write(`${Math.min(MAX_MTIME, Math.max(0, Math.floor(mtime))).toString(8).padStart(11, '0')}\0`, 136, 12, 'latin1');
   block.write(kind === 'folder' ? '5' : kind === 'long-name' ? 'L' : '0', 156, 1, 'latin1');
   block.write('ustar\u000000', 257, 8, 'latin1');
   block.write(`${checksumOf(block).toString(8).padStart(6, '0')}\0 `, 148, 8, 'latin1');

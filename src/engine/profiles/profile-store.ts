@@ -2,7 +2,8 @@
 // saved versions (sealed: sealed-state.ts), the one session each may run at a time, and expiry.
 // A session takes its profile inside the create transaction only when no live session holds it,
 // so two creates on any nodes never both run on one profile; a save inserts the new version and
-// points the profile at it in one transaction, so a crash keeps the earlier version.
+// points the profile at it in one transaction, the plan's total checked in it, so a crash keeps the
+// earlier version and two saves at once never pass the total.
 import type { SqlConnection } from '../store/database.js';
 import type { Store } from '../store/store.js';
 
@@ -26,6 +27,11 @@ export interface ProfileRow {
  * at once, `suspended` once its save had time to finish (a save that ran that long was cut off).
  */
 const FREE = `(p.session_id IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = p.session_id AND (s.status IN ('error', 'deleted') OR (s.status = 'suspended' AND s.ended_at < ?))) OR NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = p.session_id))`;
+
+/** The lock every change to an account's profiles takes (their count, their bytes, their removal). */
+export function accountLock(accountId: string): string {
+  return `rbk-profiles-${accountId}`;
+}
 
 export class ProfileStore {
   constructor(private readonly store: Store) {}
@@ -63,7 +69,7 @@ export class ProfileStore {
       await tx.sql.run('DELETE FROM profile_versions WHERE profile_id = ?', [id]);
       await tx.sql.run('DELETE FROM profiles WHERE id = ?', [id]);
       return 'ok';
-    }, `rbk-profile-${id}`);
+    }, accountLock(accountId));
   }
 
   /**
@@ -111,17 +117,35 @@ export class ProfileStore {
   /**
    * Writes a new version and makes it current, dropping the earlier one, in one transaction; only
    * while `sessionId` holds the profile (a removed profile, or one another session took, is left
-   * alone). False when it did not.
+   * alone: 'gone'), and only if the account's profiles stay within `planBytes` together (null: no
+   * cap), else the bytes the others hold. The total is read in the same transaction, under the
+   * account's lock, so two saves at once never both pass it (decisions.md 129).
    */
-  saveVersion(id: string, sessionId: string, version: { id: string; data: Buffer; bytes: number }, now: number): Promise<boolean> {
-    return this.store.atomically(async (tx) => {
+  saveVersion(id: string, sessionId: string, version: { id: string; data: Buffer; bytes: number }, now: number, planBytes: number | null = null): Promise<'saved' | 'gone' | { others: number }> {
+    return this.withAccountOf(id, async (tx, accountId) => {
       const row = await tx.sql.get<{ version_id: string | null }>('SELECT version_id FROM profiles WHERE id = ? AND session_id = ?', [id, sessionId]);
-      if (!row) return false;
+      if (!row) return 'gone';
+      if (planBytes !== null) {
+        const others = await tx.sql.get<{ bytes: number | null }>('SELECT SUM(bytes) AS bytes FROM profiles WHERE account_id = ? AND id <> ?', [accountId, id]);
+        const othersBytes = Number(others?.bytes ?? 0);
+        if (othersBytes + version.bytes > planBytes) return { others: othersBytes };
+      }
       await tx.sql.run('INSERT INTO profile_versions (id, profile_id, created_at, bytes, data) VALUES (?, ?, ?, ?, ?)', [version.id, id, now, version.bytes, version.data]);
       await tx.sql.run('UPDATE profiles SET version_id = ?, bytes = ?, stored_bytes = ?, used_at = ?, save_error = NULL WHERE id = ?', [version.id, version.bytes, version.data.length, now, id]);
       await tx.sql.run('DELETE FROM profile_versions WHERE profile_id = ? AND id <> ?', [id, version.id]);
-      return true;
-    }, `rbk-profile-${id}`);
+      return 'saved' as const;
+    });
+  }
+
+  /**
+   * Runs `work` in a transaction under the lock of the profile's account (the one its creates and
+   * removes take too: every change to what the account's profiles hold waits for the others);
+   * 'gone' when the profile is.
+   */
+  private async withAccountOf<T>(id: string, work: (tx: Store, accountId: string) => Promise<T>): Promise<T | 'gone'> {
+    const owner = await this.sql.get<{ account_id: string }>('SELECT account_id FROM profiles WHERE id = ?', [id]);
+    if (!owner) return 'gone';
+    return this.store.atomically((tx) => work(tx, owner.account_id), accountLock(owner.account_id));
   }
 
   /** Notes why the last save did not happen (the earlier version stays). */

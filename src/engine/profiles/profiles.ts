@@ -1,10 +1,11 @@
-// Saved profiles as the service offers them (decisions.md 85-89): make, list, rename and remove
-// an account's profiles within its plans' caps; before a session starts on one, its saved state
-// read, opened and checked (a damaged or crafted one refuses the create, and nothing changes),
-// and the profile taken for the session in the create transaction; at the session's normal end
-// its state checked again and written back as the new version, or the earlier one kept with the
-// reason. Unused profiles are forgotten after the operator's days. Answers outcomes in the
-// product's words; http/profiles.ts puts them in v8's envelope.
+// Saved profiles as the service offers them (decisions.md 85-89, 125): make, list, rename and
+// remove an account's profiles within its plans' caps; before a session starts on one, its saved
+// state read, opened and checked (a damaged or crafted one refuses the create, and nothing
+// changes), and the profile taken for the session in the create transaction; at the session's
+// normal end its state checked again, by the rules a restore applies, and written back as the new
+// version, or the earlier one kept with the reason. Unused profiles are forgotten after the
+// operator's days. Answers outcomes in the product's words; http/profiles.ts puts them in v8's
+// envelope.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { SessionProfile } from '../../protocol/index.js';
@@ -12,13 +13,16 @@ import type { EngineConfig, Plan } from '../config.js';
 import type { SqlConnection } from '../store/database.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import { keepsProfilePath, ProfileTooLarge, type BrowserImage, type ProfileCapture, type ProfileFamily } from '../runtime/index.js';
-import { ArchiveRefusal, DEFAULT_ARCHIVE_ENTRIES, readArchive, writeArchive } from './profile-archive.js';
+import { ArchiveRefusal, DEFAULT_ARCHIVE_ENTRIES, readArchive, writeArchive, type ArchiveEntry, type ArchiveLimits } from './profile-archive.js';
 import { resolveProfileKey, type ProfileKey } from './profile-key.js';
-import { ProfileStore, type ProfileRow } from './profile-store.js';
+import { accountLock, ProfileStore, type ProfileRow } from './profile-store.js';
+import { ProfileTransfers } from './profile-transfers.js';
 import { openState, sealState, SealedStateError } from './sealed-state.js';
 import { DEFAULT_PROFILES } from '../config.js';
 
 const MB = 1024 * 1024;
+/** What an archive holds beyond its files' bytes and may still unpack to: headers, long names, padding. */
+const ARCHIVE_OVERHEAD = 16 * MB;
 const DAY_MS = 86_400_000;
 /** A suspended session's save may run this long before its profile counts as free again. */
 const SAVE_GRACE_MS = 120_000;
@@ -61,6 +65,8 @@ export interface ProfileServiceOptions {
   warn?: (message: string) => void;
   /** How long a remove waits for the last save of the profile's session (LAST_SAVE_WAIT_MS). */
   lastSaveWaitMs?: number;
+  /** Saves and restores at once (profile-transfers.ts); default PROFILE_TRANSFERS_AT_ONCE. */
+  transfersAtOnce?: number;
 }
 
 /** A plan total: the sum over the account's plans, null when any has no cap (decisions.md 11). */
@@ -70,14 +76,36 @@ function total(values: Array<number | null>): number | null {
 
 export class ProfileService {
   readonly rows: ProfileStore;
+  /** This engine's saves and restores, a few at once. */
+  readonly transfers: ProfileTransfers;
   private lastExpiry = -Infinity;
 
   constructor(private readonly options: ProfileServiceOptions) {
     this.rows = new ProfileStore(options.store);
+    this.transfers = new ProfileTransfers(options.transfersAtOnce);
   }
 
   private get maxBytes(): number {
     return this.options.settings.maxProfileMb * MB;
+  }
+
+  private get limits(): ArchiveLimits {
+    return { maxBytes: this.maxBytes, maxEntries: DEFAULT_ARCHIVE_ENTRIES };
+  }
+
+  /** The most a kept archive may unpack to, whole. */
+  private get unpackedCap(): number {
+    return this.maxBytes + ARCHIVE_OVERHEAD;
+  }
+
+  /**
+   * The rules every kept version passes: at a restore, and at a save before it is kept
+   * (decisions.md 129), so a version a save keeps always restores. The whole archive within the
+   * unpacked cap, only plain files and folders, within the caps. Throws ArchiveRefusal.
+   */
+  private restorable(archive: Buffer): ArchiveEntry[] {
+    if (archive.length > this.unpackedCap) throw new ArchiveRefusal(`the saved state would grow past ${this.unpackedCap} bytes when unpacked`);
+    return readArchive(archive, this.limits, true).entries;
   }
 
   /** The account's profile caps, or why it has no profiles. */
@@ -133,7 +161,7 @@ export class ProfileService {
       }
       await new ProfileStore(tx).insert(row);
       return { status: 'ok' as const, value: row };
-    }, `rbk-profiles-${account.id}`);
+    }, accountLock(account.id));
   }
 
   async list(account: AccountRow, id?: string): Promise<ProfileOutcome<ProfileRow[]>> {
@@ -178,13 +206,15 @@ export class ProfileService {
 
   /** The checked archive of a profile's current version (null: never saved). Throws ArchiveRefusal or SealedStateError. */
   private async archiveOf(row: Pick<ProfileRow, 'id' | 'version_id' | 'family'>, tabs: boolean): Promise<Buffer | null> {
-    if (!row.version_id) return null;
-    const sealed = await this.rows.versionData(row.version_id);
-    if (!sealed) throw new SealedStateError('the saved state is missing');
-    const archive = await openState(sealed, this.key, row.id, row.version_id, this.maxBytes + 16 * MB);
-    const { entries } = readArchive(archive, { maxBytes: this.maxBytes, maxEntries: DEFAULT_ARCHIVE_ENTRIES }, true);
-    const keep = keepsProfilePath(row.family as ProfileFamily, tabs);
-    return writeArchive(entries.filter((entry) => keep(entry.path)));
+    const versionId = row.version_id;
+    if (!versionId) return null;
+    return this.transfers.run(async () => {
+      const sealed = await this.rows.versionData(versionId);
+      if (!sealed) throw new SealedStateError('the saved state is missing');
+      const entries = this.restorable(await openState(sealed, this.key, row.id, versionId, this.unpackedCap));
+      const keep = keepsProfilePath(row.family as ProfileFamily, tabs);
+      return writeArchive(entries.filter((entry) => keep(entry.path)));
+    });
   }
 
   /**
@@ -230,13 +260,15 @@ export class ProfileService {
 
   /**
    * Writes a session's state back as its profile's new version: `capture` closes the browser and
-   * packs its profile. Over a cap, or not packed whole: the earlier version stays, the reason is
-   * kept on the profile (its `save_error`). Never throws.
+   * packs its profile. Over a cap or the plan's total, not packed whole, or not what a restore
+   * would take: the earlier version stays, the reason is kept on the profile (its `save_error`)
+   * and logged. Runs as one of the engine's few transfers at once. Never throws.
    */
   async save(session: SessionRow, capture: (options: ProfileCapture) => Promise<Buffer>): Promise<void> {
     const profileId = session.profile_id;
     if (!profileId) return;
-    const failed = async (reason: string) => {
+    const failed = async (why: string) => {
+      const reason = `${why}; the previous version stays`;
       this.options.warn?.(`profile ${profileId} of session ${session.id} was not saved: ${reason}`);
       await this.rows.saveFailed(profileId, session.id, reason).catch(() => undefined);
     };
@@ -244,20 +276,26 @@ export class ProfileService {
       const row = await this.rows.get(profileId);
       if (!row || row.session_id !== session.id) return;
       const tabs = session.profile_tabs === true;
-      const packed = await capture({ tabs, maxBytes: this.maxBytes + 16 * MB });
-      const { entries, bytes } = readArchive(packed, { maxBytes: this.maxBytes, maxEntries: DEFAULT_ARCHIVE_ENTRIES }, false, keepsProfilePath(row.family as ProfileFamily, tabs));
       const account = await this.options.store.account(row.account_id);
       const caps = account ? await this.caps(account) : undefined;
-      if (caps?.status === 'ok' && caps.value.bytes !== null) {
-        const others = (await this.rows.usage(row.account_id)).bytes - row.bytes;
-        if (others + bytes > caps.value.bytes) return await failed(`the plan's profiles may hold ${caps.value.bytes / MB} MB together; this save (${(bytes / MB).toFixed(1)} MB) would pass it; the previous version stays`);
+      const planBytes = caps?.status === 'ok' ? caps.value.bytes : null;
+      const saved = await this.transfers.run(async () => {
+        const packed = await capture({ tabs, maxBytes: this.unpackedCap });
+        // What a session hands back: odd entries (links, long paths) are left out, not fatal.
+        const { entries, bytes } = readArchive(packed, this.limits, false, keepsProfilePath(row.family as ProfileFamily, tabs));
+        const archive = writeArchive(entries);
+        // Kept only if a restore would take it: the same rules, on the very archive sealed.
+        this.restorable(archive);
+        const versionId = randomBytes(16).toString('hex');
+        const sealed = await sealState(archive, this.key, profileId, versionId);
+        return { bytes, outcome: await this.rows.saveVersion(profileId, session.id, { id: versionId, data: sealed, bytes }, this.options.now(), planBytes) };
+      });
+      if (typeof saved.outcome === 'object') {
+        await failed(`the plan's profiles may hold ${planBytes! / MB} MB together; this save (${(saved.bytes / MB).toFixed(1)} MB) would pass it`);
       }
-      const versionId = randomBytes(16).toString('hex');
-      const sealed = await sealState(writeArchive(entries), this.key, profileId, versionId);
-      await this.rows.saveVersion(profileId, session.id, { id: versionId, data: sealed, bytes }, this.options.now());
     } catch (error) {
       const tooLarge = error instanceof ProfileTooLarge || (error instanceof ArchiveRefusal && /more than \d+ bytes/.test(error.message));
-      await failed(tooLarge ? `the profile is larger than ${this.options.settings.maxProfileMb} MB, the cap of one profile; the previous version stays` : `${(error as Error).message}; the previous version stays`);
+      await failed(tooLarge ? `the profile is larger than ${this.options.settings.maxProfileMb} MB, the cap of one profile` : (error as Error).message);
     }
   }
 }

@@ -2,6 +2,8 @@
 // and encrypted with AES-256-GCM under the profile key, bound to its profile and version (the
 // additional data), so a blob moved to another profile or account does not open. Opening
 // decompresses at most the cap: a blob that would grow past it (a compression bomb) is refused.
+// No ratio is judged (decisions.md 129): only a blob sealed under the key reaches the
+// decompressor, and zeros a page wrote compress a million-fold and must still open.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
 import { promisify } from 'node:util';
@@ -32,10 +34,10 @@ export async function sealState(archive: Buffer, key: Buffer, profileId: string,
 }
 
 /**
- * The archive a sealed state holds. `maxBytes` caps the decompressed size, and `maxRatio` what it
- * may grow by (beyond a megabyte), so neither a bomb nor a tampered blob costs the engine memory.
+ * The archive a sealed state holds. `maxBytes` caps the decompressed size, so no blob, however it
+ * was packed, costs the engine more memory than that; a tampered blob fails its tag before.
  */
-export async function openState(sealed: Buffer, key: Buffer, profileId: string, versionId: string, maxBytes: number, maxRatio = 1000): Promise<Buffer> {
+export async function openState(sealed: Buffer, key: Buffer, profileId: string, versionId: string, maxBytes: number): Promise<Buffer> {
   if (sealed.length < 1 + NONCE + TAG || sealed[0] !== FORMAT) throw new SealedStateError('the saved state is not in a form this service reads');
   const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(1, 1 + NONCE));
   decipher.setAAD(additionalData(profileId, versionId));
@@ -46,12 +48,11 @@ export async function openState(sealed: Buffer, key: Buffer, profileId: string, 
   } catch {
     throw new SealedStateError('the saved state does not open with this service\'s profile key (another key, or it was altered)');
   }
-  const limit = Math.min(maxBytes, Math.max(1024 * 1024, packed.length * maxRatio));
   try {
-    return await decompress(packed, { maxOutputLength: limit });
+    return await decompress(packed, { maxOutputLength: maxBytes });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || /Cannot create a Buffer larger|maxOutputLength/i.test(String(error))) {
-      throw new SealedStateError(`the saved state would grow past ${limit} bytes when unpacked`);
+      throw new SealedStateError(`the saved state would grow past ${maxBytes} bytes when unpacked`);
     }
     throw new SealedStateError('the saved state is damaged (it does not decompress)');
   }
