@@ -147,6 +147,11 @@ export class PostgresDatabase extends PostgresConnection implements Database {
   private async transactionNow<T>(work: (tx: SqlConnection) => Promise<T>, lock: string): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // Out of the pool, a connection that breaks between two queries (the database restarting) is
+    // told to this client alone: unheard, that 'error' would end the engine and every session of
+    // the node. It is noted, and the connection is closed instead of going back to the pool.
+    const lost = (error: Error) => (broken ??= error);
+    client.on('error', lost);
     try {
       // Held until COMMIT or ROLLBACK: every transaction with the same lock name, on any node,
       // waits here, so its reads are still true when it writes. One round trip for both: the lock
@@ -159,7 +164,9 @@ export class PostgresDatabase extends PostgresConnection implements Database {
       await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
       throw error;
     } finally {
-      // A connection that could not roll back is closed instead of going back to the pool.
+      // A connection that broke or could not roll back is closed instead of going back to the pool
+      // (still heard while it closes); a sound one goes back, where the pool hears it.
+      if (!broken) client.off('error', lost);
       client.release(broken ?? false);
     }
   }
