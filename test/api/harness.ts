@@ -274,7 +274,7 @@ export async function removeWorkspace(workspace: Workspace | undefined): Promise
 export async function runCli(workspace: Workspace, args: string[], env: Record<string, string> = {}): Promise<unknown> {
   const argv = [...CLI, ...args, '--data', workspace.dataDir, '--config', workspace.configPath, '--json'];
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, argv, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, argv, { cwd: ROOT, env: { ...process.env, ...env }, timeout: 90_000 }, (error, stdout, stderr) => {
       if (error) return reject(new Error(`CLI ${args.join(' ')} failed: ${error.message}\nstdout: ${stdout}\nstderr: ${stderr}`));
       try {
         resolve(JSON.parse(stdout));
