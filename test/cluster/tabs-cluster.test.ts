@@ -16,6 +16,7 @@ import type { ShareTab, ViewerState } from '../../src/protocol/index.js';
 import { testDatabase } from '../helpers/postgres.js';
 import { waitFor, x } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
+import { followShareEvents } from '../helpers/share-events.js';
 
 const SECRET = 'tabs-cluster-secret-0123456789abcdef-0123';
 const PAGES: Record<string, string> = {
@@ -40,22 +41,7 @@ const stateThere = async (link: string) => (await (await fetch(`${relays.url}/sh
 /** Follows a link's event stream on the node that does not run the session: the states it sent. */
 function follow(link: string): { states: ViewerState[]; latest(): ShareTab[] } {
   const states: ViewerState[] = [];
-  const abort = new AbortController();
-  streams.push({ stop: () => abort.abort() });
-  void (async () => {
-    const response = await fetch(`${relays.url}/share/${link}/events`, { signal: abort.signal });
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = /^data: (.*)$/m.exec(buffer.slice(0, end))?.[1];
-        buffer = buffer.slice(end + 2);
-        if (data) states.push(JSON.parse(data) as ViewerState);
-      }
-    }
-  })().catch(() => undefined);
+  streams.push({ stop: followShareEvents(`${relays.url}/share/${link}/events`, (state) => states.push(state)) });
   return { states, latest: () => states.at(-1)?.tabs ?? [] };
 }
 

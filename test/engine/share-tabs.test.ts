@@ -14,6 +14,7 @@ import type { ShareTab, ViewerState } from '../../src/protocol/index.js';
 import type { RuntimeEvent, RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { waitFor, x } from '../helpers/session.js';
+import { followShareEvents } from '../helpers/share-events.js';
 
 /** A 1x1 PNG: the first page's icon. */
 const ICON = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
@@ -51,23 +52,8 @@ afterAll(async () => {
 /** Follows a link's event stream: every state it sent so far, with when it came. */
 function follow(linkId: string): { states: Array<{ at: number; state: ViewerState }>; stop(): void } {
   const states: Array<{ at: number; state: ViewerState }> = [];
-  const abort = new AbortController();
-  void (async () => {
-    const response = await fetch(`${fixture.engine.url}/share/${linkId}/events`, { signal: abort.signal });
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const event = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = /^data: (.*)$/m.exec(event)?.[1];
-        if (data) states.push({ at: performance.now(), state: JSON.parse(data) as ViewerState });
-      }
-    }
-  })().catch(() => undefined);
-  return { states, stop: () => abort.abort() };
+  const stop = followShareEvents(`${fixture.engine.url}/share/${linkId}/events`, (state) => states.push({ at: performance.now(), state }));
+  return { states, stop };
 }
 
 const latest = (stream: { states: Array<{ state: ViewerState }> }) => stream.states.at(-1)?.state.tabs ?? [];

@@ -14,6 +14,7 @@ import { MAX_TITLE } from '../../src/engine/runtime/browser/tabs.js';
 import { shareLinkOf } from '../helpers/automation.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { waitFor, x } from '../helpers/session.js';
+import { followShareEvents } from '../helpers/share-events.js';
 
 /** The huge title's length, in characters (each a byte in V8's heap). */
 const HUGE = 40_000_000;
@@ -83,22 +84,8 @@ async function stateTabs(linkId: string): Promise<ShareTab[]> {
 /** Follows a link's event stream (so the engine reads its tabs every second): the latest tabs it told. */
 function follow(linkId: string): { tabs(): ShareTab[]; stop(): void } {
   let latest: ShareTab[] = [];
-  const abort = new AbortController();
-  void (async () => {
-    const response = await fetch(`${fixture.engine.url}/share/${linkId}/events`, { signal: abort.signal });
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const data = /^data: (.*)$/m.exec(buffer.slice(0, end))?.[1];
-        buffer = buffer.slice(end + 2);
-        if (data) latest = (JSON.parse(data) as ViewerState).tabs ?? latest;
-      }
-    }
-  })().catch(() => undefined);
-  return { tabs: () => latest, stop: () => abort.abort() };
+  const stop = followShareEvents(`${fixture.engine.url}/share/${linkId}/events`, (state) => (latest = state.tabs ?? latest));
+  return { tabs: () => latest, stop };
 }
 
 describe.each([
