@@ -161,6 +161,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   });
 
   let url = '';
+  /** Where links (share, replay, automation) point: the configured share base, else this engine's own address once it listens. */
+  const shareBase = () => config.shareBase ?? url;
   // On one machine the link only registers the node (capacity, `nodes list`); in a cluster it is
   // also how nodes reach each other.
   const identity = { id: nodeId, internalUrl: '', advertisedUrl: '', capacity: config.node.capacity, browsers: runtime.images.filter((i) => i.enabled).map((i) => i.id), warm: () => runtime.warmStats().browsers.map((b) => `${b.browser} ${b.language}`) };
@@ -227,7 +229,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     secret,
     nodeId,
     ...(clustered ? { cluster: link } : {}),
-    shareBase: () => config.shareBase ?? url,
+    shareBase,
     recordingDir: (id) => recordings.recordHere(id),
   });
   followRecordedSessions(recordings, { sessions, runtime, presence, store });
@@ -242,7 +244,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const recordingsLink = clustered ? new RecordingsLink({ link, nodeId, here: recordingsKeptHere, store }) : null;
   const recordingsAccess = recordingsLink?.access ?? recordingsKeptHere;
   // Replay links (decisions.md 110): signed with the store's replay secret, so any node opens any node's.
-  const replayLinks = new ReplayLinks({ secret: await store.settingOrInsert('replay_link_secret', randomBytes(32).toString('base64url')), shareBase: () => config.shareBase ?? url, now, store, recordings: recordingsAccess, retentionDays: recordings.retentionDays });
+  const replayLinks = new ReplayLinks({ secret: await store.settingOrInsert('replay_link_secret', randomBytes(32).toString('base64url')), shareBase, now, store, recordings: recordingsAccess, retentionDays: recordings.retentionDays });
   const recovered = await sessions.recover();
   const limiter = limitersFor(store);
   const clientAddress = clientAddressResolver(config.trustedProxies);
@@ -294,11 +296,11 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     secret: await store.settingOrInsert('automation_secret', randomBytes(32).toString('base64url')),
     tokenSeconds: config.automation.tokenSeconds,
     now,
-    base: () => config.shareBase ?? url,
+    base: shareBase,
     router,
     clientAddress,
   });
-  const links = new ShareLinks({ store, secret, shareBase: () => config.shareBase ?? url });
+  const links = new ShareLinks({ store, secret, shareBase });
   // The browser's tabs (issue 36): the runtime's here; another node's through it (decisions.md 117).
   const tabsLink = clustered ? new TabsLink({ link, store, nodeId, here: tabsHere(sessions) }) : null;
   const shareApi = createShareApi({ sessions, links, presence, router, door, ...(tabsLink ? { tabs: tabsLink.access } : {}), eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
@@ -346,7 +348,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const reachable = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
   url = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${address.port}`;
   identity.internalUrl = config.node.internalUrl ?? url;
-  identity.advertisedUrl = config.shareBase ?? url;
+  identity.advertisedUrl = shareBase();
   // The node link is served here, or on the port its internal address names (a mapped port).
   for (const port of [address.port, portOfUrl(identity.internalUrl)]) ownPorts.add(port ?? 0);
   let operator: OperatorListener | null = null;
