@@ -150,7 +150,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   /** Asks the browser for a page target's info (its title as the browser shows it: the page's scripts never answer). */
   private async lookForTitle(targetId: string): Promise<void> {
     const { targetInfo } = await this.client.send('Target.getTargetInfo', { targetId });
-    if (targetInfo.type === 'page' && this.titleLooks.has(targetId)) this.tellPage(targetInfo);
+    if (targetInfo.type === 'page' && this.titleLooks.isAt(targetId, targetInfo.url)) this.tellPage(targetInfo);
   }
 
   private async guard(client: CDP.Client): Promise<void> {

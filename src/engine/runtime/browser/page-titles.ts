@@ -30,9 +30,14 @@ export class TitleLooks {
     this.next(targetId, looking, 0);
   }
 
-  /** Whether the target is still open (a look that answers after it closed tells nothing). */
-  has(targetId: string): boolean {
-    return this.targets.has(targetId);
+  /**
+   * Whether the target is open and at `url` as last told: a look that answers after the target
+   * closed or navigated (its answer is older than the event that told the new address) tells
+   * nothing, so a late answer never puts a tab back at the page it left. Looks add titles only;
+   * addresses come from the browser's events.
+   */
+  isAt(targetId: string, url: string): boolean {
+    return this.targets.get(targetId)?.url === url;
   }
 
   /** The target closed. */
