@@ -68,7 +68,8 @@ export class Door {
    * before `then` sees it, whatever `then` does with it (seats it, closes it at once).
    */
   accept(request: IncomingMessage, socket: Duplex, head: Buffer, needs: Pick<DoorNeeds, 'messageBytes'>, then: (ws: WebSocket) => void): void {
-    const limit = Math.min(needs.messageBytes, MAX_MESSAGE_BYTES);
+    // The registry has checked the limit (1 byte to MAX_MESSAGE_BYTES).
+    const limit = needs.messageBytes;
     let acceptor = this.acceptors.get(limit);
     if (!acceptor) {
       // Pings are answered by watch(), which counts the pongs against the reader's buffer.
