@@ -288,6 +288,10 @@ describe('keys and buttons a viewer holds (issue 43, finding 5)', () => {
     await holdShiftAndButton(holder);
     expect(await fixture.call('/vm/control', { id: vmId, action: 'give', to: next.id })).toMatchObject({ status: 'ok', driver: { id: next.id } });
     await next.people.until((p) => p.driver?.id === next.id);
+    // The holder's button goes up, without Shift, as control passes: the page sees it let go.
+    // (Its release and the new driver's input travel on two connections; a person acts later.)
+    const released = await waitFor(pointerSeen, (events) => events.some((e) => e.type === 'up'), 10_000);
+    expect(released.find((e) => e.type === 'up')).toMatchObject({ shift: false, buttons: 0 });
     await drivesFreely(next);
   }, 60_000);
 
