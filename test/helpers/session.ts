@@ -4,10 +4,21 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Engine } from '../../src/engine/engine.js';
 import type { RuntimeSession } from '../../src/engine/runtime/runtime.js';
+import { runProcess } from '../../src/engine/runtime/sandbox/session-sandbox.js';
 
 /** Runs an X client (xdotool, setxkbmap, ...) on the session's display, inside the session. */
 export function x(session: RuntimeSession, command: string, args: string[]): Promise<string> {
   return session.sandbox.run(command, args, session.display.env);
+}
+
+/**
+ * Runs a program as a process of the session itself would run: its uid, namespaces, exec guard and
+ * process space (where its browser is: what a page that broke out of the browser would have).
+ * The engine's own `sandbox.run` runs outside that space (decisions.md 140).
+ */
+export function inSession(session: RuntimeSession, command: string, args: string[], timeoutMs = 10_000): Promise<string> {
+  const spawned = session.sandbox.spawn(command, command, args, { env: session.sandbox.env, stdio: ['ignore', 'pipe', 'pipe'], mayRun: [], part: true });
+  return runProcess(spawned, command, timeoutMs);
 }
 
 /** Polls `probe` until `accept` takes its value or the time is up; returns the last value seen. */

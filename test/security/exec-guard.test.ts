@@ -17,7 +17,7 @@ import { runDoctor } from '../../src/engine/doctor.js';
 import { guardedCommand, MEMFD_NOEXEC, memfdProtection } from '../../src/engine/runtime/sandbox/exec-guard.js';
 import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import { SessionRuntime, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
-import { typeAddress, waitFor, x } from '../helpers/session.js';
+import { inSession, typeAddress, waitFor, x } from '../helpers/session.js';
 
 const PAGE = '<!doctype html><title>Plain page</title><body><p>plain</p>';
 
@@ -118,7 +118,7 @@ afterAll(async () => {
 
 /** What each program of REACHED_FOR (and the written ones) did when the session tried it. */
 async function tryPrograms(session: RuntimeSession): Promise<Map<string, string>> {
-  const output = await session.sandbox.run('perl', ['-e', PROBE, ...REACHED_FOR], session.sandbox.env, 10_000);
+  const output = await inSession(session, 'perl', ['-e', PROBE, ...REACHED_FOR]);
   return new Map(output.trim().split('\n').map((line) => line.split('\t') as [string, string]));
 }
 
@@ -176,7 +176,7 @@ describe.each([
 
   it('executes no copy of a program held in memory (memfd): not through /proc/self/fd/N, nor execveat(fd, "", AT_EMPTY_PATH)', async () => {
     const before = await sessionPrograms(session);
-    const outcomes = await tryMemfdCopies((command, args) => session.sandbox.run(command, args, session.sandbox.env, 10_000));
+    const outcomes = await tryMemfdCopies((command, args) => inSession(session, command, args));
     expectMemfdCopiesRefused(outcomes);
     // Refused by the protection this host gives: made non-executable (vm.memfd_noexec), or never made (seccomp).
     const refusal = memfdProtection().kind === 'sysctl' ? 'refused: Permission denied' : 'refused at memfd_create: Function not implemented';
@@ -194,16 +194,16 @@ describe.each([
   });
 
   it('reads nothing that names the engine\'s paths: not /proc/1/cmdline, nor its processes\' environment', async () => {
-    const cmdline = await session.sandbox.run('cat', ['/proc/1/cmdline'], session.sandbox.env);
+    const cmdline = await inSession(session, 'cat', ['/proc/1/cmdline']);
     expect(cmdline).toContain('bwrap');
     expect(cmdline).not.toContain(dataDir);
-    const environ = await session.sandbox.run('cat', ['/proc/self/environ'], session.sandbox.env);
+    const environ = await inSession(session, 'cat', ['/proc/self/environ']);
     expect(environ).toContain('RBK_SESSION=');
     expect(environ).not.toContain(dataDir);
   });
 
   it('has a kernel session keyring of its own, not the engine\'s', async () => {
-    const keys = await session.sandbox.run('cat', ['/proc/keys'], session.sandbox.env);
+    const keys = await inSession(session, 'cat', ['/proc/keys']);
     const sessionKeyring = keys.split('\n').find((line) => / keyring\s+_ses/.test(line));
     expect(sessionKeyring, keys).toBeDefined();
     // Fields: id, flags, usage, timeout, permissions, uid, gid, type, description.

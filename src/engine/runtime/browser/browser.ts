@@ -10,6 +10,7 @@ import type { Display } from '../display/display.js';
 import { prepareFirefox } from './firefox-launcher.js';
 import { gettextLanguage } from './locales.js';
 import { signalProcess, withTimeout, type SupervisedProcess } from '../sandbox/processes.js';
+import { readWithinBudget } from '../sandbox/read-budget.js';
 import type { SessionSound } from '../capture/sound.js';
 
 export interface BrowserLaunch {
@@ -138,7 +139,7 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     ...(launch.window === 'app' ? ['--kiosk'] : []),
     ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
     // Its own helpers (zygote, crash handler) live beside it; nothing else may start.
-  ], { env, mayRun: [dirname(await realpath(launch.image.executable!))] });
+  ], { env, mayRun: [dirname(await realpath(launch.image.executable!))], part: true });
   const failed = (error: Error) => {
     signalProcess(process, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
@@ -161,6 +162,13 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
 }
 
 /**
+ * What one DevTools connection of the engine reads from the browser a second at most: far above
+ * what a guard or a program needs (a full-page screenshot is a few MB), and a bound on what a
+ * browser made to flood costs the engine.
+ */
+const DEVTOOLS_BYTES_PER_SECOND = 64 * 1024 * 1024;
+
+/**
  * The engine's DevTools address. Confined, DevTools listens on the session's own loopback, which
  * nothing outside its network namespace reaches: the engine listens on a socket of its own, in
  * its root-only directory for the session, and joins each connection to DevTools through a relay
@@ -171,7 +179,15 @@ async function reachDevTools(sandbox: SessionSandbox, endpoint: { port: number; 
   const socketPath = join(sandbox.hostDir, 'devtools.sock');
   const server = createServer((client) => {
     const devtools = sandbox.connect(endpoint.port);
-    client.pipe(devtools).pipe(client);
+    client.pipe(devtools);
+    // What the browser says is read at a bounded pace (a process of the session can trace the
+    // browser and make it say anything), and no faster than the engine's side takes it.
+    readWithinBudget(devtools, DEVTOOLS_BYTES_PER_SECOND, (chunk) => {
+      if (!client.write(chunk)) {
+        devtools.pause();
+        client.once('drain', () => devtools.resume());
+      }
+    });
     const end = () => {
       client.destroy();
       devtools.destroy();
@@ -272,7 +288,7 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
     ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
     // Only the launcher copy itself (content processes are copies of it): the system's Firefox,
     // which has no policies of the session's, cannot start.
-  ], { env, mayRun: [executable] });
+  ], { env, mayRun: [executable], part: true });
   // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
   await withTimeout(waitForWindow(sandbox, env, process, FIREFOX_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch((error: Error) => {
     signalProcess(process, 'SIGKILL');

@@ -11,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 import { signalProcess, type SupervisedProcess } from '../sandbox/processes.js';
+import { readWithinBudget } from '../sandbox/read-budget.js';
 
 /** Nothing plays (and only recordings listen) this long: the sink is suspended. */
 export const SILENT_MS = 1000;
@@ -19,6 +20,8 @@ const RESTART_MS = 5000;
 const PACTL = '/usr/bin/pactl';
 /** pactl's event lines are short; a longer run without a newline is not pactl's, and is dropped. */
 const MAX_LINE = 1024;
+/** What of the event lines is read a second: a stream starting or stopping is one line of ~40 bytes. */
+const EVENT_BYTES_PER_SECOND = 16 * 1024;
 
 /** Whether this host has pactl (pulseaudio-utils), which the rest needs; without it the encoder runs as before. */
 export function canPauseSound(): boolean {
@@ -107,9 +110,9 @@ export class SoundPause {
     this.heard = false;
     subscriber.child.once('error', () => undefined);
     let partial = '';
-    subscriber.child.stdout!.setEncoding('utf8');
-    subscriber.child.stdout!.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
+    // The session's sound server writes these lines: a bounded pace and a bounded line.
+    readWithinBudget(subscriber.child.stdout!, EVENT_BYTES_PER_SECOND, (chunk) => {
+      const lines = (partial + chunk.toString('latin1')).split('\n');
       partial = lines.pop()!.slice(-MAX_LINE);
       if (lines.length > 0) this.heard = true;
       for (const line of lines) {

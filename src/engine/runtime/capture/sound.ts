@@ -290,6 +290,7 @@ export async function startSound(options: SoundStart): Promise<SessionSound> {
       env: { ...sandbox.env, XDG_RUNTIME_DIR: dir, PULSE_RUNTIME_PATH: dir, PULSE_STATE_PATH: join(dir, 'state') },
       stdio: ['ignore', 'ignore', 'pipe'],
       mayRun: [],
+      part: true,
     },
   );
   server.child.once('error', () => undefined);

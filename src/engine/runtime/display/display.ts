@@ -108,15 +108,18 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
       '-extension', 'GLX',
     ],
     // Xvnc compiles keyboard maps with xkbcomp, through the shell (the X server's own Popen).
-    { env: sandbox.env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], mayRun: ['/bin/sh', '/usr/bin/xkbcomp'] },
+    { env: sandbox.env, stdio: ['ignore', 'ignore', 'pipe', 'pipe'], mayRun: ['/bin/sh', '/usr/bin/xkbcomp'], part: true },
   );
   const displayNumber = new Promise<number>((resolve, reject) => {
     let text = '';
     const fd3 = server.child.stdio[3] as NodeJS.ReadableStream | null;
     fd3?.setEncoding('utf8');
+    // One short line, once: then the pipe is closed (a process of the session could write into it).
     fd3?.on('data', (chunk: string) => {
       text += chunk;
-      if (text.includes('\n')) resolve(Number(text.trim()));
+      if (!text.includes('\n') && text.length < 16) return;
+      resolve(Number(text.split('\n')[0]!.trim()));
+      (fd3 as unknown as { destroy(): void }).destroy();
     });
     void server.exited.then(() => reject(new Error(`Xvnc exited before its display was ready: ${server.stderrTail() || 'no output'}`)));
     server.child.once('error', (error) => reject(new Error(`Xvnc could not start (${error.message}): install tigervnc-standalone-server`)));
@@ -124,12 +127,13 @@ export async function startDisplay(options: DisplayOptions): Promise<Display> {
   let number: number;
   try {
     number = await withTimeout(displayNumber, options.startTimeoutMs ?? 10_000, 'the Xvnc display start');
+    if (!Number.isInteger(number) || number < 0) throw new Error('Xvnc named no display number');
   } catch (error) {
     signalProcess(server, 'SIGKILL');
     throw error;
   }
   const env = { ...sandbox.env, DISPLAY: `:${number}`, XAUTHORITY: authority };
-  const windowManager = sandbox.spawn('matchbox-window-manager', 'matchbox-window-manager', ['-use_titlebar', 'no'], { env });
+  const windowManager = sandbox.spawn('matchbox-window-manager', 'matchbox-window-manager', ['-use_titlebar', 'no'], { env, part: true });
   windowManager.child.once('error', () => undefined);
 
   const display: Display = {

@@ -231,9 +231,14 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
     // Once the sandbox has ended, its namespace pid may be anyone's: nothing enters it any more.
     let ended = false;
     void started.exited.then(() => (ended = true));
-    const enter = (command: string, args: string[], mayRun: readonly string[] = []) => {
+    // A session's own part enters its process space too; anything else the engine starts there (a
+    // relay, an encoder, a command) stays in the engine's, where no process of the session can
+    // find it: not in its /proc, not by kill, ptrace or pidfd_open, which all need a pid it can name
+    // (decisions.md 140). It still runs as the session uid, in its cgroup, files and network.
+    const enter = (command: string, args: string[], mayRun: readonly string[] = [], part = false) => {
       if (ended) throw new Error("the session's sandbox has ended");
-      return joinCgroup([NSENTER, `--target=${namespacePid}`, '--mount', '--net', '--ipc', '--uts', '--pid', '--root', '--wd', '--', ...drop, ...guardedArgv(command, args, mayRun)]);
+      const spaces = ['--mount', '--net', '--ipc', '--uts', ...(part ? ['--pid'] : [])];
+      return joinCgroup([NSENTER, `--target=${namespacePid}`, ...spaces, '--root', '--wd', '--', ...drop, ...guardedArgv(command, args, mayRun)]);
     };
     const ownedCgroup = cgroup;
     const sandbox: SessionSandbox = {
@@ -248,7 +253,7 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       env,
       hostPath: (path) => `${root}${path}`,
       spawn(name, command, args, spawnOptions) {
-        const [wrapper, wrapped] = enter(command, args, spawnOptions.mayRun);
+        const [wrapper, wrapped] = enter(command, args, spawnOptions.mayRun, spawnOptions.part);
         return spawnSupervised(name, wrapper, wrapped, { env: spawnOptions.env, ...(spawnOptions.stdio ? { stdio: spawnOptions.stdio } : {}) });
       },
       connect(target) {

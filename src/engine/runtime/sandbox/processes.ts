@@ -4,6 +4,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { readdir, readFile } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { basename, dirname } from 'node:path';
+import { readWithinBudget } from './read-budget.js';
 
 /** Environment variable set on every process of a session; its value is `sessionMarker(dir)`. */
 export const SESSION_MARKER = 'RBK_SESSION';
@@ -17,6 +18,9 @@ function rootToken(root: string): string {
 export function sessionMarker(dir: string): string {
   return `${rootToken(dirname(dir))}/${basename(dir)}`;
 }
+
+/** How much of a process's error output the engine reads a second (it keeps the last 4,000 characters). */
+const STDERR_BYTES_PER_SECOND = 64 * 1024;
 
 export interface SupervisedProcess {
   readonly name: string;
@@ -41,9 +45,9 @@ export function spawnSupervised(
     detached: true,
   });
   let tail = '';
-  child.stderr?.setEncoding('utf8');
-  child.stderr?.on('data', (chunk: string) => {
-    tail = (tail + chunk).slice(-4000);
+  // A process of the session can write into a part's error output: it is read at a bounded pace.
+  if (child.stderr) readWithinBudget(child.stderr, STDERR_BYTES_PER_SECOND, (chunk) => {
+    tail = (tail + chunk.toString('utf8')).slice(-4000);
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));

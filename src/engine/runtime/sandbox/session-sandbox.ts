@@ -17,6 +17,14 @@ export interface SpawnInSession {
    * nothing else can execute in its process tree (the exec guard); the default is nothing.
    */
   mayRun?: readonly string[];
+  /**
+   * One of the session's own processes (its display, window manager, browser, sound server): it
+   * runs in the session's process space, where the session's other processes see it. Anything
+   * else the engine starts in a session (a relay, an encoder, a command it runs) carries a stream
+   * to the engine, and runs outside that space (decisions.md 140): the session's processes cannot
+   * see, trace or signal it, nor take its descriptors to write into the engine's stream.
+   */
+  part?: boolean;
 }
 
 /** A session's place to run processes, confined or not. */
@@ -45,10 +53,14 @@ export interface SessionSandbox {
    * A byte stream to a socket of the session (a unix socket path as the session sees it, or a port
    * on its own loopback). Confined, a relay running as the session uid inside its namespaces opens
    * it: the engine never opens a path of the session as root, so nothing the session leaves there
-   * (a link to a host socket, say) can lead the engine anywhere.
+   * (a link to a host socket, say) can lead the engine anywhere. The relay runs outside the
+   * session's process space (`SpawnInSession.part`): the session cannot write into the stream.
    */
   connect(target: string | number): Duplex;
-  /** Runs a short program in the session and resolves with its output; rejects with its error output. */
+  /**
+   * Runs a short program in the session and resolves with its output (at most `RUN_OUTPUT_BYTES`;
+   * a program that writes more is ended, and the run rejects); rejects with its error output.
+   */
   run(command: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs?: number): Promise<string>;
   /** Whether the session's namespaces are gone (confined: its sandbox ended, whoever ended it). */
   ended(): boolean;
@@ -101,15 +113,33 @@ export function sessionEnvironment(dir: string, hostDir: string): NodeJS.Process
   };
 }
 
+/**
+ * The most output a short program run in a session may give (a file it reads, a list it prints):
+ * the session decides what such a program reads, so what the engine keeps of it is bounded.
+ */
+export const RUN_OUTPUT_BYTES = 1024 * 1024;
+
 /** Runs a short program to its end and resolves with its output (a sandbox's `run`). */
 export function runProcess(process: SupervisedProcess, command: string, timeoutMs: number): Promise<string> {
-  let out = '';
-  process.child.stdout?.setEncoding('utf8');
-  process.child.stdout?.on('data', (chunk: string) => (out += chunk));
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let overflow = false;
+  process.child.stdout?.on('data', (chunk: Buffer) => {
+    if (overflow) return;
+    bytes += chunk.length;
+    if (bytes > RUN_OUTPUT_BYTES) {
+      overflow = true;
+      chunks.length = 0;
+      signalProcess(process, 'SIGKILL');
+      return;
+    }
+    chunks.push(chunk);
+  });
   const timer = setTimeout(() => signalProcess(process, 'SIGKILL'), timeoutMs);
   return process.exited.then(({ code, signal }) => {
     clearTimeout(timer);
-    if (code === 0) return out;
+    if (overflow) throw new Error(`${command} failed: it wrote more than ${RUN_OUTPUT_BYTES} bytes`);
+    if (code === 0) return Buffer.concat(chunks).toString('utf8');
     throw new Error(`${command} failed: ${process.stderrTail() || (signal ?? `exit ${code}`)}`);
   });
 }

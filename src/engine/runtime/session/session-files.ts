@@ -125,6 +125,9 @@ export interface UploadCaps {
   maxSessionBytes: number;
 }
 
+/** The most the listing program may write: about 16,000 files of the longest names, far more of usual ones. */
+const LIST_OUTPUT_BYTES = 8 * 1024 * 1024;
+
 /** A session's downloads and uploads, through a program inside it. */
 export class SessionFiles {
   constructor(private readonly sandbox: SessionSandbox) {}
@@ -144,10 +147,20 @@ export class SessionFiles {
   async list(kinds: readonly FileKind[] = ['download', 'upload']): Promise<SessionFileEntry[]> {
     if (kinds.length === 0) return [];
     const helper = this.start(['list', ...kinds.map((kind) => `${kind}=${this.folder(kind)}`)], 'ignore');
-    let out = '';
-    helper.child.stdout!.setEncoding('utf8');
-    helper.child.stdout!.on('data', (chunk: string) => (out += chunk));
+    // The session decides how many files there are: what the engine reads of the list is bounded.
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    helper.child.stdout!.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes <= LIST_OUTPUT_BYTES) chunks.push(chunk);
+      else if (chunks.length > 0) {
+        chunks.length = 0;
+        signalProcess(helper, 'SIGKILL');
+      }
+    });
     const { code, signal } = await outcome(helper);
+    if (bytes > LIST_OUTPUT_BYTES) throw new Error(`the session's folders hold too many files to list (their names pass ${LIST_OUTPUT_BYTES / 1024 / 1024} MiB)`);
+    const out = Buffer.concat(chunks).toString('utf8');
     if (code !== 0) throw new Error(`listing the session's files failed: ${helper.stderrTail() || (signal ?? `exit ${code}`)}`);
     const found: SessionFileEntry[] = [];
     const lines = out.split('\n').map((line) => line.split('\t')).filter((fields): fields is [string, string, string, string] => fields.length === 4 && fields[0] !== '');
