@@ -15,6 +15,7 @@ import type { ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream';
 import type { RecordingsAccess, Recordings } from '../recordings/recordings.js';
+import { RECORDING_MP4 } from '../runtime/index.js';
 import { sendJson } from './respond.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
@@ -122,7 +123,7 @@ function isCurrent(mp4: string, mkv: string): boolean {
 
 /** The whole recording as `media.mp4`, made once (and again if the Matroska file is newer). */
 async function wholeMp4(mkv: string): Promise<string> {
-  const mp4 = join(dirname(mkv), 'media.mp4');
+  const mp4 = join(dirname(mkv), RECORDING_MP4);
   if (!isCurrent(mp4, mkv)) await convert(mkv, mp4);
   return mp4;
 }
@@ -157,7 +158,7 @@ export async function sendRecordingMedia(rangeHeader: string | undefined, respon
     pipeline(file.createReadStream(), response, () => void file.close().catch(() => undefined));
     return;
   }
-  let file = join(dirname(media.path), 'media.mp4');
+  let file = join(dirname(media.path), RECORDING_MP4);
   if (!isCurrent(file, media.path)) {
     await inASlot(slot.slots, slot.accountId, response, async () => {
       file = await wholeMp4(media.path).catch((error: Error) => ((failure = error), file));

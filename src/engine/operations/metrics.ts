@@ -18,8 +18,6 @@ export interface MetricSources {
   nodeState(): Promise<string | undefined>;
   /** The warm pool: ready displays and browsers, and the memory they hold (runtime.warmStats()). */
   warm(): { displays: number; browsers: number; memoryMb: number };
-  /** Webhook events waiting to be delivered, on the whole service. */
-  webhookQueue(): Promise<number>;
 }
 
 /** Seconds: a create answers in tens of ms; a cold Chromium start takes one to a few seconds. */
@@ -120,12 +118,16 @@ export class EngineMetrics {
     this.rateLimited = new Counter({ name: 'rbk_rate_limited_total', help: 'Requests refused by a rate limit: api_key, share_lookup, replay_lookup, v6_client', labelNames: ['limit'], registers });
     this.storeErrors = new Counter({ name: 'rbk_store_errors_total', help: 'Requests that failed on the database: busy, disk_full, unreachable', labelNames: ['kind'], registers });
     this.webhookDeliveries = new Counter({ name: 'rbk_webhook_deliveries_total', help: 'Webhook delivery attempts by this node: delivered, retry, abandoned, refused (egress rules)', labelNames: ['outcome'], registers });
+  }
+
+  /** A gauge a feature adds (module.ts `meters`), read at each scrape. */
+  addGauge(meter: { name: string; help: string; read(): Promise<number> }): void {
     new Gauge({
-      name: 'rbk_webhook_queue',
-      help: 'Webhook events waiting to be delivered, on the whole service',
-      registers,
+      name: meter.name,
+      help: meter.help,
+      registers: [this.registry],
       async collect() {
-        this.set(await sources.webhookQueue());
+        this.set(await meter.read());
       },
     });
   }

@@ -11,18 +11,13 @@ import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RecordingInfo, RecordingTimelineEntry } from '../../protocol/index.js';
 import type { AttachmentChange, Presence } from '../channels/presence.js';
-import type { RuntimeEvent } from '../runtime/index.js';
+import { RECORDING_CLOSED, RECORDING_FILES, RECORDING_MEDIA, RECORDING_START, RECORDING_TIMELINE, type RuntimeEvent } from '../runtime/index.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SessionRow, Store } from '../store/store.js';
-import { readTimeline, Timeline, TIMELINE_FILE } from './timeline.js';
+import { readTimeline, Timeline } from './timeline.js';
 
-export const MEDIA_FILE = 'media.mkv';
 /** Statuses of a session that has ended (its recorder closes as its runtime stops). */
 const ENDED = new Set(['suspended', 'deleted', 'error', 'stopping']);
-/** The recorder's mark that the media file is whole (runtime/capture/recorder.ts CLOSED_SUFFIX). */
-const CLOSED_MARK = `${MEDIA_FILE}.closed`;
-/** The recorder's note of the wall time the media's time 0 shows (recorder.ts START_SUFFIX). */
-const START_NOTE = `${MEDIA_FILE}.start`;
 /** A recording whose session ended without its recorder closing it (the engine was killed) is taken as whole once unchanged this long. */
 const SETTLED_MS = 3000;
 /** The same for a recorder of this process that has not closed its file yet (its stop failed): a minute. */
@@ -93,7 +88,7 @@ export class Recordings {
     if (!timeline) {
       const dir = this.dirOf(sessionId);
       if (!/^[0-9a-f]{32}$/.test(sessionId) || !existsSync(dir)) return;
-      timeline = new Timeline({ path: join(dir, TIMELINE_FILE), maxBytes: this.options.timelineBytes, now: this.options.now, fullUrls: () => this.options.fullUrls(sessionId) });
+      timeline = new Timeline({ path: join(dir, RECORDING_TIMELINE), maxBytes: this.options.timelineBytes, now: this.options.now, fullUrls: () => this.options.fullUrls(sessionId) });
       this.timelines.set(sessionId, timeline);
     }
     timeline.add(entry, closing);
@@ -133,11 +128,11 @@ export class Recordings {
     await this.timelines.get(row.id)?.written();
     // Whether it is whole first, then its size: a recorder closing in between leaves a whole file's size, never an earlier one.
     const whole = await this.isWhole(row);
-    const media = await stat(join(dir, MEDIA_FILE)).catch(() => null);
-    const timeline = await readTimeline(join(dir, TIMELINE_FILE), { maxBytes: this.options.timelineBytes, fullUrls: await this.options.fullUrls(row.id).catch(() => false) });
+    const media = await stat(join(dir, RECORDING_MEDIA)).catch(() => null);
+    const timeline = await readTimeline(join(dir, RECORDING_TIMELINE), { maxBytes: this.options.timelineBytes, fullUrls: await this.options.fullUrls(row.id).catch(() => false) });
     if (!media && !existsSync(dir)) return { status: 'denied', message: 'id: this session\'s recording was removed' };
     // The media's time 0 as the recorder noted it; a file from before that note, its creation.
-    const noted = Date.parse(await readFile(join(dir, START_NOTE), 'utf8').catch(() => ''));
+    const noted = Date.parse(await readFile(join(dir, RECORDING_START), 'utf8').catch(() => ''));
     const started = Number.isFinite(noted) ? noted : media?.birthtimeMs || row.created_at;
     const ended = whole ? (media?.mtimeMs ?? row.ended_at ?? started) : this.options.now();
     return {
@@ -155,7 +150,7 @@ export class Recordings {
   /** The media file of a session's recording, or why there is none. */
   async mediaOf(row: SessionRow): Promise<{ path: string; whole: boolean } | { status: 'denied'; message: string }> {
     if (!row.recorded) return { status: 'denied', message: 'id: this session was not recorded (create it with record: true, on a plan that records)' };
-    const path = join(this.dirOf(row.id), MEDIA_FILE);
+    const path = join(this.dirOf(row.id), RECORDING_MEDIA);
     if (!existsSync(path)) {
       return { status: 'denied', message: existsSync(this.dirOf(row.id)) ? 'id: this session\'s recording has no media yet (the session has not shown a picture)' : 'id: this session\'s recording was removed' };
     }
@@ -165,12 +160,12 @@ export class Recordings {
   /** Whether a recording is whole: its recorder closed it, or its session ended and the file has not changed since (a killed engine). */
   private async isWhole(row: SessionRow): Promise<boolean> {
     const dir = this.dirOf(row.id);
-    if (existsSync(join(dir, CLOSED_MARK))) {
+    if (existsSync(join(dir, RECORDING_CLOSED))) {
       this.recordedHere.delete(row.id);
       return true;
     }
     if (!ENDED.has(row.status) || row.status === 'stopping') return false;
-    const media = await stat(join(dir, MEDIA_FILE)).catch(() => null);
+    const media = await stat(join(dir, RECORDING_MEDIA)).catch(() => null);
     return !media || Date.now() - media.mtimeMs > (this.recordedHere.has(row.id) ? SETTLED_HERE_MS : SETTLED_MS);
   }
 
@@ -178,7 +173,7 @@ export class Recordings {
   async meters(accountId: string): Promise<{ recording_mb_kept: number }> {
     let bytes = 0;
     for (const row of await this.options.store.recordedSessions(accountId)) {
-      for (const file of [MEDIA_FILE, 'media.mp4', TIMELINE_FILE]) bytes += (await stat(join(this.dirOf(row.id), file)).catch(() => null))?.size ?? 0;
+      for (const file of RECORDING_FILES) bytes += (await stat(join(this.dirOf(row.id), file)).catch(() => null))?.size ?? 0;
     }
     return { recording_mb_kept: Math.round((bytes / (1024 * 1024)) * 10) / 10 };
   }

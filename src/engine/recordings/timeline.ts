@@ -8,7 +8,6 @@ import { appendFile } from 'node:fs/promises';
 import type { RecordingTimelineEntry } from '../../protocol/index.js';
 import { MAX_TITLE } from '../runtime/index.js';
 
-export const TIMELINE_FILE = 'timeline.jsonl';
 /** The longest web address an entry keeps (characters), full or not. */
 export const TIMELINE_URL_MAX = 2048;
 /** The longest of any other text an entry keeps (a reason, a target, a channel). */

@@ -24,3 +24,4 @@ export { FileRefusal, SessionFiles, type UploadCaps } from './session/session-fi
 export type { SessionDevTools, SessionEditing, SessionEnds, SessionFolders } from './session/session-ends.js';
 export { WARM_ESTIMATE_MB } from './pool/warm-pool.js';
 export { keepsProfilePath, profileFamily, ProfileTooLarge, type ProfileCapture, type ProfileFamily, type ProfileRestore } from './session-profile.js';
+export { RECORDING_CLOSED, RECORDING_FILES, RECORDING_MEDIA, RECORDING_MP4, RECORDING_START, RECORDING_TIMELINE } from './capture/recording-layout.js';

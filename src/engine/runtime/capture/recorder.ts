@@ -11,9 +11,11 @@
 // plays after the rest is at the time it came.
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { AUDIO_TRACK, matroskaCluster, matroskaHeader, parameterSetUnits, VIDEO_TRACK, type Block } from './matroska.js';
 import { SOUND_FORMAT, type SessionSound, type SoundStream } from './sound.js';
 import type { SessionVideo, VideoStream } from './video.js';
+import { RECORDING_CLOSED, RECORDING_START } from './recording-layout.js';
 
 /** A cluster is written at a key frame, once it spans this long, or once it holds this much. */
 const CLUSTER_MS = 1000;
@@ -28,14 +30,6 @@ const EARLY_MS = 3000;
 const SOUND_KEEP_PACE_MS = 1000;
 /** An encoder that stopped while the session runs (it failed) is joined again after this long. */
 const REJOIN_MS = 1000;
-/** Beside the media file once the recorder closed it (`media.mkv.closed`): the recording is whole. */
-export const CLOSED_SUFFIX = '.closed';
-/**
- * Beside the media file from its first block on (`media.mkv.start`): the wall time (ISO 8601) its
- * time 0 shows, so a timeline's times map onto the media's however late the encoders' first
- * output came (a busy machine takes seconds to start one).
- */
-export const START_SUFFIX = '.start';
 /**
  * The packet the session's encoder makes of 10 ms of silence (libopus, CELT only, 48 kHz stereo:
  * its TOC byte 0xf4, then the range coder's silence flag): what fills a rest of the encoder.
@@ -102,7 +96,7 @@ export class SessionRecorder {
     this.soundStream?.close();
     this.flush();
     // The file is whole once its last cluster is on disk: a marker beside it says so.
-    return new Promise((resolve) => this.out.end(() => writeFile(`${this.path}${CLOSED_SUFFIX}`, '', { mode: 0o600 }).then(resolve, resolve)));
+    return new Promise((resolve) => this.out.end(() => writeFile(join(dirname(this.path), RECORDING_CLOSED), '', { mode: 0o600 }).then(resolve, resolve)));
   }
 
   private watch(): void {
@@ -204,7 +198,7 @@ export class SessionRecorder {
   private add(block: Block): void {
     if (this.origin === null) {
       this.origin = block.time;
-      writeFile(`${this.path}${START_SUFFIX}`, new Date(performance.timeOrigin + this.began + block.time).toISOString(), { mode: 0o600 }).catch(() => undefined);
+      writeFile(join(dirname(this.path), RECORDING_START), new Date(performance.timeOrigin + this.began + block.time).toISOString(), { mode: 0o600 }).catch(() => undefined);
     }
     block = { ...block, time: block.time - this.origin };
     const first = this.cluster[0];

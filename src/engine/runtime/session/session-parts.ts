@@ -15,6 +15,7 @@ import type { SessionVideo } from '../capture/video.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SessionRecorder, type RecorderParts } from '../capture/recorder.js';
+import { RECORDING_MEDIA } from '../capture/recording-layout.js';
 
 /** The browser as a part: its process, its DevTools control (Chromium family), and what it was started with. */
 export interface BrowserPart {
@@ -111,11 +112,11 @@ export function videoPart(video: SessionVideo): SessionPart<'video'> {
   return { name: 'video', value: video, release: async () => video.close(), stop: async () => undefined };
 }
 
-/** Starts recording into `dir` (made if need be, the engine's own): `media.mkv` (recorder.ts). */
+/** Starts recording into `dir` (made if need be, the engine's own): its media (recording-layout.ts). */
 export function recorderPart(dir: string, parts: RecorderParts): SessionPart<'recorder'> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const even = (n: number) => n + (n % 2);
-  const recorder = new SessionRecorder(join(dir, 'media.mkv'), { ...parts, width: even(parts.width), height: even(parts.height) });
+  const recorder = new SessionRecorder(join(dir, RECORDING_MEDIA), { ...parts, width: even(parts.width), height: even(parts.height) });
   // Released after the browser (the last picture is of the session), before the encoders it listens to.
   return { name: 'recorder', value: recorder, release: () => recorder.close(), stop: async () => undefined };
 }
