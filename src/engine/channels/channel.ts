@@ -1,8 +1,8 @@
-// A channel: one kind of stream between someone outside and a session (RFB to its display today;
-// sound, files and automation next). A channel says who may open it, whether a session and its link are
+// A channel: one kind of stream between someone outside and a session (the display's RFB, sound,
+// video, files, editing, people, automation). A channel says who may open it, whether a session and its link are
 // offered it (its plan, this node's configuration), how the node that runs the
-// session opens its end inside the session (always through a relay started as the session's uid:
-// the engine never opens a session's path as root), what a connection needs at the door (seats per
+// session opens its end inside the session (always through a relay started as the session's uid,
+// outside its process space: the engine never opens a session's path as root), what a connection needs at the door (seats per
 // link, open files: door.ts), what presence counts it as, and the per-message policy it applies on
 // the owning node. Everything else (the door, finding the owner, forwarding, closing when the
 // session ends) is the router's, once.

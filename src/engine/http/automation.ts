@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { requestTargetUrl } from '../../http/request-target.js';
-import { automationToken, checkAutomationToken } from '../channels/automation/tokens.js';
+import { automationToken, checkAutomationToken, drivenByPrograms } from '../channels/automation/tokens.js';
 import type { ChannelRouter } from '../channels/router.js';
 import type { BrowserImage } from '../runtime/index.js';
 import type { AccountRow, SessionRow } from '../store/store.js';
@@ -40,7 +40,7 @@ export function createAutomation(options: AutomationOptions) {
     const row = await options.session(id.slice(0, 200));
     if (!row || row.account_id !== account.id) return { status: 'denied', message: 'id: unknown session' };
     const image = options.image(row.browser);
-    if (image && image.family !== 'chromium') {
+    if (image && !drivenByPrograms(image.family)) {
       return {
         status: 'denied',
         message: `id: ${row.browser_name} sessions cannot be driven by a program on this service: only Chromium sessions offer DevTools to programs (WebDriver BiDi for ${row.browser_name} is not offered inside the session's confinement)`,

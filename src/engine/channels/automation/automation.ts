@@ -13,6 +13,7 @@ import type { Channel, CloseReason, SessionDevTools } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 import type { ControlSeats } from '../control/control-seats.js';
 import { programControl, type ProgramControl } from './program-control.js';
+import { drivenByPrograms } from './tokens.js';
 
 export interface AutomationChannelOptions {
   /** The family of a session's browser image (only Chromium's sessions offer DevTools to programs); undefined for an image this node does not know. */
@@ -44,10 +45,7 @@ export function automationChannel(options: AutomationChannelOptions = {}): Chann
     attachment: 'program',
     closes: { endClosed: AUTOMATION_CLOSE.browserGone, refused: AUTOMATION_CLOSE.notDevTools },
     // Chromium's sessions only, as http/automation.ts says before it hands out an address.
-    offered: (row) => {
-      const family = options.familyOf?.(row.browser);
-      return family === undefined || family === 'chromium';
-    },
+    offered: (row) => drivenByPrograms(options.familyOf?.(row.browser)),
     // DevTools is carried as messages (carry, below); the opener only says the session has a DevTools end here.
     openEnd: (session) => (session.devtools ? () => {
       throw new Error('the automation channel carries DevTools messages, not a byte stream');

@@ -1,4 +1,4 @@
-// Automation tokens: what a program's DevTools address carries instead of the API key. A token is
+// Automation tokens (and which browsers programs drive, said once): what a program's DevTools address carries instead of the API key. A token is
 // good for one session until it expires: a session token (sessions/session-tokens.ts) signed for
 // `automation` under the engine's automation secret (kept in the store like the share-link secret,
 // so every node of a cluster checks the tokens any node made). Nothing is stored per token: a token
@@ -17,4 +17,9 @@ export function automationToken(secret: string, sessionId: string, expires: numb
 /** Checks a token's signature, then its expiry against `now`. */
 export function checkAutomationToken(secret: string, token: string, now: number): TokenCheck {
   return checkSessionToken(secret, 'automation', token, now);
+}
+
+/** Whether programs drive a browser of this family (decisions.md 54): Chromium's DevTools only. Said here once, for the address and the channel. */
+export function drivenByPrograms(family: string | undefined): boolean {
+  return family === undefined || family === 'chromium';
 }

@@ -3,7 +3,7 @@
 // encoded again. Matroska is chosen because it can be written as it goes, a cluster (about a
 // second, or up to the next key frame) at a time, each written whole: an engine killed in the
 // middle leaves a file that plays up to its last cluster. ffmpeg copies it into MP4 for people
-// (recordings/media.ts). Only what the recording needs of EBML is here.
+// (http/recordings.ts). Only what the recording needs of EBML is here.
 
 /** EBML element ids used (Matroska's specification, RFC 9559). */
 const ID = {
