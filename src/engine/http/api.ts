@@ -1,19 +1,12 @@
-// The HTTP interface (v8 current, v7 for older callers) over the session service: image list,
-// authentication, browser-origin refusal, per-key rate limits, and each endpoint's envelope.
-// v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
+// The HTTP interface (v8 current, v7 for older callers) over the session service: authentication,
+// browser-origin refusal, per-key rate limits and each endpoint's envelope; the endpoints are one
+// table of routes (routes.ts), declared by feature (session-routes.ts, account-routes.ts,
+// file-routes.ts, recording-routes.ts, profiles.ts, control.ts); the two that stream bytes over
+// node:http are here. v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { discardRest, readJsonBody } from '../../http/node-body.js';
-import {
-  parseCreateRequest,
-  parseRecordingLinkRequest,
-  parseRemoveRequest,
-  parseVmDataWait,
-  parseWebhookRequest,
-  type ImageListResponse,
-  type UserApiResponse,
-  type UserQuotaResponse,
-} from '../../protocol/index.js';
+import { parseRemoveRequest } from '../../protocol/index.js';
 import type { AccountUsage } from '../accounts/usage.js';
 import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
@@ -29,13 +22,15 @@ import type { Logger } from '../operations/logger.js';
 import type { SessionWebhooks } from '../webhooks/webhooks.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 import { sendJson } from './respond.js';
-import { removalAnswer } from './outcomes.js';
 import { createV6Api, isV6Path } from './v6.js';
-import { V7_TERMS, v7CreateAnswer, v7CreateRequest, v7SessionList, v7UserApi, v7UserQuota } from './v7.js';
-import { V8_TERMS, v8CreateAnswer, v8SessionList } from './v8.js';
 import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from './files.js';
-import { answerProfileCall, PROFILE_ROUTES } from './profiles.js';
-import { answerControlCall, CONTROL_ROUTES, type SessionControl } from './control.js';
+import { PROFILE_ROUTES } from './profiles.js';
+import { CONTROL_ROUTES, type SessionControl } from './control.js';
+import { ACCOUNT_ROUTES } from './account-routes.js';
+import { FILE_ROUTES } from './file-routes.js';
+import { RECORDING_ROUTES } from './recording-routes.js';
+import { isAccount, routeTable, type ApiVersion, type RouteTools } from './routes.js';
+import { SESSION_ROUTES } from './session-routes.js';
 import type { ProfileService } from '../profiles/profiles.js';
 
 /** The file endpoints that stream (node:http only): `vm/files/download` and `vm/files/upload`. */
@@ -88,18 +83,6 @@ export function createApi(options: ApiOptions): Api {
   const keyLimiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'api' });
   const v6 = createV6Api({ config, store, accounts, usage, sessions, runtime, now: options.now, limiter: options.limiter, keyLimiter, ...(options.observer ? { onRateLimited: options.observer.rateLimited } : {}) });
 
-  const imageList = (): ImageListResponse => ({
-    status: 'ok',
-    images: runtime.images.map((image) => ({ id: image.id, name: image.name, enabled: image.enabled })),
-    vpnLocations: config.locations.map((location) => ({
-      code: location.code,
-      name: location.name,
-      default: location.default,
-      cities: location.cities.map((city) => ({ code: city.code, location: city.location })),
-    })),
-    residential: { configured: config.residential.upstream !== null, countries: config.residential.countries },
-  });
-
   /** Browser-origin refusal and the key: the account and the key's hash, or the refusal to send. */
   const identify = async (request: ApiRequest): Promise<{ account: AccountRow; keyHash: string } | ApiAnswer> => {
     if (isBrowserRequest(request.headers)) {
@@ -130,7 +113,6 @@ export function createApi(options: ApiOptions): Api {
     takePoint(keyLimiter, keyHash).then((wait) =>
       wait === null ? null : (options.observer?.rateLimited('api_key'), answer({ status: 'insecure', reason: 'rate_limited', message: `too many requests for this API key; retry after ${wait} s` }, 429, { 'retry-after': String(wait) })));
 
-  const notOffered = { status: 'denied', message: 'this service does not send webhooks' };
   const upgradeForApi = () => answer({ status: 'upgrade', message: 'your plan does not include programmatic access to the API' });
 
   /** Authentication, the rate limit and the plan's programmatic access, before a request that writes. */
@@ -205,124 +187,17 @@ export function createApi(options: ApiOptions): Api {
     return act(account, parsed.value.id);
   };
 
+  const tools: RouteTools = { options, programmatic, read, ownSession, sessionByBody };
+  const findRoute = routeTable([...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...FILE_ROUTES, ...RECORDING_ROUTES, ...PROFILE_ROUTES, ...CONTROL_ROUTES]);
+
   const respond = async (request: ApiRequest): Promise<ApiAnswer | null> => {
     const { url } = request;
     if (isV6Path(url.pathname)) return v6(request);
     const match = /^\/(v8|v7)\/(.+)$/.exec(url.pathname);
     if (!match) return null;
-    const version = match[1] as 'v8' | 'v7';
-    const route = `${request.method} ${match[2]}`;
-    if (version === 'v8' && PROFILE_ROUTES.has(route)) return answerProfileCall(route, request, { programmatic, read, profiles: options.profiles });
-    if (version === 'v8' && CONTROL_ROUTES.has(route)) return answerControlCall(route, request, { programmatic, ownSession, control: options.control });
-    switch (route) {
-      case 'GET image':
-        return answer(imageList());
-      case 'GET openapi.json':
-        return answer(options.openapi());
-      case 'POST vm/create': {
-        const account = await programmatic(request);
-        if (!isAccount(account)) return account;
-        const body = await request.body();
-        if (!body.ok) return answer({ status: 'denied', message: body.message });
-        // `profile` is v8's (decisions.md 85): v7 reads its requests as before it existed.
-        const parsed = parseCreateRequest(version === 'v8' || typeof body.value !== 'object' || body.value === null || Array.isArray(body.value) ? body.value : { ...body.value, profile: undefined });
-        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        const wanted = version === 'v8' ? parsed.value : v7CreateRequest(parsed.value, config);
-        const outcome = await sessions.create(account, wanted, version === 'v8' ? V8_TERMS : V7_TERMS);
-        options.observer?.created(request.log?.(), account, wanted, outcome, version);
-        return answer(version === 'v8' ? v8CreateAnswer(outcome) : v7CreateAnswer(outcome));
-      }
-      case 'GET vm/data': {
-        const id = url.searchParams.get('id');
-        // v8 only: `wait` answers a starting session once it moves on (decisions.md 82); v7 is as it was.
-        const wait = version === 'v8' ? parseVmDataWait(url.searchParams.get('wait'), id) : { ok: true as const, value: 0 };
-        return read(request, true, async (account) => {
-          if (!wait.ok) return { status: 'denied', message: wait.message };
-          const rows = id === null || id === '' ? await sessions.list(account, undefined) : await sessions.readWhenStarted(account, id, wait.value, request.signal);
-          return version === 'v7' ? v7SessionList(rows) : v8SessionList(rows);
-        });
-      }
-      case 'POST vm/remove':
-        return sessionByBody(request, async (account, id) => answer(removalAnswer(await sessions.remove(account, id))));
-      // Programs driving a session (decisions.md 54): a short-lived DevTools address, never the key.
-      case 'GET vm/automation': {
-        const id = url.searchParams.get('id');
-        const { automation } = options;
-        return read(request, true, async (account) =>
-          automation ? automation(account, id, version) : { status: 'denied', message: 'programs cannot drive sessions on this service' });
-      }
-      // Session webhooks (decisions.md 61): v8 only.
-      case 'GET user/webhook':
-      case 'POST user/webhook':
-      case 'DELETE user/webhook': {
-        const { webhooks } = options;
-        if (version !== 'v8') break;
-        if (request.method === 'GET') return read(request, true, async (account) => (webhooks ? webhooks.get(account.id) : notOffered));
-        const account = await programmatic(request);
-        if (!isAccount(account)) return account;
-        if (!webhooks) return answer(notOffered);
-        if (request.method === 'DELETE') return answer(await webhooks.remove(account.id));
-        const body = await request.body();
-        if (!body.ok) return answer({ status: 'denied', message: body.message });
-        const parsed = parseWebhookRequest(body.value);
-        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        return answer(await webhooks.set(account.id, parsed.value.url));
-      }
-      // Files in and out of a session (decisions.md 55): the list here; the bytes stream (api below).
-      case 'GET vm/files': {
-        const id = url.searchParams.get('id');
-        return read(request, true, async (account) => {
-          const row = await ownSession(account, id, version);
-          if ('message' in row) return row;
-          return options.files ? options.files.files.list(row) : { status: 'denied', message: 'files cannot be moved on this service' };
-        });
-      }
-      // A session's recording (issue 35, decisions.md 96): v8 only; the media streams (api below).
-      case 'GET vm/recording': {
-        if (version !== 'v8') break;
-        const id = url.searchParams.get('id');
-        return read(request, true, async (account) => {
-          const row = await ownSession(account, id, version);
-          if ('message' in row) return row;
-          return options.recordings ? options.recordings.read(row) : { status: 'denied', message: 'sessions are not recorded on this service' };
-        });
-      }
-      case 'POST vm/recording/remove':
-        if (version !== 'v8') break;
-        return sessionByBody(request, async (account, id) => {
-          const row = await ownSession(account, id, version);
-          if ('message' in row) return answer(row);
-          return answer(options.recordings ? await options.recordings.remove(row) : { status: 'denied', message: 'sessions are not recorded on this service' });
-        });
-      // A signed, expiring link to watch the recording on the viewer site (decisions.md 110).
-      case 'POST vm/recording/link': {
-        if (version !== 'v8') break;
-        const account = await programmatic(request);
-        if (!isAccount(account)) return account;
-        const body = await request.body();
-        const parsed = body.ok ? parseRecordingLinkRequest(body.value) : body;
-        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        const row = await ownSession(account, parsed.value.id, version);
-        if ('message' in row) return answer(row);
-        return answer(options.replayLinks ? await options.replayLinks.mint(row, parsed.value.expires_in_s) : { status: 'denied', message: 'sessions are not recorded on this service' });
-      }
-      case 'GET vm/files/download':
-      case 'POST vm/files/upload':
-        return answer({ status: 'denied', message: `${route.split(' ')[1]} streams its bytes: call it over HTTP, not in-process` });
-      case 'GET user/api':
-      case 'GET user/quota':
-        return read(request, false, async (account) => {
-          const accountUsage = await usage.usage(account);
-          // v7's quota answers are v8's with its own names added (decisions.md 32): the profile meters too.
-          const profileMeters = await options.profiles?.meters(account);
-          const recordingMeters = await options.recordings?.meters(account.id);
-          const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools, ...(profileMeters ?? {}), ...(recordingMeters ?? {}) };
-          if (route === 'GET user/quota') return version === 'v7' ? v7UserQuota(quota) : quota;
-          const { status, ...meters } = quota;
-          const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await usage.hasProgrammaticAccess(account), ...meters };
-          return version === 'v7' ? v7UserApi(user) : user;
-        });
-    }
+    const version = match[1] as ApiVersion;
+    const route = findRoute(request.method, version, match[2]!);
+    if (route) return route.answer(request, version, tools);
     return answer({ status: 'denied', message: `no endpoint ${request.method} /${version}/${match[2]!.slice(0, 100)}` }, 404);
   };
 
@@ -356,8 +231,4 @@ export function createApi(options: ApiOptions): Api {
     return true;
   };
   return Object.assign(api, { answer: respond });
-}
-
-function isAccount(value: AccountRow | ApiAnswer): value is AccountRow {
-  return !('status' in value && 'body' in value);
 }

@@ -4,11 +4,9 @@
 // a viewer pass that names the owner's viewer (its `hello`). Authentication, the rate limit and
 // programmatic access as for vm/remove; an unknown or another account's id is `denied` alike.
 import { parseControlAction, VIEWER_NAME_MAX, type ControlAction, type ControlAnswer } from '../../protocol/index.js';
-import type { AccountRow, SessionRow } from '../store/store.js';
-import { answer, type ApiAnswer, type ApiRequest } from './calls.js';
-
-/** The routes this file answers (after `/v8/`). */
-export const CONTROL_ROUTES = new Set(['POST vm/control', 'POST vm/viewer']);
+import type { SessionRow } from '../store/store.js';
+import { answer, type ApiAnswer } from './calls.js';
+import { isAccount, V8_ONLY, type ApiRoute } from './routes.js';
 
 /** What the engine does with them: on the node that runs the session (forwarded there in a cluster). */
 export interface SessionControl {
@@ -16,32 +14,41 @@ export interface SessionControl {
   pass(row: SessionRow, name: string | undefined): { pass: string; expires: number };
 }
 
-export interface ControlCallHelpers {
-  programmatic(request: ApiRequest): Promise<AccountRow | ApiAnswer>;
-  ownSession(account: AccountRow, id: string | null, version: string): Promise<SessionRow | { status: 'denied'; message: string }>;
-  control: SessionControl | undefined;
+/** A call on one running session of the caller's: the key, the body's `id`, then `act`. */
+function onRunningSession(act: (control: SessionControl, row: SessionRow, body: Record<string, unknown>) => Promise<ApiAnswer> | ApiAnswer): ApiRoute['answer'] {
+  return async (request, _version, { options: { control }, programmatic, ownSession }) => {
+    const account = await programmatic(request);
+    if (!isAccount(account)) return account;
+    const body = await request.body();
+    if (!body.ok) return answer({ status: 'denied', message: body.message });
+    const value = (typeof body.value === 'object' && body.value !== null && !Array.isArray(body.value) ? body.value : {}) as Record<string, unknown>;
+    const id = typeof value.id === 'string' ? value.id : null;
+    if (id === null || id === '') return answer({ status: 'denied', message: 'id: required; must be the vmId returned by vm/create' });
+    const row = await ownSession(account, id, 'v8');
+    if ('message' in row) return answer(row);
+    if (!control) return answer({ status: 'denied', message: 'control cannot be handed over on this service' });
+    if (row.status !== 'running' && row.status !== 'starting') return answer({ status: 'denied', message: `id: the session is ${row.status}; control is handed over only while it runs` });
+    return act(control, row, value);
+  };
 }
 
-export async function answerControlCall(route: string, request: ApiRequest, helpers: ControlCallHelpers): Promise<ApiAnswer> {
-  const account = await helpers.programmatic(request);
-  if ('body' in account && 'status' in account) return account;
-  const body = await request.body();
-  if (!body.ok) return answer({ status: 'denied', message: body.message });
-  const value = (typeof body.value === 'object' && body.value !== null && !Array.isArray(body.value) ? body.value : {}) as Record<string, unknown>;
-  const id = typeof value.id === 'string' ? value.id : null;
-  if (id === null || id === '') return answer({ status: 'denied', message: 'id: required; must be the vmId returned by vm/create' });
-  const row = await helpers.ownSession(account as AccountRow, id, 'v8');
-  if ('message' in row) return answer(row);
-  if (!helpers.control) return answer({ status: 'denied', message: 'control cannot be handed over on this service' });
-  if (row.status !== 'running' && row.status !== 'starting') return answer({ status: 'denied', message: `id: the session is ${row.status}; control is handed over only while it runs` });
-  if (route === 'POST vm/viewer') {
-    if (value.name !== undefined && (typeof value.name !== 'string' || value.name.trim() === '' || value.name.length > VIEWER_NAME_MAX)) {
-      return answer({ status: 'denied', message: `name: must be a display name of 1 to ${VIEWER_NAME_MAX} characters` });
-    }
-    const name = typeof value.name === 'string' ? value.name.trim() : undefined;
-    return answer({ status: 'ok', ...helpers.control.pass(row, name) });
-  }
-  const action = parseControlAction(value);
-  if (!action.ok) return answer({ status: 'denied', message: action.message });
-  return answer(await helpers.control.act(row, action.value));
-}
+export const CONTROL_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'POST', path: 'vm/control', versions: V8_ONLY,
+    answer: onRunningSession(async (control, row, value) => {
+      const action = parseControlAction(value);
+      if (!action.ok) return answer({ status: 'denied', message: action.message });
+      return answer(await control.act(row, action.value));
+    }),
+  },
+  {
+    method: 'POST', path: 'vm/viewer', versions: V8_ONLY,
+    answer: onRunningSession((control, row, value) => {
+      if (value.name !== undefined && (typeof value.name !== 'string' || value.name.trim() === '' || value.name.length > VIEWER_NAME_MAX)) {
+        return answer({ status: 'denied', message: `name: must be a display name of 1 to ${VIEWER_NAME_MAX} characters` });
+      }
+      const name = typeof value.name === 'string' ? value.name.trim() : undefined;
+      return answer({ status: 'ok', ...control.pass(row, name) });
+    }),
+  },
+];

@@ -7,18 +7,8 @@ import { parseProfileCreateRequest, parseProfileRemoveRequest, parseProfileRenam
 import type { ProfileRow } from '../profiles/profile-store.js';
 import type { ProfileService } from '../profiles/profiles.js';
 import type { AccountRow } from '../store/store.js';
-import { answer, type ApiAnswer, type ApiRequest } from './calls.js';
-
-/** The routes this file answers (after `/v8/`). */
-export const PROFILE_ROUTES = new Set(['POST profile/create', 'GET profile/data', 'POST profile/rename', 'POST profile/remove']);
-
-export interface ProfileCallHelpers {
-  /** Authentication, the rate limit and programmatic access before a write (api.ts). */
-  programmatic(request: ApiRequest): Promise<AccountRow | ApiAnswer>;
-  /** A read: authentication with its rate-limit point (api.ts). */
-  read(request: ApiRequest, needsProgrammatic: boolean, reply: (account: AccountRow) => Promise<unknown>): Promise<ApiAnswer>;
-  profiles: ProfileService | undefined;
-}
+import { answer, type ApiAnswer } from './calls.js';
+import { isAccount, V8_ONLY, type ApiRoute } from './routes.js';
 
 /** A profile as the account sees it. */
 export function profileEntry(row: ProfileRow): Profile {
@@ -35,48 +25,64 @@ export function profileEntry(row: ProfileRow): Profile {
 
 const notOffered = { status: 'denied', message: 'saved profiles are not offered by this service' };
 
-export async function answerProfileCall(route: string, request: ApiRequest, helpers: ProfileCallHelpers): Promise<ApiAnswer> {
-  const { profiles } = helpers;
-  if (route === 'GET profile/data') {
-    const id = request.url.searchParams.get('id');
-    return helpers.read(request, true, async (account) => {
-      if (!profiles) return notOffered;
-      const outcome = await profiles.list(account, id === null || id === '' ? undefined : id);
-      if (outcome.status !== 'ok') return outcome;
-      const reply: ProfileListResponse = { status: 'ok', profiles: outcome.value.map(profileEntry) };
-      return reply;
-    });
-  }
-  const account = await helpers.programmatic(request);
-  if ('body' in account && 'status' in account) return account;
-  if (!profiles) return answer(notOffered);
-  const body = await request.body();
-  if (!body.ok) return answer({ status: 'denied', message: body.message });
-  const row = account as AccountRow;
-  const made = (outcome: Awaited<ReturnType<ProfileService['create']>>): ApiAnswer => {
-    if (outcome.status !== 'ok') return answer(outcome);
-    const reply: ProfileResponse = { status: 'ok', profile: profileEntry(outcome.value) };
-    return answer(reply);
+/** A write on the account's profiles: the key and its plan, then the body, then `act` with it. */
+function profileWrite(act: (profiles: ProfileService, account: AccountRow, body: unknown) => Promise<ApiAnswer>): ApiRoute['answer'] {
+  return async (request, _version, { options: { profiles }, programmatic }) => {
+    const account = await programmatic(request);
+    if (!isAccount(account)) return account;
+    if (!profiles) return answer(notOffered);
+    const body = await request.body();
+    if (!body.ok) return answer({ status: 'denied', message: body.message });
+    return act(profiles, account, body.value);
   };
-  switch (route) {
-    case 'POST profile/create': {
-      const parsed = parseProfileCreateRequest(body.value);
+}
+
+const made = (outcome: Awaited<ReturnType<ProfileService['create']>>): ApiAnswer => {
+  if (outcome.status !== 'ok') return answer(outcome);
+  const reply: ProfileResponse = { status: 'ok', profile: profileEntry(outcome.value) };
+  return answer(reply);
+};
+
+export const PROFILE_ROUTES: readonly ApiRoute[] = [
+  {
+    method: 'GET', path: 'profile/data', versions: V8_ONLY,
+    answer(request, _version, { options: { profiles }, read }) {
+      const id = request.url.searchParams.get('id');
+      return read(request, true, async (account) => {
+        if (!profiles) return notOffered;
+        const outcome = await profiles.list(account, id === null || id === '' ? undefined : id);
+        if (outcome.status !== 'ok') return outcome;
+        const reply: ProfileListResponse = { status: 'ok', profiles: outcome.value.map(profileEntry) };
+        return reply;
+      });
+    },
+  },
+  {
+    method: 'POST', path: 'profile/create', versions: V8_ONLY,
+    answer: profileWrite(async (profiles, account, body) => {
+      const parsed = parseProfileCreateRequest(body);
       if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-      return made(await profiles.create(row, parsed.value.name, parsed.value.browser));
-    }
-    case 'POST profile/rename': {
-      const parsed = parseProfileRenameRequest(body.value);
+      return made(await profiles.create(account, parsed.value.name, parsed.value.browser));
+    }),
+  },
+  {
+    method: 'POST', path: 'profile/rename', versions: V8_ONLY,
+    answer: profileWrite(async (profiles, account, body) => {
+      const parsed = parseProfileRenameRequest(body);
       if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-      return made(await profiles.rename(row, parsed.value.id, parsed.value.name));
-    }
-    default: {
-      const parsed = parseProfileRemoveRequest(body.value);
+      return made(await profiles.rename(account, parsed.value.id, parsed.value.name));
+    }),
+  },
+  {
+    method: 'POST', path: 'profile/remove', versions: V8_ONLY,
+    answer: profileWrite(async (profiles, account, body) => {
+      const parsed = parseProfileRemoveRequest(body);
       if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-      const outcome = await profiles.remove(row, parsed.value.id);
+      const outcome = await profiles.remove(account, parsed.value.id);
       if (outcome.status === 'ok') return answer({ status: 'ok' });
       // The last save of its session is still under way: the same call after the wait removes it.
       const { retryAfter, ...refusal } = outcome;
       return retryAfter === undefined ? answer(refusal) : answer(refusal, 200, { 'retry-after': String(retryAfter) });
-    }
-  }
-}
+    }),
+  },
+];

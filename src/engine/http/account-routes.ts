@@ -1,0 +1,57 @@
+// The interface's calls on the caller's account: `user/api` and `user/quota` (v8 and v7, v7's
+// names added at its edge, decisions.md 32), and the session webhook's receiver (`user/webhook`,
+// v8 only, decisions.md 61).
+import { parseWebhookRequest, type UserApiResponse, type UserQuotaResponse } from '../../protocol/index.js';
+import type { AccountRow } from '../store/store.js';
+import { answer, type ApiRequest } from './calls.js';
+import { BOTH, isAccount, V8_ONLY, type ApiRoute, type ApiVersion, type RouteTools } from './routes.js';
+import { v7UserApi, v7UserQuota } from './v7.js';
+
+const notOffered = { status: 'denied', message: 'this service does not send webhooks' };
+
+/** The account's meters (its pools, profiles and recordings): `user/quota`, or with the account's facts, `user/api`. */
+function usageOf(which: 'api' | 'quota') {
+  return (request: ApiRequest, version: ApiVersion, { options, read }: RouteTools) =>
+    read(request, false, async (account: AccountRow) => {
+      const { usage } = options;
+      const accountUsage = await usage.usage(account);
+      // v7's quota answers are v8's with its own names added (decisions.md 32): the profile meters too.
+      const profileMeters = await options.profiles?.meters(account);
+      const recordingMeters = await options.recordings?.meters(account.id);
+      const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools, ...(profileMeters ?? {}), ...(recordingMeters ?? {}) };
+      if (which === 'quota') return version === 'v7' ? v7UserQuota(quota) : quota;
+      const { status, ...meters } = quota;
+      const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await usage.hasProgrammaticAccess(account), ...meters };
+      return version === 'v7' ? v7UserApi(user) : user;
+    });
+}
+
+export const ACCOUNT_ROUTES: readonly ApiRoute[] = [
+  { method: 'GET', path: 'user/api', versions: BOTH, answer: usageOf('api') },
+  { method: 'GET', path: 'user/quota', versions: BOTH, answer: usageOf('quota') },
+  {
+    method: 'GET', path: 'user/webhook', versions: V8_ONLY,
+    answer: (request, _version, { options: { webhooks }, read }) => read(request, true, async (account) => (webhooks ? webhooks.get(account.id) : notOffered)),
+  },
+  {
+    method: 'POST', path: 'user/webhook', versions: V8_ONLY,
+    async answer(request, _version, { options: { webhooks }, programmatic }) {
+      const account = await programmatic(request);
+      if (!isAccount(account)) return account;
+      if (!webhooks) return answer(notOffered);
+      const body = await request.body();
+      if (!body.ok) return answer({ status: 'denied', message: body.message });
+      const parsed = parseWebhookRequest(body.value);
+      if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
+      return answer(await webhooks.set(account.id, parsed.value.url));
+    },
+  },
+  {
+    method: 'DELETE', path: 'user/webhook', versions: V8_ONLY,
+    async answer(request, _version, { options: { webhooks }, programmatic }) {
+      const account = await programmatic(request);
+      if (!isAccount(account)) return account;
+      return answer(webhooks ? await webhooks.remove(account.id) : notOffered);
+    },
+  },
+];
