@@ -215,13 +215,13 @@ export class ProfileService {
     const versionId = row.version_id;
     if (!versionId) return null;
     const keep = keepsProfilePath(row.family as ProfileFamily, tabs);
-    return (sink) => this.transfers.run(() => readVersion(this.streams, row.id, versionId, keep, sink));
+    return (sink) => this.transfers.run(() => readVersion(this.streams, row.id, versionId, keep, sink), true);
   }
 
   /** Opens and checks a profile's current version whole, keeping nothing of it (before a create). Throws ArchiveRefusal or SealedStateError. */
   private async check(row: Pick<ProfileRow, 'id' | 'version_id'>): Promise<void> {
     const versionId = row.version_id;
-    if (versionId) await this.transfers.run(() => readVersion(this.streams, row.id, versionId, () => true));
+    if (versionId) await this.transfers.run(() => readVersion(this.streams, row.id, versionId, () => true), true);
   }
 
   /**

@@ -7,9 +7,41 @@
 // (profiles/archive-checker.ts); the one coming out is checked again as it streams, before it is kept.
 import type { Writable } from 'node:stream';
 import type { SessionSandbox } from '../sandbox/confinement.js';
-import { signalProcess, withTimeout } from '../sandbox/processes.js';
+import { signalProcess } from '../sandbox/processes.js';
 
 const TAR = '/usr/bin/tar';
+/** A transfer ends here whatever it moves: a profile at the cap moves far faster (decisions.md 138). */
+const TRANSFER_CEILING_MS = 15 * 60_000;
+
+/**
+ * Waits for `work`, or rejects once no byte moved for `idleMs` (a program that hangs, a pipe nobody
+ * reads) or after TRANSFER_CEILING_MS in all. A stream's time grows with its size and with the
+ * engine's load (brotli), so its deadline is its progress, not a fixed time for the whole.
+ */
+async function whileMoving<T>(work: Promise<T>, moved: () => number, idleMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const began = Date.now();
+  let last = moved();
+  let lastAt = began;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        const check = () => {
+          const now = Date.now();
+          const count = moved();
+          if (count !== last) [last, lastAt] = [count, now];
+          if (now - lastAt >= idleMs) return reject(new Error(`${what} did not happen: nothing moved for ${idleMs} ms`));
+          if (now - began >= TRANSFER_CEILING_MS) return reject(new Error(`${what} did not happen within ${TRANSFER_CEILING_MS} ms`));
+          timer = setTimeout(check, Math.min(1000, idleMs));
+        };
+        timer = setTimeout(check, Math.min(1000, idleMs));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Writes a checked archive into `sink` (a session's tar) and ends it; rejects when it could not. */
 export type ArchiveSource = (sink: Writable) => Promise<void>;
@@ -36,7 +68,7 @@ export async function restoreProfile(sandbox: SessionSandbox, source: ArchiveSou
     signalProcess(tar, 'SIGKILL');
     throw error;
   });
-  const [, { code, signal }] = await withTimeout(Promise.all([written, tar.exited]), timeoutMs, 'restoring the profile').catch((error: Error) => {
+  const [, { code, signal }] = await whileMoving(Promise.all([written, tar.exited]), () => (stdin as Writable & { bytesWritten?: number }).bytesWritten ?? 0, timeoutMs, 'restoring the profile').catch((error: Error) => {
     signalProcess(tar, 'SIGKILL');
     throw error;
   });
@@ -57,8 +89,8 @@ export async function captureProfile(sandbox: SessionSandbox, paths: readonly st
   });
   tar.child.once('error', () => undefined);
   const stdout = tar.child.stdout!;
+  let size = 0;
   async function* counted(): AsyncGenerator<Buffer> {
-    let size = 0;
     for await (const chunk of stdout) {
       size += (chunk as Buffer).length;
       if (size > maxBytes) {
@@ -73,7 +105,7 @@ export async function captureProfile(sandbox: SessionSandbox, paths: readonly st
     stdout.destroy();
     throw error;
   });
-  const [, { code, signal }] = await withTimeout(Promise.all([consumed, tar.exited]), timeoutMs, 'saving the profile').catch((error: Error) => {
+  const [, { code, signal }] = await whileMoving(Promise.all([consumed, tar.exited]), () => size, timeoutMs, 'saving the profile').catch((error: Error) => {
     signalProcess(tar, 'SIGKILL');
     stdout.destroy();
     throw error;
