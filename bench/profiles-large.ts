@@ -59,7 +59,7 @@ export async function largeProfileBench(): Promise<void> {
     const api = async (path: string, body?: unknown) =>
       (await (await fetch(`${running.url}/v8${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${key}` }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })).json()) as Record<string, any>;
     const until = async (vmId: string, status: string) => {
-      for (let i = 0; i < 1200; i++) {
+      for (const deadline = Date.now() + 900_000; Date.now() < deadline; ) {
         const now = (await api(`/vm/data?id=${vmId}&wait=5000`)).data?.[0]?.status;
         if (now === status) return;
         if (status === 'running' && now !== 'starting') throw new Error(`the session is ${now}`);
