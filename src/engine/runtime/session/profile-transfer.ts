@@ -63,8 +63,13 @@ export async function restoreProfile(sandbox: SessionSandbox, source: ArchiveSou
   tar.child.once('error', () => undefined);
   const stdin = tar.child.stdin!;
   stdin.on('error', () => undefined);
-  // The source's refusal (a damaged or tampered version) is the reason given; tar is ended.
-  const written = source(stdin).catch((error: Error) => {
+  // The source's refusal (a damaged or tampered version) is the reason given; tar is ended. A
+  // pipe that broke because tar itself failed gives tar's own words.
+  const written = source(stdin).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED' || error.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      const { code, signal } = await tar.exited;
+      if (code !== 0) throw new Error(`restoring the profile failed: ${tar.stderrTail() || (signal ?? `exit ${code}`)}`);
+    }
     signalProcess(tar, 'SIGKILL');
     throw error;
   });
