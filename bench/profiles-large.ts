@@ -56,8 +56,16 @@ export async function largeProfileBench(): Promise<void> {
     });
     const running = engine;
     const key = (await running.accounts.create({ contact: 'large@example.com', plans: ['bench-large'] })).apiKey.key;
-    const api = async (path: string, body?: unknown) =>
-      (await (await fetch(`${running.url}/v8${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${key}` }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })).json()) as Record<string, any>;
+    const api = async (path: string, body?: unknown): Promise<Record<string, any>> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return (await (await fetch(`${running.url}/v8${path}`, { method: body === undefined ? 'GET' : 'POST', headers: { authorization: `Bearer ${key}` }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) })).json()) as Record<string, any>;
+        } catch (error) {
+          // A read again, when an engine that held its event loop (the engine before decisions.md 138 did) dropped the connection.
+          if (body !== undefined || attempt === 3) throw error;
+        }
+      }
+    };
     const until = async (vmId: string, status: string) => {
       for (const deadline = Date.now() + 900_000; Date.now() < deadline; ) {
         const now = (await api(`/vm/data?id=${vmId}&wait=5000`)).data?.[0]?.status;
