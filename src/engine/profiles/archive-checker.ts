@@ -5,9 +5,8 @@
 // anything else; otherwise (what a session hands back, which its user could have filled with
 // anything) it is left out and counted. profile-archive.ts builds the whole-buffer reader on it;
 // checkedArchive() writes what passes again in the engine's one plain form as it goes.
-import { archiveEnd, ArchiveRefusal, checkedPath, checksumOf, entryHeader, KIND_WORDS, MAX_PATH, MAX_PATH_BYTES, mtimeOf, octal, padding, text, TOO_LONG, type ArchiveLimits } from './archive-format.js';
+import { archiveEnd, ArchiveRefusal, BLOCK, checkedPath, checksumOf, entryHeader, KIND_WORDS, MAX_PATH, MAX_PATH_BYTES, mtimeOf, octal, padding, text, TOO_LONG, type ArchiveLimits } from './archive-format.js';
 
-const BLOCK = 512;
 /** The most an extended header (pax) may hold. */
 const MAX_EXTENDED = 64 * 1024;
 
