@@ -4,7 +4,8 @@
 // a warm display for the profile, a warm browser without) and cold (no pool); the save at the
 // session's end (remove -> deleted with the save against without); and, for a typical profile
 // (a site signed in with a cookie, localStorage and IndexedDB, three tabs), the bytes stored
-// against the size of the browser's profile directory.
+// against the size of the browser's profile directory. Then the 300 MB profile's memory and times
+// (profiles-large.ts; `RBK_BENCH_PROFILES=large` runs that part alone).
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -13,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createEngine, type Engine } from '../src/engine/engine.js';
 import { ProfileStore } from '../src/engine/profiles/profile-store.js';
+import { largeProfileBench } from './profiles-large.js';
 import { percentile, report } from './stats.js';
 
 const RUNS = 5;
@@ -34,6 +36,11 @@ open.onsuccess = () => {
 </script>`;
 
 export async function profilesBench(): Promise<void> {
+  if (process.env.RBK_BENCH_PROFILES !== 'large') await smallerProfilesBench();
+  await largeProfileBench();
+}
+
+async function smallerProfilesBench(): Promise<void> {
   let stored = 0;
   const site = createServer((request, response) => {
     if (request.url === '/stored') {

@@ -4,7 +4,8 @@
 // archives of a profile folder, so that two or four saves meet at the moment a test chooses:
 // a save whose archive would unpack past what a restore takes keeps the earlier version, which
 // the next session starts on; two saves of one account at once never pass its plan's total together, and at most
-// PROFILE_TRANSFERS_AT_ONCE saves run at once on an engine, the others waiting their turn.
+// PROFILE_TRANSFERS_AT_ONCE saves run at once on an engine, the others waiting their turn, a
+// session's restore ahead of them.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -14,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { writeArchive } from '../../src/engine/profiles/profile-archive.js';
 import { ProfileStore } from '../../src/engine/profiles/profile-store.js';
-import { PROFILE_TRANSFERS_AT_ONCE } from '../../src/engine/profiles/profile-transfers.js';
+import { PROFILE_TRANSFERS_AT_ONCE, ProfileTransfers } from '../../src/engine/profiles/profile-transfers.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { waitFor } from '../helpers/session.js';
@@ -139,4 +140,28 @@ describe('saves at once', () => {
     const listed = (await fixture.call('/profile/data')).profiles.filter((p: { id: string }) => profiles.includes(p.id));
     expect(listed.map((p: { bytes: number; save_error?: string }) => [p.bytes >= MB, p.save_error])).toEqual(Array.from({ length: 4 }, () => [true, undefined]));
   }, 120_000);
+});
+
+describe('the transfers of an engine', () => {
+  it("let a session's restore go ahead of the saves waiting, never past the limit (decisions.md 138)", async () => {
+    const transfers = new ProfileTransfers(2);
+    const order: string[] = [];
+    const ends: Array<() => void> = [];
+    const transfer = (name: string, first = false) => transfers.run(() => new Promise<void>((resolve) => {
+      order.push(name);
+      ends.push(resolve);
+    }), first);
+    const all = [transfer('save 1'), transfer('save 2'), transfer('save 3'), transfer('save 4'), transfer('restore', true)];
+    expect(await waitFor(async () => order.length, (n) => n === 2, 5_000)).toBe(2);
+    expect(transfers.load).toEqual({ running: 2, waiting: 3 });
+    // Each transfer that ends gives its place to the next: the restore first, then the saves in order.
+    for (let i = 0; i < 5; i++) {
+      ends[i]!();
+      await waitFor(async () => order.length, (n) => n === Math.min(5, i + 3), 5_000);
+      expect(transfers.load.running).toBeLessThanOrEqual(2);
+    }
+    await Promise.all(all);
+    expect(order).toEqual(['save 1', 'save 2', 'restore', 'save 3', 'save 4']);
+    expect(transfers.load).toEqual({ running: 0, waiting: 0 });
+  });
 });

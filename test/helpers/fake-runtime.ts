@@ -5,8 +5,8 @@
 import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { Duplex } from 'node:stream';
-import { IMAGE_DEFINITIONS, interfaceLocale, type BrowserImage, type Display, type ProfileCapture, type RuntimeEvent, type SessionEnds, type SessionSpec } from '../../src/engine/runtime/index.js';
+import { Duplex, Writable } from 'node:stream';
+import { IMAGE_DEFINITIONS, interfaceLocale, type ArchiveConsumer, type ArchiveSource, type BrowserImage, type Display, type ProfileCapture, type RuntimeEvent, type SessionEnds, type SessionSpec } from '../../src/engine/runtime/index.js';
 import { isNavigableUrl } from '../../src/engine/runtime/browser/page-policy.js';
 import { abortable, type SupervisedProcess } from '../../src/engine/runtime/sandbox/processes.js';
 import { runtimeEvent, startedMessage, type RuntimeEventKind } from '../../src/engine/runtime/session/runtime-events.js';
@@ -17,6 +17,8 @@ export interface FakeSession extends RunningSession {
   readonly spec: SessionSpec;
   /** Counts bytes as if the browser had sent and received them through its egress route. */
   carry(sent: number, received: number): void;
+  /** The archive of its saved profile it started on, as a session's tar would have unpacked it (none: no profile). */
+  readonly restored?: Buffer;
 }
 
 export interface FakeRuntimeOptions {
@@ -26,6 +28,17 @@ export interface FakeRuntimeOptions {
   browsers?: string[];
   /** What a session's browser hands back as its saved profile at a normal end (a tar archive); absent: profiles are never saved here. */
   profile?: (id: string, capture: ProfileCapture) => Promise<Buffer>;
+}
+
+/** What an archive source writes, whole. */
+async function collected(source: ArchiveSource): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  await source(new Writable({ write: (chunk: Buffer, _encoding, done) => done(void pieces.push(chunk)) }));
+  return Buffer.concat(pieces);
+}
+
+async function* inPieces(archive: Buffer): AsyncGenerator<Buffer> {
+  for (let at = 0; at < archive.length; at += 65_536) yield archive.subarray(at, at + 65_536);
 }
 
 /** A process that never ran: the fake display's server and window manager, exited when the session stops. */
@@ -61,12 +74,14 @@ export class FakeRuntime extends EventEmitter<{ event: [RuntimeEvent] }> impleme
   private readonly refusals = new Map<string, string>();
   private readonly startMs: number;
   private closed = false;
-  readonly captureProfile?: (id: string, capture: ProfileCapture) => Promise<Buffer>;
+  readonly captureProfile?: (id: string, capture: ProfileCapture, consume: ArchiveConsumer) => Promise<void>;
 
   constructor(options: FakeRuntimeOptions = {}) {
     super();
     this.startMs = options.startMs ?? 30;
-    if (options.profile) this.captureProfile = options.profile;
+    const profile = options.profile;
+    // The archive is handed on in pieces of 64 KiB, as a pipe from the session's tar would.
+    if (profile) this.captureProfile = async (id, capture, consume) => consume(inPieces(await profile(id, capture)));
     const present = new Set(options.browsers ?? ['chromium', 'firefox-esr']);
     this.images = IMAGE_DEFINITIONS.map(({ candidates, packageHint, ...definition }) => ({
       ...definition,
@@ -122,9 +137,12 @@ export class FakeRuntime extends EventEmitter<{ event: [RuntimeEvent] }> impleme
       await new Promise((resolve) => setTimeout(resolve, this.startMs));
       const refused = this.refusals.get(spec.browser);
       if (refused) throw new Error(refused);
+      // The saved profile streams in as the real runtime's tar takes it; a refusal fails the start.
+      const restored = spec.profile ? await collected(await spec.profile.archive) : undefined;
       const session: FakeSession = {
         id,
         spec,
+        ...(restored ? { restored } : {}),
         ends,
         start: 'cold',
         readyMs: performance.now() - began,

@@ -3,7 +3,9 @@
 // A session takes its profile inside the create transaction only when no live session holds it,
 // so two creates on any nodes never both run on one profile; a save inserts the new version and
 // points the profile at it in one transaction, the plan's total checked in it, so a crash keeps the
-// earlier version and two saves at once never pass the total.
+// earlier version and two saves at once never pass the total. A version's sealed chunks
+// (sealed-stream.ts) are written as its save streams, before that transaction; a profile's chunks
+// go with it (ON DELETE CASCADE), and those of a save that did not finish with its next save.
 import type { SqlConnection } from '../store/database.js';
 import type { Store } from '../store/store.js';
 
@@ -109,19 +111,37 @@ export class ProfileStore {
     await this.sql.run(`UPDATE profiles SET session_id = NULL WHERE session_id IN (SELECT id FROM sessions WHERE node_id = ? AND status IN ('suspended', 'error', 'deleted'))`, [nodeId]);
   }
 
-  /** The sealed bytes of a version. */
-  async versionData(versionId: string): Promise<Buffer | undefined> {
-    return (await this.sql.get<{ data: Buffer }>('SELECT data FROM profile_versions WHERE id = ?', [versionId]))?.data;
+  /** A version as stored: its own bytes (a whole sealed blob of format 1, or the format byte of chunked ones) and its chunks' count. */
+  async version(versionId: string): Promise<{ data: Buffer; chunks: number } | undefined> {
+    const row = await this.sql.get<{ data: Buffer; chunks: number }>('SELECT data, chunks FROM profile_versions WHERE id = ?', [versionId]);
+    return row && { data: row.data, chunks: Number(row.chunks) };
+  }
+
+  /** Writes one sealed chunk of a version a save is writing (before its version row: decisions.md 138). */
+  async writeChunk(profileId: string, versionId: string, seq: number, data: Buffer): Promise<void> {
+    await this.sql.run('INSERT INTO profile_chunks (version_id, seq, profile_id, data) VALUES (?, ?, ?, ?)', [versionId, seq, profileId, data]);
+  }
+
+  /** One sealed chunk of a version, or undefined when it is missing. */
+  async chunk(versionId: string, seq: number): Promise<Buffer | undefined> {
+    return (await this.sql.get<{ data: Buffer }>('SELECT data FROM profile_chunks WHERE version_id = ? AND seq = ?', [versionId, seq]))?.data;
+  }
+
+  /** Drops the chunks of a version that was not kept (a save that failed or was refused). */
+  async dropChunks(versionId: string): Promise<void> {
+    await this.sql.run('DELETE FROM profile_chunks WHERE version_id = ?', [versionId]);
   }
 
   /**
-   * Writes a new version and makes it current, dropping the earlier one, in one transaction; only
-   * while `sessionId` holds the profile (a removed profile, or one another session took, is left
-   * alone: 'gone'), and only if the account's profiles stay within `planBytes` together (null: no
-   * cap), else the bytes the others hold. The total is read in the same transaction, under the
-   * account's lock, so two saves at once never both pass it (decisions.md 129).
+   * Makes a version whose chunks are written current, dropping the earlier one (its row and its
+   * chunks, and those of any save cut off before), in one transaction; only while `sessionId`
+   * holds the profile (a removed profile, or one another session took, is left alone: 'gone'),
+   * and only if the account's profiles stay within `planBytes` together (null: no cap), else the
+   * bytes the others hold. The total is read in the same transaction, under the account's lock,
+   * so two saves at once never both pass it (decisions.md 129). A refused or 'gone' version's
+   * chunks are the caller's to drop.
    */
-  saveVersion(id: string, sessionId: string, version: { id: string; data: Buffer; bytes: number }, now: number, planBytes: number | null = null): Promise<'saved' | 'gone' | { others: number }> {
+  saveVersion(id: string, sessionId: string, version: { id: string; data: Buffer; chunks: number; stored: number; bytes: number }, now: number, planBytes: number | null = null): Promise<'saved' | 'gone' | { others: number }> {
     return this.withAccountOf(id, async (tx, accountId) => {
       const row = await tx.sql.get<{ version_id: string | null }>('SELECT version_id FROM profiles WHERE id = ? AND session_id = ?', [id, sessionId]);
       if (!row) return 'gone';
@@ -130,9 +150,10 @@ export class ProfileStore {
         const othersBytes = Number(others?.bytes ?? 0);
         if (othersBytes + version.bytes > planBytes) return { others: othersBytes };
       }
-      await tx.sql.run('INSERT INTO profile_versions (id, profile_id, created_at, bytes, data) VALUES (?, ?, ?, ?, ?)', [version.id, id, now, version.bytes, version.data]);
-      await tx.sql.run('UPDATE profiles SET version_id = ?, bytes = ?, stored_bytes = ?, used_at = ?, save_error = NULL WHERE id = ?', [version.id, version.bytes, version.data.length, now, id]);
+      await tx.sql.run('INSERT INTO profile_versions (id, profile_id, created_at, bytes, data, chunks) VALUES (?, ?, ?, ?, ?, ?)', [version.id, id, now, version.bytes, version.data, version.chunks]);
+      await tx.sql.run('UPDATE profiles SET version_id = ?, bytes = ?, stored_bytes = ?, used_at = ?, save_error = NULL WHERE id = ?', [version.id, version.bytes, version.stored, now, id]);
       await tx.sql.run('DELETE FROM profile_versions WHERE profile_id = ? AND id <> ?', [id, version.id]);
+      await tx.sql.run('DELETE FROM profile_chunks WHERE profile_id = ? AND version_id <> ?', [id, version.id]);
       return 'saved' as const;
     });
   }

@@ -3,7 +3,8 @@
 // state read, opened and checked (a damaged or crafted one refuses the create, and nothing
 // changes), and the profile taken for the session in the create transaction; at the session's
 // normal end its state checked again, by the rules a restore applies, and written back as the new
-// version, or the earlier one kept with the reason. Unused profiles are forgotten after the
+// version, or the earlier one kept with the reason. Both ways stream (profile-streams.ts,
+// decisions.md 138): no transfer holds a profile whole. Unused profiles are forgotten after the
 // operator's days. Answers outcomes in the product's words; http/profiles.ts puts them in v8's
 // envelope.
 import { randomBytes } from 'node:crypto';
@@ -12,12 +13,13 @@ import type { SessionProfile } from '../../protocol/index.js';
 import type { EngineConfig, Plan } from '../config.js';
 import type { SqlConnection } from '../store/database.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
-import { keepsProfilePath, ProfileTooLarge, type BrowserImage, type ProfileCapture, type ProfileFamily } from '../runtime/index.js';
-import { ArchiveRefusal, DEFAULT_ARCHIVE_ENTRIES, readArchive, writeArchive, type ArchiveEntry, type ArchiveLimits } from './profile-archive.js';
+import { keepsProfilePath, ProfileTooLarge, type ArchiveConsumer, type ArchiveSource, type BrowserImage, type ProfileCapture, type ProfileFamily } from '../runtime/index.js';
+import { ArchiveRefusal, DEFAULT_ARCHIVE_ENTRIES, type ArchiveLimits } from './archive-format.js';
 import { resolveProfileKey, type ProfileKey } from './profile-key.js';
 import { accountLock, ProfileStore, type ProfileRow } from './profile-store.js';
+import { readVersion, writeVersion, type ProfileStreamContext, type WrittenVersion } from './profile-streams.js';
 import { ProfileTransfers } from './profile-transfers.js';
-import { openState, sealState, SealedStateError } from './sealed-state.js';
+import { SealedStateError } from './sealed-state.js';
 import { DEFAULT_PROFILES } from '../config.js';
 
 const MB = 1024 * 1024;
@@ -41,9 +43,9 @@ const EXPIRY_EVERY_MS = 60_000;
 export type ProfileRefusal = { status: 'denied' | 'upgrade' | 'error'; message: string; retryAfter?: number };
 export type ProfileOutcome<T> = { status: 'ok'; value: T } | ProfileRefusal;
 
-/** What a create with `profile` needs: the checked archive to start on, and the claim the create transaction makes. */
+/** What a create with `profile` needs: the checked archive to start on (streamed again into the session), and the claim the create transaction makes. */
 export interface SessionStartProfile {
-  archive: Buffer | null;
+  archive: ArchiveSource | null;
   claim(tx: SqlConnection, sessionId: string, now: number): Promise<boolean>;
 }
 
@@ -99,13 +101,13 @@ export class ProfileService {
   }
 
   /**
-   * The rules every kept version passes: at a restore, and at a save before it is kept
-   * (decisions.md 129), so a version a save keeps always restores. The whole archive within the
-   * unpacked cap, only plain files and folders, within the caps. Throws ArchiveRefusal.
+   * What the streams need (profile-streams.ts). Every kept version passes one set of rules, at a
+   * restore and at a save before it is kept (decisions.md 129, 138), so a version a save keeps
+   * always restores: the whole archive within the unpacked cap, only plain files and folders,
+   * within the caps.
    */
-  private restorable(archive: Buffer): ArchiveEntry[] {
-    if (archive.length > this.unpackedCap) throw new ArchiveRefusal(`the saved state would grow past ${this.unpackedCap} bytes when unpacked`);
-    return readArchive(archive, this.limits, true).entries;
+  private get streams(): ProfileStreamContext {
+    return { rows: this.rows, key: this.key, limits: this.limits, unpackedCap: this.unpackedCap };
   }
 
   /** The account's profile caps, or why it has no profiles. */
@@ -204,17 +206,22 @@ export class ProfileService {
     return { profile_limit: caps.value.count, profiles_used: count, profile_mb_limit: caps.value.bytes === null ? null : caps.value.bytes / MB, profile_mb_used: Math.round((bytes / MB) * 10) / 10 };
   }
 
-  /** The checked archive of a profile's current version (null: never saved). Throws ArchiveRefusal or SealedStateError. */
-  private async archiveOf(row: Pick<ProfileRow, 'id' | 'version_id' | 'family'>, tabs: boolean): Promise<Buffer | null> {
+  /**
+   * The stream of a profile's current version into a session (null: never saved), opened and
+   * checked as it goes; it runs as one of the engine's few transfers at once. Its refusal
+   * (SealedStateError, ArchiveRefusal) fails the session's start.
+   */
+  private sourceOf(row: Pick<ProfileRow, 'id' | 'version_id' | 'family'>, tabs: boolean): ArchiveSource | null {
     const versionId = row.version_id;
     if (!versionId) return null;
-    return this.transfers.run(async () => {
-      const sealed = await this.rows.versionData(versionId);
-      if (!sealed) throw new SealedStateError('the saved state is missing');
-      const entries = this.restorable(await openState(sealed, this.key, row.id, versionId, this.unpackedCap));
-      const keep = keepsProfilePath(row.family as ProfileFamily, tabs);
-      return writeArchive(entries.filter((entry) => keep(entry.path)));
-    });
+    const keep = keepsProfilePath(row.family as ProfileFamily, tabs);
+    return (sink) => this.transfers.run(() => readVersion(this.streams, row.id, versionId, keep, sink), true);
+  }
+
+  /** Opens and checks a profile's current version whole, keeping nothing of it (before a create). Throws ArchiveRefusal or SealedStateError. */
+  private async check(row: Pick<ProfileRow, 'id' | 'version_id'>): Promise<void> {
+    const versionId = row.version_id;
+    if (versionId) await this.transfers.run(() => readVersion(this.streams, row.id, versionId, () => true), true);
   }
 
   /**
@@ -230,9 +237,8 @@ export class ProfileService {
     if (!row || row.account_id !== account.id) return { status: 'denied', message: 'profile.id: unknown profile' };
     const family = image.family === 'chromium' ? 'chromium' : 'firefox';
     if (row.family !== family) return { status: 'denied', message: `profile.id: the profile "${row.name}" is for ${row.family === 'chromium' ? 'Chromium' : 'Firefox'}-family browsers; ${image.name} cannot use it` };
-    let archive: Buffer | null;
     try {
-      archive = await this.archiveOf(row, wanted.tabs);
+      await this.check(row);
     } catch (error) {
       if (error instanceof ArchiveRefusal || error instanceof SealedStateError) {
         return { status: 'denied', message: `profile.id: the saved state of "${row.name}" was refused (${error.message}); nothing was started; remove the profile or start without it` };
@@ -240,17 +246,18 @@ export class ProfileService {
       throw error;
     }
     const versionId = row.version_id;
+    // The claim takes the profile only at this version, the one checked.
     return {
       status: 'ok',
-      value: { archive, claim: (tx, sessionId, now) => this.rows.claim(tx, account.id, row.id, sessionId, versionId, now, SAVE_GRACE_MS) },
+      value: { archive: this.sourceOf(row, wanted.tabs), claim: (tx, sessionId, now) => this.rows.claim(tx, account.id, row.id, sessionId, versionId, now, SAVE_GRACE_MS) },
     };
   }
 
-  /** The archive a session placed on this node starts on (another node checked it at the create; checked again here). */
-  async archiveForSession(session: SessionRow): Promise<Buffer | null> {
+  /** The archive a session placed on this node starts on (another node checked it at the create; checked again as it streams in). */
+  async archiveForSession(session: SessionRow): Promise<ArchiveSource | null> {
     const row = session.profile_id ? await this.rows.get(session.profile_id) : undefined;
     if (!row || row.session_id !== session.id) throw new Error('the session\'s profile is gone');
-    return this.archiveOf(row, session.profile_tabs === true);
+    return this.sourceOf(row, session.profile_tabs === true);
   }
 
   /** Lets a session's profile go (its session ended, saved or not). */
@@ -264,7 +271,7 @@ export class ProfileService {
    * would take: the earlier version stays, the reason is kept on the profile (its `save_error`)
    * and logged. Runs as one of the engine's few transfers at once. Never throws.
    */
-  async save(session: SessionRow, capture: (options: ProfileCapture) => Promise<Buffer>): Promise<void> {
+  async save(session: SessionRow, capture: (options: ProfileCapture, consume: ArchiveConsumer) => Promise<void>): Promise<void> {
     const profileId = session.profile_id;
     if (!profileId) return;
     const failed = async (why: string) => {
@@ -280,15 +287,19 @@ export class ProfileService {
       const caps = account ? await this.caps(account) : undefined;
       const planBytes = caps?.status === 'ok' ? caps.value.bytes : null;
       const saved = await this.transfers.run(async () => {
-        const packed = await capture({ tabs, maxBytes: this.unpackedCap });
-        // What a session hands back: odd entries (links, long paths) are left out, not fatal.
-        const { entries, bytes } = readArchive(packed, this.limits, false, keepsProfilePath(row.family as ProfileFamily, tabs));
-        const archive = writeArchive(entries);
-        // Kept only if a restore would take it: the same rules, on the very archive sealed.
-        this.restorable(archive);
         const versionId = randomBytes(16).toString('hex');
-        const sealed = await sealState(archive, this.key, profileId, versionId);
-        return { bytes, outcome: await this.rows.saveVersion(profileId, session.id, { id: versionId, data: sealed, bytes }, this.options.now(), planBytes) };
+        let written: WrittenVersion | undefined;
+        // The archive streams through the checks into the database as the session's tar packs it.
+        await capture({ tabs, maxBytes: this.unpackedCap }, async (archive) => {
+          written = await writeVersion(this.streams, profileId, versionId, archive, keepsProfilePath(row.family as ProfileFamily, tabs));
+        });
+        if (!written) throw new Error('the session handed back no archive');
+        const outcome = await this.rows.saveVersion(profileId, session.id, written, this.options.now(), planBytes).catch(async (error: unknown) => {
+          await this.rows.dropChunks(versionId).catch(() => undefined);
+          throw error;
+        });
+        if (outcome !== 'saved') await this.rows.dropChunks(versionId);
+        return { bytes: written.bytes, outcome };
       });
       if (typeof saved.outcome === 'object') {
         await failed(`the plan's profiles may hold ${planBytes! / MB} MB together; this save (${(saved.bytes / MB).toFixed(1)} MB) would pass it`);

@@ -1,4 +1,6 @@
-// A saved profile at rest (decisions.md 88): its archive compressed (brotli: Node 20 has no zstd)
+// A saved profile at rest as one blob (decisions.md 88), the layout of versions saved before
+// decisions.md 138, which are still opened (sealed-stream.ts writes and reads today's chunks; a
+// blob of this layout is at most the cap's size, read whole): its archive compressed (brotli: Node 20 has no zstd)
 // and encrypted with AES-256-GCM under the profile key, bound to its profile and version (the
 // additional data), so a blob moved to another profile or account does not open. Opening
 // decompresses at most the cap: a blob that would grow past it (a compression bomb) is refused.
@@ -33,21 +35,25 @@ export async function sealState(archive: Buffer, key: Buffer, profileId: string,
   return Buffer.concat([Buffer.from([FORMAT]), nonce, cipher.getAuthTag(), body]);
 }
 
+/** The compressed archive a sealed state of format 1 holds, authenticated whole. Throws SealedStateError. */
+export function openSealed(sealed: Buffer, key: Buffer, profileId: string, versionId: string): Buffer {
+  if (sealed.length < 1 + NONCE + TAG || sealed[0] !== FORMAT) throw new SealedStateError('the saved state is not in a form this service reads');
+  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(1, 1 + NONCE));
+  decipher.setAAD(additionalData(profileId, versionId));
+  decipher.setAuthTag(sealed.subarray(1 + NONCE, 1 + NONCE + TAG));
+  try {
+    return Buffer.concat([decipher.update(sealed.subarray(1 + NONCE + TAG)), decipher.final()]);
+  } catch {
+    throw new SealedStateError('the saved state does not open with this service\'s profile key (another key, or it was altered)');
+  }
+}
+
 /**
  * The archive a sealed state holds. `maxBytes` caps the decompressed size, so no blob, however it
  * was packed, costs the engine more memory than that; a tampered blob fails its tag before.
  */
 export async function openState(sealed: Buffer, key: Buffer, profileId: string, versionId: string, maxBytes: number): Promise<Buffer> {
-  if (sealed.length < 1 + NONCE + TAG || sealed[0] !== FORMAT) throw new SealedStateError('the saved state is not in a form this service reads');
-  const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(1, 1 + NONCE));
-  decipher.setAAD(additionalData(profileId, versionId));
-  decipher.setAuthTag(sealed.subarray(1 + NONCE, 1 + NONCE + TAG));
-  let packed: Buffer;
-  try {
-    packed = Buffer.concat([decipher.update(sealed.subarray(1 + NONCE + TAG)), decipher.final()]);
-  } catch {
-    throw new SealedStateError('the saved state does not open with this service\'s profile key (another key, or it was altered)');
-  }
+  const packed = openSealed(sealed, key, profileId, versionId);
   try {
     return await decompress(packed, { maxOutputLength: maxBytes });
   } catch (error) {

@@ -34,7 +34,7 @@ import type { VideoSettings } from './capture/video.js';
 import { endsOfSlot, type SessionEnds } from './session/session-ends.js';
 import { recorderPart } from './session/session-parts.js';
 import type { SessionSpec } from './session-spec.js';
-import { closeAndCapture, restoreProfile, type ProfileCapture } from './session-profile.js';
+import { closeAndCapture, restoreProfile, type ArchiveConsumer, type ProfileCapture } from './session-profile.js';
 
 export { reapRoot, rootKey, type ReapReport } from './session/reap.js';
 export type { RuntimeEvent, RuntimeNotice, SessionEndingEvent } from './session/runtime-events.js';
@@ -286,7 +286,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       spec.onEnds?.(endsOfSlot(current), current.id);
       const browserBegan = performance.now();
       // A saved profile is unpacked into the fresh profile directory first (session-profile.ts).
-      const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((archive) => restoreProfile(current.sandbox, archive, timeoutMs)).then(() => void part('profile', browserBegan)) : Promise.resolve();
+      const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((source) => restoreProfile(current.sandbox, source, timeoutMs)).then(() => void part('profile', browserBegan)) : Promise.resolve();
       const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs, ...(spec.profile?.tabs ? { restoreTabs: true } : {}), ...(spec.window ? { window: spec.window } : {}) })).then(() => void part('browser', browserBegan));
       // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
       const both = Promise.allSettled([handedOut, browserReady]).then(async () => {
@@ -335,11 +335,11 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
    * profile (session-profile.ts); stopSession() then ends the rest. What the browser's exit
    * reports meanwhile ends nothing.
    */
-  async captureProfile(id: string, capture: ProfileCapture): Promise<Buffer> {
+  async captureProfile(id: string, capture: ProfileCapture, consume: ArchiveConsumer): Promise<void> {
     const entry = this.sessions.get(id);
     if (!entry || entry.stopping) throw new Error('the session is not running');
     entry.saving = true;
-    return closeAndCapture(entry.session, capture, this.startTimeoutMs);
+    await closeAndCapture(entry.session, capture, this.startTimeoutMs, consume);
   }
 
   /** Stops every session and every warm slot. */

@@ -12,14 +12,14 @@ import type { BrowserImage } from './browser/catalog.js';
 import type { SessionSandbox } from './sandbox/confinement.js';
 import type { Display } from './display/display.js';
 import { signalProcess, withTimeout } from './sandbox/processes.js';
-import { captureProfile } from './session/profile-transfer.js';
+import { captureProfile, type ArchiveConsumer, type ArchiveSource } from './session/profile-transfer.js';
 
-export { restoreProfile, ProfileTooLarge } from './session/profile-transfer.js';
+export { restoreProfile, ProfileTooLarge, type ArchiveConsumer, type ArchiveSource } from './session/profile-transfer.js';
 export { keepsProfilePath, profileFamily, profilePaths, type ProfileFamily } from './browser/profile-contents.js';
 
-/** What a session starts on: the checked archive of its profile (or the promise of it, read while the display starts). */
+/** What a session starts on: its profile's archive, checked as it streams in (or the promise of it, read while the display starts). */
 export interface ProfileRestore {
-  archive: Buffer | Promise<Buffer>;
+  archive: ArchiveSource | Promise<ArchiveSource>;
   /** Its open tabs come back too. */
   tabs?: boolean;
 }
@@ -49,13 +49,14 @@ async function closeCleanly(browser: BrowserProcess, control: BrowserControl | n
   await control?.close().catch(() => undefined);
 }
 
-/** Ends the session's browser cleanly and packs what its profile keeps. */
+/** Ends the session's browser cleanly and packs what its profile keeps, handing the archive to `consume` as it streams. */
 export async function closeAndCapture(
   session: { sandbox: SessionSandbox; display: Display; browser: BrowserProcess; control: BrowserControl | null; image: BrowserImage },
   capture: ProfileCapture,
   timeoutMs: number,
-): Promise<Buffer> {
+  consume: ArchiveConsumer,
+): Promise<void> {
   await closeCleanly(session.browser, session.control, session.sandbox, session.display);
   const family = profileFamily(session.image);
-  return captureProfile(session.sandbox, profilePaths(family, capture.tabs), capture.maxBytes, timeoutMs);
+  await captureProfile(session.sandbox, profilePaths(family, capture.tabs), capture.maxBytes, timeoutMs, consume);
 }

@@ -3,7 +3,7 @@
 // meters, and its events. The service depends on this seam, not on the class, so placement, exits
 // and the lifecycle are tested without a browser: test/helpers/fake-runtime.ts stands in (the
 // engine takes it as `runtime`), as Selenium Grid's Node stands behind an interface.
-import type { BrowserImage, ProfileCapture, RuntimeEvent, SessionEnds, SessionSpec } from '../runtime/index.js';
+import type { ArchiveConsumer, BrowserImage, ProfileCapture, RuntimeEvent, SessionEnds, SessionSpec } from '../runtime/index.js';
 
 export type { RuntimeEvent, SessionSpec };
 
@@ -26,8 +26,12 @@ export interface NodeRuntime {
   /** Resolves once the browser is ready, or rejects with why it could not start. */
   startSession(spec: SessionSpec): Promise<RunningSession>;
   stopSession(id: string): Promise<void>;
-  /** Closes a running session's browser cleanly and packs its saved profile (decisions.md 89); absent: profiles are never saved here. */
-  captureProfile?(id: string, capture: ProfileCapture): Promise<Buffer>;
+  /**
+   * Closes a running session's browser cleanly and packs its saved profile (decisions.md 89),
+   * handing the archive to `consume` as it streams (decisions.md 138); absent: profiles are never
+   * saved here.
+   */
+  captureProfile?(id: string, capture: ProfileCapture, consume: ArchiveConsumer): Promise<void>;
   get(id: string): RunningSession | undefined;
   /** Crashes, exits and refusals of the sessions it runs. */
   on(event: 'event', listener: (event: RuntimeEvent) => void): unknown;

@@ -1,13 +1,16 @@
 // The sessions this node runs: their starts in the background (with the displays viewers may join
 // early), the runtime behind each running session, their byte meters, and their ends. Moves each
 // session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
-import type { SessionEnds } from '../runtime/index.js';
+import type { ArchiveSource, SessionEnds } from '../runtime/index.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
 import type { ProfileService } from '../profiles/profiles.js';
 import { StartTrace } from './start-trace.js';
+
+/** An archive of nothing (two zero blocks): a profile never saved, read while the display started. */
+const emptyArchive: ArchiveSource = async (sink) => void sink.end(Buffer.alloc(1024));
 
 /**
  * Moves a session's status (the service's move: store, then followers); false when it was in none
@@ -67,7 +70,7 @@ export class NodeRuns {
    * Starts a session's runtime in the background; its outcome moves the session on. Nothing waits
    * between this call and the runtime's: the first await is the runtime's own start.
    */
-  start(row: SessionRow, trace: StartTrace = new StartTrace('placed'), profileArchive?: Buffer | null): void {
+  start(row: SessionRow, trace: StartTrace = new StartTrace('placed'), profileArchive?: ArchiveSource | null): void {
     const { runtime, now, move } = this.options;
     const upstreamProxyUrl = upstreamFor(this.options.exits, row);
     const abort = new AbortController();
@@ -135,17 +138,18 @@ export class NodeRuns {
   }
 
   /**
-   * The saved profile a session starts on: the archive the create checked, or (placed here by
-   * another node) read while the display starts. A profile never saved starts fresh.
+   * The saved profile a session starts on: the stream of the archive the create checked, or
+   * (placed here by another node) the one read while the display starts. A profile never saved
+   * starts fresh.
    */
-  private profileOf(row: SessionRow, archive: Buffer | null | undefined): { profile?: { archive: Buffer | Promise<Buffer>; tabs: boolean } } {
+  private profileOf(row: SessionRow, archive: ArchiveSource | null | undefined): { profile?: { archive: ArchiveSource | Promise<ArchiveSource>; tabs: boolean } } {
     const { profiles } = this.options;
     if (!row.profile_id || !profiles || archive === null) return {};
     const tabs = row.profile_tabs === true;
     if (archive) return { profile: { archive, tabs } };
     const reading = profiles.archiveForSession(row);
     reading.catch(() => undefined);
-    return { profile: { archive: reading.then((read) => read ?? Buffer.alloc(1024)), tabs } };
+    return { profile: { archive: reading.then((read) => read ?? emptyArchive), tabs } };
   }
 
   /** Ends a start in progress; false when none is (the session was placed here but not begun). */
@@ -166,7 +170,7 @@ export class NodeRuns {
     if (row) await this.flushBytes(row, runtimeId);
     const { profiles, runtime } = this.options;
     if (row?.profile_id && profiles) {
-      if (saveProfile && row.profile_save && runtimeId && runtime.captureProfile) await profiles.save(row, (capture) => runtime.captureProfile!(runtimeId, capture));
+      if (saveProfile && row.profile_save && runtimeId && runtime.captureProfile) await profiles.save(row, (capture, consume) => runtime.captureProfile!(runtimeId, capture, consume));
       await profiles.release(row).catch(() => undefined);
     }
     if (runtimeId) await this.options.runtime.stopSession(runtimeId).catch(() => undefined);

@@ -8,7 +8,7 @@ import { SESSION_LIST_MAX, SESSION_LIST_WINDOW_DAYS, type CreateRequest } from '
 import type { Accounts } from '../accounts/accounts.js';
 import type { AccountUsage } from '../accounts/usage.js';
 import type { EngineConfig, Plan } from '../config.js';
-import type { SessionEnds } from '../runtime/index.js';
+import type { ArchiveSource, SessionEnds } from '../runtime/index.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
 import { admit } from './admission.js';
 import { createSession } from './creation.js';
@@ -159,7 +159,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     const admitted = await admit({ image: (id) => this.options.runtime.image(id), config, store: this.store, pools: () => this.accounts.pools(account), now: this.now() }, account, request, terms);
     if ('reason' in admitted) return admitted;
     // A saved profile: the account's, of the browser's family, its state opened and checked (decisions.md 86-89).
-    let profile: { archive: Buffer | null; claim: NonNullable<Parameters<typeof createSession>[0]['profile']>['claim'] } | undefined;
+    let profile: { archive: ArchiveSource | null; claim: NonNullable<Parameters<typeof createSession>[0]['profile']>['claim'] } | undefined;
     if (request.profile) {
       if (!this.options.profiles) return { status: 'denied', reason: 'profile', message: 'profile: saved profiles are not offered by this service' };
       const prepared = await this.options.profiles.prepareSession(account, request.profile, admitted.image);

@@ -178,4 +178,14 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // One driver at a time or everyone, and who drives now (schema.ts, the same migration).
   `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
    ALTER TABLE sessions ADD COLUMN driver TEXT;`,
+  // A saved profile's version in sealed chunks (schema.ts, the same migration).
+  `ALTER TABLE profile_versions ADD COLUMN chunks INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE profile_chunks (
+     version_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+     data BYTEA NOT NULL,
+     PRIMARY KEY (version_id, seq)
+   );
+   CREATE INDEX profile_chunks_profile ON profile_chunks(profile_id);`,
 ];

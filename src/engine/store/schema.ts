@@ -175,4 +175,17 @@ export const MIGRATIONS: readonly string[] = [
   // by the node that runs the session, so any node's share state tells it).
   `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
    ALTER TABLE sessions ADD COLUMN driver TEXT;`,
+  // A saved profile's version in sealed chunks (decisions.md 138): written as the save streams,
+  // before its version row, which then holds only the format byte and the chunks' count (a
+  // version of an earlier engine keeps its whole blob in `data` and 0 chunks, and still opens).
+  // `profile_id` lets a failed or cut-off save's chunks go with the profile's next save or removal.
+  `ALTER TABLE profile_versions ADD COLUMN chunks INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE profile_chunks (
+     version_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     profile_id TEXT NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+     data BLOB NOT NULL,
+     PRIMARY KEY (version_id, seq)
+   );
+   CREATE INDEX profile_chunks_profile ON profile_chunks(profile_id);`,
 ];

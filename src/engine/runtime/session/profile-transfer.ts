@@ -1,20 +1,59 @@
 // A saved profile into and out of a session (decisions.md 89), as its files are moved
 // (session-files.ts): through `tar` started inside the session as its uid, under the exec guard
-// (it may run nothing else), over a pipe. The engine never opens a path of the session: what tar
+// (it may run nothing else), over a pipe, as a stream (decisions.md 138): neither end holds the
+// archive whole. The engine never opens a path of the session: what tar
 // unpacks lands where the session's own uid may write in its own mount view, and what it packs is
-// what that uid may read there. The archive going in was checked by the engine first
-// (profiles/profile-archive.ts); the one coming out is checked again before it is kept.
+// what that uid may read there. The archive going in is checked by the engine as it streams
+// (profiles/archive-checker.ts); the one coming out is checked again as it streams, before it is kept.
+import type { Writable } from 'node:stream';
 import type { SessionSandbox } from '../sandbox/confinement.js';
-import { signalProcess, withTimeout } from '../sandbox/processes.js';
+import { signalProcess } from '../sandbox/processes.js';
 
 const TAR = '/usr/bin/tar';
+/** A transfer ends here whatever it moves: a profile at the cap moves far faster (decisions.md 138). */
+const TRANSFER_CEILING_MS = 15 * 60_000;
+
+/**
+ * Waits for `work`, or rejects once no byte moved for `idleMs` (a program that hangs, a pipe nobody
+ * reads) or after TRANSFER_CEILING_MS in all. A stream's time grows with its size and with the
+ * engine's load (brotli), so its deadline is its progress, not a fixed time for the whole.
+ */
+async function whileMoving<T>(work: Promise<T>, moved: () => number, idleMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const began = Date.now();
+  let last = moved();
+  let lastAt = began;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        const check = () => {
+          const now = Date.now();
+          const count = moved();
+          if (count !== last) [last, lastAt] = [count, now];
+          if (now - lastAt >= idleMs) return reject(new Error(`${what} did not happen: nothing moved for ${idleMs} ms`));
+          if (now - began >= TRANSFER_CEILING_MS) return reject(new Error(`${what} did not happen within ${TRANSFER_CEILING_MS} ms`));
+          timer = setTimeout(check, Math.min(1000, idleMs));
+        };
+        timer = setTimeout(check, Math.min(1000, idleMs));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Writes a checked archive into `sink` (a session's tar) and ends it; rejects when it could not. */
+export type ArchiveSource = (sink: Writable) => Promise<void>;
+/** Reads the archive a session's tar hands back, as it comes; rejects to stop it. */
+export type ArchiveConsumer = (archive: AsyncIterable<Buffer>) => Promise<void>;
 
 function profileDir(sandbox: SessionSandbox): string {
   return `${sandbox.dir}/profile`;
 }
 
-/** Unpacks `archive` into the session's (fresh) profile directory before its browser starts. */
-export async function restoreProfile(sandbox: SessionSandbox, archive: Buffer, timeoutMs: number): Promise<void> {
+/** Unpacks the archive `source` streams into the session's (fresh) profile directory before its browser starts. */
+export async function restoreProfile(sandbox: SessionSandbox, source: ArchiveSource, timeoutMs: number): Promise<void> {
   if (sandbox.ended()) throw new Error("the session's sandbox has ended");
   const tar = sandbox.spawn('profile-restore', TAR, ['-x', '-f', '-', '-C', profileDir(sandbox), '--no-same-owner', '--no-same-permissions', '--no-overwrite-dir'], {
     env: sandbox.env,
@@ -22,9 +61,19 @@ export async function restoreProfile(sandbox: SessionSandbox, archive: Buffer, t
     mayRun: [],
   });
   tar.child.once('error', () => undefined);
-  tar.child.stdin!.on('error', () => undefined);
-  tar.child.stdin!.end(archive);
-  const { code, signal } = await withTimeout(tar.exited, timeoutMs, 'restoring the profile').catch((error: Error) => {
+  const stdin = tar.child.stdin!;
+  stdin.on('error', () => undefined);
+  // The source's refusal (a damaged or tampered version) is the reason given; tar is ended. A
+  // pipe that broke because tar itself failed gives tar's own words.
+  const written = source(stdin).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED' || error.code === 'ERR_STREAM_PREMATURE_CLOSE') {
+      const { code, signal } = await tar.exited;
+      if (code !== 0) throw new Error(`restoring the profile failed: ${tar.stderrTail() || (signal ?? `exit ${code}`)}`);
+    }
+    signalProcess(tar, 'SIGKILL');
+    throw error;
+  });
+  const [, { code, signal }] = await whileMoving(Promise.all([written, tar.exited]), () => (stdin as Writable & { bytesWritten?: number }).bytesWritten ?? 0, timeoutMs, 'restoring the profile').catch((error: Error) => {
     signalProcess(tar, 'SIGKILL');
     throw error;
   });
@@ -32,10 +81,11 @@ export async function restoreProfile(sandbox: SessionSandbox, archive: Buffer, t
 }
 
 /**
- * Packs `paths` (relative to the profile directory; missing ones skipped) and answers the archive;
- * refuses one over `maxBytes` (the program is ended as soon as it passes).
+ * Packs `paths` (relative to the profile directory; missing ones skipped) and hands the archive to
+ * `consume` as it streams; refuses one over `maxBytes` (the program is ended as soon as it
+ * passes). `consume`'s own refusal is the answer, and ends the program.
  */
-export async function captureProfile(sandbox: SessionSandbox, paths: readonly string[], maxBytes: number, timeoutMs: number): Promise<Buffer> {
+export async function captureProfile(sandbox: SessionSandbox, paths: readonly string[], maxBytes: number, timeoutMs: number, consume: ArchiveConsumer): Promise<void> {
   if (sandbox.ended()) throw new Error("the session's sandbox has ended");
   const tar = sandbox.spawn('profile-save', TAR, ['-c', '-f', '-', '-C', profileDir(sandbox), '--ignore-failed-read', '--one-file-system', '--format=gnu', '--', ...paths], {
     env: sandbox.env,
@@ -43,28 +93,30 @@ export async function captureProfile(sandbox: SessionSandbox, paths: readonly st
     mayRun: [],
   });
   tar.child.once('error', () => undefined);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let over = false;
   const stdout = tar.child.stdout!;
-  stdout.on('data', (chunk: Buffer) => {
-    size += chunk.length;
-    if (size > maxBytes) {
-      over = true;
-      signalProcess(tar, 'SIGKILL');
-      return;
+  let size = 0;
+  async function* counted(): AsyncGenerator<Buffer> {
+    for await (const chunk of stdout) {
+      size += (chunk as Buffer).length;
+      if (size > maxBytes) {
+        signalProcess(tar, 'SIGKILL');
+        throw new ProfileTooLarge(maxBytes);
+      }
+      yield chunk as Buffer;
     }
-    chunks.push(chunk);
-  });
-  const drained = new Promise<void>((resolve) => stdout.once('close', () => resolve()));
-  const [{ code, signal }] = await withTimeout(Promise.all([tar.exited, drained]), timeoutMs, 'saving the profile').catch((error: Error) => {
+  }
+  const consumed = consume(counted()).catch((error: Error) => {
     signalProcess(tar, 'SIGKILL');
+    stdout.destroy();
     throw error;
   });
-  if (over) throw new ProfileTooLarge(maxBytes);
+  const [, { code, signal }] = await whileMoving(Promise.all([consumed, tar.exited]), () => size, timeoutMs, 'saving the profile').catch((error: Error) => {
+    signalProcess(tar, 'SIGKILL');
+    stdout.destroy();
+    throw error;
+  });
   // 1: some file changed while it was read (the browser has ended, so only a stray helper's); the archive is whole.
   if (code !== 0 && code !== 1) throw new Error(`saving the profile failed: ${tar.stderrTail() || (signal ?? `exit ${code}`)}`);
-  return Buffer.concat(chunks);
 }
 
 /** The session's profile is larger than it may be saved. */
