@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Accounts } from './accounts/accounts.js';
 import { NodeLink } from './cluster/node-link.js';
-import { parseEngineConfig, warmPoolOptions, type EngineConfigInput } from './config.js';
+import { parseEngineConfig, warmPoolOptions, type EngineConfigInput, type Plan } from './config.js';
 import { createApi } from './http/api.js';
 import { inProcessFetch } from './http/fetch.js';
 import { clientAddressResolver } from './http/client-address.js';
@@ -41,6 +41,7 @@ import { recordingsHere } from './http/recordings.js';
 import { SessionFilesService } from './sessions/files.js';
 import { AccountUsage } from './accounts/usage.js';
 import { ShareLinks } from './sessions/share-links.js';
+import { RecordingCaps, type RunningRecording } from './recordings/caps.js';
 import { followRecordedSessions, Recordings } from './recordings/recordings.js';
 import { createAutomation } from './http/automation.js';
 import { ChannelRouter } from './channels/router.js';
@@ -214,6 +215,28 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
       return (row && (await sessions.planOf(row))?.recording_full_urls) ?? false;
     },
     timelineBytes: config.recordings.timelineKb * 1024,
+    tell: (id) => presence.tell(id),
+  });
+  // What recordings may take (decisions.md 131-132): the plans' caps and the node's free-space floor.
+  const recordingCaps = new RecordingCaps({
+    dir: recordings.dirOf(''),
+    floorMb: config.recordings.freeSpaceFloorMb,
+    now,
+    running: async () => {
+      const running: RunningRecording[] = [];
+      for (const { sessionId, startedAt } of recordings.running()) {
+        const row = await store.session(sessionId);
+        if (row?.status === 'running') running.push({ sessionId, accountId: row.account_id, startedAt });
+      }
+      return running;
+    },
+    planOf: async (id): Promise<Plan | undefined> => {
+      const row = await store.session(id);
+      return row && sessions.planOf(row);
+    },
+    keptHere: (accountId) => recordings.bytesKept(accountId),
+    ...(clustered ? { keptElsewhereMb: async (accountId: string) => (await recordingsAccess.meters(accountId)).recording_mb_kept - (await recordingsKeptHere.meters(accountId)).recording_mb_kept } : {}),
+    stop: (id, reason) => recordings.stopRecording(id, reason),
   });
   const profiles = openProfileService({ config, dataDir, store, plan: (id) => accounts.plan(id), image: (id) => runtime.image(id), now, warn: (message) => logger.warn(message) });
   const sessions = new SessionService({
@@ -230,7 +253,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     nodeId,
     ...(clustered ? { cluster: link } : {}),
     shareBase,
-    recordingDir: (id) => recordings.recordHere(id),
+    recording: (id) => recordings.recordHere(id),
+    recordingCaps,
   });
   followRecordedSessions(recordings, { sessions, runtime, presence, store });
   webhooks = new SessionWebhooks({ store, settings: config.webhooks, nodeId, now, logger, metrics, ...(options.webhookLookup ? { lookup: options.webhookLookup } : {}) });
@@ -372,6 +396,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   sessions.startSweeping();
   webhooks.start();
   logger.info({ address: url, operator: operator?.url ?? null, database: store.dialect, browsers: sources.browsers() }, 'engine listening');
+  const stopCapping = recordingCaps.checkEvery((error) => logger.warn({ err: error }, 'recordings could not be checked against their caps; the next round tries again'));
   const stopForgetting = recordings.forgetOldHourly((error) => logger.warn({ err: error }, 'old recordings could not be removed; the next round tries again'));
   return {
     url,
@@ -392,6 +417,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     fetch: inProcessFetch({ api, url: () => url, logger, metrics }),
     async close() {
       stopForgetting();
+      stopCapping();
       await new Promise<void>((done) => {
         server.close(() => done());
         server.closeAllConnections();

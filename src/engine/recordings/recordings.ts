@@ -11,9 +11,10 @@ import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RecordingInfo, RecordingTimelineEntry } from '../../protocol/index.js';
 import type { AttachmentChange, Presence } from '../channels/presence.js';
-import type { RuntimeEvent } from '../runtime/index.js';
+import type { RecordingSpec, RuntimeEvent } from '../runtime/index.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SessionRow, Store } from '../store/store.js';
+import type { StopReason } from './caps.js';
 import { readTimeline, Timeline, TIMELINE_FILE } from './timeline.js';
 
 export const MEDIA_FILE = 'media.mkv';
@@ -32,13 +33,15 @@ export interface RecordingsOptions {
   /** The directory that holds one directory per recorded session (root-only, the engine's own). */
   dir: string;
   now: () => number;
-  store: Pick<Store, 'recordedSessions'>;
+  store: Pick<Store, 'recordedSessions' | 'session' | 'updateSession'>;
   /** Days a recording is kept after its session ended: its plan's `recording_days`, else the service's. */
   retentionDays(row: SessionRow): Promise<number>;
   /** Whether a session's plan keeps whole web addresses in its timeline (`recording_full_urls`); else origin and path. */
   fullUrls(sessionId: string): Promise<boolean>;
   /** The most bytes of entries one timeline keeps (`recordings.timelineKb`). */
   timelineBytes: number;
+  /** Tells a session's viewers its state changed (a recording stopped: the share state drops `recording`). */
+  tell?: (sessionId: string) => void;
 }
 
 export type RecordingOutcome = { status: 'ok'; recording: RecordingInfo } | { status: 'denied' | 'error'; message: string };
@@ -62,6 +65,8 @@ export class Recordings {
   private readonly timelines = new Map<string, Timeline>();
   /** Sessions this process's runtime records (recordHere): their recorder is ours to close. */
   private readonly recordedHere = new Set<string>();
+  /** The recorders running here, by session, with when each started (a plan's caps stop them: caps.ts). */
+  private readonly recorders = new Map<string, { recorder: { close(): Promise<void> }; startedAt: number }>();
 
   constructor(private readonly options: RecordingsOptions) {}
 
@@ -78,13 +83,33 @@ export class Recordings {
    * file with a mark (recorder.ts), so until then the recording is not taken as whole however long
    * the file stays unchanged (a slow stop on a busy machine), unlike one an engine that is gone left.
    */
-  recordHere(sessionId: string): string {
+  recordHere(sessionId: string): RecordingSpec {
     this.recordedHere.add(sessionId);
     // Made now, before the runtime starts: what the timeline hears while the browser starts (its
     // first navigation, on a cold start) is kept, not dropped for want of a directory.
     const dir = this.dirOf(sessionId);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return dir;
+    return { dir, started: (recorder) => void this.recorders.set(sessionId, { recorder, startedAt: this.options.now() }) };
+  }
+
+  /** The recordings this process's runtime writes now (their sessions run; none was stopped). */
+  running(): Array<{ sessionId: string; startedAt: number }> {
+    return [...this.recorders].map(([sessionId, { startedAt }]) => ({ sessionId, startedAt }));
+  }
+
+  /**
+   * Stops a recording while its session runs on (a plan's cap or the node's floor, caps.ts): the
+   * timeline says why, the recorder closes its file (whole), the session's row says it stopped
+   * (the share state drops `recording`) and its viewers are told.
+   */
+  async stopRecording(sessionId: string, reason: StopReason): Promise<void> {
+    const running = this.recorders.get(sessionId);
+    if (!running) return;
+    this.recorders.delete(sessionId);
+    this.note(sessionId, { type: 'stopped', reason }, true);
+    await running.recorder.close();
+    await this.options.store.updateSession(sessionId, { recording_stopped: reason });
+    this.options.tell?.(sessionId);
   }
 
   /** Adds an entry to a recorded session's timeline (nothing for a session that is not recorded here); `closing` ones are kept past its caps. */
@@ -118,6 +143,7 @@ export class Recordings {
 
   /** The session moved to an end. */
   noteEnd(row: SessionRow): void {
+    this.recorders.delete(row.id);
     this.note(row.id, { type: 'ended', status: row.status, reason: row.end_reason ?? 'unknown' }, true);
     // Written, this process follows the timeline no more (an entry after the end opens it again).
     const timeline = this.timelines.get(row.id);
@@ -176,11 +202,16 @@ export class Recordings {
 
   /** The account's recordings' meter: megabytes kept here (one decimal). */
   async meters(accountId: string): Promise<{ recording_mb_kept: number }> {
+    return { recording_mb_kept: Math.round(((await this.bytesKept(accountId)) / (1024 * 1024)) * 10) / 10 };
+  }
+
+  /** Bytes the account's recordings keep here: media and timelines, running ones as far as written. */
+  async bytesKept(accountId: string): Promise<number> {
     let bytes = 0;
     for (const row of await this.options.store.recordedSessions(accountId)) {
       for (const file of [MEDIA_FILE, 'media.mp4', TIMELINE_FILE]) bytes += (await stat(join(this.dirOf(row.id), file)).catch(() => null))?.size ?? 0;
     }
-    return { recording_mb_kept: Math.round((bytes / (1024 * 1024)) * 10) / 10 };
+    return bytes;
   }
 
   /** Removes the recordings kept past their retention (days after their session ended); answers how many. */

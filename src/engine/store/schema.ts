@@ -175,4 +175,8 @@ export const MIGRATIONS: readonly string[] = [
   // by the node that runs the session, so any node's share state tells it).
   `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
    ALTER TABLE sessions ADD COLUMN driver TEXT;`,
+  // Why a recorded session's recording stopped while the session ran on (a plan's cap, the node's
+  // free-space floor: decisions.md 131-132); NULL while it records. Written by the node that records it,
+  // so any node's share state drops `recording`.
+  `ALTER TABLE sessions ADD COLUMN recording_stopped TEXT;`,
 ];
