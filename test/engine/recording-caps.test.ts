@@ -82,6 +82,7 @@ describe('a plan\'s recording caps', () => {
 
     const whole = await expectStopped(fixture, call, created, 'recording_mb_limit');
     expect(whole.recording.bytes).toBeGreaterThanOrEqual(1024 * 1024 - 64 * 1024);
+    expect(await call('/user/quota')).toMatchObject({ recording_mb_limit: 1, recording_mb_kept: expect.any(Number) });
     expect((await call('/user/quota')).recording_mb_kept).toBeGreaterThanOrEqual(1);
 
     const refused = await call('/vm/create', { browser: 'chromium', url: `${fixture.site.origin}/moving`, record: true });

@@ -17,7 +17,7 @@ import {
 import type { AccountUsage } from '../accounts/usage.js';
 import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
-import type { EngineConfig } from '../config.js';
+import type { EngineConfig, Plan } from '../config.js';
 import type { EngineRuntime } from '../sessions/node-runtime.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import type { SessionService } from '../sessions/service.js';
@@ -316,7 +316,8 @@ export function createApi(options: ApiOptions): Api {
           // v7's quota answers are v8's with its own names added (decisions.md 32): the profile meters too.
           const profileMeters = await options.profiles?.meters(account);
           const recordingMeters = await options.recordings?.meters(account.id);
-          const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools, ...(profileMeters ?? {}), ...(recordingMeters ?? {}) };
+          const recordingLimit = recordingMbLimit(accountUsage.pools.map((pool) => options.accounts.plan(pool.plan_id)));
+          const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools, ...(profileMeters ?? {}), ...(recordingMeters ?? {}), ...(recordingMeters && recordingLimit !== undefined ? { recording_mb_limit: recordingLimit } : {}) };
           if (route === 'GET user/quota') return version === 'v7' ? v7UserQuota(quota) : quota;
           const { status, ...meters } = quota;
           const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await usage.hasProgrammaticAccess(account), ...meters };
@@ -360,4 +361,12 @@ export function createApi(options: ApiOptions): Api {
 
 function isAccount(value: AccountRow | ApiAnswer): value is AccountRow {
   return !('status' in value && 'body' in value);
+}
+
+/** The account's recording megabytes cap over its plans that record (decisions.md 131): the largest; null when one has none; undefined when none records. */
+function recordingMbLimit(plans: ReadonlyArray<Plan | undefined>): number | null | undefined {
+  const recording = plans.filter((plan): plan is Plan => plan?.recording === true);
+  if (recording.length === 0) return undefined;
+  const limits = recording.map((plan) => plan.recording_mb_limit ?? null);
+  return limits.includes(null) ? null : Math.max(...(limits as number[]));
 }
