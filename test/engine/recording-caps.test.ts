@@ -94,6 +94,9 @@ describe('a plan\'s recording caps', () => {
     await waitFor(() => call(`/vm/data?id=${id}`), (answer) => answer.data?.[0]?.status === 'deleted', 60_000);
     expect((await call('/vm/recording/remove', { id })).status).toBe('ok');
     expect((await call('/user/quota')).recording_mb_kept).toBe(0);
+    const again = await call('/vm/create', { browser: 'chromium', record: true });
+    expect(again.status).toBe('ok');
+    await call('/vm/remove', { id: again.vmId });
   }, 240_000);
 
   it('stops a recording at recording_minutes_limit, the session running on', async () => {
