@@ -218,7 +218,8 @@ export class Recordings {
   async forgetOld(): Promise<number> {
     let removed = 0;
     for (const row of await this.options.store.recordedSessions()) {
-      if (!existsSync(this.dirOf(row.id)) || !(await this.isWhole(row))) continue;
+      // A recording stopped by a cap is whole while its session runs on: its days count from the session's end.
+      if (!ENDED.has(row.status) || !existsSync(this.dirOf(row.id)) || !(await this.isWhole(row))) continue;
       const endedAt = row.ended_at ?? row.created_at;
       if (this.options.now() - endedAt < (await this.options.retentionDays(row)) * 86_400_000) continue;
       await rm(this.dirOf(row.id), { recursive: true, force: true });
