@@ -68,9 +68,12 @@ export class RecordingCaps {
     return (await this.freeBytes()) < this.options.floorMb * MB;
   }
 
-  /** Megabytes the account's recordings keep, every node's (the cluster's part at most a minute old). */
-  async keptMb(accountId: string): Promise<number> {
-    return (await this.options.keptHere(accountId)) / MB + (await this.elsewhereMb(accountId));
+  /**
+   * Megabytes the account's recordings keep, every node's. The other nodes' part is asked afresh
+   * when `fresh` (a create: rare, and what it admits is what the caller sees), else at most a minute old (the running checks).
+   */
+  async keptMb(accountId: string, fresh = false): Promise<number> {
+    return (await this.options.keptHere(accountId)) / MB + (await this.elsewhereMb(accountId, fresh));
   }
 
   /** One round: every recording running here against the floor, its plan's minutes and its account's megabytes. */
@@ -108,11 +111,12 @@ export class RecordingCaps {
     return () => clearInterval(timer);
   }
 
-  private elsewhereMb(accountId: string): Promise<number> {
+  private elsewhereMb(accountId: string, fresh: boolean): Promise<number> {
     const ask = this.options.keptElsewhereMb;
     if (!ask) return Promise.resolve(0);
     const known = this.elsewhere.get(accountId);
-    if (known && this.options.now() - known.at < ELSEWHERE_FRESH_MS) return known.mb;
+    if (!fresh && known && this.options.now() - known.at < ELSEWHERE_FRESH_MS) return known.mb;
+    // A node that does not answer adds nothing until it is back, as in the account's meter (cluster/recordings-link.ts).
     const mb = ask(accountId).catch(() => 0);
     this.elsewhere.set(accountId, { at: this.options.now(), mb });
     // Only accounts asked for lately are kept.

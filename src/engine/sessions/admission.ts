@@ -68,7 +68,7 @@ export async function admit(context: AdmissionContext, account: AccountRow, requ
     const caps = context.recordingCaps;
     if (caps && (await caps.belowFloor())) return { status: 'denied', field: 'record', reason: 'recording-free-space' };
     if (caps && pools.some((p) => typeof p.plan.recording_mb_limit === 'number')) {
-      const keptMb = await caps.keptMb(account.id);
+      const keptMb = await caps.keptMb(account.id, true);
       const room = pools.filter((p) => typeof p.plan.recording_mb_limit !== 'number' || keptMb < p.plan.recording_mb_limit);
       if (room.length === 0) return { status: 'denied', field: 'record', reason: 'recording-mb-limit', keptMb: Math.round(keptMb * 10) / 10, limitMb: Math.max(...pools.map((p) => p.plan.recording_mb_limit ?? 0)) };
       pools = room;
