@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Accounts } from './accounts/accounts.js';
 import { NodeLink } from './cluster/node-link.js';
-import { parseEngineConfig, warmPoolOptions, type EngineConfigInput, type Plan } from './config.js';
+import { parseEngineConfig, warmPoolOptions, type EngineConfigInput } from './config.js';
 import { createApi } from './http/api.js';
 import { inProcessFetch } from './http/fetch.js';
 import { clientAddressResolver } from './http/client-address.js';
@@ -41,7 +41,7 @@ import { recordingsHere } from './http/recordings.js';
 import { SessionFilesService } from './sessions/files.js';
 import { AccountUsage } from './accounts/usage.js';
 import { ShareLinks } from './sessions/share-links.js';
-import { RecordingCaps, type RunningRecording } from './recordings/caps.js';
+import { RecordingCaps, type RecordingPlanCaps } from './recordings/caps.js';
 import { followRecordedSessions, Recordings } from './recordings/recordings.js';
 import { createAutomation } from './http/automation.js';
 import { ChannelRouter } from './channels/router.js';
@@ -219,24 +219,12 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   });
   // What recordings may take (decisions.md 131-132): the plans' caps and the node's free-space floor.
   const recordingCaps = new RecordingCaps({
-    dir: recordings.dirOf(''),
+    recordings,
+    store,
+    planOf: (row): Promise<RecordingPlanCaps | undefined> => sessions.planOf(row),
     floorMb: config.recordings.freeSpaceFloorMb,
     now,
-    running: async () => {
-      const running: RunningRecording[] = [];
-      for (const { sessionId, startedAt } of recordings.running()) {
-        const row = await store.session(sessionId);
-        if (row?.status === 'running') running.push({ sessionId, accountId: row.account_id, startedAt });
-      }
-      return running;
-    },
-    planOf: async (id): Promise<Plan | undefined> => {
-      const row = await store.session(id);
-      return row && sessions.planOf(row);
-    },
-    keptHere: (accountId) => recordings.bytesKept(accountId),
-    ...(clustered ? { keptElsewhereMb: async (accountId: string) => (await recordingsAccess.meters(accountId)).recording_mb_kept - (await recordingsKeptHere.meters(accountId)).recording_mb_kept } : {}),
-    stop: (id, reason) => recordings.stopRecording(id, reason),
+    ...(clustered ? { keptElsewhereMb: (accountId: string) => recordingsLink!.keptElsewhereMb(accountId) } : {}),
   });
   const profiles = openProfileService({ config, dataDir, store, plan: (id) => accounts.plan(id), image: (id) => runtime.image(id), now, warn: (message) => logger.warn(message) });
   const sessions = new SessionService({

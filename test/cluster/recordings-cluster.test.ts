@@ -127,7 +127,7 @@ describe('a recording on a two-node cluster', () => {
     const created = await call('node-b')('/vm/create', { browser: 'chromium', url: `${origin}/moving`, record: true });
     expect(created.status, JSON.stringify(created)).toBe('ok');
     expect((await engines.get('node-a')!.store.session(created.vmId))!.node_id).toBe('node-a');
-    const stopped = await waitFor(() => call('node-b')(`/vm/recording?id=${created.vmId}`), (answer) => answer.recording?.timeline.some((entry: { type: string }) => entry.type === 'stopped') ?? false, 90_000);
+    const stopped = await waitFor(() => call('node-b')(`/vm/recording?id=${created.vmId}`), (answer) => answer.recording?.timeline.some((entry: { type: string }) => entry.type === 'stopped') ?? false, 180_000);
     expect(stopped.recording.timeline.find((entry: { type: string }) => entry.type === 'stopped')).toMatchObject({ reason: 'recording_mb_limit' });
     expect((await call('node-b')(`/vm/data?id=${created.vmId}`)).data?.[0]?.status).toBe('running');
     // The share state drops `recording` on the node that does not run the session too.
@@ -138,7 +138,7 @@ describe('a recording on a two-node cluster', () => {
     expect(refused.status).toBe('denied');
     expect(refused.message).toMatch(/^record: .*recording_mb_limit/);
     await call('node-b')('/vm/remove', { id: created.vmId });
-  }, 180_000);
+  }, 300_000);
 
   it('says so in the envelope when the node that keeps it is gone', async () => {
     const created = await api('node-a')('/vm/create', { browser: 'chromium', url: `${origin}/second`, record: true });

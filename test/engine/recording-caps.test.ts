@@ -47,7 +47,7 @@ async function accountOn(fixture: EngineFixture, plan: string): Promise<Call> {
 /** Waits for the recording's `stopped` entry; then the session still runs and the share state no longer says `recording`. */
 async function expectStopped(fixture: EngineFixture, call: Call, created: Record<string, any>, reason: string): Promise<Record<string, any>> {
   const id = created.vmId as string;
-  const stopped = await waitFor(() => call(`/vm/recording?id=${id}`), (answer) => answer.recording?.timeline.some((entry: Entry) => entry.type === 'stopped') ?? false, 90_000);
+  const stopped = await waitFor(() => call(`/vm/recording?id=${id}`), (answer) => answer.recording?.timeline.some((entry: Entry) => entry.type === 'stopped') ?? false, 180_000);
   expect(stopped.recording.timeline.filter((entry: Entry) => entry.type === 'stopped')).toEqual([expect.objectContaining({ type: 'stopped', reason })]);
   // The recording is whole (its file closed) while the session runs on.
   const whole = await waitFor(() => call(`/vm/recording?id=${id}`), (answer) => answer.recording?.state === 'ended', 30_000);
@@ -97,7 +97,7 @@ describe('a plan\'s recording caps', () => {
     const again = await call('/vm/create', { browser: 'chromium', record: true });
     expect(again.status).toBe('ok');
     await call('/vm/remove', { id: again.vmId });
-  }, 240_000);
+  }, 300_000);
 
   it('stops a recording at recording_minutes_limit, the session running on', async () => {
     const call = await accountOn(fixture, 'short');
@@ -109,7 +109,7 @@ describe('a plan\'s recording caps', () => {
     clockAhead += 61_000;
     await expectStopped(fixture, call, created, 'recording_minutes_limit');
     await call('/vm/remove', { id });
-  }, 240_000);
+  }, 300_000);
 });
 
 describe('the node\'s free-space floor', () => {
@@ -152,7 +152,7 @@ describe('the node\'s free-space floor', () => {
     const again = await call('/vm/create', { browser: 'chromium', url: `${fixture.site.origin}/moving`, record: true });
     expect(again.status).toBe('ok');
     await call('/vm/remove', { id: again.vmId });
-  }, 240_000);
+  }, 300_000);
 
   it('denies record: true when the floor is set above the disk\'s free space, and creates without record', async () => {
     const high = await startEngine({ name: 'recording-floor-high', runtime: 'fake', plans: ['recorded'], config: { plans: PLANS, recordings: { retentionDays: 30, timelineKb: 4096, freeSpaceFloorMb: 1_000_000_000 } } });

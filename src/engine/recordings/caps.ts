@@ -7,6 +7,8 @@
 // stops (its timeline says why, the share state drops `recording`) and the session runs on.
 import { mkdirSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
+import type { SessionRow, Store } from '../store/store.js';
+import type { Recordings, StopReason } from './recordings.js';
 
 /** The free space a node keeps by default (MB): under it, it records nothing. */
 export const DEFAULT_FREE_SPACE_FLOOR_MB = 1024;
@@ -16,50 +18,39 @@ export const CAPS_CHECK_MS = 2000;
 const ELSEWHERE_FRESH_MS = 60_000;
 const MB = 1024 * 1024;
 
-/** Why a recording stopped while its session ran on: the plan's field or the node's floor, as the timeline names it. */
-export type StopReason = 'recording_mb_limit' | 'recording_minutes_limit' | 'free_space_floor';
-
 /** A plan's recording caps (config.ts): absent or null, none. */
 export interface RecordingPlanCaps {
   recording_mb_limit?: number | null;
   recording_minutes_limit?: number | null;
 }
 
-/** A recording this node's runtime writes now. */
-export interface RunningRecording {
-  sessionId: string;
-  accountId: string;
-  /** When its recorder started (ms). */
-  startedAt: number;
-}
-
 export interface RecordingCapsOptions {
-  /** The directory the node keeps recordings in (made if need be): its file system's free space is what the floor is about. */
-  dir: string;
+  /** The recordings this node keeps: those its runtime writes now, what an account keeps here, and their stop. */
+  recordings: Pick<Recordings, 'dirOf' | 'running' | 'bytesKept' | 'stopRecording'>;
+  store: Pick<Store, 'session'>;
+  /** The plan a recorded session takes its slot from. */
+  planOf(row: SessionRow): Promise<RecordingPlanCaps | undefined>;
+  /** The free space, in MB, under which the node records nothing. */
   floorMb: number;
   now: () => number;
-  /** The recordings running here now. */
-  running(): Promise<RunningRecording[]>;
-  /** The plan a recorded session takes its slot from. */
-  planOf(sessionId: string): Promise<RecordingPlanCaps | undefined>;
-  /** Bytes the account's recordings keep on this node (media and timelines, running ones too). */
-  keptHere(accountId: string): Promise<number>;
   /** Megabytes the account's recordings keep on other nodes (a cluster); absent on one machine. */
   keptElsewhereMb?: (accountId: string) => Promise<number>;
-  /** Stops one recording, its session running on. */
-  stop(sessionId: string, reason: StopReason): Promise<void>;
 }
 
 export class RecordingCaps {
   private readonly elsewhere = new Map<string, { at: number; mb: Promise<number> }>();
 
+  /** The directory the node keeps recordings in (made here): its file system's free space is what the floor is about. */
+  private readonly dir: string;
+
   constructor(private readonly options: RecordingCapsOptions) {
-    mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+    this.dir = options.recordings.dirOf('');
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
   }
 
   /** Bytes free to an unprivileged writer on the recordings' file system. */
   async freeBytes(): Promise<number> {
-    const stats = await statfs(this.options.dir);
+    const stats = await statfs(this.dir);
     return stats.bavail * stats.bsize;
   }
 
@@ -73,32 +64,43 @@ export class RecordingCaps {
    * when `fresh` (a create: rare, and what it admits is what the caller sees), else at most a minute old (the running checks).
    */
   async keptMb(accountId: string, fresh = false): Promise<number> {
-    return (await this.options.keptHere(accountId)) / MB + (await this.elsewhereMb(accountId, fresh));
+    return (await this.options.recordings.bytesKept(accountId)) / MB + (await this.elsewhereMb(accountId, fresh));
   }
 
   /** One round: every recording running here against the floor, its plan's minutes and its account's megabytes. */
   async check(): Promise<void> {
-    const running = await this.options.running();
+    const running = await this.running();
     if (running.length === 0) return;
+    const stop = (sessionId: string, reason: StopReason) => this.options.recordings.stopRecording(sessionId, reason);
     if (await this.belowFloor()) {
-      await Promise.all(running.map((recording) => this.options.stop(recording.sessionId, 'free_space_floor')));
+      await Promise.all(running.map(({ row }) => stop(row.id, 'free_space_floor')));
       return;
     }
     const kept = new Map<string, Promise<number>>();
     const now = this.options.now();
-    for (const recording of running) {
-      const plan = await this.options.planOf(recording.sessionId);
+    for (const { row, startedAt } of running) {
+      const plan = await this.options.planOf(row);
       const minutes = plan?.recording_minutes_limit;
-      if (typeof minutes === 'number' && now - recording.startedAt >= minutes * 60_000) {
-        await this.options.stop(recording.sessionId, 'recording_minutes_limit');
+      if (typeof minutes === 'number' && now - startedAt >= minutes * 60_000) {
+        await stop(row.id, 'recording_minutes_limit');
         continue;
       }
       const limitMb = plan?.recording_mb_limit;
       if (typeof limitMb !== 'number') continue;
       // One look at an account's files a round, however many of its recordings run here.
-      if (!kept.has(recording.accountId)) kept.set(recording.accountId, this.keptMb(recording.accountId));
-      if ((await kept.get(recording.accountId)!) >= limitMb) await this.options.stop(recording.sessionId, 'recording_mb_limit');
+      if (!kept.has(row.account_id)) kept.set(row.account_id, this.keptMb(row.account_id));
+      if ((await kept.get(row.account_id)!) >= limitMb) await stop(row.id, 'recording_mb_limit');
     }
+  }
+
+  /** The recordings this node's runtime writes now whose sessions run (not starting, not ending). */
+  private async running(): Promise<Array<{ row: SessionRow; startedAt: number }>> {
+    const running: Array<{ row: SessionRow; startedAt: number }> = [];
+    for (const { sessionId, startedAt } of this.options.recordings.running()) {
+      const row = await this.options.store.session(sessionId);
+      if (row?.status === 'running') running.push({ row, startedAt });
+    }
+    return running;
   }
 
   /** Checks every CAPS_CHECK_MS until the answer is called; a failed round is told and the next one tries again. */

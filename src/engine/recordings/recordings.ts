@@ -14,10 +14,11 @@ import type { AttachmentChange, Presence } from '../channels/presence.js';
 import type { RecordingSpec, RuntimeEvent } from '../runtime/index.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SessionRow, Store } from '../store/store.js';
-import type { StopReason } from './caps.js';
 import { readTimeline, Timeline, TIMELINE_FILE } from './timeline.js';
 
 export const MEDIA_FILE = 'media.mkv';
+/** Why a recording stopped while its session ran on (caps.ts): the plan's field or the node's floor, as the timeline names it. */
+export type StopReason = 'recording_mb_limit' | 'recording_minutes_limit' | 'free_space_floor';
 /** Statuses of a session that has ended (its recorder closes as its runtime stops). */
 const ENDED = new Set(['suspended', 'deleted', 'error', 'stopping']);
 /** The recorder's mark that the media file is whole (runtime/capture/recorder.ts CLOSED_SUFFIX). */
