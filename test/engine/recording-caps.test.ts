@@ -92,6 +92,8 @@ describe('a plan\'s recording caps', () => {
     // Removing its recordings makes room again.
     expect((await call('/vm/remove', { id })).status).toBe('ok');
     await waitFor(() => call(`/vm/data?id=${id}`), (answer) => answer.data?.[0]?.status === 'deleted', 60_000);
+    // Nothing was noted after the stop, not even the session's end: it was no longer recorded.
+    expect((await call(`/vm/recording?id=${id}`)).recording.timeline.at(-1)).toMatchObject({ type: 'stopped', reason: 'recording_mb_limit' });
     expect((await call('/vm/recording/remove', { id })).status).toBe('ok');
     expect((await call('/user/quota')).recording_mb_kept).toBe(0);
     const again = await call('/vm/create', { browser: 'chromium', record: true });

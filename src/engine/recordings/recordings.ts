@@ -68,6 +68,8 @@ export class Recordings {
   private readonly recordedHere = new Set<string>();
   /** The recorders running here, by session, with when each started (a plan's caps stop them: caps.ts). */
   private readonly recorders = new Map<string, { recorder: { close(): Promise<void> }; startedAt: number }>();
+  /** Sessions whose recording stopped while they ran on: their timeline notes nothing more (their viewers were told it is not recorded). */
+  private readonly stopped = new Set<string>();
 
   constructor(private readonly options: RecordingsOptions) {}
 
@@ -100,14 +102,15 @@ export class Recordings {
 
   /**
    * Stops a recording while its session runs on (a plan's cap or the node's floor, caps.ts): the
-   * timeline says why, the recorder closes its file (whole), the session's row says it stopped
-   * (the share state drops `recording`) and its viewers are told.
+   * timeline says why and then notes nothing more, the recorder closes its file (whole), the
+   * session's row says it stopped (the share state drops `recording`) and its viewers are told.
    */
   async stopRecording(sessionId: string, reason: StopReason): Promise<void> {
     const running = this.recorders.get(sessionId);
     if (!running) return;
     this.recorders.delete(sessionId);
     this.note(sessionId, { type: 'stopped', reason }, true);
+    this.stopped.add(sessionId);
     await running.recorder.close();
     await this.options.store.updateSession(sessionId, { recording_stopped: reason });
     this.options.tell?.(sessionId);
@@ -115,6 +118,7 @@ export class Recordings {
 
   /** Adds an entry to a recorded session's timeline (nothing for a session that is not recorded here); `closing` ones are kept past its caps. */
   note(sessionId: string, entry: Omit<RecordingTimelineEntry, 'time'>, closing = false): void {
+    if (this.stopped.has(sessionId)) return;
     let timeline = this.timelines.get(sessionId);
     if (!timeline) {
       const dir = this.dirOf(sessionId);
@@ -146,6 +150,7 @@ export class Recordings {
   noteEnd(row: SessionRow): void {
     this.recorders.delete(row.id);
     this.note(row.id, { type: 'ended', status: row.status, reason: row.end_reason ?? 'unknown' }, true);
+    this.stopped.delete(row.id);
     // Written, this process follows the timeline no more (an entry after the end opens it again).
     const timeline = this.timelines.get(row.id);
     void timeline?.written().then(() => {
