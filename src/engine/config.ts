@@ -6,6 +6,7 @@ import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
 import { COUNTRY_TIME_ZONES, DEFAULT_CONFINEMENT, DEFAULT_EGRESS_CONNECTIONS, DEFAULT_SOUND, DEFAULT_VIDEO, isTimeZone, parseAllowRanges, type WarmPoolOptions } from './runtime/index.js';
 import { DEFAULT_TIMELINE_KB } from './recordings/timeline.js';
+import { DEFAULT_FREE_SPACE_FLOOR_MB } from './recordings/caps.js';
 import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS } from './channels/rfb/viewer-room.js';
 
 /** Files in and out of sessions (decisions.md 55-57): on, 256 MB a file and 512 MB a session (inside the 1 GB disk), 32 MiB/s a transfer. */
@@ -36,6 +37,14 @@ export const planSchema = z.object({
   recording_days: z.number().int().min(1).max(3650).optional(),
   /** Whether the plan's recordings keep whole web addresses in their timeline (queries and fragments, where sign-in links and tokens live); off: origin and path only (decisions.md 127). */
   recording_full_urls: z.boolean().optional(),
+  /**
+   * The most megabytes the account's recordings keep together (`recording_mb_kept`, every node's;
+   * decisions.md 131): past it the recording running stops and `record: true` creates are denied
+   * until recordings are removed. Absent or null: no cap.
+   */
+  recording_mb_limit: z.number().int().min(0).nullable().optional(),
+  /** The longest one recording runs, in minutes: then it stops, the session runs on (decisions.md 131). Absent or null: the session's own length. */
+  recording_minutes_limit: z.number().int().min(1).nullable().optional(),
   /** Saved profiles (decisions.md 87): on unless a plan says false; how many, and their megabytes together (null: no cap). */
   profiles: z.boolean().optional(),
   profile_limit: z.number().int().min(0).nullable().optional(),
@@ -87,11 +96,16 @@ export const engineConfigSchema = z
     plans: z.array(planSchema).min(1).default(DEFAULT_PLANS),
     /**
      * Recordings (issue 35): days one is kept after its session ended, unless its plan says
-     * otherwise; the most a timeline keeps, in KiB (decisions.md 127).
+     * otherwise; the most a timeline keeps, in KiB (decisions.md 127); the free space, in MB, under
+     * which the node records nothing (decisions.md 132).
      */
     recordings: z
-      .object({ retentionDays: z.number().int().min(1).max(3650).default(30), timelineKb: z.number().int().min(16).max(65_536).default(DEFAULT_TIMELINE_KB) })
-      .default({ retentionDays: 30, timelineKb: DEFAULT_TIMELINE_KB }),
+      .object({
+        retentionDays: z.number().int().min(1).max(3650).default(30),
+        timelineKb: z.number().int().min(16).max(65_536).default(DEFAULT_TIMELINE_KB),
+        freeSpaceFloorMb: z.number().int().min(0).max(1_000_000_000).default(DEFAULT_FREE_SPACE_FLOOR_MB),
+      })
+      .default({ retentionDays: 30, timelineKb: DEFAULT_TIMELINE_KB, freeSpaceFloorMb: DEFAULT_FREE_SPACE_FLOOR_MB }),
     rateLimit: z.object({ requests: z.number().int().positive(), perSeconds: z.number().positive() }).default({ requests: 120, perSeconds: 60 }),
     egress: z
       .object({

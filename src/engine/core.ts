@@ -26,10 +26,9 @@ import { limitersFor } from './http/limits.js';
 import { OpenFiles } from './limits/open-files.js';
 import { createLogger, type Logger } from './operations/logger.js';
 import { EngineMetrics } from './operations/metrics.js';
-import type { ProfileService } from './profiles/profiles.js';
 import { DEFAULT_VIDEO, EnginePorts, probeVideo, type ReapReport, SessionRuntime } from './runtime/index.js';
 import type { EngineRuntime } from './sessions/node-runtime.js';
-import { SessionService } from './sessions/service.js';
+import { SessionService, type SessionServiceOptions } from './sessions/service.js';
 import type { SessionRow, Store } from './store/store.js';
 
 export interface EngineOptions {
@@ -107,10 +106,7 @@ export interface EngineCore extends EngineBase {
 }
 
 /** What the sessions take from features made before them. */
-export interface SessionFeatures {
-  profiles: ProfileService;
-  recordingDir: (sessionId: string) => string;
-}
+export type SessionFeatures = Required<Pick<SessionServiceOptions, 'profiles' | 'recording' | 'recordingCaps'>>;
 
 /** The base, with the URL it listens on set once, and its parts closed last first. */
 export type OpenedBase = EngineBase & { listening(url: string): void; close(): Promise<void> };
@@ -220,7 +216,8 @@ export function openSessions(base: EngineBase, features: SessionFeatures): Engin
     nodeId: base.nodeId,
     ...(clustered ? { cluster: link } : {}),
     shareBase: base.shareBase,
-    recordingDir: features.recordingDir,
+    recording: features.recording,
+    recordingCaps: features.recordingCaps,
   });
   // Every stream of a session is a channel (docs/architecture.md "Channels"), registered by the
   // features; every attachment, whatever its channel (and the share API's event streams), passes the door.

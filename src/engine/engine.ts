@@ -76,9 +76,10 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const base = await openBase(options);
   const { config, store, logger, metrics, link, presence, clustered, runtime } = base;
   // Features the sessions record into and restore from are opened before them.
-  const recordings = openRecordings(base);
+  const recorded = openRecordings(base);
+  const { recordings } = recorded;
   const profiles = openProfiles(base);
-  const core = openSessions(base, { profiles, recordingDir: (id) => recordings.recordHere(id) });
+  const core = openSessions(base, { profiles, recording: (id) => recordings.recordHere(id), recordingCaps: recorded.caps });
   const { sessions, router, door } = core;
   const control = controlModule(core);
   const webhooks = webhooksModule(core, options.webhookLookup);
@@ -101,13 +102,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     await base.close();
   };
   try {
-    const recorded = await recordingsModule(core, recordings);
+    const recording = await recordingsModule(core, recorded);
     // The order features start in (and register their channels: the viewer state's flags follow it).
     modules = new ModuleList([
       displayModule(core, control.seats),
       await automationModule(core, control.seats),
       filesModule(core),
-      recorded,
+      recording,
       profilesModule(profiles),
       tabsModule(core),
       control,
@@ -127,7 +128,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     });
     const links = new ShareLinks({ store, secret: base.secret, shareBase: base.shareBase });
     const shareApi = createShareApi({ sessions, links, presence, router, door, ...modules.merged('share'), eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter: base.limiter, clientAddress: base.clientAddress, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
-    const site = createViewerSite({ linkStatus: shareApi.linkStatus, replayStatus: recorded.replayStatus });
+    const site = createViewerSite({ linkStatus: shareApi.linkStatus, replayStatus: recording.replayStatus });
     const sources: ReadinessSources = {
       nodeId: base.nodeId,
       probeStore: (timeoutMs) => store.probeWrite(timeoutMs),

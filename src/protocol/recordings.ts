@@ -10,7 +10,9 @@ export const recordingTimelineEntrySchema = z.object({
   /**
    * `navigation` (a tab showed a web address: `url`, `title`), `tab-opened`, `tab-closed`,
    * `viewer-joined` / `viewer-left` (`channel`, `rights`), `program-attached` / `program-left`,
-   * `refused` (`target`, `category`), `ended` (`status`, `reason`), `dropped` (`reason`: `rate`,
+   * `refused` (`target`, `category`), `ended` (`status`, `reason`), `stopped` (`reason`:
+   * `recording_mb_limit`, `recording_minutes_limit` or `free_space_floor`: the recording stopped,
+   * the session ran on; decisions.md 131-132), `dropped` (`reason`: `rate`,
    * more than 10 entries a second came from `tab`; `total`, the timeline is full: from here on such
    * entries are left out; said once each); `title` only in the stored file. A `url` is its origin
    * and path unless the plan keeps whole addresses (`recording_full_urls`), at most 2,048

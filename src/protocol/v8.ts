@@ -118,6 +118,12 @@ export const userQuotaResponseSchema = usageMetersSchema.extend({
   ...profileMetersSchema.partial().shape,
   /** Megabytes the account's recordings keep on this service (issue 35); absent from engines before recordings. */
   recording_mb_kept: z.number().optional(),
+  /**
+   * The most megabytes the account's recordings may keep (its plan's `recording_mb_limit`, the
+   * largest of its plans that record; null: no cap): at it, a running recording stops and
+   * `record: true` is denied until recordings are removed (decisions.md 131). Absent when no plan records.
+   */
+  recording_mb_limit: z.number().nullable().optional(),
 });
 export type UserQuotaResponse = z.infer<typeof userQuotaResponseSchema>;
 

@@ -89,6 +89,7 @@ function describe(t: TFunction<'replay'>, entry: RecordingTimelineEntry): string
     case 'program-attached':
     case 'program-left':
     case 'ended':
+    case 'stopped':
       return t(`event.${entry.type}`);
     default:
       return t('event.other', { type: entry.type });

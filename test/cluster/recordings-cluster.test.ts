@@ -1,7 +1,9 @@
 // Recordings on a cluster (issue 35, decisions.md 107): two engine nodes on one Postgres. A
 // recorded session runs on one node; the other answers for its recording as if it kept it: the
 // description with its timeline, the MP4 (whole and by range, which ffprobe reads), the account's
-// meter and the removal. With the keeper gone, the other node says so in the envelope.
+// meter and the removal. A plan's recording_mb_limit stops a recording on the node that records
+// it and denies the next at the other node, which counts what the keeper keeps (decisions.md 131).
+// With the keeper gone, the other node says so in the envelope.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,6 +20,11 @@ import { v8Caller } from '../helpers/site.js';
 
 const SECRET = 'recordings-cluster-secret-0123456789abcdef';
 const PAGE = '<!doctype html><title>Kept</title><body style="margin:0;background:#00f"><h1 style="color:#fff">kept on one node</h1></body>';
+/** A page whose picture changes all over, every frame: its recording reaches a megabyte in seconds. */
+const MOVING = `<!doctype html><title>Moving</title><body style="margin:0"><canvas id="c" width="1280" height="720"></canvas><script>
+var c = document.getElementById('c').getContext('2d'), n = 0;
+setInterval(function () { n++; for (var i = 0; i < 60; i++) { c.fillStyle = 'hsl(' + ((n * 37 + i * 53) % 360) + ',80%,50%)'; c.fillRect((i * 97 + n * 13) % 1200, (i * 61 + n * 7) % 680, 80, 40); } }, 33);
+</script></body>`;
 const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
 const nodes = new Map<string, ClusterNode>();
 const engines = { get: (id: string) => nodes.get(id)?.engine };
@@ -32,12 +39,12 @@ const media = (id: string, vmId: string, range?: string) =>
   fetch(`${engines.get(id)!.url}/v8/vm/recording/media?id=${vmId}`, { headers: { authorization: `Bearer ${key}`, ...(range ? { range } : {}) } });
 
 beforeAll(async () => {
-  site = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE));
+  site = createServer((request, response) => response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(request.url === '/moving' ? MOVING : PAGE));
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
   database = await testDatabase();
   scratch = await mkdtemp(join(tmpdir(), 'rbk-recordings-cluster-'));
-  for (const id of ['node-a', 'node-b']) nodes.set(id, await startClusterNode({ database, id, secret: SECRET, config: { plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }] } }));
+  for (const id of ['node-a', 'node-b']) nodes.set(id, await startClusterNode({ database, id, secret: SECRET, config: { plans: [...DEFAULT_PLANS, { ...pro, id: 'recorded', name: 'Recorded', recording: true }, { ...pro, id: 'capped', name: 'Recorded, 1 MB', recording: true, recording_mb_limit: 1 }] } }));
   key = (await engines.get('node-a')!.accounts.create({ contact: 'cluster-recordings@example.com', plans: ['recorded'] })).apiKey.key;
 }, 120_000);
 
@@ -112,6 +119,26 @@ describe('a recording on a two-node cluster', () => {
       expect((await api(via)('/user/quota')).recording_mb_kept, via).toBe(0);
     }
   }, 60_000);
+
+  it('stops at the plan\'s recording_mb_limit on the node that records, and the other node denies the next one, counting what that node keeps', async () => {
+    const capped = (await engines.get('node-a')!.accounts.create({ contact: 'cluster-capped@example.com', plans: ['capped'] })).apiKey.key;
+    const call = (id: string) => v8Caller(() => engines.get(id)!.url, () => capped);
+    // node-b still takes no sessions: node-a records, node-b answers.
+    const created = await call('node-b')('/vm/create', { browser: 'chromium', url: `${origin}/moving`, record: true });
+    expect(created.status, JSON.stringify(created)).toBe('ok');
+    expect((await engines.get('node-a')!.store.session(created.vmId))!.node_id).toBe('node-a');
+    const stopped = await waitFor(() => call('node-b')(`/vm/recording?id=${created.vmId}`), (answer) => answer.recording?.timeline.some((entry: { type: string }) => entry.type === 'stopped') ?? false, 180_000);
+    expect(stopped.recording.timeline.find((entry: { type: string }) => entry.type === 'stopped')).toMatchObject({ reason: 'recording_mb_limit' });
+    expect((await call('node-b')(`/vm/data?id=${created.vmId}`)).data?.[0]?.status).toBe('running');
+    // The share state drops `recording` on the node that does not run the session too.
+    const linkId = new URL(created.shareUrl as string).search.slice(1);
+    expect(((await (await fetch(`${engines.get('node-b')!.url}/share/${linkId}`)).json()) as Record<string, unknown>).recording).toBeUndefined();
+    // node-b keeps nothing of the account: what node-a keeps denies the next recording there.
+    const refused = await call('node-b')('/vm/create', { browser: 'chromium', record: true });
+    expect(refused.status).toBe('denied');
+    expect(refused.message).toMatch(/^record: .*recording_mb_limit/);
+    await call('node-b')('/vm/remove', { id: created.vmId });
+  }, 300_000);
 
   it('says so in the envelope when the node that keeps it is gone', async () => {
     const created = await api('node-a')('/vm/create', { browser: 'chromium', url: `${origin}/second`, record: true });

@@ -3,7 +3,8 @@
 // loop; the timeline read back has every entry cut, one `dropped` note, a file within its cap, the
 // session's end still on it, and `/healthz` answers while four reads run. A page opened at
 // an address with a token in its query and fragment appears on the timeline (and to a replay
-// link's holder) without them, unless the plan keeps whole addresses (`recording_full_urls`).
+// link's holder) without them, unless the plan keeps whole addresses (`recording_full_urls`). A
+// Firefox ESR page's `history.pushState` navigations are on the timeline too, within the same rate.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +25,14 @@ const RAPID = `<!doctype html><title>Rapid</title><body><script>
 var n = 0;
 setInterval(function () { for (var i = 0; i < 10; i++) history.pushState(null, '', '/rapid/' + (++n)); }, 50);
 </script></body>`;
+/**
+ * A page that moves to new addresses in its document, four times a second, each followed by three
+ * more: 16 a second, past a tab's rate (10) and under Firefox's own (200 in 10 s, then it throws).
+ */
+const PUSHING = `<!doctype html><title>Pushing</title><body><script>
+var n = 0;
+setInterval(function () { n++; history.pushState(null, '', '/pushed/' + n + '?token=' + n); for (var i = 0; i < 3; i++) history.pushState(null, '', '/rapid/' + n + '-' + i); }, 250);
+</script></body>`;
 const SECRET_PATH = '/signed-in?token=secret-token&pw=hunter2#access_token=fragment-token';
 
 type Entry = { type: string; url?: string; title?: string; reason?: string };
@@ -40,7 +49,7 @@ beforeAll(async () => {
     },
     site: (request, response) => {
       const path = (request.url ?? '').split('?')[0]!;
-      const html = path.startsWith('/flood') ? FLOOD : path.startsWith('/rapid') ? RAPID : path === '/signed-in' ? '<!doctype html><title>Signed in</title><body>signed in</body>' : null;
+      const html = path.startsWith('/flood') ? FLOOD : path.startsWith('/rapid') ? RAPID : path === '/pushing' ? PUSHING : path === '/signed-in' ? '<!doctype html><title>Signed in</title><body>signed in</body>' : null;
       if (!html) return void response.writeHead(404).end();
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
     },
@@ -106,6 +115,34 @@ describe('a recording\'s timeline', () => {
     }
     expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(TIMELINE_ENTRIES_PER_S);
   }, 120_000);
+
+  it('follows a Firefox ESR page\'s history.pushState, bounded by the same rate as Chromium\'s', async () => {
+    const { call, site } = fixture;
+    // Firefox's tabs are followed in an app window (decisions.md 103, 113).
+    const created = await call('/vm/create', { browser: 'firefox-esr', window: 'app', url: `${site.origin}/pushing`, record: true });
+    expect(created.status).toBe('ok');
+    const id = created.vmId as string;
+    // The page runs while the session starts, before its tabs are followed: what it does from then on is on the timeline.
+    const pushed = (entry: Entry) => entry.type === 'navigation' && /^\/pushed\/\d+$/.test(new URL(entry.url!).pathname);
+    const noted = await waitFor(
+      () => call(`/vm/recording?id=${id}`),
+      (answer) => answer.recording?.timeline.some((entry: Entry) => entry.type === 'dropped' && entry.reason === 'rate') && answer.recording.timeline.some(pushed),
+      120_000,
+    );
+    await call('/vm/remove', { id });
+    const timeline = noted.recording.timeline as Array<Entry & { time: string; tab?: string }>;
+    const navigations = timeline.filter((entry) => entry.type === 'navigation');
+    // The addresses the page pushed, as origin and path (no query kept).
+    expect(navigations.some((entry) => pushed(entry) && entry.url!.startsWith(`${site.origin}/pushed/`))).toBe(true);
+    expect(navigations.some((entry) => entry.url!.startsWith(`${site.origin}/rapid/`))).toBe(true);
+    expect(JSON.stringify(timeline)).not.toContain('token=');
+    const perSecond = new Map<string, number>();
+    for (const entry of navigations) {
+      const key = `${entry.tab} ${entry.time.slice(0, 19)}`;
+      perSecond.set(key, (perSecond.get(key) ?? 0) + 1);
+    }
+    expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(TIMELINE_ENTRIES_PER_S);
+  }, 180_000);
 
   it('keeps an address\'s origin and path only, so a replay link\'s holder never sees a token in it', async () => {
     const { call, site } = fixture;

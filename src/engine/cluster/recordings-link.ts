@@ -33,6 +33,18 @@ const unreachable = { status: 'error' as const, message: 'the node that keeps th
 export class RecordingsLink {
   constructor(private readonly options: RecordingsLinkOptions) {}
 
+  /** Megabytes the account's recordings keep on the other nodes, as each says; a keeper that is away adds nothing until it is back. */
+  async keptElsewhereMb(accountId: string): Promise<number> {
+    const { nodeId } = this.options;
+    const others = new Set((await this.options.store.recordedSessions(accountId)).map((row) => row.node_id).filter((node): node is string => !!node && node !== nodeId));
+    let megabytes = 0;
+    for (const node of others) {
+      const answer = await this.json<{ status: string; recording_mb_kept?: number }>(node, 'GET', `meters?account=${encodeURIComponent(accountId)}`);
+      if (answer.status === 'ok' && typeof answer.recording_mb_kept === 'number') megabytes += answer.recording_mb_kept;
+    }
+    return megabytes;
+  }
+
   /** The recordings as the API reaches them: here, or through the node that ran the session. */
   get access(): RecordingsAccess {
     const { here, nodeId } = this.options;
@@ -47,14 +59,7 @@ export class RecordingsLink {
         return node ? this.json(node, 'POST', `${row.id}/remove`) : here.remove(row);
       },
       meters: async (accountId) => {
-        const own = await here.meters(accountId);
-        const others = new Set((await this.options.store.recordedSessions(accountId)).map(keeper).filter((node): node is string => node !== null));
-        let megabytes = own.recording_mb_kept;
-        for (const node of others) {
-          const answer = await this.json<{ status: string; recording_mb_kept?: number }>(node, 'GET', `meters?account=${encodeURIComponent(accountId)}`);
-          // A keeper that is away adds nothing until it is back.
-          if (answer.status === 'ok' && typeof answer.recording_mb_kept === 'number') megabytes += answer.recording_mb_kept;
-        }
+        const megabytes = (await here.meters(accountId)).recording_mb_kept + (await this.keptElsewhereMb(accountId));
         return { recording_mb_kept: Math.round(megabytes * 10) / 10 };
       },
       sendMedia: async (range, response, row) => {

@@ -1,20 +1,30 @@
 // Recordings as a feature of the engine (issue 35; module.ts): the recorded sessions' picture,
 // sound and timeline kept on this node, any node's answered through the node link (decisions.md
-// 107), replay links and their keyless page's API (decisions.md 110), and the hourly forgetting of
-// recordings past their days. The sessions write into it (`recordHere`), so it is opened before them.
+// 107), what recordings may take (the plans' caps and the node's free-space floor, decisions.md
+// 131-132), replay links and their keyless page's API (decisions.md 110), and the rounds that
+// check the caps and forget recordings past their days. The sessions record into it and a create
+// is checked against its caps, so it is opened before them.
 import { join } from 'node:path';
 import type { EngineBase, EngineCore } from '../core.js';
 import { RecordingsLink } from '../cluster/recordings-link.js';
 import { recordingsHere } from '../http/recordings.js';
 import type { EngineModule } from '../module.js';
-import { createReplayApi } from '../viewer/replay-api.js';
-import { followRecordedSessions, Recordings } from '../recordings/recordings.js';
+import { RecordingCaps, type RecordingPlanCaps } from '../recordings/caps.js';
+import { followRecordedSessions, Recordings, type RecordingsAccess } from '../recordings/recordings.js';
 import { ReplayLinks } from '../recordings/replay-links.js';
+import { createReplayApi } from '../viewer/replay-api.js';
 
-/** The recordings kept here, before the sessions that record into them. */
-export function openRecordings(base: EngineBase): Recordings {
+/** The recordings kept here, the way any node's are read, and their caps: before the sessions. */
+export interface OpenedRecordings {
+  recordings: Recordings;
+  caps: RecordingCaps;
+  access: RecordingsAccess;
+  link: RecordingsLink | null;
+}
+
+export function openRecordings(base: EngineBase): OpenedRecordings {
   const { config, store, planOf } = base;
-  return new Recordings({
+  const recordings = new Recordings({
     dir: join(base.dataDir, 'recordings'),
     now: base.now,
     store,
@@ -24,21 +34,32 @@ export function openRecordings(base: EngineBase): Recordings {
       return (row && (await planOf(row))?.recording_full_urls) ?? false;
     },
     timelineBytes: config.recordings.timelineKb * 1024,
+    tell: (id) => base.presence.tell(id),
   });
+  // A recording stays on the node that ran its session; any node answers for it.
+  const here = recordingsHere(recordings);
+  const link = base.clustered ? new RecordingsLink({ link: base.link, nodeId: base.nodeId, here, store }) : null;
+  const caps = new RecordingCaps({
+    recordings,
+    store,
+    planOf: (row): Promise<RecordingPlanCaps | undefined> => planOf(row),
+    floorMb: config.recordings.freeSpaceFloorMb,
+    now: base.now,
+    ...(link ? { keptElsewhereMb: (accountId: string) => link.keptElsewhereMb(accountId) } : {}),
+  });
+  return { recordings, caps, access: link?.access ?? here, link };
 }
 
 export type RecordingsModule = EngineModule & { replayStatus: ReturnType<typeof createReplayApi>['pageStatus'] };
 
-export async function recordingsModule(core: EngineCore, recordings: Recordings): Promise<RecordingsModule> {
+export async function recordingsModule(core: EngineCore, opened: OpenedRecordings): Promise<RecordingsModule> {
   const { metrics, logger } = core;
+  const { recordings, caps, access, link } = opened;
   followRecordedSessions(recordings, { sessions: core.sessions, runtime: core.runtime, presence: core.presence, store: core.store });
-  const here = recordingsHere(recordings);
-  const link = core.clustered ? new RecordingsLink({ link: core.link, nodeId: core.nodeId, here, store: core.store }) : null;
-  const access = link?.access ?? here;
   // Signed with the store's replay secret, so any node opens any node's links.
   const replayLinks = new ReplayLinks({ secret: await core.storedSecret('replay_link_secret'), shareBase: core.shareBase, now: core.now, store: core.store, recordings: access, retentionDays: recordings.retentionDays });
   const replayApi = createReplayApi({ links: replayLinks, recordings: access, limiter: core.limiter, clientAddress: core.clientAddress, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'replay_lookup' }) } : {}) });
-  let stopForgetting: (() => void) | undefined;
+  const rounds: Array<() => void> = [];
   return {
     name: 'recordings',
     api: { recordings: access, replayLinks },
@@ -46,10 +67,11 @@ export async function recordingsModule(core: EngineCore, recordings: Recordings)
     ...(link ? { nodeRoutes: (request, response, url) => link.handle(request, response, url) } : {}),
     replayStatus: replayApi.pageStatus,
     start() {
-      stopForgetting = recordings.forgetOldHourly((error) => logger.warn({ err: error }, 'old recordings could not be removed; the next round tries again'));
+      rounds.push(caps.checkEvery((error) => logger.warn({ err: error }, 'recordings could not be checked against their caps; the next round tries again')));
+      rounds.push(recordings.forgetOldHourly((error) => logger.warn({ err: error }, 'old recordings could not be removed; the next round tries again')));
     },
     stop() {
-      stopForgetting?.();
+      for (const stopRound of rounds.splice(0)) stopRound();
     },
   };
 }

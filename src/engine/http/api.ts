@@ -10,7 +10,7 @@ import { parseRemoveRequest } from '../../protocol/index.js';
 import type { AccountUsage } from '../accounts/usage.js';
 import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
-import type { EngineConfig } from '../config.js';
+import type { EngineConfig, Plan } from '../config.js';
 import type { EngineRuntime } from '../sessions/node-runtime.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import type { SessionService } from '../sessions/service.js';

@@ -34,6 +34,10 @@ function refusalText(refusal: Refusal, version: WordingVersion): string {
       return 'residential connections are not included in your plan';
     case 'recording-not-in-plan':
       return 'recording sessions is not included in your plan; create it without record';
+    case 'recording-mb-limit':
+      return `your recordings keep ${refusal.keptMb} MB, your plan's recording_mb_limit is ${refusal.limitMb} MB; remove recordings you no longer need (POST /${version}/vm/recording/remove) or create without record`;
+    case 'recording-free-space':
+      return 'this service\'s disk is nearly full (under its free-space floor), so it records no sessions for now; create without record, or try again later';
     case 'residential-not-configured':
       return 'residential connections are not configured on this service';
     case 'residential-country-unavailable':

@@ -11,11 +11,13 @@ import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RecordingInfo, RecordingTimelineEntry } from '../../protocol/index.js';
 import type { AttachmentChange, Presence } from '../channels/presence.js';
-import { RECORDING_CLOSED, RECORDING_FILES, RECORDING_MEDIA, RECORDING_START, RECORDING_TIMELINE, type RuntimeEvent } from '../runtime/index.js';
+import { RECORDING_CLOSED, RECORDING_FILES, RECORDING_MEDIA, RECORDING_START, RECORDING_TIMELINE, type RecordingSpec, type RuntimeEvent } from '../runtime/index.js';
 import type { SessionService } from '../sessions/service.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { readTimeline, Timeline } from './timeline.js';
 
+/** Why a recording stopped while its session ran on (caps.ts): the plan's field or the node's floor, as the timeline names it. */
+export type StopReason = 'recording_mb_limit' | 'recording_minutes_limit' | 'free_space_floor';
 /** Statuses of a session that has ended (its recorder closes as its runtime stops). */
 const ENDED = new Set(['suspended', 'deleted', 'error', 'stopping']);
 /** A recording whose session ended without its recorder closing it (the engine was killed) is taken as whole once unchanged this long. */
@@ -27,13 +29,15 @@ export interface RecordingsOptions {
   /** The directory that holds one directory per recorded session (root-only, the engine's own). */
   dir: string;
   now: () => number;
-  store: Pick<Store, 'recordedSessions'>;
+  store: Pick<Store, 'recordedSessions' | 'session' | 'updateSession'>;
   /** Days a recording is kept after its session ended: its plan's `recording_days`, else the service's. */
   retentionDays(row: SessionRow): Promise<number>;
   /** Whether a session's plan keeps whole web addresses in its timeline (`recording_full_urls`); else origin and path. */
   fullUrls(sessionId: string): Promise<boolean>;
   /** The most bytes of entries one timeline keeps (`recordings.timelineKb`). */
   timelineBytes: number;
+  /** Tells a session's viewers its state changed (a recording stopped: the share state drops `recording`). */
+  tell?: (sessionId: string) => void;
 }
 
 export type RecordingOutcome = { status: 'ok'; recording: RecordingInfo } | { status: 'denied' | 'error'; message: string };
@@ -57,6 +61,10 @@ export class Recordings {
   private readonly timelines = new Map<string, Timeline>();
   /** Sessions this process's runtime records (recordHere): their recorder is ours to close. */
   private readonly recordedHere = new Set<string>();
+  /** The recorders running here, by session, with when each started (a plan's caps stop them: caps.ts). */
+  private readonly recorders = new Map<string, { recorder: { close(): Promise<void> }; startedAt: number }>();
+  /** Sessions whose recording stopped while they ran on: their timeline notes nothing more (their viewers were told it is not recorded). */
+  private readonly stopped = new Set<string>();
 
   constructor(private readonly options: RecordingsOptions) {}
 
@@ -73,17 +81,39 @@ export class Recordings {
    * file with a mark (recorder.ts), so until then the recording is not taken as whole however long
    * the file stays unchanged (a slow stop on a busy machine), unlike one an engine that is gone left.
    */
-  recordHere(sessionId: string): string {
+  recordHere(sessionId: string): RecordingSpec {
     this.recordedHere.add(sessionId);
     // Made now, before the runtime starts: what the timeline hears while the browser starts (its
     // first navigation, on a cold start) is kept, not dropped for want of a directory.
     const dir = this.dirOf(sessionId);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return dir;
+    return { dir, started: (recorder) => void this.recorders.set(sessionId, { recorder, startedAt: this.options.now() }) };
+  }
+
+  /** The recordings this process's runtime writes now (their sessions run; none was stopped). */
+  running(): Array<{ sessionId: string; startedAt: number }> {
+    return [...this.recorders].map(([sessionId, { startedAt }]) => ({ sessionId, startedAt }));
+  }
+
+  /**
+   * Stops a recording while its session runs on (a plan's cap or the node's floor, caps.ts): the
+   * timeline says why and then notes nothing more, the recorder closes its file (whole), the
+   * session's row says it stopped (the share state drops `recording`) and its viewers are told.
+   */
+  async stopRecording(sessionId: string, reason: StopReason): Promise<void> {
+    const running = this.recorders.get(sessionId);
+    if (!running) return;
+    this.recorders.delete(sessionId);
+    this.note(sessionId, { type: 'stopped', reason }, true);
+    this.stopped.add(sessionId);
+    await running.recorder.close();
+    await this.options.store.updateSession(sessionId, { recording_stopped: reason });
+    this.options.tell?.(sessionId);
   }
 
   /** Adds an entry to a recorded session's timeline (nothing for a session that is not recorded here); `closing` ones are kept past its caps. */
   note(sessionId: string, entry: Omit<RecordingTimelineEntry, 'time'>, closing = false): void {
+    if (this.stopped.has(sessionId)) return;
     let timeline = this.timelines.get(sessionId);
     if (!timeline) {
       const dir = this.dirOf(sessionId);
@@ -113,7 +143,9 @@ export class Recordings {
 
   /** The session moved to an end. */
   noteEnd(row: SessionRow): void {
+    this.recorders.delete(row.id);
     this.note(row.id, { type: 'ended', status: row.status, reason: row.end_reason ?? 'unknown' }, true);
+    this.stopped.delete(row.id);
     // Written, this process follows the timeline no more (an entry after the end opens it again).
     const timeline = this.timelines.get(row.id);
     void timeline?.written().then(() => {
@@ -171,18 +203,24 @@ export class Recordings {
 
   /** The account's recordings' meter: megabytes kept here (one decimal). */
   async meters(accountId: string): Promise<{ recording_mb_kept: number }> {
+    return { recording_mb_kept: Math.round(((await this.bytesKept(accountId)) / (1024 * 1024)) * 10) / 10 };
+  }
+
+  /** Bytes the account's recordings keep here: media and timelines, running ones as far as written. */
+  async bytesKept(accountId: string): Promise<number> {
     let bytes = 0;
     for (const row of await this.options.store.recordedSessions(accountId)) {
       for (const file of RECORDING_FILES) bytes += (await stat(join(this.dirOf(row.id), file)).catch(() => null))?.size ?? 0;
     }
-    return { recording_mb_kept: Math.round((bytes / (1024 * 1024)) * 10) / 10 };
+    return bytes;
   }
 
   /** Removes the recordings kept past their retention (days after their session ended); answers how many. */
   async forgetOld(): Promise<number> {
     let removed = 0;
     for (const row of await this.options.store.recordedSessions()) {
-      if (!existsSync(this.dirOf(row.id)) || !(await this.isWhole(row))) continue;
+      // A recording stopped by a cap is whole while its session runs on: its days count from the session's end.
+      if (!ENDED.has(row.status) || !existsSync(this.dirOf(row.id)) || !(await this.isWhole(row))) continue;
       const endedAt = row.ended_at ?? row.created_at;
       if (this.options.now() - endedAt < (await this.options.retentionDays(row)) * 86_400_000) continue;
       await rm(this.dirOf(row.id), { recursive: true, force: true });

@@ -5,7 +5,7 @@
 // session (a session's parts started and stopped as a unit, its files, its events), pool (warm
 // displays and browsers), then runtime.ts, which starts and stops sessions. Nothing in the runtime
 // imports from the rest of the engine but the wire protocol.
-export { reapRoot, SessionRuntime, type ReapReport, type RuntimeEvent, type RuntimeOptions, type RuntimeSession, type SessionSpec, type StartKind, type WarmPoolOptions } from './runtime.js';
+export { reapRoot, SessionRuntime, type ReapReport, type RuntimeEvent, type RuntimeOptions, type RuntimeSession, type RecordingSpec, type SessionSpec, type StartKind, type WarmPoolOptions } from './runtime.js';
 export { DEFAULT_CONFINEMENT, probeConfinement, type SessionSandbox } from './sandbox/confinement.js';
 export { memfdProtection } from './sandbox/exec-guard.js';
 export { classifyAddress, isAddressAllowed, parseAllowRanges, type AllowedRange, type EgressPolicy } from './egress/address-policy.js';

@@ -39,7 +39,7 @@ import { closeAndCapture, restoreProfile, type ArchiveConsumer, type ProfileCapt
 export { reapRoot, rootKey, type ReapReport } from './session/reap.js';
 export type { RuntimeEvent, RuntimeNotice, SessionEndingEvent } from './session/runtime-events.js';
 export type { WarmPoolOptions, WarmPoolStats } from './pool/warm-pool.js';
-export type { SessionSpec } from './session-spec.js';
+export type { RecordingSpec, SessionSpec } from './session-spec.js';
 
 export interface RuntimeOptions {
   /** Directory that holds one sub-directory per session. */
@@ -282,7 +282,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
         if (!slot.browser?.control) await handedOut;
       }
       const current = slot;
-      if (spec.recording) current.parts.add(recorderPart(spec.recording.dir, { video: current.video, sound: current.sound, width, height }));
+      if (spec.recording) spec.recording.started?.(current.parts.add(recorderPart(spec.recording.dir, { video: current.video, sound: current.sound, width, height })));
       spec.onEnds?.(endsOfSlot(current), current.id);
       const browserBegan = performance.now();
       // A saved profile is unpacked into the fresh profile directory first (session-profile.ts).

@@ -3,6 +3,13 @@
 import type { ProfileRestore } from './session-profile.js';
 import type { SessionEnds } from './session/session-ends.js';
 
+/** Where a session is recorded, and who hears of its recorder (to stop it while the session runs on: a plan's cap, decisions.md 131). */
+export interface RecordingSpec {
+  dir: string;
+  /** Called with the recorder once it runs: closing it ends the recording (the file is whole), the session goes on. */
+  started?: (recorder: { close(): Promise<void> }) => void;
+}
+
 export interface SessionSpec {
   /** An image id from the catalog, e.g. `chromium`, `firefox-esr`. */
   browser: string;
@@ -21,7 +28,7 @@ export interface SessionSpec {
   /** Aborting ends the start at once (the session was removed while starting). */
   signal?: AbortSignal;
   /** Record the session (issue 35): its picture and sound go to `media.mkv` in `dir`, the engine's own directory. */
-  recording?: { dir: string };
+  recording?: RecordingSpec;
   /**
    * Called once the display is up, before the browser is, with the session's ends so far (viewers
    * may connect early) and its runtime id (its events may come before the start resolves).

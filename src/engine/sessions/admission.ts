@@ -5,6 +5,7 @@
 import { V6_SHORT_URL_TTL_HOURS, type CreateRequest } from '../../protocol/index.js';
 import type { PoolState } from '../accounts/meters.js';
 import type { EngineConfig, ExitCity } from '../config.js';
+import type { RecordingCaps } from '../recordings/caps.js';
 import { type BrowserImage, interfaceLocale } from '../runtime/index.js';
 import type { AccountRow, Store } from '../store/store.js';
 import { chooseExit } from './exits.js';
@@ -29,6 +30,8 @@ export interface AdmissionContext {
   store: Pick<Store, 'shortUrl' | 'exitCityLoads'>;
   /** The account's pools with their meters now. */
   pools(): Promise<PoolState[]>;
+  /** A recording's caps (recordings/caps.ts): absent where this node records nothing. */
+  recordingCaps?: Pick<RecordingCaps, 'belowFloor' | 'keptMb'>;
   now: number;
 }
 
@@ -61,6 +64,15 @@ export async function admit(context: AdmissionContext, account: AccountRow, requ
   if (request.record === true) {
     pools = pools.filter((p) => p.plan.recording);
     if (pools.length === 0) return { status: 'denied', field: 'record', reason: 'recording-not-in-plan' };
+    // The node's free-space floor, then the account's recordings against the plans' megabytes (decisions.md 131-132).
+    const caps = context.recordingCaps;
+    if (caps && (await caps.belowFloor())) return { status: 'denied', field: 'record', reason: 'recording-free-space' };
+    if (caps && pools.some((p) => typeof p.plan.recording_mb_limit === 'number')) {
+      const keptMb = await caps.keptMb(account.id, true);
+      const room = pools.filter((p) => typeof p.plan.recording_mb_limit !== 'number' || keptMb < p.plan.recording_mb_limit);
+      if (room.length === 0) return { status: 'denied', field: 'record', reason: 'recording-mb-limit', keptMb: Math.round(keptMb * 10) / 10, limitMb: Math.max(...pools.map((p) => p.plan.recording_mb_limit ?? 0)) };
+      pools = room;
+    }
   }
   if (request.country !== undefined) {
     pools = pools.filter((p) => p.plan.location_access);

@@ -18,6 +18,8 @@ export type Refusal =
   | { status: 'upgrade'; field: 'country'; reason: 'locations-not-in-plan' }
   | { status: 'upgrade'; field: 'egress'; reason: 'residential-not-in-plan' }
   | { status: 'denied'; field: 'record'; reason: 'recording-not-in-plan' }
+  | { status: 'denied'; field: 'record'; reason: 'recording-mb-limit'; keptMb: number; limitMb: number }
+  | { status: 'denied'; field: 'record'; reason: 'recording-free-space' }
   | { status: 'denied'; field: 'egress'; reason: 'residential-not-configured' }
   | { status: 'denied'; field: 'country'; reason: 'residential-country-unavailable'; country: string }
   | { status: 'upgrade'; field: 'egress'; reason: 'residential-data-used' }

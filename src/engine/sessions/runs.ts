@@ -1,7 +1,7 @@
 // The sessions this node runs: their starts in the background (with the displays viewers may join
 // early), the runtime behind each running session, their byte meters, and their ends. Moves each
 // session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
-import type { ArchiveSource, SessionEnds } from '../runtime/index.js';
+import type { ArchiveSource, RecordingSpec, SessionEnds } from '../runtime/index.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
@@ -24,8 +24,8 @@ export interface NodeRunsOptions {
   exits: ExitSettings;
   now: () => number;
   move: Move;
-  /** Where a recorded session's recording goes (recordings/recordings.ts); absent: this node records nothing. */
-  recordingDir?: (sessionId: string) => string;
+  /** Where a recorded session's recording goes, and who hears of its recorder (recordings/recordings.ts); absent: this node records nothing. */
+  recording?: (sessionId: string) => RecordingSpec;
   /** Bytes written to the meters since the last write: all egress, and the residential part. */
   onBytes?: (egress: number, residential: number) => void;
   /** Saved profiles (decisions.md 85-89): restored at the start, written back at a normal end. */
@@ -90,7 +90,7 @@ export class NodeRuns {
         ...(row.url ? { url: row.url } : {}),
         ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
         ...(row.app_window ? { window: 'app' as const } : {}),
-        ...(row.recorded && this.options.recordingDir ? { recording: { dir: this.options.recordingDir(row.id) } } : {}),
+        ...(row.recorded && this.options.recording ? { recording: this.options.recording(row.id) } : {}),
         ...this.profileOf(row, profileArchive),
       })
       .then(

@@ -8,13 +8,14 @@ import { SESSION_LIST_MAX, SESSION_LIST_WINDOW_DAYS, type CreateRequest } from '
 import type { Accounts } from '../accounts/accounts.js';
 import type { AccountUsage } from '../accounts/usage.js';
 import type { EngineConfig, Plan } from '../config.js';
-import type { ArchiveSource, SessionEnds } from '../runtime/index.js';
+import type { ArchiveSource, RecordingSpec, SessionEnds } from '../runtime/index.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
 import { admit } from './admission.js';
 import { createSession } from './creation.js';
 import { movableFrom, nodeGoneMoves, type MoveCause, type SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
 import type { ProfileService } from '../profiles/profiles.js';
+import type { RecordingCaps } from '../recordings/caps.js';
 import type { ClusterLink } from './cluster-link.js';
 import type { Presence } from '../channels/presence.js';
 import { sessionOwner } from '../store/owner.js';
@@ -47,8 +48,10 @@ export interface SessionServiceOptions {
   /** Where share links point (the viewer site). */
   shareBase: () => string;
   secret: string;
-  /** Where a recorded session's recording goes (recordings/recordings.ts). */
-  recordingDir?: (sessionId: string) => string;
+  /** Where a recorded session's recording goes, and who hears of its recorder (recordings/recordings.ts). */
+  recording?: (sessionId: string) => RecordingSpec;
+  /** A recording's caps (recordings/caps.ts): a `record: true` create is checked against the node's floor and the account's megabytes. */
+  recordingCaps?: Pick<RecordingCaps, 'belowFloor' | 'keptMb'>;
   /** Egress bytes of this node's sessions as they are written (the metrics count them). */
   onBytes?: (egress: number, residential: number) => void;
   /** Saved profiles (decisions.md 85-89); absent: a create with `profile` is refused. */
@@ -92,7 +95,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.nodeId = options.nodeId;
     this.now = options.now;
     this.accounts = options.usage;
-    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}), ...(options.recordingDir ? { recordingDir: options.recordingDir } : {}), ...(options.profiles ? { profiles: options.profiles } : {}) });
+    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}), ...(options.recording ? { recording: options.recording } : {}), ...(options.profiles ? { profiles: options.profiles } : {}) });
     this.options.runtime.on('event', (event) => {
       // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
       if (!event.ends) return;
@@ -156,7 +159,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   async create(account: AccountRow, request: CreateRequest, terms: CreateTerms): Promise<CreateOutcome> {
     const { config, cluster } = this.options;
     const trace = new StartTrace('create');
-    const admitted = await admit({ image: (id) => this.options.runtime.image(id), config, store: this.store, pools: () => this.accounts.pools(account), now: this.now() }, account, request, terms);
+    const admitted = await admit({ image: (id) => this.options.runtime.image(id), config, store: this.store, pools: () => this.accounts.pools(account), now: this.now(), ...(this.options.recordingCaps ? { recordingCaps: this.options.recordingCaps } : {}) }, account, request, terms);
     if ('reason' in admitted) return admitted;
     // A saved profile: the account's, of the browser's family, its state opened and checked (decisions.md 86-89).
     let profile: { archive: ArchiveSource | null; claim: NonNullable<Parameters<typeof createSession>[0]['profile']>['claim'] } | undefined;

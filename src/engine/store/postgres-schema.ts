@@ -188,4 +188,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
      PRIMARY KEY (version_id, seq)
    );
    CREATE INDEX profile_chunks_profile ON profile_chunks(profile_id);`,
+  // Why a recording stopped while its session ran on (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN recording_stopped TEXT;`,
 ];

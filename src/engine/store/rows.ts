@@ -65,6 +65,8 @@ export interface SessionRow {
   node_id: string | null;
   /** Whether its picture, sound and timeline are recorded (issue 35). */
   recorded: boolean;
+  /** Why its recording stopped while it ran on (`recording_mb_limit`, `recording_minutes_limit`, `free_space_floor`); null while it records. */
+  recording_stopped?: string | null;
   /** Whether its browser runs as an app window: kiosk mode, no tab strip or address bar of its own (`window: "app"`, issue 36). */
   app_window?: boolean;
   /** `shared` or `one` (issue 36): whether one person drives at a time. */

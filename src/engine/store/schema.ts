@@ -188,4 +188,8 @@ export const MIGRATIONS: readonly string[] = [
      PRIMARY KEY (version_id, seq)
    );
    CREATE INDEX profile_chunks_profile ON profile_chunks(profile_id);`,
+  // Why a recorded session's recording stopped while the session ran on (a plan's cap, the node's
+  // free-space floor: decisions.md 131-132); NULL while it records. Written by the node that records it,
+  // so any node's share state drops `recording`.
+  `ALTER TABLE sessions ADD COLUMN recording_stopped TEXT;`,
 ];

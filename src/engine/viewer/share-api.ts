@@ -73,7 +73,8 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, o
     control: rights === 'control',
     viewers: row.status === 'running' || row.status === 'starting' ? row.viewers : 0,
     ...Object.fromEntries(offered.map((name) => [name, true])),
-    ...(row.recorded ? { recording: true } : {}),
+    // A recording stopped by a cap or the node's floor (decisions.md 131) is no longer said while the session runs on.
+    ...(row.recorded && !row.recording_stopped ? { recording: true } : {}),
     ...(tabs && row.status === 'running' ? { tabs } : {}),
     ...controlOf(row),
   };

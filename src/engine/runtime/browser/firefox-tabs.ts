@@ -8,7 +8,8 @@
 // Tabs are the top-level browsing contexts; what a tab shows and its title are read in a sandbox
 // of the engine's own (a BiDi sandbox: the page's scripts never see it, nor change what `document`
 // answers there), every string cut there before it crosses (issue 43), and its icon fetched there
-// (favicon.ts).
+// (favicon.ts). Same-document navigations (`history.pushState`, a fragment) are followed too, so
+// they reach the tab strip and a recording's timeline (issue 49).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import WebSocket from 'ws';
@@ -19,6 +20,8 @@ import { SessionTabs, TAB_LOOK, type TabProbe } from './tabs.js';
 /** The BiDi sandbox the engine reads pages in. */
 const SANDBOX = 'rbk-tabs';
 const COMMAND_TIMEOUT_MS = 5000;
+/** What BiDi tells of a page's address changing within its document: `history.pushState` and `replaceState`, a fragment. */
+const SAME_DOCUMENT_EVENTS = ['browsingContext.historyUpdated', 'browsingContext.fragmentNavigated'];
 
 interface ContextInfo {
   context: string;
@@ -28,6 +31,8 @@ interface ContextInfo {
 
 export class FirefoxTabs extends SessionTabs {
   private nextId = 0;
+  /** Whether this Firefox tells same-document navigations (SAME_DOCUMENT_EVENTS): set as it connects. */
+  sameDocument = false;
   private readonly pending = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
 
   private constructor(private readonly socket: WebSocket) {
@@ -57,9 +62,14 @@ export class FirefoxTabs extends SessionTabs {
     });
     const tabs = new FirefoxTabs(socket);
     try {
-      await tabs.send('session.new', { capabilities: {} });
-      await tabs.send('session.subscribe', { events: ['browsingContext.contextCreated', 'browsingContext.contextDestroyed', 'browsingContext.navigationStarted', 'browsingContext.load'] });
-      const { contexts } = (await tabs.send('browsingContext.getTree', { maxDepth: 0 })) as { contexts: ContextInfo[] };
+      // Within the start's time: a busy machine's Firefox, still loading its first page, answers late.
+      await tabs.send('session.new', { capabilities: {} }, timeoutMs);
+      await tabs.send('session.subscribe', { events: ['browsingContext.contextCreated', 'browsingContext.contextDestroyed', 'browsingContext.navigationStarted', 'browsingContext.load'] }, timeoutMs);
+      // Same-document navigations (history.pushState and replaceState, a new fragment): the address
+      // changes with no navigation begun (issue 49). Asked apart, so a Firefox older than these
+      // events (before 136) still has its tab strip; it then misses them, as `sameDocument` says.
+      tabs.sameDocument = await tabs.send('session.subscribe', { events: SAME_DOCUMENT_EVENTS }, timeoutMs).then(() => true, () => false);
+      const { contexts } = (await tabs.send('browsingContext.getTree', { maxDepth: 0 }, timeoutMs)) as { contexts: ContextInfo[] };
       for (const context of contexts) tabs.opened(context.context, context.url, '');
     } catch (error) {
       socket.terminate();
@@ -110,14 +120,14 @@ export class FirefoxTabs extends SessionTabs {
     this.socket.terminate();
   }
 
-  private send(method: string, params: Record<string, unknown>): Promise<unknown> {
+  private send(method: string, params: Record<string, unknown>, timeoutMs = COMMAND_TIMEOUT_MS): Promise<unknown> {
     if (this.socket.readyState !== WebSocket.OPEN) return Promise.reject(new Error('the BiDi connection is closed'));
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id);
         reject(new Error(`${method}: no answer from Firefox`));
-      }, COMMAND_TIMEOUT_MS);
+      }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
       this.socket.send(JSON.stringify({ id, method, params }));
     });
@@ -148,6 +158,12 @@ export class FirefoxTabs extends SessionTabs {
       case 'browsingContext.navigationStarted':
       case 'browsingContext.load':
         if (this.has(info.context)) this.opened(info.context, info.url, message.method === 'browsingContext.load' ? this.titleOf(info.context) : '');
+        break;
+      // The same document at another address: its title stays until a look reads a new one. How
+      // often a page may do this is the recording timeline's to bound (recordings/timeline.ts), as for Chromium.
+      case 'browsingContext.historyUpdated':
+      case 'browsingContext.fragmentNavigated':
+        if (this.has(info.context) && typeof info.url === 'string') this.opened(info.context, info.url, this.titleOf(info.context));
         break;
       case 'browsingContext.contextDestroyed':
         this.forget(info.context);
