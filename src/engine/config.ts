@@ -6,8 +6,10 @@ import { V6_DEPRECATED_ON } from '../protocol/index.js';
 import { parseTrustedProxies } from './http/client-address.js';
 import { COUNTRY_TIME_ZONES, DEFAULT_CONFINEMENT, DEFAULT_EGRESS_CONNECTIONS, DEFAULT_SOUND, DEFAULT_VIDEO, isTimeZone, parseAllowRanges, type WarmPoolOptions } from './runtime/index.js';
 import { DEFAULT_TIMELINE_KB } from './recordings/timeline.js';
-import { DEFAULT_FREE_SPACE_FLOOR_MB } from './recordings/caps.js';
 import { DEFAULT_DISPLAY_LIMITS, DEFAULT_VIEWER_SEATS } from './channels/rfb/viewer-room.js';
+
+/** The free space, in MB, under which a node records nothing (decisions.md 132): `recordings.freeSpaceFloorMb`'s default. */
+export const DEFAULT_FREE_SPACE_FLOOR_MB = 1024;
 
 /** Files in and out of sessions (decisions.md 55-57): on, 256 MB a file and 512 MB a session (inside the 1 GB disk), 32 MiB/s a transfer. */
 export const DEFAULT_FILES = { downloads: true, uploads: true, maxFileMb: 256, maxSessionMb: 512, bytesPerSecond: 32 * 1024 * 1024 as number | null };

@@ -4,72 +4,31 @@
 // file-routes.ts, recording-routes.ts, profiles.ts, control.ts); the two that stream bytes over
 // node:http are here. v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { discardRest, readJsonBody } from '../../http/node-body.js';
 import { parseRemoveRequest } from '../../protocol/index.js';
-import type { AccountUsage } from '../accounts/usage.js';
-import type { Accounts } from '../accounts/accounts.js';
 import { hashSecret } from '../accounts/accounts.js';
-import type { EngineConfig, Plan } from '../config.js';
-import type { EngineRuntime } from '../sessions/node-runtime.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
-import type { SessionService } from '../sessions/service.js';
-import type { LimitSettings } from './limits.js';
-import type { ApiObserver } from '../operations/api-observer.js';
-import type { RecordingsAccess } from '../recordings/recordings.js';
-import type { ReplayLinks } from '../recordings/replay-links.js';
 import type { Logger } from '../operations/logger.js';
-import type { SessionWebhooks } from '../webhooks/webhooks.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 import { sendJson } from './respond.js';
 import { createV6Api, isV6Path } from './v6.js';
-import { receiveSessionFile, sendSessionFile, type FileTransferOptions } from './files.js';
+import { receiveSessionFile, sendSessionFile } from './files.js';
 import { PROFILE_ROUTES } from './profiles.js';
-import { CONTROL_ROUTES, type SessionControl } from './control.js';
+import { CONTROL_ROUTES } from './control.js';
 import { ACCOUNT_ROUTES } from './account-routes.js';
 import { FILE_ROUTES } from './file-routes.js';
 import { RECORDING_ROUTES } from './recording-routes.js';
 import { isAccount, routeTable, type ApiVersion, type RouteTools } from './routes.js';
 import { SESSION_ROUTES } from './session-routes.js';
-import type { ProfileService } from '../profiles/profiles.js';
 
 /** The file endpoints that stream (node:http only): `vm/files/download` and `vm/files/upload`. */
 const FILE_TRANSFER = /^\/(v8|v7)\/vm\/files\/(download|upload)$/;
 /** The recording's media (v8 only), which streams (node:http only). */
 const RECORDING_MEDIA = '/v8/vm/recording/media';
 
-export interface ApiOptions {
-  config: EngineConfig;
-  store: Store;
-  accounts: Accounts;
-  /** An account's pools, meters and programmatic access (accounts/usage.ts). */
-  usage: AccountUsage;
-  sessions: SessionService;
-  runtime: Pick<EngineRuntime, 'images'>;
-  openapi: () => unknown;
-  /** The engine's clock (tests move it). */
-  now: () => number;
-  /** Makes the rate limiters (limits.ts: shared by every node of a cluster). */
-  limiter: (settings: LimitSettings) => RateLimiterAbstract;
-  /** The client's address behind trusted proxies (client-address.ts). */
-  clientAddress: (request: IncomingMessage) => string;
-  /** Files in and out of sessions (files.ts, decisions.md 55); absent: the endpoints say they are not offered. */
-  files?: FileTransferOptions;
-  /** A running session's DevTools address for programs (automation.ts); absent: the endpoint says it is not offered. */
-  automation?: (account: AccountRow, id: string | null, version: 'v8' | 'v7') => Promise<unknown>;
-  /** The account's webhook receiver (webhooks/webhooks.ts, decisions.md 61); absent: v8 user/webhook says it is not offered. */
-  webhooks?: Pick<SessionWebhooks, 'get' | 'set' | 'remove'>;
-  /** Logs and metrics of creates and rate-limit refusals (operations/api-observer.ts). */
-  observer?: ApiObserver;
-  /** Sessions' recordings (recordings/recordings.ts, issue 35): v8 only. */
-  recordings?: RecordingsAccess;
-  /** Replay links to recordings (recordings/replay-links.ts, decisions.md 110): v8 only; absent, the call says they are not offered. */
-  replayLinks?: ReplayLinks;
-  /** Saved profiles (http/profiles.ts, decisions.md 85); absent: v8's profile calls say they are not offered. */
-  profiles?: ProfileService;
-  /** Who drives a session (issue 36): `POST /v8/vm/control` and `vm/viewer`. */
-  control?: SessionControl;
-}
+import type { ApiOptions } from './api-options.js';
+
+export type { ApiOptions };
 
 /** The node:http entry (false when the path is not the API's), plus the transport-free core. */
 export interface Api {

@@ -3,16 +3,14 @@
 // control back, gives it, releases it or changes the mode; `POST /v8/vm/viewer {id, name?}` makes
 // a viewer pass that names the owner's viewer (its `hello`). Authentication, the rate limit and
 // programmatic access as for vm/remove; an unknown or another account's id is `denied` alike.
-import { parseControlAction, VIEWER_NAME_MAX, type ControlAction, type ControlAnswer } from '../../protocol/index.js';
+import { parseControlAction, VIEWER_NAME_MAX } from '../../protocol/index.js';
 import type { SessionRow } from '../store/store.js';
 import { answer, type ApiAnswer } from './calls.js';
+import type { SessionControl } from './api-options.js';
 import { isAccount, V8_ONLY, type ApiRoute } from './routes.js';
 
-/** What the engine does with them: on the node that runs the session (forwarded there in a cluster). */
-export interface SessionControl {
-  act(row: SessionRow, action: ControlAction): Promise<ControlAnswer | { status: 'denied' | 'error'; message: string }>;
-  pass(row: SessionRow, name: string | undefined): { pass: string; expires: number };
-}
+export type { SessionControl };
+
 
 /** A call on one running session of the caller's: the key, the body's `id`, then `act`. */
 function onRunningSession(act: (control: SessionControl, row: SessionRow, body: Record<string, unknown>) => Promise<ApiAnswer> | ApiAnswer): ApiRoute['answer'] {

@@ -4,7 +4,7 @@
 // (`ApiOptions`). Each feature's routes are declared in a file of their own beside this one; api.ts
 // serves them all through one table, and answers an unknown method, path or version with the same 404.
 import type { AccountRow, SessionRow } from '../store/store.js';
-import type { ApiOptions } from './api.js';
+import type { ApiOptions } from './api-options.js';
 import type { ApiAnswer, ApiRequest } from './calls.js';
 
 export type ApiVersion = 'v8' | 'v7';

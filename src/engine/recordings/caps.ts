@@ -10,8 +10,6 @@ import { statfs } from 'node:fs/promises';
 import type { SessionRow, Store } from '../store/store.js';
 import type { Recordings, StopReason } from './recordings.js';
 
-/** The free space a node keeps by default (MB): under it, it records nothing. */
-export const DEFAULT_FREE_SPACE_FLOOR_MB = 1024;
 /** How often running recordings are checked against their caps and the floor. */
 export const CAPS_CHECK_MS = 2000;
 /** What other nodes keep of an account (a cluster's call) is asked again after this long at most. */

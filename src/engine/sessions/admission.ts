@@ -5,7 +5,6 @@
 import { V6_SHORT_URL_TTL_HOURS, type CreateRequest } from '../../protocol/index.js';
 import type { PoolState } from '../accounts/meters.js';
 import type { EngineConfig, ExitCity } from '../config.js';
-import type { RecordingCaps } from '../recordings/caps.js';
 import { type BrowserImage, interfaceLocale } from '../runtime/index.js';
 import type { AccountRow, Store } from '../store/store.js';
 import { chooseExit } from './exits.js';
@@ -31,8 +30,16 @@ export interface AdmissionContext {
   /** The account's pools with their meters now. */
   pools(): Promise<PoolState[]>;
   /** A recording's caps (recordings/caps.ts): absent where this node records nothing. */
-  recordingCaps?: Pick<RecordingCaps, 'belowFloor' | 'keptMb'>;
+  recordingCaps?: RecordingAdmission;
   now: number;
+}
+
+/** What a `record: true` create is checked against (recordings/caps.ts `RecordingCaps` is one). */
+export interface RecordingAdmission {
+  /** Whether the node is under its free-space floor. */
+  belowFloor(): Promise<boolean>;
+  /** Megabytes the account's recordings keep, on every node (`fresh`: not from a cache). */
+  keptMb(accountId: string, fresh?: boolean): Promise<number>;
 }
 
 export async function admit(context: AdmissionContext, account: AccountRow, request: CreateRequest, terms: CreateTerms): Promise<Admitted | Refusal> {

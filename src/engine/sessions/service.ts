@@ -10,12 +10,11 @@ import type { AccountUsage } from '../accounts/usage.js';
 import type { EngineConfig, Plan } from '../config.js';
 import type { ArchiveSource, RecordingSpec, SessionEnds } from '../runtime/index.js';
 import type { AccountRow, NodeWithLoad, SessionRow, SessionSummaryRow, Store } from '../store/store.js';
-import { admit } from './admission.js';
+import { admit, type RecordingAdmission } from './admission.js';
 import { createSession } from './creation.js';
 import { movableFrom, nodeGoneMoves, type MoveCause, type SessionStatus } from './lifecycle.js';
 import type { NodeRuntime } from './node-runtime.js';
 import type { ProfileService } from '../profiles/profiles.js';
-import type { RecordingCaps } from '../recordings/caps.js';
 import type { ClusterLink } from './cluster-link.js';
 import type { Presence } from '../channels/presence.js';
 import { sessionOwner } from '../store/owner.js';
@@ -51,7 +50,7 @@ export interface SessionServiceOptions {
   /** Where a recorded session's recording goes, and who hears of its recorder (recordings/recordings.ts). */
   recording?: (sessionId: string) => RecordingSpec;
   /** A recording's caps (recordings/caps.ts): a `record: true` create is checked against the node's floor and the account's megabytes. */
-  recordingCaps?: Pick<RecordingCaps, 'belowFloor' | 'keptMb'>;
+  recordingCaps?: RecordingAdmission;
   /** Egress bytes of this node's sessions as they are written (the metrics count them). */
   onBytes?: (egress: number, residential: number) => void;
   /** Saved profiles (decisions.md 85-89); absent: a create with `profile` is refused. */
