@@ -9,6 +9,7 @@
 // `every-frame` encodes every frame grabbed (`video.dropUnchanged: false`, as before decisions.md 108),
 // `sound-running` keeps the sound encoder encoding silence (`sound.pauseWhenSilent: false`, as before
 // decisions.md 119), `both-running` both (as before decisions.md 118 and 119).
+// `RBK_BENCH_RECORDING=serve-hour` instead times serving a 1-hour recording (recording-hour.ts).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,6 +21,7 @@ import { createEngine } from '../src/engine/engine.js';
 import { DEFAULT_PLANS } from '../src/engine/config.js';
 import { DEFAULT_SOUND, DEFAULT_VIDEO } from '../src/engine/runtime/index.js';
 import { findMarkedProcesses } from '../src/engine/runtime/sandbox/processes.js';
+import { serveHourBench } from './recording-hour.js';
 import { report } from './stats.js';
 
 const WINDOW_MS = Number(process.env.RBK_BENCH_RECORDING_SECONDS ?? 30) * 1000;
@@ -53,6 +55,7 @@ async function sessionCpu(dir: string): Promise<Map<number, { seconds: number; p
 const percent = (seconds: number) => Math.round((seconds / (WINDOW_MS / 1000)) * 1000) / 10;
 
 export async function recordingBench(): Promise<void> {
+  if (process.env.RBK_BENCH_RECORDING === 'serve-hour') return serveHourBench();
   const dir = await mkdtemp(join(tmpdir(), 'rbk-bench-recording-'));
   const clip = join(dir, 'clip.webm');
   execFileSync('ffmpeg', ['-v', 'error', '-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=30', '-t', '20', '-c:v', 'libvpx', '-b:v', '3M', '-deadline', 'realtime', '-cpu-used', '8', clip]);
