@@ -47,6 +47,7 @@ import { ChannelRouter } from './channels/router.js';
 import { createShareApi } from './viewer/share-api.js';
 import { tabsHere } from './viewer/share-tabs.js';
 import { createViewerSite } from './viewer/site.js';
+import { frameOriginsOf } from './viewer/framing.js';
 import { createReplayApi } from './viewer/replay-api.js';
 import { ReplayLinks } from './recordings/replay-links.js';
 import type { Store } from './store/store.js';
@@ -303,7 +304,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   const links = new ShareLinks({ store, secret, shareBase });
   // The browser's tabs (issue 36): the runtime's here; another node's through it (decisions.md 117).
   const tabsLink = clustered ? new TabsLink({ link, store, nodeId, here: tabsHere(sessions) }) : null;
-  const shareApi = createShareApi({ sessions, links, presence, router, door, ...(tabsLink ? { tabs: tabsLink.access } : {}), eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
+  const shareApi = createShareApi({ sessions, links, presence, router, door, frameOrigins: (row) => frameOriginsOf(store, row), ...(tabsLink ? { tabs: tabsLink.access } : {}), eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter, clientAddress, files: fileTransfers, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
   const replayApi = createReplayApi({ links: replayLinks, recordings: recordingsAccess, limiter, clientAddress, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'replay_lookup' }) } : {}) });
   const site = createViewerSite({ linkStatus: shareApi.linkStatus, replayStatus: replayApi.pageStatus });
 

@@ -6,10 +6,12 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { discardRest, readJsonBody } from '../../http/node-body.js';
 import {
   parseCreateRequest,
+  parseEmbedRequest,
   parseRecordingLinkRequest,
   parseRemoveRequest,
   parseVmDataWait,
   parseWebhookRequest,
+  type EmbedResponse,
   type ImageListResponse,
   type UserApiResponse,
   type UserQuotaResponse,
@@ -267,6 +269,19 @@ export function createApi(options: ApiOptions): Api {
         const parsed = parseWebhookRequest(body.value);
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
         return answer(await webhooks.set(account.id, parsed.value.url));
+      }
+      // The origins that may frame the account's share links (issue 44, decisions.md 134): v8 only.
+      case 'GET user/embed':
+      case 'POST user/embed': {
+        if (version !== 'v8') break;
+        if (request.method === 'GET') return read(request, true, async (account) => ({ status: 'ok', origins: await store.embedOrigins(account.id) } satisfies EmbedResponse));
+        const account = await programmatic(request);
+        if (!isAccount(account)) return account;
+        const body = await request.body();
+        const parsed = body.ok ? parseEmbedRequest(body.value) : body;
+        if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
+        await store.setEmbedOrigins(account.id, parsed.value.origins);
+        return answer({ status: 'ok', origins: parsed.value.origins } satisfies EmbedResponse);
       }
       // Files in and out of a session (decisions.md 55): the list here; the bytes stream (api below).
       case 'GET vm/files': {

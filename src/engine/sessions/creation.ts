@@ -122,6 +122,8 @@ export async function createSession(
       location_applied: request.country === undefined ? null : exit.applied,
       location_reason: exit.applied ? null : 'unavailable',
       node_id: node,
+      // Only a narrowed session has its own list (issue 44); without one the account's applies.
+      ...(request.embed ? { embed_origins: JSON.stringify(request.embed.origins) } : {}),
       ...(context.profile ? { profile_id: context.profile.id, profile_save: context.profile.save, profile_tabs: context.profile.tabs } : {}),
     };
     await tx.insertSession(row);

@@ -178,4 +178,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // One driver at a time or everyone, and who drives now (schema.ts, the same migration).
   `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
    ALTER TABLE sessions ADD COLUMN driver TEXT;`,
+  // The origins that may frame an account's share links, and a session's narrower list (schema.ts, the same migration).
+  `ALTER TABLE accounts ADD COLUMN embed_origins TEXT;
+   ALTER TABLE sessions ADD COLUMN embed_origins TEXT;`,
 ];

@@ -175,4 +175,8 @@ export const MIGRATIONS: readonly string[] = [
   // by the node that runs the session, so any node's share state tells it).
   `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
    ALTER TABLE sessions ADD COLUMN driver TEXT;`,
+  // The origins that may frame an account's share links (issue 44, decisions.md 134), a JSON array
+  // (NULL: none), and a session's narrower list (NULL: the account's applies).
+  `ALTER TABLE accounts ADD COLUMN embed_origins TEXT;
+   ALTER TABLE sessions ADD COLUMN embed_origins TEXT;`,
 ];

@@ -51,10 +51,18 @@ export interface ShareApiOptions {
   onRateLimited?: () => void;
   /** Where the sessions' tabs are read and changed; default this node's runtime (in a cluster: cluster/tabs-link.ts). */
   tabs?: TabsAccess;
+  /** The origins that may frame a session's links (viewer/framing.ts, issue 44); absent: none. */
+  frameOrigins?: (row: SessionRow) => Promise<string[]>;
 }
 
 /** A share link as its page's HTTP status tells it: 200, 410, 404, or 429 with the wait. */
 export type LinkStatus = 'live' | 'deleted' | 'unknown' | { limited: number };
+
+/** A share page's link: its status, and the origins that may frame the page (issue 44; only a live link has any). */
+export interface LinkPage {
+  status: LinkStatus;
+  frameOrigins: readonly string[];
+}
 
 /** WebSocket close codes a viewer can show (every channel's: channels/close-codes.ts). */
 export { VIEWER_CLOSE };
@@ -135,11 +143,12 @@ export function createShareApi(options: ShareApiOptions) {
     }
   }
 
-  /** What a share page's HTTP status says of its link (the viewer site asks), under the same limit. */
-  async function linkStatus(request: IncomingMessage, linkId: string): Promise<LinkStatus> {
+  /** What a share page's HTTP status says of its link (the viewer site asks), under the same limit, and who may frame it. */
+  async function linkStatus(request: IncomingMessage, linkId: string): Promise<LinkPage> {
     const found = await lookUp(request, linkId);
-    if ('limited' in found) return found;
-    return found.row ? 'live' : found.deleted ? 'deleted' : 'unknown';
+    if ('limited' in found) return { status: found, frameOrigins: [] };
+    if (!found.row) return { status: found.deleted ? 'deleted' : 'unknown', frameOrigins: [] };
+    return { status: 'live', frameOrigins: options.frameOrigins ? await options.frameOrigins(found.row) : [] };
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
