@@ -41,10 +41,10 @@ export function embedOriginProblem(value: unknown): string | null {
   return null;
 }
 
-/** An origin list: each origin checked, at most EMBED_ORIGINS_MAX, repeats dropped (first kept). */
+/** An origin list: each origin checked, at most EMBED_ORIGINS_MAX (repeats are the reader's to drop: uniqueOrigins). */
 export function embedOriginsSchema(field: string) {
   return z
-    .array(z.unknown(), `${field}: must be a list of origins such as ["https://app.example.com"] (empty: framing off)`)
+    .array(z.string(`${field}: each origin must be a string such as "https://app.example.com"`), `${field}: must be a list of origins such as ["https://app.example.com"] (empty: framing off)`)
     .superRefine((origins, context) => {
       if (origins.length > EMBED_ORIGINS_MAX) {
         context.addIssue({ code: 'custom', message: `${field}: at most ${EMBED_ORIGINS_MAX} origins (${origins.length} sent)` });
@@ -54,8 +54,12 @@ export function embedOriginsSchema(field: string) {
         const problem = embedOriginProblem(origin);
         if (problem) context.addIssue({ code: 'custom', message: `${field}[${index}]: ${problem}` });
       });
-    })
-    .transform((origins) => [...new Set(origins as string[])]);
+    });
+}
+
+/** The list with repeats dropped, the first of each kept. */
+export function uniqueOrigins(origins: readonly string[]): string[] {
+  return [...new Set(origins)];
 }
 
 /** POST /v8/user/embed: the whole list, replacing the account's; `[]` turns framing off. */

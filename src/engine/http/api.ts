@@ -11,6 +11,7 @@ import {
   parseRemoveRequest,
   parseVmDataWait,
   parseWebhookRequest,
+  uniqueOrigins,
   type EmbedResponse,
   type ImageListResponse,
   type UserApiResponse,
@@ -280,8 +281,9 @@ export function createApi(options: ApiOptions): Api {
         const body = await request.body();
         const parsed = body.ok ? parseEmbedRequest(body.value) : body;
         if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
-        await store.setEmbedOrigins(account.id, parsed.value.origins);
-        return answer({ status: 'ok', origins: parsed.value.origins } satisfies EmbedResponse);
+        const origins = uniqueOrigins(parsed.value.origins);
+        await store.setEmbedOrigins(account.id, origins);
+        return answer({ status: 'ok', origins } satisfies EmbedResponse);
       }
       // Files in and out of a session (decisions.md 55): the list here; the bytes stream (api below).
       case 'GET vm/files': {
