@@ -2,22 +2,15 @@
 // sessions on the fake runtime: the headers are the viewer site's, whatever runs the browser):
 // `POST/GET /v8/user/embed` with its refusals, `embed` of vm/create narrowing the list for one
 // session, and the Content-Security-Policy / X-Frame-Options each share page and view-only page
-// answers. Needs the viewer site built (`npx vite build --mode viewer-site`).
+// answers; on SQLite and on Postgres. Needs the viewer site built (`npx vite build --mode viewer-site`).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { FakeRuntime } from '../helpers/fake-runtime.js';
+import { testDatabase } from '../helpers/postgres.js';
 
 let fixture: EngineFixture<FakeRuntime>;
 const APP = 'https://app.example.com';
 const LOCAL = 'http://127.0.0.1:5173';
-
-beforeAll(async () => {
-  fixture = await startEngine({ name: 'embed', runtime: 'fake' });
-});
-
-afterAll(async () => {
-  await fixture?.close();
-});
 
 /** The sessions a test made, ended after it (the plan runs 5 at once). */
 const made: string[] = [];
@@ -54,7 +47,16 @@ async function created(extra: Record<string, unknown> = {}): Promise<{ share: st
   return made;
 }
 
-describe('the origins an account allows to frame its links', () => {
+describe.each(['sqlite', 'postgres'] as const)('the origins an account allows to frame its links (%s)', (database) => {
+  beforeAll(async () => {
+    // On Postgres the engine is a node of a (one-node) cluster, which needs its secret.
+    fixture = await startEngine({ name: 'embed', runtime: 'fake', ...(database === 'postgres' ? { database: await testDatabase(), config: { cluster: { secret: 'a-cluster-secret-of-at-least-32-characters' } } } : {}) });
+  });
+
+  afterAll(async () => {
+    await fixture?.close();
+  });
+
   it('are none at first: every link is framed only by the viewer site itself, as before', async () => {
     expect(await fixture.call('/user/embed')).toEqual({ status: 'ok', origins: [] });
     const { share, view } = await created();
