@@ -16,3 +16,4 @@ export * from './webhooks.js';
 export * from './profiles.js';
 export * from './tabs.js';
 export * from './embed.js';
+export * from './embed-messages.js';

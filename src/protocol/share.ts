@@ -93,6 +93,11 @@ export interface ViewerState {
   controlMode?: 'one';
   /** In `one` mode: who drives now, or null while nobody does. */
   driver?: Driver | null;
+  /**
+   * The origins that may frame this link's page (issue 44, decisions.md 134); absent: none. A
+   * framed viewer talks only to the one of them that framed it (protocol/embed-messages.ts).
+   */
+  frameOrigins?: string[];
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

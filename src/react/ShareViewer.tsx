@@ -16,6 +16,8 @@ import { LiveScreen } from './viewer/LiveScreen.js';
 import { TabStrip } from './viewer/TabStrip.js';
 import { useCountdown } from './viewer/useCountdown.js';
 import { useViewerState } from './viewer/useViewerState.js';
+import type { PeopleBinding } from './viewer/usePeople.js';
+import type { ViewerState } from '../protocol/share.js';
 
 export interface ShareViewerProps {
   /** The full share link, `{share_base}/<lang>/s?<link_id>`. */
@@ -33,6 +35,13 @@ export interface ShareViewerProps {
    * any (the session ended). Act on them with `actOnTab` from `remote-browser-kit/core`.
    */
   onTabsChange?: (tabs: ShareTab[]) => void;
+  /** Called with each viewer state the share API reports (the engine's own words: tabs, control mode, driver, frameOrigins...). */
+  onViewerState?: (state: ViewerState) => void;
+  /**
+   * Called, while the session offers it (issue 36), with who watches and who drives each time it
+   * changes, and `request` to ask for control, stop asking, release or take it as this viewer.
+   */
+  onPeople?: (people: PeopleBinding) => void;
   /** Called when the viewer presses Leave, with where leaving goes. Default: navigate there. */
   onLeave?: (leaveUrl: string) => void;
   /**
@@ -117,8 +126,13 @@ function useTabsReport(tabs: ShareTab[] | undefined, onTabsChange: ((tabs: Share
 // ---------------------------------------------------------------------------------------------
 // The component
 
-function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateChange, onTabsChange, onLeave, shareFetch }: { shareBase: string | null; linkId: string | null; viewOnly: boolean; viewerPass?: string | undefined; onStateChange?: (state: ViewerStateName) => void; onTabsChange?: ((tabs: ShareTab[]) => void) | undefined; onLeave?: (leaveUrl: string) => void; shareFetch?: typeof fetch }) {
+type ScreensProps = Pick<ShareViewerProps, 'viewerPass' | 'onStateChange' | 'onTabsChange' | 'onViewerState' | 'onPeople' | 'onLeave'> & { shareBase: string | null; linkId: string | null; viewOnly: boolean; shareFetch?: typeof fetch };
+
+function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateChange, onTabsChange, onViewerState, onPeople, onLeave, shareFetch }: ScreensProps) {
   const { state, screen, retryAt } = useViewerState(shareBase, linkId, shareFetch);
+  useEffect(() => {
+    if (state) onViewerState?.(state);
+  }, [state, onViewerState]);
   useTabsReport(screen === 'running' ? state?.tabs : undefined, onTabsChange);
   const retryIn = useCountdown(retryAt);
   const lastReported = useRef<ViewerScreen | null>(null);
@@ -164,6 +178,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateCh
             hidden={screen === 'waiting'}
             people={state?.people === true}
             viewerPass={viewerPass}
+            onPeople={onPeople}
             {...(shareFetch ? { shareFetch } : {})}
           />
         </>
@@ -177,7 +192,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateCh
   }
 }
 
-export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onLeave, viewOnly = false, viewerPass, className, style, fetch: shareFetch }: ShareViewerProps) {
+export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onViewerState, onPeople, onLeave, viewOnly = false, viewerPass, className, style, fetch: shareFetch }: ShareViewerProps) {
   const link = useMemo(() => {
     if (shareUrl) {
       const parsed = parseShareLink(shareUrl);
@@ -199,7 +214,7 @@ export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChan
   return (
     <I18nextProvider i18n={i18n}>
       <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'}>
-        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} viewerPass={viewerPass} onStateChange={report} onTabsChange={onTabsChange} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
+        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} viewerPass={viewerPass} onStateChange={report} onTabsChange={onTabsChange} onViewerState={onViewerState} onPeople={onPeople} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
       </div>
     </I18nextProvider>
   );

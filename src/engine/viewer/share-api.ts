@@ -71,7 +71,7 @@ export { VIEWER_CLOSE };
 const CORS = { 'access-control-allow-origin': '*' };
 
 /** A link's viewer state; `offered`: the channels that say so in it (`"<name>": true`, as the registry orders them). */
-export function viewerState(row: SessionRow | undefined, rights: ViewerRights, offered: readonly string[] = [], tabs?: ShareTab[]): ViewerState | null {
+export function viewerState(row: SessionRow | undefined, rights: ViewerRights, offered: readonly string[] = [], tabs?: ShareTab[], frameOrigins: readonly string[] = []): ViewerState | null {
   if (!row) return null;
   return {
     state: viewerStateFor(row.status as SessionStatus),
@@ -84,6 +84,7 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, o
     ...(row.recorded ? { recording: true } : {}),
     ...(tabs && row.status === 'running' ? { tabs } : {}),
     ...controlOf(row),
+    ...(frameOrigins.length > 0 ? { frameOrigins: [...frameOrigins] } : {}),
   };
 }
 
@@ -171,7 +172,10 @@ export function createShareApi(options: ShareApiOptions) {
     }
     // What the session is offered does not change while the link lives: the event stream keeps it.
     const offered = found.row ? await router.advertised(found.row) : [];
-    const state = viewerState(found.row, found.rights, offered, found.row && path.route !== 'ping' && !viewOnlyPath ? await tabAccess.list(found.row) : undefined);
+    const stateRead = found.row && path.route !== 'ping' && !viewOnlyPath;
+    // Who may frame the link's page (issue 44): read when the stream opens, as the page's own header was.
+    const frameOrigins = stateRead && options.frameOrigins ? await options.frameOrigins(found.row!) : [];
+    const state = viewerState(found.row, found.rights, offered, stateRead ? await tabAccess.list(found.row!) : undefined, frameOrigins);
     if (!state || !found.row) {
       sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
       return true;
@@ -215,7 +219,7 @@ export function createShareApi(options: ShareApiOptions) {
       tabs.retry();
       const read = ++reads;
       void links.sessionFor(path.linkId).then(async (link) => {
-        const next = (link && viewerState(link.row, link.rights, offered, await tabAccess.list(link.row))) ?? { ...state, state: 'gone' as const };
+        const next = (link && viewerState(link.row, link.rights, offered, await tabAccess.list(link.row), frameOrigins)) ?? { ...state, state: 'gone' as const };
         if (read === reads) send(next);
       }, () => undefined);
     };

@@ -4,12 +4,22 @@ import { createRoot } from 'react-dom/client';
 import { ShareViewer } from '../../../react/ShareViewer.js';
 import '../../../react/styles.css';
 import './site.css';
+import { embedHooks } from './embed.js';
 
 const element = document.getElementById('viewer')!;
+// In another site's iframe: the message API to the page around it (issue 44).
+const embedded = embedHooks(window);
 const language = element.ownerDocument.location.pathname.split('/').at(-2);
 if (language) document.documentElement.lang = language;
 createRoot(element).render(
   <StrictMode>
-    <ShareViewer shareUrl={window.location.href} onStateChange={(state) => (document.title = `Remote browser · ${state}`)} />
+    <ShareViewer
+      shareUrl={window.location.href}
+      {...embedded}
+      onStateChange={(state) => {
+        document.title = `Remote browser · ${state}`;
+        embedded?.onStateChange(state);
+      }}
+    />
   </StrictMode>,
 );
