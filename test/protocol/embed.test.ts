@@ -2,7 +2,8 @@
 // what an account may list, what a session's page writes into frame-ancestors, and what the
 // framed viewer takes from the page around it (anything else refused with words naming why).
 import { describe, expect, it } from 'vitest';
-import { embedOriginProblem, framingOrigins, parseEmbedCommand, parseEmbedEvent } from '../../src/protocol/index.js';
+import { embedOriginProblem, framingOrigins, parseEmbedCommand, parseEmbedEvent, parseShareLink, shareLinkOptions } from '../../src/protocol/index.js';
+import { framedViewerUrl } from '../../src/element/framed-viewer.js';
 
 describe('an origin allowed to frame the viewer', () => {
   it('is exactly a browser-serialized https origin, or plain http on loopback', () => {
@@ -51,5 +52,23 @@ describe('a command from the page around the viewer', () => {
     expect(parseEmbedEvent({ rbk: 1, type: 'state', state: 'running' })).toEqual({ rbk: 1, type: 'state', state: 'running' });
     expect(parseEmbedEvent({ rbk: 1, type: 'state', state: 'exploded' })).toBeNull();
     expect(parseEmbedEvent({ rbk: 1, type: 'control', mode: 'one', driver: null, you: 'p1', asking: true })).not.toBeNull();
+  });
+});
+
+describe("a share link's embedder options", () => {
+  const link = 'https://share.example.com/de/s?AbCdEfGhIjKlMnOpQrSt_-';
+  it('follow its id after & and leave the id as it was', () => {
+    expect(parseShareLink(`${link}&chrome=compact&view-only`)).toEqual({ language: 'de', linkId: 'AbCdEfGhIjKlMnOpQrSt_-' });
+    expect(shareLinkOptions(`${link}&chrome=compact&view-only`)).toEqual({ chrome: 'compact', viewOnly: true });
+    expect(shareLinkOptions(link)).toEqual({ chrome: 'full', viewOnly: false });
+    expect(shareLinkOptions(`${link}&chrome=huge`)).toEqual({ chrome: 'full', viewOnly: false });
+  });
+
+  it("are what the element's iframe asks for, on a share link only", () => {
+    expect(framedViewerUrl(`${link}&chrome=full#x`, { chrome: 'compact', viewOnly: true }).href).toBe(`${link}&chrome=compact&view-only`);
+    expect(framedViewerUrl(link).href).toBe(link);
+    for (const bad of ['javascript:alert(1)//s?AbCdEfGhIjKlMnOpQrSt', 'https://share.example.com/de/x?AbCdEfGhIjKlMnOpQrSt', 'https://share.example.com/de/s?short', 'not a url']) {
+      expect(() => framedViewerUrl(bad), bad).toThrow();
+    }
   });
 });

@@ -6,7 +6,7 @@
 import { EmbedBridge } from '../../../core/embed-bridge.js';
 import { actOnTab, TabActionRefused } from '../../../core/share-api.js';
 import type { EmbedCommand, EmbedEvent } from '../../../protocol/embed-messages.js';
-import { parseShareLink, shareBaseOf, type ViewerState } from '../../../protocol/share.js';
+import { parseShareLink, shareBaseOf, shareLinkOptions, type ViewerState } from '../../../protocol/share.js';
 import type { ShareViewerProps } from '../../../react/ShareViewer.js';
 import type { PeopleBinding } from '../../../react/viewer/usePeople.js';
 
@@ -18,6 +18,8 @@ export function embedHooks(window: Window): EmbedHooks | null {
   if (window.parent === window) return null;
   const shareBase = shareBaseOf(window.location.href);
   const linkId = parseShareLink(window.location.href)?.linkId ?? null;
+  // `&view-only` watches whatever the link allows: the page's commands act on nothing either.
+  const watchOnly = shareLinkOptions(window.location.href).viewOnly;
   let viewOnly = true;
   let people: PeopleBinding | null = null;
   let control = '';
@@ -55,7 +57,7 @@ export function embedHooks(window: Window): EmbedHooks | null {
     onStateChange: (state) => bridge.send({ type: 'state', state }),
     onTabsChange: (tabs) => bridge.send({ type: 'tabs', tabs }),
     onViewerState: (state: ViewerState) => {
-      viewOnly = state.control === false;
+      viewOnly = state.control === false || watchOnly;
       bridge.allow(state.frameOrigins ?? [], viewOnly);
       // Until the people connection tells more (or where it is not offered), the state's words.
       if (!people) tellControl({ mode: state.controlMode ?? 'shared', driver: state.driver ?? null, you: null, asking: false });
