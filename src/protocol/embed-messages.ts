@@ -2,8 +2,10 @@
 // `window.postMessage` both ways, each message `{ rbk: 1, type, ... }`. The viewer (the engine's
 // share page in an iframe) posts events only to the origin that framed it, one of those its link
 // allows (protocol/embed.ts); it takes commands only from its parent window at that origin. Each
-// command is a stranger's input, parsed here; anything else is ignored and counted.
-import { z } from 'zod';
+// command is a stranger's input, parsed here; anything else is ignored and counted. Written with
+// zod's tree-shakable build (`zod/mini`): the element and the viewer site carry these into any
+// page, where the full build alone would weigh some 90 KB gzipped.
+import * as z from 'zod/mini';
 import { CONTROL_MODES } from './control.js';
 import { VIEWER_STATES } from './share.js';
 
@@ -12,13 +14,13 @@ export const EMBED_MESSAGE_VERSION = 1;
 
 const version = z.literal(EMBED_MESSAGE_VERSION);
 
-const tabSchema = z.object({ id: z.string(), title: z.string(), url: z.string(), active: z.boolean(), favicon: z.string().optional() });
+const tabSchema = z.object({ id: z.string(), title: z.string(), url: z.string(), active: z.boolean(), favicon: z.optional(z.string()) });
 const driverSchema = z.object({
   id: z.string(),
   kind: z.enum(['person', 'program']),
-  name: z.string().optional(),
-  guest: z.number().optional(),
-  owner: z.literal(true).optional(),
+  name: z.optional(z.string()),
+  guest: z.optional(z.number()),
+  owner: z.optional(z.literal(true)),
 });
 
 /** Viewer -> page. */
@@ -30,9 +32,9 @@ export const embedEventSchema = z.discriminatedUnion('type', [
   /** The remote browser's tabs, in the order they opened ([] once it tells none). */
   z.object({ rbk: version, type: z.literal('tabs'), tabs: z.array(tabSchema) }),
   /** Who drives: the mode, the driver (null: nobody, or everyone in `shared`), this viewer's own id once known, whether it waits for control. */
-  z.object({ rbk: version, type: z.literal('control'), mode: z.enum(CONTROL_MODES), driver: driverSchema.nullable(), you: z.string().nullable(), asking: z.boolean() }),
+  z.object({ rbk: version, type: z.literal('control'), mode: z.enum(CONTROL_MODES), driver: z.nullable(driverSchema), you: z.nullable(z.string()), asking: z.boolean() }),
   /** A command was not understood or was refused (`command`: its type, null when it had none). */
-  z.object({ rbk: version, type: z.literal('error'), command: z.string().nullable(), message: z.string() }),
+  z.object({ rbk: version, type: z.literal('error'), command: z.nullable(z.string()), message: z.string() }),
 ]);
 export type EmbedEvent = z.infer<typeof embedEventSchema>;
 export type EmbedEventType = EmbedEvent['type'];
@@ -45,8 +47,8 @@ export const embedCommandSchema = z.discriminatedUnion('type', [
   z.object({ rbk: version, type: z.literal('control'), action: z.enum(['ask', 'cancel', 'release', 'take']) }),
   /** Show or close one of the remote browser's tabs (its `id` from `tabs`), or open one. */
   z.discriminatedUnion('action', [
-    z.object({ rbk: version, type: z.literal('tab'), action: z.enum(['switch', 'close']), tab: z.string().min(1).max(100) }),
-    z.object({ rbk: version, type: z.literal('tab'), action: z.literal('open'), url: z.string().max(2048).optional() }),
+    z.object({ rbk: version, type: z.literal('tab'), action: z.enum(['switch', 'close']), tab: z.string().check(z.minLength(1), z.maxLength(100)) }),
+    z.object({ rbk: version, type: z.literal('tab'), action: z.literal('open'), url: z.optional(z.string().check(z.maxLength(2048))) }),
   ]),
 ]);
 export type EmbedCommand = z.infer<typeof embedCommandSchema>;

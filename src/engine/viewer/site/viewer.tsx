@@ -4,12 +4,12 @@ import { createRoot } from 'react-dom/client';
 import { ShareViewer } from '../../../react/ShareViewer.js';
 import '../../../react/styles.css';
 import './site.css';
-import { embedHooks } from './embed.js';
 import { shareLinkOptions } from '../../../protocol/share.js';
 
 const element = document.getElementById('viewer')!;
-// In another site's iframe: the message API to the page around it (issue 44).
-const embedded = embedHooks(window);
+// In another site's iframe: the message API to the page around it (issue 44), loaded only there
+// (it carries the schemas that check the page's messages).
+const embedded = window.parent === window ? null : (await import('./embed.js')).embedHooks(window);
 const options = shareLinkOptions(window.location.href);
 const language = element.ownerDocument.location.pathname.split('/').at(-2);
 if (language) document.documentElement.lang = language;
