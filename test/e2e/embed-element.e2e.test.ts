@@ -1,10 +1,10 @@
 // <remote-browser-viewer> on a plain page without React (issue 44, decisions.md 136), in a real
 // browser (Debian Chromium through playwright-core) against a real engine and a real Chromium
-// session: the page on the allowed loopback origin loads the element's one script (bundled from
-// src/element by esbuild, as a host's bundler would), hears the message API as DOM events
+// session: the page on the allowed loopback origin loads the element's one script from the
+// engine's viewer site (`/element.js`, another origin), hears the message API as DOM events
 // (`rbk-ready`, `rbk-state`, `rbk-tabs`), switches the remote tab with the element's method, and
-// honours `view-only` (ready says so; a command is refused) and `chrome="compact"`.
-import { build } from 'esbuild';
+// honours `view-only` (ready says so; a command is refused) and `chrome="compact"`. Needs
+// `npm run build` (the viewer site and `vite build --mode element`).
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
@@ -12,10 +12,9 @@ import { startEngine, type EngineFixture } from '../helpers/engine.js';
 let fixture: EngineFixture;
 let browser: Browser;
 let allowed: string;
-let script = '';
 
-const PAGE = `<!doctype html><title>Plain page</title>
-<script type="module" src="/element.js"></script>
+const plainPage = (engineUrl: string) => `<!doctype html><title>Plain page</title>
+<script type="module" src="${engineUrl}/element.js"></script>
 <remote-browser-viewer id="full" style="width:900px;height:600px"></remote-browser-viewer>
 <remote-browser-viewer id="watch" view-only chrome="compact" style="width:600px;height:400px"></remote-browser-viewer>
 <script>
@@ -28,14 +27,11 @@ const PAGE = `<!doctype html><title>Plain page</title>
 </script>`;
 
 beforeAll(async () => {
-  const bundled = await build({ entryPoints: ['src/element/index.ts'], bundle: true, write: false, format: 'esm', platform: 'browser', target: 'es2022', logLevel: 'silent' });
-  script = bundled.outputFiles[0]!.text;
   fixture = await startEngine({
     name: 'embed-element',
     site: (request, response) => {
       const url = new URL(request.url ?? '/', 'http://site');
-      if (url.pathname === '/element.js') return void response.writeHead(200, { 'content-type': 'text/javascript' }).end(script);
-      if (url.pathname === '/plain') return void response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
+      if (url.pathname === '/plain') return void response.writeHead(200, { 'content-type': 'text/html' }).end(plainPage(fixture.engine.url));
       if (request.url === '/favicon.ico') return void response.writeHead(404).end();
       response.writeHead(200, { 'content-type': 'text/html' }).end(`<!doctype html><title>Page ${url.pathname}</title>`);
     },

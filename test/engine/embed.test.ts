@@ -2,7 +2,8 @@
 // sessions on the fake runtime: the headers are the viewer site's, whatever runs the browser):
 // `POST/GET /v8/user/embed` with its refusals, `embed` of vm/create narrowing the list for one
 // session, and the Content-Security-Policy / X-Frame-Options each share page and view-only page
-// answers; on SQLite and on Postgres. Needs the viewer site built (`npx vite build --mode viewer-site`).
+// answers; on SQLite and on Postgres. Needs the viewer site and the element built (`npm run build`, or
+// `npx vite build --mode viewer-site && npx vite build --mode element`).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { FakeRuntime } from '../helpers/fake-runtime.js';
@@ -127,6 +128,14 @@ describe.each(['sqlite', 'postgres'] as const)('the origins an account allows to
     expect(await fixture.call('/user/embed', { origins: [] })).toEqual({ status: 'ok', origins: [] });
     expect(await framing(wide.share)).toEqual(UNFRAMED);
     expect(await framing(wide.view)).toEqual(UNFRAMED);
+  });
+
+  it("come with the element's one script, which any page may load (`npm run build` makes it)", async () => {
+    const script = await fetch(`${fixture.engine.url}/element.js`, { headers: { origin: APP } });
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(script.headers.get('access-control-allow-origin')).toBe('*');
+    expect(await script.text()).toContain('remote-browser-viewer');
   });
 
   it('are read and set only with the API key, from a server', async () => {

@@ -1,6 +1,7 @@
 // The viewer site the engine serves: share-link pages `/<lang>/s?<link_id>` and `/s?<link_id>`
 // (decisions.md 8), replay links' pages `/replay/<token>` (decisions.md 110), the launch page at
-// `/`, and their assets, built by Vite from <ShareViewer> and <SessionReplay>.
+// `/`, and their assets, built by Vite from <ShareViewer> and <SessionReplay>; and
+// `<remote-browser-viewer>` as one script at `/element.js` (decisions.md 136).
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -14,6 +15,8 @@ import { REPLAY_PATH, type ReplayStatus } from './replay-api.js';
 /** Where `npm run build` puts the site; the same place from src/ (tsx) and from dist/. */
 // (Path arithmetic, not `new URL(relative, import.meta.url)`: under jsdom the global URL is not Node's.)
 export const VIEWER_SITE_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'dist', 'viewer-site');
+/** `<remote-browser-viewer>` as one script (`vite build --mode element`), served at /element.js. */
+export const ELEMENT_SCRIPT = join(VIEWER_SITE_DIR, '..', 'element-script', 'element.js');
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -42,6 +45,8 @@ const LINK_ID = /^[A-Za-z0-9_-]{1,64}$/;
 export interface ViewerSiteOptions {
   /** Where the built site is. */
   dir?: string;
+  /** Where the element's one script is (default ELEMENT_SCRIPT). */
+  elementScript?: string;
   /**
    * The state of a share page's link, so that its HTTP status says it too (link previews,
    * crawlers, curl): 200 while the session exists, 410 once deleted, 404 for a link that never
@@ -109,6 +114,25 @@ export function createViewerSite(options: ViewerSiteOptions = {}) {
         ...(retryAfter ? { 'retry-after': String(retryAfter) } : {}),
       });
       response.end(request.method === 'HEAD' ? undefined : content);
+      return true;
+    }
+    // Any page may load the element (issue 44): framing itself is what the account's origins allow.
+    if (url.pathname === '/element.js') {
+      const script = await readFile(options.elementScript ?? ELEMENT_SCRIPT).catch(() => null);
+      if (!script) {
+        response.writeHead(503, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end('The element is not built: run `npm run build`.');
+        return true;
+      }
+      response.writeHead(200, {
+        ...SECURITY_HEADERS,
+        'content-type': CONTENT_TYPES['.js']!,
+        'content-length': script.length,
+        // A module script of another origin is fetched with CORS; its name does not change with its content.
+        'access-control-allow-origin': '*',
+        'cross-origin-resource-policy': 'cross-origin',
+        'cache-control': 'public, max-age=300',
+      });
+      response.end(request.method === 'HEAD' ? undefined : script);
       return true;
     }
     if (url.pathname === '/favicon.ico') {
