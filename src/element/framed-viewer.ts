@@ -4,6 +4,7 @@
 // them too), and typed commands posted only to that origin. `embed()` and
 // `<remote-browser-viewer>` are built on it. No framework, nothing at import.
 import { EMBED_MESSAGE_VERSION, parseEmbedEvent, type EmbedCommand, type EmbedEvent, type WithoutVersion } from '../protocol/embed-messages.js';
+import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
 import type { ViewerChrome } from '../protocol/share.js';
 
 /** What the framed viewer is allowed in the host page: the remote clipboard, sound, fullscreen. */
@@ -16,6 +17,8 @@ export interface FramedViewerOptions {
   viewOnly?: boolean;
   /** The iframe's title, for screen readers. Default "Remote browser". */
   title?: string;
+  /** The viewer's language (en, de, fr, es, it, pt, ja) instead of the link's own segment; any other value keeps the link's. */
+  language?: ShareLanguage | string;
 }
 
 export type EmbedEventListener<T extends EmbedEvent['type']> = (event: Extract<EmbedEvent, { type: T }>) => void;
@@ -31,6 +34,8 @@ export function framedViewerUrl(shareUrl: string, options: FramedViewerOptions =
     throw new TypeError('not a share link: expected https://<service>/<lang>/s?<link_id>');
   }
   url.search = `?${linkId}${options.chrome === 'compact' ? '&chrome=compact' : ''}${options.viewOnly ? '&view-only' : ''}`;
+  // The viewer speaks the language of the link's `/<lang>/s` segment: replaced (or added) here.
+  if (isShareLanguage(options.language)) url.pathname = url.pathname.replace(/(?:\/[a-z]{2})?\/s$/, `/${options.language}/s`);
   url.hash = '';
   return url;
 }

@@ -2,7 +2,8 @@
 // framework (issue 44, decisions.md 136). It holds the framed viewer (framed-viewer.ts) in a
 // shadow root and sends the message API's events as DOM events named `rbk-<type>` (`rbk-ready`,
 // `rbk-state`, `rbk-tabs`, `rbk-control`, `rbk-error`) whose `detail` is the message itself; its
-// methods are the commands. Attributes: `src`, `chrome` (`compact`), `view-only`, `title`.
+// methods are the commands. Attributes: `src`, `chrome` (`compact`), `view-only`, `title`,
+// `language` (the viewer's, instead of the link's).
 // Styled from outside with `::part(frame)` and the custom properties --rbk-viewer-border,
 // --rbk-viewer-radius and --rbk-viewer-background. Defined only in a browser (SSR imports it safely).
 import type { EmbedEvent } from '../protocol/embed-messages.js';
@@ -18,7 +19,7 @@ p{margin:0;padding:1em;font:inherit;color:inherit}`;
 /** The element's class, made when first asked for (HTMLElement exists only in a browser). */
 function elementClass(): CustomElementConstructor {
   return class RemoteBrowserViewerElement extends HTMLElement {
-    static observedAttributes = ['src', 'chrome', 'view-only', 'title'];
+    static observedAttributes = ['src', 'chrome', 'view-only', 'title', 'language'];
     #viewer: FramedViewer | null = null;
     #shown = '';
 
@@ -77,7 +78,7 @@ function elementClass(): CustomElementConstructor {
 
     #load(): void {
       const src = this.getAttribute('src') ?? '';
-      const options = { chrome: this.getAttribute('chrome') === 'compact' ? 'compact' as const : 'full' as const, viewOnly: this.hasAttribute('view-only'), title: this.getAttribute('title') ?? 'Remote browser' };
+      const options = { chrome: this.getAttribute('chrome') === 'compact' ? 'compact' as const : 'full' as const, viewOnly: this.hasAttribute('view-only'), title: this.getAttribute('title') ?? 'Remote browser', language: this.getAttribute('language') ?? '' };
       const wanted = JSON.stringify([src, options]);
       if (wanted === this.#shown) return;
       this.#shown = wanted;

@@ -3,7 +3,7 @@
 // session: the page on the allowed loopback origin loads the element's one script from the
 // engine's viewer site (`/element.js`, another origin), hears the message API as DOM events
 // (`rbk-ready`, `rbk-state`, `rbk-tabs`), switches the remote tab with the element's method, and
-// honours `view-only` (ready says so; a command is refused) and `chrome="compact"`. Needs
+// honours `view-only` (ready says so; a command is refused), `chrome="compact"` and `language`. Needs
 // `npm run build` (the viewer site and `vite build --mode element`).
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ let allowed: string;
 const plainPage = (engineUrl: string) => `<!doctype html><title>Plain page</title>
 <script type="module" src="${engineUrl}/element.js"></script>
 <remote-browser-viewer id="full" style="width:900px;height:600px"></remote-browser-viewer>
-<remote-browser-viewer id="watch" view-only chrome="compact" style="width:600px;height:400px"></remote-browser-viewer>
+<remote-browser-viewer id="watch" view-only chrome="compact" language="de" style="width:600px;height:400px"></remote-browser-viewer>
 <script>
   window.seen = [];
   for (const id of ['full', 'watch']) {
@@ -86,9 +86,10 @@ describe('<remote-browser-viewer> on a page without React', () => {
       await page.evaluate(() => (document.getElementById('watch') as unknown as { openTab(): void }).openTab());
       expect(await seen(page, 'watch', 'rbk-error')).toMatchObject({ command: 'tab', message: expect.stringMatching(/view-only/) });
 
-      // Compact chrome reached the framed viewer.
+      // Compact chrome and the language reached the framed viewer.
       const watchFrame = page.frames().find((frame) => frame.url().includes('&chrome=compact&view-only'))!;
       expect(await watchFrame.evaluate(() => document.querySelector('.rbk-viewer')?.getAttribute('data-chrome'))).toBe('compact');
+      expect(await watchFrame.evaluate(() => document.querySelector('.rbk-viewer')?.getAttribute('lang'))).toBe('de');
     } finally {
       await page.close();
     }

@@ -67,6 +67,9 @@ describe("a share link's embedder options", () => {
   it("are what the element's iframe asks for, on a share link only", () => {
     expect(framedViewerUrl(`${link}&chrome=full#x`, { chrome: 'compact', viewOnly: true }).href).toBe(`${link}&chrome=compact&view-only`);
     expect(framedViewerUrl(link).href).toBe(link);
+    expect(framedViewerUrl(link, { language: 'ja' }).href).toBe('https://share.example.com/ja/s?AbCdEfGhIjKlMnOpQrSt_-');
+    expect(framedViewerUrl('https://share.example.com/s?AbCdEfGhIjKlMnOpQrSt_-', { language: 'fr' }).href).toBe('https://share.example.com/fr/s?AbCdEfGhIjKlMnOpQrSt_-');
+    expect(framedViewerUrl(link, { language: 'xx' }).href).toBe(link);
     for (const bad of ['javascript:alert(1)//s?AbCdEfGhIjKlMnOpQrSt', 'https://share.example.com/de/x?AbCdEfGhIjKlMnOpQrSt', 'https://share.example.com/de/s?short', 'not a url']) {
       expect(() => framedViewerUrl(bad), bad).toThrow();
     }
