@@ -27,6 +27,18 @@ export default defineConfig(({ mode }) => {
       },
     };
   }
+  if (mode === 'element') {
+    // <remote-browser-viewer> as one script the viewer site serves at /element.js (issue 44):
+    // zod (its tree-shakable build) bundled, nothing left to the page.
+    return {
+      build: {
+        outDir: here('./dist/element-script'),
+        emptyOutDir: true,
+        target: 'es2022',
+        lib: { entry: here('./src/element/index.ts'), formats: ['es'], fileName: () => 'element.js' },
+      },
+    };
+  }
   if (mode === 'demo') {
     return {
       root: here('./src/demo/page'),

@@ -62,6 +62,12 @@ export interface BundleSizes {
   core: number;
   /** remote-browser-kit/styles.css. */
   styles: number;
+  /**
+   * remote-browser-kit/element (issue 44) as one script for a page without a bundler: dist/element
+   * with everything it imports, zod included, bundled and minified by esbuild, gzipped; and its
+   * own code alone (zod left to the host's bundler).
+   */
+  element: { script: number; own: number };
 }
 
 /** Gzipped sizes (Node's zlib, default level) of the browser entries in `dist` as last built. */
@@ -87,5 +93,13 @@ export async function measureBundle(dist = 'dist'): Promise<BundleSizes> {
     minifySyntax: true,
     logLevel: 'silent',
   });
-  return { reactEntry, lazyChunks, core: gzipBytes(core.outputFiles[0]!.contents), styles: gzipBytes(readFileSync(join(dist, 'styles.css'))) };
+  const element = async (packages: 'external' | 'bundle') =>
+    gzipBytes((await build({ entryPoints: [join(dist, 'element', 'index.js')], bundle: true, write: false, packages, format: 'esm', platform: 'browser', minify: true, logLevel: 'silent' })).outputFiles[0]!.contents);
+  return {
+    reactEntry,
+    lazyChunks,
+    core: gzipBytes(core.outputFiles[0]!.contents),
+    styles: gzipBytes(readFileSync(join(dist, 'styles.css'))),
+    element: { script: await element('bundle'), own: await element('external') },
+  };
 }

@@ -1,6 +1,7 @@
 // `npm run bench -- bundle`: gzipped sizes of the browser entry (remote-browser-kit/react, with
 // react, react-dom, react-query and i18next left to the host), of the lazily loaded VNC chunk, of
-// the framework-free client (remote-browser-kit/core) and of the styles. The measuring is in
+// the framework-free client (remote-browser-kit/core), of the styles and of the framework-free
+// element (remote-browser-kit/element). The measuring is in
 // bundle-sizes.ts, which the size budgets in test/package/bundle-size.test.ts use too.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync } from 'node:fs';
@@ -20,4 +21,6 @@ export async function bundleBench(): Promise<void> {
   for (const [chunk, bytes] of Object.entries(sizes.lazyChunks)) report('bundle', 'viewer_chunk_gzip_bytes', bytes, 'B', { chunk, loaded: 'lazily, when a live session is shown' });
   report('bundle', 'core_entry_gzip_bytes', sizes.core, 'B', { entry: 'remote-browser-kit/core', bundled: 'esbuild, identifiers and syntax minified' });
   report('bundle', 'styles_gzip_bytes', sizes.styles, 'B', { file: 'remote-browser-kit/styles.css' });
+  report('bundle', 'element_script_gzip_bytes', sizes.element.script, 'B', { entry: 'remote-browser-kit/element', bundled: 'esbuild, minified, zod included (one script for a page without a bundler)' });
+  report('bundle', 'element_own_gzip_bytes', sizes.element.own, 'B', { entry: 'remote-browser-kit/element', bundled: 'esbuild, minified, zod left to the host' });
 }

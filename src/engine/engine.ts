@@ -37,6 +37,7 @@ import type { SessionService } from './sessions/service.js';
 import { ShareLinks } from './sessions/share-links.js';
 import type { Store } from './store/store.js';
 import { createShareApi } from './viewer/share-api.js';
+import { frameOriginsOf } from './viewer/framing.js';
 import { createViewerSite } from './viewer/site.js';
 import { tabsModule } from './features/tabs.js';
 import type { SessionWebhooks } from './webhooks/webhooks.js';
@@ -127,7 +128,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
       ...modules.merged('api'),
     });
     const links = new ShareLinks({ store, secret: base.secret, shareBase: base.shareBase });
-    const shareApi = createShareApi({ sessions, links, presence, router, door, ...modules.merged('share'), eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter: base.limiter, clientAddress: base.clientAddress, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
+    const shareApi = createShareApi({ sessions, links, presence, router, door, frameOrigins: (row) => frameOriginsOf(store, row), ...modules.merged('share'), eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter: base.limiter, clientAddress: base.clientAddress, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
     const site = createViewerSite({ linkStatus: shareApi.linkStatus, replayStatus: recording.replayStatus });
     const sources: ReadinessSources = {
       nodeId: base.nodeId,

@@ -15,3 +15,5 @@ export * from './recordings.js';
 export * from './webhooks.js';
 export * from './profiles.js';
 export * from './tabs.js';
+export * from './embed.js';
+export * from './embed-messages.js';

@@ -22,6 +22,8 @@ export const PROXY_PATHS = {
   recordingMedia: (handle: string) => `/sessions/${encodeURIComponent(handle)}/recording/media`,
   /** A replay link to it (POST; decisions.md 110): signed and expiring, for people outside the app. */
   recordingLink: (handle: string) => `/sessions/${encodeURIComponent(handle)}/recording/link`,
+  /** The origins that may frame the account's share links (issue 44): read (GET) and set (POST), for the users `policy.embed` allows. */
+  embed: '/embed',
 } as const;
 
 /** The header a browser sends with create so that a retried launch starts no second session. */

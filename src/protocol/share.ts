@@ -20,7 +20,9 @@ export function shareLinkPath(language: ShareLanguage | null, linkId: string): s
 
 /**
  * Reads a full share link or its path. The segment before `s` is the viewer language; a missing
- * segment (v7's `/s?<link_id>`) or an unknown one means `en`. Anything else gives `null`.
+ * segment (v7's `/s?<link_id>`) or an unknown one means `en`. The link id is the query up to the
+ * first `&`: what follows are the embedder's options (`&chrome=compact`, `&view-only`; issue 44).
+ * Anything else gives `null`.
  */
 export function parseShareLink(urlOrPath: string): ShareLink | null {
   let address: URL;
@@ -31,7 +33,7 @@ export function parseShareLink(urlOrPath: string): ShareLink | null {
     return null;
   }
   const segments = address.pathname.split('/');
-  const linkId = address.search.slice(1);
+  const linkId = address.search.slice(1).split('&')[0]!;
   if (segments.at(-1) !== 's' || !LINK_ID_PATTERN.test(linkId)) return null;
   const segment = segments.at(-2);
   return { language: isShareLanguage(segment) ? segment : DEFAULT_SHARE_LANGUAGE, linkId };
@@ -58,6 +60,19 @@ export function isWebAddress(value: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The viewer's chrome (issue 44): `full`, or `compact` (the waiting screen without its
+ * explanation and elapsed seconds), as a share link's `&chrome=` option names it.
+ */
+export type ViewerChrome = 'full' | 'compact';
+
+/** The embedder's options after a share link's id: `&chrome=compact`, `&view-only` (watch, whatever the link allows). */
+export function shareLinkOptions(urlOrPath: string): { chrome: ViewerChrome; viewOnly: boolean } {
+  const query = urlOrPath.includes('?') ? urlOrPath.slice(urlOrPath.indexOf('?') + 1).split('#')[0]! : '';
+  const options = new URLSearchParams(query.split('&').slice(1).join('&'));
+  return { chrome: options.get('chrome') === 'compact' ? 'compact' : 'full', viewOnly: options.has('view-only') };
 }
 
 /** What the viewer shows: waiting screen, live session, ended screen, or "link gone". */
@@ -93,6 +108,11 @@ export interface ViewerState {
   controlMode?: 'one';
   /** In `one` mode: who drives now, or null while nobody does. */
   driver?: Driver | null;
+  /**
+   * The origins that may frame this link's page (issue 44, decisions.md 134); absent: none. A
+   * framed viewer talks only to the one of them that framed it (protocol/embed-messages.ts).
+   */
+  frameOrigins?: string[];
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

@@ -14,6 +14,7 @@ import {
 } from './limits.js';
 import { profileMetersSchema, sessionProfileSchema } from './profile-fields.js';
 import { CONTROL_MODES, VIEWER_NAME_MAX } from './control.js';
+import { embedRequestSchema, sessionEmbedSchema, type EmbedRequest } from './embed.js';
 
 // ---------------------------------------------------------------------------------------------
 // Envelope and failures
@@ -206,6 +207,10 @@ export const createRequestSchema = z.object({
   ).optional(),
   /** v8 only (decisions.md 85): the saved profile the session starts on. */
   profile: sessionProfileSchema.optional(),
+  /** v8 only (issue 44, decisions.md 134): the origins that may frame this session's links, a subset of the account's (POST /v8/user/embed). */
+  embed: sessionEmbedSchema
+    .describe("Narrows, for this session, the origins that may frame its share and view-only links to these (each one of the account's, POST /v8/user/embed; `[]`: not framed at all). Without it, the account's list applies.")
+    .optional(),
 });
 export type CreateRequest = z.infer<typeof createRequestSchema>;
 
@@ -231,6 +236,11 @@ export function parseRequest<T>(schema: z.ZodType<T>, body: unknown): RequestChe
 
 export function parseCreateRequest(body: unknown): RequestCheck<CreateRequest> {
   return parseRequest(createRequestSchema, body);
+}
+
+/** POST /v8/user/embed (issue 44): the origins that may frame the account's share links. */
+export function parseEmbedRequest(body: unknown): RequestCheck<EmbedRequest> {
+  return parseRequest(embedRequestSchema, body);
 }
 
 export function parseRemoveRequest(body: unknown): RequestCheck<RemoveRequest> {

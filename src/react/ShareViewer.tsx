@@ -9,13 +9,15 @@ import { I18nextProvider, useTranslation } from 'react-i18next';
 import type { ViewerScreen } from '../core/viewer-state.js';
 // Zod-free parts of the protocol only: the viewer must stay small in any host page.
 import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
-import { isWebAddress, parseShareLink, shareBaseOf, type ViewerStateName } from '../protocol/share.js';
+import { isWebAddress, parseShareLink, shareBaseOf, type ViewerChrome, type ViewerStateName } from '../protocol/share.js';
 import type { ShareTab } from '../protocol/tabs.js';
 import { createComponentI18n } from './i18n.js';
 import { LiveScreen } from './viewer/LiveScreen.js';
 import { TabStrip } from './viewer/TabStrip.js';
 import { useCountdown } from './viewer/useCountdown.js';
 import { useViewerState } from './viewer/useViewerState.js';
+import type { PeopleBinding } from './viewer/usePeople.js';
+import type { ViewerState } from '../protocol/share.js';
 
 export interface ShareViewerProps {
   /** The full share link, `{share_base}/<lang>/s?<link_id>`. */
@@ -33,6 +35,13 @@ export interface ShareViewerProps {
    * any (the session ended). Act on them with `actOnTab` from `remote-browser-kit/core`.
    */
   onTabsChange?: (tabs: ShareTab[]) => void;
+  /** Called with each viewer state the share API reports (the engine's own words: tabs, control mode, driver, frameOrigins...). */
+  onViewerState?: (state: ViewerState) => void;
+  /**
+   * Called, while the session offers it (issue 36), with who watches and who drives each time it
+   * changes, and `request` to ask for control, stop asking, release or take it as this viewer.
+   */
+  onPeople?: (people: PeopleBinding) => void;
   /** Called when the viewer presses Leave, with where leaving goes. Default: navigate there. */
   onLeave?: (leaveUrl: string) => void;
   /**
@@ -45,6 +54,8 @@ export interface ShareViewerProps {
    * `POST <basePath>/sessions/<handle>/viewer`, for the session's owner. Without it the viewer is "Guest N".
    */
   viewerPass?: string;
+  /** `compact` (issue 44): the waiting screen shows its title and progress only, for a viewer framed in another page. Default `full`. */
+  chrome?: ViewerChrome;
   className?: string;
   style?: CSSProperties;
   /**
@@ -57,7 +68,7 @@ export interface ShareViewerProps {
 // ---------------------------------------------------------------------------------------------
 // Waiting screen
 
-function WaitingScreen({ browserName }: { browserName: string }) {
+function WaitingScreen({ browserName, chrome }: { browserName: string; chrome: ViewerChrome }) {
   const { t } = useTranslation('viewer');
   const [seconds, setSeconds] = useState(0);
   useEffect(() => {
@@ -67,13 +78,15 @@ function WaitingScreen({ browserName }: { browserName: string }) {
   return (
     <div className="rbk-viewer__panel">
       <h2 className="rbk-viewer__title">{t('waiting.title')}</h2>
-      <p className="rbk-viewer__detail">{t('waiting.detail', { browser: browserName })}</p>
+      {chrome === 'full' ? <p className="rbk-viewer__detail">{t('waiting.detail', { browser: browserName })}</p> : null}
       <div className="rbk-viewer__progress" role="progressbar" aria-label={t('waiting.progress')} aria-valuetext={t('waiting.elapsed', { seconds })}>
         <div className="rbk-viewer__progress-bar" />
       </div>
-      <p className="rbk-viewer__elapsed" aria-hidden="true">
-        {t('waiting.elapsed', { seconds })}
-      </p>
+      {chrome === 'full' ? (
+        <p className="rbk-viewer__elapsed" aria-hidden="true">
+          {t('waiting.elapsed', { seconds })}
+        </p>
+      ) : null}
       <p className="rbk-viewer__sr-only" role="status" aria-live="polite">
         {t('waiting.status', { browser: browserName })}
       </p>
@@ -117,8 +130,13 @@ function useTabsReport(tabs: ShareTab[] | undefined, onTabsChange: ((tabs: Share
 // ---------------------------------------------------------------------------------------------
 // The component
 
-function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateChange, onTabsChange, onLeave, shareFetch }: { shareBase: string | null; linkId: string | null; viewOnly: boolean; viewerPass?: string | undefined; onStateChange?: (state: ViewerStateName) => void; onTabsChange?: ((tabs: ShareTab[]) => void) | undefined; onLeave?: (leaveUrl: string) => void; shareFetch?: typeof fetch }) {
+type ScreensProps = Pick<ShareViewerProps, 'viewerPass' | 'onStateChange' | 'onTabsChange' | 'onViewerState' | 'onPeople' | 'onLeave'> & { shareBase: string | null; linkId: string | null; viewOnly: boolean; chrome: ViewerChrome; shareFetch?: typeof fetch };
+
+function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, onStateChange, onTabsChange, onViewerState, onPeople, onLeave, shareFetch }: ScreensProps) {
   const { state, screen, retryAt } = useViewerState(shareBase, linkId, shareFetch);
+  useEffect(() => {
+    if (state) onViewerState?.(state);
+  }, [state, onViewerState]);
   useTabsReport(screen === 'running' ? state?.tabs : undefined, onTabsChange);
   const retryIn = useCountdown(retryAt);
   const lastReported = useRef<ViewerScreen | null>(null);
@@ -146,7 +164,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateCh
       // shows the moment the session runs (the same element stays mounted across the switch).
       return (
         <>
-          {screen === 'waiting' ? <WaitingScreen browserName={state?.browserName ?? ''} /> : null}
+          {screen === 'waiting' ? <WaitingScreen browserName={state?.browserName ?? ''} chrome={chrome} /> : null}
           {screen === 'running' && state?.tabs ? <TabStrip tabs={state.tabs} mayDrive={!viewOnly && state.control !== false} api={{ shareBase: shareBase!, linkId: linkId!, fetch: shareFetch }} /> : null}
           <LiveScreen
             shareBase={shareBase!}
@@ -164,6 +182,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateCh
             hidden={screen === 'waiting'}
             people={state?.people === true}
             viewerPass={viewerPass}
+            onPeople={onPeople}
             {...(shareFetch ? { shareFetch } : {})}
           />
         </>
@@ -177,7 +196,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, viewerPass, onStateCh
   }
 }
 
-export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onLeave, viewOnly = false, viewerPass, className, style, fetch: shareFetch }: ShareViewerProps) {
+export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onViewerState, onPeople, onLeave, viewOnly = false, viewerPass, chrome = 'full', className, style, fetch: shareFetch }: ShareViewerProps) {
   const link = useMemo(() => {
     if (shareUrl) {
       const parsed = parseShareLink(shareUrl);
@@ -198,8 +217,8 @@ export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChan
 
   return (
     <I18nextProvider i18n={i18n}>
-      <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'}>
-        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} viewerPass={viewerPass} onStateChange={report} onTabsChange={onTabsChange} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
+      <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'} data-chrome={chrome}>
+        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} chrome={chrome} viewerPass={viewerPass} onStateChange={report} onTabsChange={onTabsChange} onViewerState={onViewerState} onPeople={onPeople} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
       </div>
     </I18nextProvider>
   );

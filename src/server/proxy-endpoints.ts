@@ -13,13 +13,14 @@ function decoded(segment: string): string {
   }
 }
 
-export type Endpoint = { name: 'images' | 'create' | 'usage' } | { name: 'read' | 'end' | 'control' | 'viewer'; handle: string } | { name: FilesEndpoint; handle: string } | { name: RecordingEndpoint; handle: string } | ProfilesEndpoint;
+export type Endpoint = { name: 'images' | 'create' | 'usage' | 'embed' } | { name: 'read' | 'end' | 'control' | 'viewer'; handle: string } | { name: FilesEndpoint; handle: string } | { name: RecordingEndpoint; handle: string } | ProfilesEndpoint;
 
 export function endpointOf(method: string, rest: string): Endpoint | { allow: string } | null {
   const path = rest.replace(/\/$/, '');
   const only = (allowed: string, endpoint: Endpoint) => (allowed.split(', ').includes(method) ? endpoint : { allow: allowed });
   if (path === '/images') return only('GET', { name: 'images' });
   if (path === '/usage') return only('GET', { name: 'usage' });
+  if (path === '/embed') return only('GET, POST', { name: 'embed' });
   if (path === '/sessions') return only('POST', { name: 'create' });
   if (path === '/profiles') return only('GET, POST', { name: 'profiles' });
   const profile = /^\/profiles\/([^/]+)$/.exec(path);

@@ -12,6 +12,7 @@ import { serveFiles } from './proxy-files.js';
 import { endpointOf, type Endpoint } from './proxy-endpoints.js';
 import { serveRecording } from './proxy-recordings.js';
 import { serveControl } from './proxy-control.js';
+import { serveEmbed } from './proxy-embed.js';
 import { readJsonObject } from './proxy-body.js';
 import { openProfileHandle, serveProfiles, UNKNOWN_PROFILE } from './proxy-profiles.js';
 import { createSessionHandles, SECRET_MIN_CHARS, type SessionHandles } from './session-handles.js';
@@ -52,6 +53,11 @@ export interface ProxyPolicy<User extends EndUser> {
    * the whole account's, not the user's.
    */
   usage?: (context: PolicyContext<User>) => Awaitable<boolean>;
+  /**
+   * Whether this user may read and set the origins that may frame the account's share links
+   * (`<base>/embed`, issue 44). Default: nobody, since the list is the whole account's.
+   */
+  embed?: (context: PolicyContext<User>) => Awaitable<boolean>;
   /**
    * The display name the other viewers see for this user when they watch their own session
    * (issue 36): your app's name for them, 1 to 64 characters. Default: none, so they show as "Guest N".
@@ -309,6 +315,8 @@ export function createProxyRoute<User extends EndUser>(options: ProxyRouteOption
         if (!(await policy.usage?.(context))) return refused(403, 'usage meters are not shared with you');
         return reply(await service.userQuota({ signal: request.signal }));
       }
+      case 'embed':
+        return serveEmbed(service, request, await policy.embed?.(context), (body, status) => reply(body as Answer, status));
       case 'create':
         return create(request, context);
       case 'profiles':

@@ -32,6 +32,7 @@ import { profileCalls, type ProfileCalls } from './service-profiles.js';
 import { recordingCalls, type RecordingCalls } from './service-recordings.js';
 import { webhookCalls, type WebhookCalls } from './service-webhook.js';
 import { controlCalls } from './service-control.js';
+import { embedCalls, type EmbedCalls } from './service-embed.js';
 
 export interface CallOptions {
   /** Ends the call early (the proxy route passes the browser's request signal). */
@@ -86,6 +87,9 @@ export interface RemoteBrowserService {
   removeRecording?: RecordingCalls['removeRecording'];
   /** Absent on older services' fakes: the proxy route then makes no replay links. */
   recordingLink?: RecordingCalls['recordingLink'];
+  /** The origins that may frame the account's share links (service-embed.ts, issue 44). Absent on older services' fakes: the proxy route then says framing is not offered. */
+  embedOrigins?: EmbedCalls['embedOrigins'];
+  setEmbedOrigins?: EmbedCalls['setEmbedOrigins'];
 }
 
 /** A file's bytes as they arrive from the service. */
@@ -102,7 +106,7 @@ export type FileBody = ReadableStream<Uint8Array> | Blob | ArrayBuffer | Uint8Ar
  * The service as the customer's own server calls it: the proxy route's calls, and the DevTools
  * address for a program (never handed to a browser: the proxy route does not offer it).
  */
-export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass' | keyof ProfileCalls | keyof RecordingCalls>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass'>>, ProfileCalls, RecordingCalls, WebhookCalls {
+export interface ServiceClient extends Omit<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass' | keyof ProfileCalls | keyof RecordingCalls | keyof EmbedCalls>, Required<Pick<RemoteBrowserService, 'files' | 'downloadFile' | 'uploadFile' | 'control' | 'viewerPass'>>, ProfileCalls, RecordingCalls, WebhookCalls, EmbedCalls {
   /** GET /v8/vm/automation?id=: a short-lived DevTools address of a running Chromium session, for a program on this server. */
   automation(vmId: string, options?: CallOptions): Promise<AutomationResponse>;
 }
@@ -296,6 +300,7 @@ export function createServiceClient(options: ServiceClientOptions): ServiceClien
     ...profileCalls(request),
     ...webhookCalls(request),
     ...controlCalls(request),
+    ...embedCalls(request),
     ...recordingCalls(request, (path, what, headers, callOptions) => transfer(path, 'GET', what, undefined, callOptions, headers)),
     images: (options) => get('image', 'the image list', imageListResponseSchema, options, false),
     create: (body, options) =>

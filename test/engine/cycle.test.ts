@@ -44,7 +44,7 @@ describe('the OpenAPI document', () => {
   it('checked in under docs/ matches the schemas (run `npm run openapi` after changing them)', () => {
     const checkedIn = JSON.parse(readFileSync('docs/openapi.json', 'utf8'));
     expect(checkedIn).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
-    expect(Object.keys(checkedIn.paths)).toEqual(['/v8/image', '/v8/vm/create', '/v8/vm/data', '/v8/vm/remove', '/v8/vm/automation', '/v8/vm/files', '/v8/vm/files/download', '/v8/vm/files/upload', '/v8/vm/recording', '/v8/vm/recording/media', '/v8/vm/recording/remove', '/v8/vm/recording/link', '/v8/vm/control', '/v8/vm/viewer', '/v8/profile/create', '/v8/profile/data', '/v8/profile/rename', '/v8/profile/remove', '/v8/user/api', '/v8/user/quota', '/v8/user/webhook']);
+    expect(Object.keys(checkedIn.paths)).toEqual(['/v8/image', '/v8/vm/create', '/v8/vm/data', '/v8/vm/remove', '/v8/vm/automation', '/v8/vm/files', '/v8/vm/files/download', '/v8/vm/files/upload', '/v8/vm/recording', '/v8/vm/recording/media', '/v8/vm/recording/remove', '/v8/vm/recording/link', '/v8/vm/control', '/v8/vm/viewer', '/v8/profile/create', '/v8/profile/data', '/v8/profile/rename', '/v8/profile/remove', '/v8/user/api', '/v8/user/quota', '/v8/user/embed', '/v8/user/webhook']);
   });
 
   it("describes vm/control's body as the engine reads it (parseControlAction)", () => {

@@ -1,7 +1,8 @@
 // The interface's calls on the caller's account: `user/api` and `user/quota` (v8 and v7, v7's
-// names added at its edge, decisions.md 32), and the session webhook's receiver (`user/webhook`,
-// v8 only, decisions.md 61).
-import { parseWebhookRequest, type UserApiResponse, type UserQuotaResponse } from '../../protocol/index.js';
+// names added at its edge, decisions.md 32), the session webhook's receiver (`user/webhook`,
+// v8 only, decisions.md 61) and the origins that may frame its share links (`user/embed`, v8
+// only, decisions.md 134).
+import { parseEmbedRequest, parseWebhookRequest, uniqueOrigins, type EmbedResponse, type UserApiResponse, type UserQuotaResponse } from '../../protocol/index.js';
 import type { Plan } from '../config.js';
 import type { AccountRow } from '../store/store.js';
 import { answer, type ApiRequest } from './calls.js';
@@ -62,6 +63,24 @@ export const ACCOUNT_ROUTES: readonly ApiRoute[] = [
       const account = await programmatic(request);
       if (!isAccount(account)) return account;
       return answer(webhooks ? await webhooks.remove(account.id) : notOffered);
+    },
+  },
+  // The origins that may frame the account's share links (issue 44, decisions.md 134).
+  {
+    method: 'GET', path: 'user/embed', versions: V8_ONLY,
+    answer: (request, _version, { options: { store }, read }) => read(request, true, async (account) => ({ status: 'ok', origins: await store.embedOrigins(account.id) } satisfies EmbedResponse)),
+  },
+  {
+    method: 'POST', path: 'user/embed', versions: V8_ONLY,
+    async answer(request, _version, { options: { store }, programmatic }) {
+      const account = await programmatic(request);
+      if (!isAccount(account)) return account;
+      const body = await request.body();
+      const parsed = body.ok ? parseEmbedRequest(body.value) : body;
+      if (!parsed.ok) return answer({ status: 'denied', message: parsed.message });
+      const origins = uniqueOrigins(parsed.value.origins);
+      await store.setEmbedOrigins(account.id, origins);
+      return answer({ status: 'ok', origins } satisfies EmbedResponse);
     },
   },
 ];

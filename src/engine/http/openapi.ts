@@ -32,6 +32,9 @@ import {
   viewerPassRequestSchema,
   viewerPassResponseSchema,
   VIEWER_NAME_MAX,
+  embedRequestSchema,
+  embedResponseSchema,
+  EMBED_ORIGINS_MAX,
 } from '../../protocol/index.js';
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { target: 'openapi-3.0', unrepresentable: 'any', io: 'output' });
@@ -198,6 +201,17 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       '/v8/profile/remove': { post: { summary: 'Remove a saved profile and its state (denied while a session runs on it)', description: 'Right after its session is removed (vm/remove) or ends, the session is still writing the profile back: the remove waits for that last save, up to 20 s, then removes the profile and answers ok. A save still under way after that is answered `denied` with a Retry-After header (5 s) and a message saying so; the same call then removes it.', security: secured, requestBody: { required: true, content: { 'application/json': { schema: schema(profileRemoveRequestSchema) } } }, responses: answer(removeResponseSchema, 'removed') } },
       '/v8/user/api': { get: { summary: 'Account, access and usage meters', security: secured, responses: answer(userApiResponseSchema, 'account and meters') } },
       '/v8/user/quota': { get: { summary: 'Usage meters', security: secured, responses: answer(userQuotaResponseSchema, 'meters') } },
+      // Framing share links on the account's sites (issue 44, decisions.md 134).
+      '/v8/user/embed': {
+        get: { summary: 'The origins that may frame the account\'s share links in an iframe ([]: none, the default)', security: secured, responses: answer(embedResponseSchema, 'the origins') },
+        post: {
+          summary: 'Set the origins that may frame the account\'s share links (and view-only links) in an iframe; [] turns framing off',
+          description: `The whole list, replacing the account's: at most ${EMBED_ORIGINS_MAX} exact origins, each \`https://host[:port]\` as a browser serializes it (lower case, no path, query, user or trailing slash); plain \`http\` only for localhost, 127.0.0.1 and [::1]; no wildcard. A share page then answers \`Content-Security-Policy: frame-ancestors <those origins>\` and no X-Frame-Options; without any, \`frame-ancestors 'self'\` and \`X-Frame-Options: SAMEORIGIN\` (no other site may frame it). It applies at once to every link of the account, live sessions too; a create's \`embed.origins\` narrows it for one session (each must be in this list). Repeats are kept once. A refused list (denied, naming the field and the origin, such as \`origins[1]\`) changes nothing.`,
+          security: secured,
+          requestBody: { required: true, content: { 'application/json': { schema: schema(embedRequestSchema) } } },
+          responses: answer(embedResponseSchema, 'the origins as kept'),
+        },
+      },
       // Session webhooks (decisions.md 61).
       '/v8/user/webhook': {
         get: { summary: "The account's session webhook (never its secret), or null", security: secured, responses: answer(webhookResponseSchema, 'the webhook') },

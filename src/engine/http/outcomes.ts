@@ -48,6 +48,8 @@ function refusalText(refusal: Refusal, version: WordingVersion): string {
       return 'unsupported exit location';
     case 'exit-unavailable':
       return 'exit location unavailable; try another location or "auto"';
+    case 'embed-origin-not-allowed':
+      return `the origin "${refusal.origin}" is not one the account allows to frame its links (${refusal.allowed.length === 0 ? 'none' : refusal.allowed.join(', ')}); add it with POST /${version}/user/embed first`;
     case 'idempotency-key-reused':
       return 'idempotency key reused with a different request';
     case 'running-limit':

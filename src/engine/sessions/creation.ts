@@ -2,7 +2,7 @@
 // session's row and the idempotency record, in one transaction no other node interleaves with
 // (store.ts: atomically), so two requests never both take the last slot.
 import { createHash, randomBytes } from 'node:crypto';
-import { IDEMPOTENCY_TTL_HOURS, type CreateRequest, type SessionMeters, type ShareLanguage } from '../../protocol/index.js';
+import { IDEMPOTENCY_TTL_HOURS, uniqueOrigins, type CreateRequest, type SessionMeters, type ShareLanguage } from '../../protocol/index.js';
 import { currentCycle, formatDay } from '../../protocol/cycle.js';
 import { sessionMeters, totalMeters, withNewSession } from '../accounts/meters.js';
 import type { AccountUsage } from '../accounts/usage.js';
@@ -122,6 +122,8 @@ export async function createSession(
       location_applied: request.country === undefined ? null : exit.applied,
       location_reason: exit.applied ? null : 'unavailable',
       node_id: node,
+      // Only a narrowed session has its own list (issue 44); without one the account's applies.
+      ...(request.embed ? { embed_origins: JSON.stringify(uniqueOrigins(request.embed.origins)) } : {}),
       ...(context.profile ? { profile_id: context.profile.id, profile_save: context.profile.save, profile_tabs: context.profile.tabs } : {}),
     };
     await tx.insertSession(row);

@@ -26,6 +26,7 @@ export type Refusal =
   | { status: 'denied'; field: 'country'; reason: 'exit-unsupported' }
   | { status: 'denied'; field: 'country'; reason: 'exit-unavailable' }
   | { status: 'denied'; field: 'idempotencyKey'; reason: 'idempotency-key-reused' }
+  | { status: 'denied'; field: 'embed'; reason: 'embed-origin-not-allowed'; origin: string; allowed: readonly string[] }
   | { status: 'upgrade'; field?: undefined; reason: 'running-limit'; used: number; limit: number }
   | { status: 'upgrade'; field?: undefined; reason: 'cycle-limit' }
   | { status: 'error'; field?: undefined; reason: 'no-node' }

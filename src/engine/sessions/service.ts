@@ -157,6 +157,12 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   /** Creates a session under the calling interface's terms; its runtime starts in the background on the node it was placed on. */
   async create(account: AccountRow, request: CreateRequest, terms: CreateTerms): Promise<CreateOutcome> {
     const { config, cluster } = this.options;
+    // A session's framing origins narrow the account's (issue 44): any other is refused before anything is taken.
+    if (request.embed) {
+      const allowed = await this.store.embedOrigins(account.id);
+      const stranger = request.embed.origins.find((origin) => !allowed.includes(origin));
+      if (stranger !== undefined) return { status: 'denied', field: 'embed', reason: 'embed-origin-not-allowed', origin: stranger, allowed };
+    }
     const trace = new StartTrace('create');
     const admitted = await admit({ image: (id) => this.options.runtime.image(id), config, store: this.store, pools: () => this.accounts.pools(account), now: this.now(), ...(this.options.recordingCaps ? { recordingCaps: this.options.recordingCaps } : {}) }, account, request, terms);
     if ('reason' in admitted) return admitted;

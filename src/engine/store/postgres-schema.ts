@@ -190,4 +190,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    CREATE INDEX profile_chunks_profile ON profile_chunks(profile_id);`,
   // Why a recording stopped while its session ran on (schema.ts, the same migration).
   `ALTER TABLE sessions ADD COLUMN recording_stopped TEXT;`,
+  // The origins that may frame an account's share links, and a session's narrower list (schema.ts, the same migration).
+  `ALTER TABLE accounts ADD COLUMN embed_origins TEXT;
+   ALTER TABLE sessions ADD COLUMN embed_origins TEXT;`,
 ];

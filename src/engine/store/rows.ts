@@ -8,6 +8,8 @@ export interface AccountRow {
   language: string | null;
   layout: string | null;
   created_at: number;
+  /** The origins that may frame its share links (issue 44), a JSON array; null or absent: none. */
+  embed_origins?: string | null;
 }
 
 export interface SubscriptionRow {
@@ -77,6 +79,8 @@ export interface SessionRow {
   profile_id?: string | null;
   profile_save?: boolean | null;
   profile_tabs?: boolean | null;
+  /** The origins that may frame its links (issue 44), a JSON array narrowing the account's; null or absent: the account's apply. */
+  embed_origins?: string | null;
 }
 
 export interface PoolUsage {

@@ -192,4 +192,8 @@ export const MIGRATIONS: readonly string[] = [
   // free-space floor: decisions.md 131-132); NULL while it records. Written by the node that records it,
   // so any node's share state drops `recording`.
   `ALTER TABLE sessions ADD COLUMN recording_stopped TEXT;`,
+  // The origins that may frame an account's share links (issue 44, decisions.md 134), a JSON array
+  // (NULL: none), and a session's narrower list (NULL: the account's applies).
+  `ALTER TABLE accounts ADD COLUMN embed_origins TEXT;
+   ALTER TABLE sessions ADD COLUMN embed_origins TEXT;`,
 ];

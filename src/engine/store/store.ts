@@ -100,6 +100,16 @@ export class Store {
     return this.all<AccountRow>('SELECT * FROM accounts ORDER BY created_at');
   }
 
+  /** The origins that may frame the account's share links (issue 44), in the order they were set; [] for none. */
+  async embedOrigins(accountId: string): Promise<string[]> {
+    return parseOrigins((await this.get<{ embed_origins: string | null }>('SELECT embed_origins FROM accounts WHERE id = ?', [accountId]))?.embed_origins);
+  }
+
+  /** Replaces the account's list; [] turns framing off. */
+  async setEmbedOrigins(accountId: string, origins: readonly string[]): Promise<void> {
+    await this.run('UPDATE accounts SET embed_origins = ? WHERE id = ?', [origins.length === 0 ? null : JSON.stringify(origins), accountId]);
+  }
+
   subscriptions(accountId: string): Promise<SubscriptionRow[]> {
     return this.all<SubscriptionRow>('SELECT * FROM subscriptions WHERE account_id = ? AND ended_at IS NULL ORDER BY position', [accountId]);
   }
@@ -373,5 +383,16 @@ export class Store {
       moved.push(...rows.map(({ id }) => ({ id, status: to })));
     }
     return moved;
+  }
+}
+
+/** A stored origin list (JSON array of strings); anything else reads as none, so a damaged row never widens framing. */
+export function parseOrigins(stored: string | null | undefined): string[] {
+  if (!stored) return [];
+  try {
+    const value: unknown = JSON.parse(stored);
+    return Array.isArray(value) && value.every((origin) => typeof origin === 'string') ? value : [];
+  } catch {
+    return [];
   }
 }

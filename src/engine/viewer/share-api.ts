@@ -51,10 +51,18 @@ export interface ShareApiOptions {
   onRateLimited?: () => void;
   /** Where the sessions' tabs are read and changed; default this node's runtime (in a cluster: cluster/tabs-link.ts). */
   tabs?: TabsAccess;
+  /** The origins that may frame a session's links (viewer/framing.ts, issue 44); absent: none. */
+  frameOrigins?: (row: SessionRow) => Promise<string[]>;
 }
 
 /** A share link as its page's HTTP status tells it: 200, 410, 404, or 429 with the wait. */
 export type LinkStatus = 'live' | 'deleted' | 'unknown' | { limited: number };
+
+/** A share page's link: its status, and the origins that may frame the page (issue 44; only a live link has any). */
+export interface LinkPage {
+  status: LinkStatus;
+  frameOrigins: readonly string[];
+}
 
 /** WebSocket close codes a viewer can show (every channel's: channels/close-codes.ts). */
 export { VIEWER_CLOSE };
@@ -63,7 +71,7 @@ export { VIEWER_CLOSE };
 const CORS = { 'access-control-allow-origin': '*' };
 
 /** A link's viewer state; `offered`: the channels that say so in it (`"<name>": true`, as the registry orders them). */
-export function viewerState(row: SessionRow | undefined, rights: ViewerRights, offered: readonly string[] = [], tabs?: ShareTab[]): ViewerState | null {
+export function viewerState(row: SessionRow | undefined, rights: ViewerRights, offered: readonly string[] = [], tabs?: ShareTab[], frameOrigins: readonly string[] = []): ViewerState | null {
   if (!row) return null;
   return {
     state: viewerStateFor(row.status as SessionStatus),
@@ -77,6 +85,7 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, o
     ...(row.recorded && !row.recording_stopped ? { recording: true } : {}),
     ...(tabs && row.status === 'running' ? { tabs } : {}),
     ...controlOf(row),
+    ...(frameOrigins.length > 0 ? { frameOrigins: [...frameOrigins] } : {}),
   };
 }
 
@@ -136,11 +145,12 @@ export function createShareApi(options: ShareApiOptions) {
     }
   }
 
-  /** What a share page's HTTP status says of its link (the viewer site asks), under the same limit. */
-  async function linkStatus(request: IncomingMessage, linkId: string): Promise<LinkStatus> {
+  /** What a share page's HTTP status says of its link (the viewer site asks), under the same limit, and who may frame it. */
+  async function linkStatus(request: IncomingMessage, linkId: string): Promise<LinkPage> {
     const found = await lookUp(request, linkId);
-    if ('limited' in found) return found;
-    return found.row ? 'live' : found.deleted ? 'deleted' : 'unknown';
+    if ('limited' in found) return { status: found, frameOrigins: [] };
+    if (!found.row) return { status: found.deleted ? 'deleted' : 'unknown', frameOrigins: [] };
+    return { status: 'live', frameOrigins: options.frameOrigins ? await options.frameOrigins(found.row) : [] };
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
@@ -163,7 +173,10 @@ export function createShareApi(options: ShareApiOptions) {
     }
     // What the session is offered does not change while the link lives: the event stream keeps it.
     const offered = found.row ? await router.advertised(found.row) : [];
-    const state = viewerState(found.row, found.rights, offered, found.row && path.route !== 'ping' && !viewOnlyPath ? await tabAccess.list(found.row) : undefined);
+    const stateRead = found.row && path.route !== 'ping' && !viewOnlyPath;
+    // Who may frame the link's page (issue 44): read when the stream opens, as the page's own header was.
+    const frameOrigins = stateRead && options.frameOrigins ? await options.frameOrigins(found.row!) : [];
+    const state = viewerState(found.row, found.rights, offered, stateRead ? await tabAccess.list(found.row!) : undefined, frameOrigins);
     if (!state || !found.row) {
       sendJson(response, { status: 'denied', message: 'this share link is not valid (its session was deleted, or it never existed)' }, 404, CORS);
       return true;
@@ -207,7 +220,7 @@ export function createShareApi(options: ShareApiOptions) {
       tabs.retry();
       const read = ++reads;
       void links.sessionFor(path.linkId).then(async (link) => {
-        const next = (link && viewerState(link.row, link.rights, offered, await tabAccess.list(link.row))) ?? { ...state, state: 'gone' as const };
+        const next = (link && viewerState(link.row, link.rights, offered, await tabAccess.list(link.row), frameOrigins)) ?? { ...state, state: 'gone' as const };
         if (read === reads) send(next);
       }, () => undefined);
     };

@@ -2,7 +2,7 @@
 // keys and text to it, the session's sound, the toolbar, and the panels it opens (paste, the
 // view-only link, the remote clipboard). Mounted behind the waiting screen too (`hidden`), so it is connected when the
 // session runs.
-import { useCallback, useId, useRef, useState } from 'react';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { useTranslation } from 'react-i18next';
 import { requestViewOnlyLink } from '../../core/share-api.js';
 import { useCountdown } from './useCountdown.js';
@@ -17,7 +17,7 @@ import { useTouchGestures } from './useTouchGestures.js';
 import { useTouchKeyboard } from './useTouchKeyboard.js';
 import { ZoomControl } from './ZoomControl.js';
 import { DriverPointer, PeoplePanel } from './PeoplePanel.js';
-import { usePeople } from './usePeople.js';
+import { usePeople, type PeopleBinding } from './usePeople.js';
 
 export interface LiveScreenProps {
   shareBase: string;
@@ -41,12 +41,14 @@ export interface LiveScreenProps {
   people?: boolean;
   /** A pass from the owner's handle that names this viewer (ShareViewer's `viewerPass`). */
   viewerPass?: string | undefined;
+  /** Called with who watches and drives each time it changes, and the way to ask for control (ShareViewer's `onPeople`). */
+  onPeople?: ((people: PeopleBinding) => void) | undefined;
 }
 
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -58,6 +60,12 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
   const [viewLink, setViewLink] = useState<ViewLink>(null);
 
   const people = usePeople({ shareBase, linkId, pass: viewerPass, enabled: offersPeople });
+  const { snapshot: peopleSnapshot, request: peopleRequest } = people;
+  const peopleRequestRef = useRef(peopleRequest);
+  peopleRequestRef.current = peopleRequest;
+  useEffect(() => {
+    if (offersPeople) onPeople?.({ snapshot: peopleSnapshot, request: (message) => peopleRequestRef.current(message) });
+  }, [offersPeople, peopleSnapshot, onPeople]);
   const { connection, reconnectAt, remoteClipboard, remote, showingVideo } = useRemoteScreen({ shareBase, linkId, seat: people.seat, viewOnly, video, hidden, screenRef });
   const reconnectIn = useCountdown(reconnectAt);
   const remoteSound = useRemoteSound({ shareBase, linkId, sound, hidden, rootRef });

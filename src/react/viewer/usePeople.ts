@@ -8,7 +8,13 @@ import type { ControlClientMessage } from '../../protocol/control.js';
 const NOBODY: PeopleSnapshot = { picture: null, pointer: null, refused: null };
 const noSubscription = () => () => undefined;
 
-export function usePeople({ shareBase, linkId, pass, enabled }: { shareBase: string; linkId: string; pass?: string | undefined; enabled: boolean }): { seat: string | undefined; snapshot: PeopleSnapshot; request: (message: ControlClientMessage) => void } {
+/** Who watches and who drives, and this viewer's own requests: what a host of the viewer may follow and act on (ShareViewer's `onPeople`). */
+export interface PeopleBinding {
+  snapshot: PeopleSnapshot;
+  request: (message: ControlClientMessage) => void;
+}
+
+export function usePeople({ shareBase, linkId, pass, enabled }: { shareBase: string; linkId: string; pass?: string | undefined; enabled: boolean }): PeopleBinding & { seat: string | undefined } {
   const [people] = useState(() => new PeopleConnection({ shareBase, linkId, pass }));
   useEffect(() => {
     if (!enabled) return;

@@ -4,12 +4,27 @@ import { createRoot } from 'react-dom/client';
 import { ShareViewer } from '../../../react/ShareViewer.js';
 import '../../../react/styles.css';
 import './site.css';
+import { shareLinkOptions } from '../../../protocol/share.js';
 
 const element = document.getElementById('viewer')!;
+// In another site's iframe: the message API to the page around it (issue 44), loaded only there
+// (it carries the schemas that check the page's messages).
+const embedded = window.parent === window ? null : (await import('./embed.js')).embedHooks(window);
+const options = shareLinkOptions(window.location.href);
 const language = element.ownerDocument.location.pathname.split('/').at(-2);
 if (language) document.documentElement.lang = language;
 createRoot(element).render(
   <StrictMode>
-    <ShareViewer shareUrl={window.location.href} onStateChange={(state) => (document.title = `Remote browser · ${state}`)} />
+    <ShareViewer
+      shareUrl={window.location.href}
+      // The embedder's options after the link id (issue 44): `&chrome=compact`, `&view-only`.
+      chrome={options.chrome}
+      viewOnly={options.viewOnly}
+      {...embedded}
+      onStateChange={(state) => {
+        document.title = `Remote browser · ${state}`;
+        embedded?.onStateChange(state);
+      }}
+    />
   </StrictMode>,
 );
