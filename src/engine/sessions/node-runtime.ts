@@ -29,6 +29,8 @@ export interface NodeRuntime {
   /** Closes a running session's browser cleanly and packs its saved profile (decisions.md 89); absent: profiles are never saved here. */
   captureProfile?(id: string, capture: ProfileCapture): Promise<Buffer>;
   get(id: string): RunningSession | undefined;
+  /** Freezes or thaws a running session's processes (standby, decisions.md 141): false where they cannot be frozen; absent: never. */
+  freeze?(id: string, frozen: boolean): Promise<boolean>;
   /** Crashes, exits and refusals of the sessions it runs. */
   on(event: 'event', listener: (event: RuntimeEvent) => void): unknown;
 }

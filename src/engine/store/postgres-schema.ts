@@ -178,4 +178,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // One driver at a time or everyone, and who drives now (schema.ts, the same migration).
   `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
    ALTER TABLE sessions ADD COLUMN driver TEXT;`,
+  // Standby: whether a session is frozen now, and how many times it was woken (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN standby BOOLEAN NOT NULL DEFAULT FALSE;
+   ALTER TABLE sessions ADD COLUMN wakes INTEGER NOT NULL DEFAULT 0;`,
 ];

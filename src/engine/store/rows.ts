@@ -75,6 +75,10 @@ export interface SessionRow {
   profile_id?: string | null;
   profile_save?: boolean | null;
   profile_tabs?: boolean | null;
+  /** Whether the node that runs it has it in standby now, its processes frozen (issue 46, decisions.md 141). */
+  standby?: boolean;
+  /** Times it was woken from standby. */
+  wakes?: number;
 }
 
 export interface PoolUsage {
@@ -89,8 +93,8 @@ export interface IdempotencyRow {
 }
 
 /** The columns of a session list entry (GET /v8/vm/data). */
-export type SessionSummaryRow = Pick<SessionRow, 'id' | 'account_id' | 'status' | 'browser_name' | 'created_at' | 'location_applied' | 'location_reason'>;
-export const SUMMARY_COLUMNS = 'id, account_id, status, browser_name, created_at, location_applied, location_reason';
+export type SessionSummaryRow = Pick<SessionRow, 'id' | 'account_id' | 'status' | 'browser_name' | 'created_at' | 'location_applied' | 'location_reason' | 'standby'>;
+export const SUMMARY_COLUMNS = 'id, account_id, status, browser_name, created_at, location_applied, location_reason, standby';
 
 /** A node of the cluster (one engine process), with how many sessions it runs now. */
 export interface NodeRow {
@@ -112,7 +116,7 @@ export interface NodeRow {
 
 export type NodeWithLoad = NodeRow & { load: number };
 
-const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window'] as const;
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window', 'standby'] as const;
 
 /** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
 export function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {

@@ -175,4 +175,8 @@ export const MIGRATIONS: readonly string[] = [
   // by the node that runs the session, so any node's share state tells it).
   `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
    ALTER TABLE sessions ADD COLUMN driver TEXT;`,
+  // Standby (issue 46, decisions.md 141): whether the node that runs a session has frozen it now,
+  // and how many times it was woken.
+  `ALTER TABLE sessions ADD COLUMN standby INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE sessions ADD COLUMN wakes INTEGER NOT NULL DEFAULT 0;`,
 ];
