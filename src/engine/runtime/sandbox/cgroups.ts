@@ -267,8 +267,21 @@ async function removeGroup(dir: string, timeoutMs = 3000): Promise<void> {
   }
 }
 
+/** Thaws the groups an earlier run left frozen (standby) for the sessions whose names start with `prefix`: their processes can then be killed. */
+export async function thawSessionCgroups(prefix: string): Promise<void> {
+  for (const { parent } of findHierarchies().hierarchies) {
+    const entries = await readdir(parent).catch(() => [] as string[]);
+    for (const entry of entries.filter((name) => name.startsWith(prefix))) {
+      await writeFile(join(parent, entry, 'freezer.state'), 'THAWED').catch(() => undefined);
+      await writeFile(join(parent, entry, 'cgroup.freeze'), '0').catch(() => undefined);
+    }
+  }
+}
+
 /** Removes the groups an earlier run left behind for the sessions whose names start with `prefix`. */
 export async function reapSessionCgroups(prefix: string): Promise<number> {
+  // A group left frozen is thawed first: its tasks could not die frozen.
+  await thawSessionCgroups(prefix);
   const { hierarchies } = findHierarchies();
   let removed = 0;
   for (const { parent } of hierarchies) {
@@ -280,9 +293,6 @@ export async function reapSessionCgroups(prefix: string): Promise<number> {
     }
     for (const entry of entries) {
       if (!entry.startsWith(prefix)) continue;
-      // A group an earlier run left frozen is thawed first: its tasks could not die frozen.
-      await writeFile(join(parent, entry, 'freezer.state'), 'THAWED').catch(() => undefined);
-      await writeFile(join(parent, entry, 'cgroup.freeze'), '0').catch(() => undefined);
       await removeGroup(join(parent, entry));
       removed++;
     }
