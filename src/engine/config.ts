@@ -51,6 +51,8 @@ export const planSchema = z.object({
   profiles: z.boolean().optional(),
   profile_limit: z.number().int().min(0).nullable().optional(),
   profile_mb_limit: z.number().int().min(0).nullable().optional(),
+  /** Seconds with nothing attached before the plan's sessions go into standby (issue 46, decisions.md 141); 0 or false: never. Default the service's `standby.afterSeconds`. */
+  standby_after_seconds: z.union([z.number().int().min(0).max(86_400), z.literal(false)]).optional(),
 });
 export type Plan = z.infer<typeof planSchema>;
 
@@ -222,6 +224,15 @@ export const engineConfigSchema = z
     control: z
       .object({ idleSeconds: z.number().int().min(1).max(3600).default(30) })
       .default({ idleSeconds: 30 }),
+    /**
+     * Standby (issue 46, decisions.md 141): a running session with nothing attached (no viewer,
+     * listener, watcher or program, no files or tabs call under way) and not recorded has its whole
+     * process tree frozen after this many seconds; the first attachment thaws it. 0 or false: never.
+     * A plan's `standby_after_seconds` overrides it.
+     */
+    standby: z
+      .object({ afterSeconds: z.union([z.number().int().min(0).max(86_400), z.literal(false)]).default(10) })
+      .default({ afterSeconds: 10 }),
     /**
      * Files in and out of sessions (decisions.md 55-57): whether downloads are handed out and
      * uploads taken at all, the caps on uploads (one file, and a session's uploads together; they

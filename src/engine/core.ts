@@ -206,6 +206,7 @@ export function openSessions(base: EngineBase, features: SessionFeatures): Engin
     usage: base.usage,
     profiles: features.profiles,
     ...(metrics ? { onBytes: (egress: number, residential: number) => (metrics.egressBytes.inc(egress), metrics.residentialBytes.inc(residential)) } : {}),
+    ...(metrics ? { onWake: (outcome: 'woken' | 'failed') => metrics.standbyWakes.inc({ outcome }) } : {}),
     store: base.store,
     presence: base.presence,
     accounts: base.accounts,
@@ -219,6 +220,7 @@ export function openSessions(base: EngineBase, features: SessionFeatures): Engin
     recording: features.recording,
     recordingCaps: features.recordingCaps,
   });
+  metrics?.addGauge({ name: 'rbk_sessions_standby', help: "This node's running sessions in standby now (their processes frozen)", read: async () => sessions.standby.count() });
   // Every stream of a session is a channel (docs/architecture.md "Channels"), registered by the
   // features; every attachment, whatever its channel (and the share API's event streams), passes the door.
   const channels = new ChannelRegistry();
@@ -231,6 +233,7 @@ export function openSessions(base: EngineBase, features: SessionFeatures): Engin
     statusChanges: sessions,
     planOf: base.planOf,
     endsOf: (id) => sessions.endsOf(id),
+    wake: (id) => sessions.wake(id),
     ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential, seat?: string) => link.openChannel(owner, id, channel, credential, seat) } : {}),
   });
   return {

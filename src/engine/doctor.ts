@@ -5,6 +5,7 @@ import { totalmem } from 'node:os';
 import { DEFAULT_WARM, type EngineConfig } from './config.js';
 import { describeOpenModes, fixFor, openModes } from './data-directory-mode.js';
 import { type BrowserImage, BUILT_IN_LOCALE, discoverImages, memfdProtection, probeConfinement, probeSound, WARM_ESTIMATE_MB } from './runtime/index.js';
+import { canFreeze } from './runtime/sandbox/cgroups.js';
 
 export interface DoctorCheck {
   name: string;
@@ -82,6 +83,9 @@ export async function runDoctor(config?: Pick<EngineConfig, 'warm'>, dataDir?: s
   const memfd = memfdProtection();
   checks.push({ name: 'exec guard: programs copied into memory (memfd) cannot run', ok: memfd.kind !== 'none', detail: memfd.detail });
   checks.push(warmPoolCheck(config?.warm));
+  // Standby freezes an idle session's processes (decisions.md 141); without a freezer they stay awake (never refused).
+  const freezer = canFreeze();
+  checks.push({ name: 'standby (the cgroup freezer)', ok: freezer.available, detail: freezer.available ? 'available (turned off by `"standby": { "afterSeconds": false }`)' : `missing, idle sessions stay awake: ${freezer.reason}` });
   // Sessions run without sound when these are missing (never refused): the check says so.
   const sound = probeSound();
   checks.push({

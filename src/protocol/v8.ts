@@ -146,6 +146,8 @@ export const sessionEntrySchema = z.object({
   status: sessionStatusSchema,
   name: z.string(),
   created: z.iso.datetime({ precision: 3 }),
+  /** An addition to the spec (decisions.md 141): present and true while the running session is in standby, its processes frozen until the next attachment; absent otherwise. The status stays `running`. */
+  standby: z.literal(true).optional().describe('Added by this service: true while the running session is in standby (nothing attached; its processes are frozen and wake on the next viewer, program, files or tabs call). Absent otherwise; the status stays running.'),
 });
 export type SessionEntry = z.infer<typeof sessionEntrySchema>;
 

@@ -91,7 +91,7 @@ export const LOCATIONS = [
 export function testConfig(overrides: Partial<EngineConfig> = {}): EngineConfig {
   return {
     plans: Object.values(PLANS),
-    rateLimit: { requests: 100_000, perSeconds: 60 },
+    rateLimit: { requests: 100_000, perSeconds: 60 }, standby: { afterSeconds: false },
     egress: { allow: ['127.0.0.0/8', '::1/128'] },
     shareBase: SHARE_BASE,
     locations: LOCATIONS,

@@ -33,7 +33,7 @@ const PROFILE_SETTINGS = { enabled: true, key: null, maxProfileMb: 3, expireDays
 beforeAll(async () => {
   site = await serveProfileSite('remembered');
   dir = await mkdtemp(join(tmpdir(), 'rbk-profile-limits-'));
-  engine = await createEngine({ dataDir: dir, port: 0, now: () => clock++, config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.1/32'] }, profiles: PROFILE_SETTINGS } });
+  engine = await createEngine({ dataDir: dir, port: 0, now: () => clock++, config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, standby: { afterSeconds: false }, egress: { allow: ['127.0.0.1/32'] }, profiles: PROFILE_SETTINGS } });
   key = (await engine.accounts.create({ contact: 'limits@example.com', plans: ['pro'] })).apiKey.key;
 }, 60_000);
 

@@ -23,7 +23,7 @@ const other = v8Caller(() => engine.url, () => otherKey);
 beforeAll(async () => {
   site = await serveProfileSite('remembered');
   dir = await mkdtemp(join(tmpdir(), 'rbk-profiles-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.1/32'] } } });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { rateLimit: { requests: 100_000, perSeconds: 60 }, standby: { afterSeconds: false }, egress: { allow: ['127.0.0.1/32'] } } });
   key = (await engine.accounts.create({ contact: 'profiles@example.com', plans: ['pro'] })).apiKey.key;
   otherKey = (await engine.accounts.create({ contact: 'other@example.com', plans: ['pro'] })).apiKey.key;
 }, 60_000);

@@ -26,6 +26,7 @@ export async function startClusterNode(options: { database: string; id: string; 
       egress: { allow: ['127.0.0.0/8'] },
       log: { level: 'silent', pretty: false },
       warm: { memoryMb: 0, displays: 0 },
+      standby: { afterSeconds: false },
       ...options.config,
     },
   });

@@ -34,10 +34,12 @@ export interface EngineFixture<Runtime extends EngineRuntime = Engine['runtime']
 }
 
 /**
- * The tests' own settings under the test's `config`: the loopback site reachable, and a rate limit
- * that polling never meets. A test's own top-level keys replace these.
+ * The tests' own settings under the test's `config`: the loopback site reachable, a rate limit
+ * that polling never meets, and no standby (many tests drive a session's browser through engine
+ * internals with nothing attached; test/engine/standby.test.ts turns it on). A test's own
+ * top-level keys replace these.
  */
-const TEST_DEFAULTS = { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 } };
+const TEST_DEFAULTS = { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, standby: { afterSeconds: false as const } };
 
 /** The fixture's account on `recorded`, the `pro` plan with recording allowed (issue 35): spread into `startEngine`'s options. */
 export function recordedPlan(): Pick<EngineFixtureOptions, 'plans' | 'config'> {

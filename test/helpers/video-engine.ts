@@ -20,7 +20,7 @@ export interface VideoEngine {
 export async function startVideoEngine(name: string, pages: Record<string, string>, video: Partial<VideoSettings> = {}): Promise<VideoEngine> {
   const dir = await mkdtemp(join(tmpdir(), `rbk-${name}-`));
   const site = await startVideoSite(pages);
-  const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, video } });
+  const engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, standby: { afterSeconds: false }, video } });
   const key = (await engine.accounts.create({ contact: `${name}@example.com`, plans: ['pro'] })).apiKey.key;
   return {
     engine,

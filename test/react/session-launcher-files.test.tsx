@@ -30,7 +30,7 @@ beforeAll(async () => {
       if (request.url === '/invoice.pdf') return void response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': REPORT.length, 'content-disposition': 'attachment; filename="invoice 7.pdf"' }).end(REPORT);
       response.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>start</title><a id="get" href="/invoice.pdf">get</a>');
     },
-    config: { rateLimit: { requests: 100_000, perSeconds: 60 } },
+    config: { rateLimit: { requests: 100_000, perSeconds: 60 }, standby: { afterSeconds: false } },
   });
   engine = fixture.engine;
   pageUrl = `${fixture.site.origin}/`;

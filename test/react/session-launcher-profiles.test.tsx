@@ -24,7 +24,7 @@ let route: MountedRoute;
 beforeAll(async () => {
   site = await servePage('<!doctype html><title>start</title>');
   dir = await mkdtemp(join(tmpdir(), 'rbk-launcher-profiles-'));
-  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 60 } } as never });
+  engine = await createEngine({ dataDir: dir, port: 0, config: { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 60 }, standby: { afterSeconds: false } } as never });
   const { apiKey } = await engine.accounts.create({ contact: 'launcher-profiles@example.com', plans: ['pro'] });
   route = await mountRoute(engine, apiKey.key);
 }, 60_000);

@@ -52,7 +52,7 @@ beforeAll(async () => {
         { id: 'std', name: 'Standard', running_session_limit: 2, cycle_session_limit: null, ...plan },
         { id: 'full', name: 'Full', running_session_limit: 0, cycle_session_limit: 10, ...plan },
       ],
-      rateLimit: { requests: 100_000, perSeconds: 60 },
+      rateLimit: { requests: 100_000, perSeconds: 60 }, standby: { afterSeconds: false },
       egress: { allow: ['127.0.0.1/32'] },
       locations: [{ code: 'de', name: 'Germany', default: 'de-ber', cities: [{ code: 'de-ber', location: 'Berlin', upstream: null, capacity: 1 }, { code: 'de-muc', location: 'Munich', upstream: null, capacity: 1 }] }],
     },

@@ -222,7 +222,7 @@ beforeAll(async () => {
     port: 0,
     now,
     runtime: new FakeRuntime(),
-    config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.0/8'] } },
+    config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, standby: { afterSeconds: false }, egress: { allow: ['127.0.0.0/8'] } },
   });
 
   basic = await account(['basic']);

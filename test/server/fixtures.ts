@@ -39,7 +39,7 @@ export async function startTestEngine(config: EngineConfigInput = {}, runtime: '
     name: 'proxy',
     site: '<title>start page</title><h1>start</h1>',
     plans: ['std'],
-    config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, egress: { allow: ['127.0.0.0/8'] }, shareBase: SHARE_BASE, ...config },
+    config: { plans: PLANS, rateLimit: { requests: 100_000, perSeconds: 60 }, standby: { afterSeconds: false as const }, egress: { allow: ['127.0.0.0/8'] }, shareBase: SHARE_BASE, ...config },
   };
   const fixture = runtime === 'fake' ? await startEngine({ ...options, runtime: 'fake' }) : await startEngine(options);
   const { engine } = fixture;

@@ -6,7 +6,8 @@
 // channel. Every connection passes the door (door.ts) on the node it reached and again on the
 // owner, whatever its channel declares: the door accepts the WebSocket with the channel's message
 // limit and watches it from its first byte, so no channel seats, buffers or times out on its own. It
-// closes every connection of a session that ends.
+// closes every connection of a session that ends. A session in standby is woken before its
+// channel serves the connection.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
@@ -50,6 +51,12 @@ export interface ChannelRouterOptions {
   statusChanges: { on(event: 'status', listener: (change: { id: string; status: string }) => void): unknown };
   /** Forwards to the owning node; absent on one machine. */
   forward?: ChannelForwarder;
+  /**
+   * Wakes a session this node runs from standby (sessions/standby.ts, decisions.md 141): every
+   * attachment waits for it before its channel is served; a rejection (it could not be woken, and
+   * ends) closes the connection as for a session that no longer runs.
+   */
+  wake?: (sessionId: string) => Promise<void>;
 }
 
 const SEAT_REFUSALS: Record<SeatRefusal, { code: number; reason: string }> = { full: VIEWER_CLOSE.full, address: VIEWER_CLOSE.address, busy: VIEWER_CLOSE.busy };
@@ -141,10 +148,17 @@ export class ChannelRouter {
     if (channel.openEnd ? !openEnd : !active) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
     const leave = this.seat(channel, sessionId, ws, rights, address);
     if (!leave) return;
+    // Counted first, so the session is not put back into standby while it wakes.
     const attachment = this.options.presence.attach(sessionId, channel.attachment, { channel: channel.name, rights });
+    const { wake } = this.options;
     // A channel's failure ends its connection, never the engine.
     Promise.resolve()
-      .then(() => channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}), ...(seat ? { seat } : {}) }))
+      .then(() => wake?.(sessionId))
+      .then(
+        () => channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}), ...(seat ? { seat } : {}) }),
+        // Not woken: it ends with the reason; the connection is told it no longer runs.
+        () => ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason),
+      )
       .catch(() => ws.terminate())
       .finally(() => {
         leave();

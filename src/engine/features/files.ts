@@ -9,8 +9,8 @@ import { filesChannel } from '../channels/files/files.js';
 
 export function filesModule(core: EngineCore): EngineModule {
   const { config, sessions, clustered } = core;
-  const link = new FilesLink({ link: core.link, filesHere: (id) => sessions.endsOf(id)?.files ?? undefined });
-  const files = new SessionFilesService({ sessions, row: (id) => core.store.session(id), settings: config.files, ...(clustered ? { remote: (node: string, id: string) => link.at(node, id) } : {}) });
+  const files: SessionFilesService = new SessionFilesService({ sessions, row: (id) => core.store.session(id), settings: config.files, ...(clustered ? { remote: (node: string, id: string) => link.at(node, id) } : {}) });
+  const link = new FilesLink({ link: core.link, filesHere: (id) => files.here(id) });
   const transfers = { files, bytesPerSecond: config.files.bytesPerSecond };
   return {
     name: 'files',

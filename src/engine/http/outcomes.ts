@@ -98,5 +98,7 @@ export function sessionEntry(row: SessionSummaryRow): SessionEntry {
     status: row.status as SessionEntry['status'],
     name: row.browser_name,
     created: new Date(row.created_at).toISOString(),
+    // An addition (decisions.md 141): only while the session sleeps.
+    ...(row.standby && row.status === 'running' ? { standby: true as const } : {}),
   };
 }

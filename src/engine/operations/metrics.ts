@@ -36,6 +36,8 @@ export class EngineMetrics {
   readonly rateLimited: Counter<'limit'>;
   readonly storeErrors: Counter<'kind'>;
   readonly webhookDeliveries: Counter<'outcome'>;
+  /** Wakes from standby (decisions.md 141), by outcome (`woken`, `failed`: the session ended). */
+  readonly standbyWakes: Counter<'outcome'>;
 
   constructor(nodeId: string, sources: MetricSources) {
     const registers = [this.registry];
@@ -65,6 +67,7 @@ export class EngineMetrics {
         for (const [kind, n] of Object.entries(sources.attachments())) this.set({ kind }, n);
       },
     });
+    this.standbyWakes = new Counter({ name: 'rbk_standby_wakes_total', help: 'Sessions woken from standby on this node, by outcome (woken; failed: the session ended)', labelNames: ['outcome'], registers });
     this.egressBytes = new Counter({ name: 'rbk_egress_bytes_total', help: "Bytes sessions on this node sent and received through their egress route (written every second)", registers });
     this.residentialBytes = new Counter({ name: 'rbk_residential_bytes_total', help: 'Of those, the bytes of residential connections', registers });
     new Gauge({

@@ -326,6 +326,8 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const entry = this.sessions.get(id);
     if (!entry || entry.stopping) return;
     entry.stopping = true;
+    // A session in standby is thawed first: its parts end as they always do (a frozen one ignores even SIGKILL).
+    await thaw(entry.session.sandbox);
     await entry.slot.stop();
     this.sessions.delete(id);
   }
@@ -339,7 +341,20 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const entry = this.sessions.get(id);
     if (!entry || entry.stopping) throw new Error('the session is not running');
     entry.saving = true;
+    await thaw(entry.session.sandbox);
     await closeAndCapture(entry.session, capture, this.startTimeoutMs, consume);
+  }
+
+  /**
+   * Freezes or thaws a running session's processes (standby, decisions.md 141); false where its
+   * sandbox cannot be frozen (unconfined, or no freezer on this host). Rejects when the kernel did not.
+   */
+  async freeze(id: string, frozen: boolean): Promise<boolean> {
+    const entry = this.sessions.get(id);
+    if (!entry || entry.stopping) throw new Error('the session is not running');
+    if (!entry.session.sandbox.freeze) return false;
+    await entry.session.sandbox.freeze(frozen);
+    return true;
   }
 
   /** Stops every session and every warm slot. */
@@ -397,4 +412,9 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     void tracked.finally(() => this.slotStarts.delete(tracked));
     return starting;
   }
+}
+
+/** Thaws a sandbox in standby (nothing where it is not frozen); a failure is left to the stop that follows. */
+async function thaw(sandbox: SessionSandbox): Promise<void> {
+  if (sandbox.frozen?.()) await sandbox.freeze!(false).catch(() => undefined);
 }

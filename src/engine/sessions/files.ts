@@ -66,11 +66,36 @@ export class SessionFilesService {
    * (downloads only when they may move) and the switches; null when it does not run here.
    */
   async snapshot(sessionId: string): Promise<FilesChannelMessage | null> {
-    const here = this.options.sessions.endsOf(sessionId)?.files;
+    const here = this.here(sessionId);
     const row = here ? await this.options.row(sessionId) : undefined;
     if (!row || !here) return null;
     const switches = await this.switches(row);
     return { type: 'files', files: await here.list(switches.downloads ? ['download', 'upload'] : ['upload']), ...switches };
+  }
+
+  /**
+   * The files of a session this node runs (or undefined): each call wakes it from standby first and
+   * keeps it awake until done, a read until its stream closes (decisions.md 141).
+   */
+  here(sessionId: string): FilesAt | undefined {
+    const files = this.options.sessions.endsOf(sessionId)?.files;
+    if (!files) return undefined;
+    const hold = () => this.options.sessions.hold(sessionId);
+    return {
+      list: (kinds) => awake(hold, () => files.list(kinds)),
+      write: (name, body, caps, announced) => awake(hold, () => files.write(name, body, caps, announced)),
+      read: async (kind, name) => {
+        const release = await hold();
+        try {
+          const answer = await files.read(kind, name);
+          answer.stream.once('close', release);
+          return answer;
+        } catch (error) {
+          release();
+          throw error;
+        }
+      },
+    };
   }
 
   /** Where the session's files are, or why they cannot be reached (a session that is not running has none: they went with it). */
@@ -84,7 +109,7 @@ export class SessionFilesService {
       if (!this.options.remote) return { status: 'denied', message: 'id: the node that runs this session is not reachable from here' };
       return this.options.remote(owner.nodeId, row.id);
     }
-    const here = this.options.sessions.endsOf(row.id)?.files;
+    const here = this.here(row.id);
     return here ?? { status: 'denied', message: 'id: the session is not running on this service any more' };
   }
 
@@ -150,5 +175,15 @@ export class SessionFilesService {
       if (error instanceof FileRefusal) return { status: 'denied', message: error.message };
       throw error;
     }
+  }
+}
+
+/** Runs `work` with the session held awake. */
+async function awake<T>(hold: () => Promise<() => void>, work: () => Promise<T>): Promise<T> {
+  const release = await hold();
+  try {
+    return await work();
+  } finally {
+    release();
   }
 }

@@ -33,6 +33,8 @@ export interface NodeRuntime {
    */
   captureProfile?(id: string, capture: ProfileCapture, consume: ArchiveConsumer): Promise<void>;
   get(id: string): RunningSession | undefined;
+  /** Freezes or thaws a running session's processes (standby, decisions.md 141): false where they cannot be frozen; absent: never. */
+  freeze?(id: string, frozen: boolean): Promise<boolean>;
   /** Crashes, exits and refusals of the sessions it runs. */
   on(event: 'event', listener: (event: RuntimeEvent) => void): unknown;
 }

@@ -61,6 +61,11 @@ export class NodeRuns {
     return runtimeId ? this.options.runtime.get(runtimeId)?.ends : this.startingEnds.get(sessionId);
   }
 
+  /** Whether any session's runtime is up here. */
+  runsAny(): boolean {
+    return this.live.size > 0;
+  }
+
   /** The runtime id of a session running here. */
   runtimeOf(sessionId: string): string | undefined {
     return this.live.get(sessionId);

@@ -23,6 +23,7 @@ import { placeSession } from './placement.js';
 import { NodeRuns } from './runs.js';
 import { StartTrace, type StartTraceReport } from './start-trace.js';
 import { nextMoveOf, WakeTurns } from './status-wait.js';
+import { Standby } from './standby.js';
 import { every, sweep } from './sweeper.js';
 
 export type { ClusterLink, NodeAnswer as Reply };
@@ -55,6 +56,8 @@ export interface SessionServiceOptions {
   onBytes?: (egress: number, residential: number) => void;
   /** Saved profiles (decisions.md 85-89); absent: a create with `profile` is refused. */
   profiles?: ProfileService;
+  /** A wake from standby done or failed, with its ms (the metrics count them). */
+  onWake?: (outcome: 'woken' | 'failed', ms: number) => void;
 }
 
 /** A move this node made (or, for `node-gone`, made for a lost node): logs, metrics and webhooks follow it. */
@@ -81,6 +84,9 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   private readonly accounts: AccountUsage;
   private readonly ending = new Set<Promise<unknown>>();
   private stopSweeping: (() => void) | undefined;
+  private stopStandby: (() => void) | undefined;
+  /** Sessions of this node in standby (standby.ts, decisions.md 141). */
+  readonly standby: Standby;
   /** Aborted at close(): reads waiting for a status change answer then. */
   private readonly closing = new AbortController();
   /** Long polls one move wakes are answered a turn at a time (status-wait.ts). */
@@ -95,6 +101,22 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.now = options.now;
     this.accounts = options.usage;
     this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}), ...(options.recording ? { recording: options.recording } : {}), ...(options.profiles ? { profiles: options.profiles } : {}) });
+    this.standby = new Standby({
+      runtime: options.runtime,
+      presence: options.presence,
+      store: this.store,
+      runtimeOf: (id) => this.runs.runtimeOf(id),
+      afterSeconds: async (row) => {
+        const after = (await this.planOf(row))?.standby_after_seconds ?? options.config.standby.afterSeconds;
+        return after === false || after === 0 ? null : after;
+      },
+      end: (id, reason) => this.suspend(id, reason),
+      ...(options.onWake ? { onWake: options.onWake } : {}),
+    });
+    // A session that ends here is forgotten by standby (its runtime thaws it before stopping it).
+    this.on('status', ({ id, status }) => {
+      if (status !== 'running' && status !== 'starting') this.standby.forget(id);
+    });
     this.options.runtime.on('event', (event) => {
       // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
       if (!event.ends) return;
@@ -150,6 +172,21 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   async planOf(row: SessionRow): Promise<Plan | undefined> {
     const subscription = (await this.store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
     return subscription && this.options.accounts.plan(subscription.plan_id);
+  }
+
+  /** Wakes a session of this node from standby, if it is in it: resolves once it runs (rejects when it could not be woken; it then ends). */
+  wake(sessionId: string): Promise<void> {
+    return this.standby.wake(sessionId);
+  }
+
+  /** Wakes a session of this node and keeps it awake until the answer's release (a files call). */
+  hold(sessionId: string): Promise<() => void> {
+    return this.standby.hold(sessionId);
+  }
+
+  /** Runs `work` with the session awake (a tabs call). */
+  awake<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    return this.standby.awake(sessionId, work);
   }
 
   // Create, read, remove ------------------------------------------------------------------------
@@ -304,6 +341,11 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   startSweeping(intervalMs = 1000): void {
     this.stopSweeping = every(intervalMs, () => this.sweep());
+    // Standby's look, beside the sweep (not in its transaction: a freeze takes its own time).
+    this.stopStandby = every(intervalMs, async () => {
+      if (!this.runs.runsAny()) return;
+      await this.standby.tick(await this.store.sessionsWithStatus(['running'], this.nodeId));
+    });
   }
 
   /** Keeps background endings in sight, so close() can wait for them before the store closes. */
@@ -314,6 +356,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
 
   async close(): Promise<void> {
     this.stopSweeping?.();
+    this.stopStandby?.();
     this.closing.abort();
     // Starts in progress end now (their displays and browsers with them) instead of running on
     // to their timeout; their sessions are found by the next start's recovery.

@@ -193,4 +193,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // The origins that may frame an account's share links, and a session's narrower list (schema.ts, the same migration).
   `ALTER TABLE accounts ADD COLUMN embed_origins TEXT;
    ALTER TABLE sessions ADD COLUMN embed_origins TEXT;`,
+  // Standby: whether a session is frozen now, and how many times it was woken (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN standby BOOLEAN NOT NULL DEFAULT FALSE;
+   ALTER TABLE sessions ADD COLUMN wakes INTEGER NOT NULL DEFAULT 0;`,
 ];

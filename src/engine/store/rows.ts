@@ -81,6 +81,10 @@ export interface SessionRow {
   profile_tabs?: boolean | null;
   /** The origins that may frame its links (issue 44), a JSON array narrowing the account's; null or absent: the account's apply. */
   embed_origins?: string | null;
+  /** Whether the node that runs it has it in standby now, its processes frozen (issue 46, decisions.md 141). */
+  standby?: boolean;
+  /** Times it was woken from standby. */
+  wakes?: number;
 }
 
 export interface PoolUsage {
@@ -95,8 +99,8 @@ export interface IdempotencyRow {
 }
 
 /** The columns of a session list entry (GET /v8/vm/data). */
-export type SessionSummaryRow = Pick<SessionRow, 'id' | 'account_id' | 'status' | 'browser_name' | 'created_at' | 'location_applied' | 'location_reason'>;
-export const SUMMARY_COLUMNS = 'id, account_id, status, browser_name, created_at, location_applied, location_reason';
+export type SessionSummaryRow = Pick<SessionRow, 'id' | 'account_id' | 'status' | 'browser_name' | 'created_at' | 'location_applied' | 'location_reason' | 'standby'>;
+export const SUMMARY_COLUMNS = 'id, account_id, status, browser_name, created_at, location_applied, location_reason, standby';
 
 /** A node of the cluster (one engine process), with how many sessions it runs now. */
 export interface NodeRow {
@@ -118,7 +122,7 @@ export interface NodeRow {
 
 export type NodeWithLoad = NodeRow & { load: number };
 
-const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window'] as const;
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window', 'standby'] as const;
 
 /** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
 export function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {

@@ -196,4 +196,8 @@ export const MIGRATIONS: readonly string[] = [
   // (NULL: none), and a session's narrower list (NULL: the account's applies).
   `ALTER TABLE accounts ADD COLUMN embed_origins TEXT;
    ALTER TABLE sessions ADD COLUMN embed_origins TEXT;`,
+  // Standby (issue 46, decisions.md 141): whether the node that runs a session has frozen it now,
+  // and how many times it was woken.
+  `ALTER TABLE sessions ADD COLUMN standby INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE sessions ADD COLUMN wakes INTEGER NOT NULL DEFAULT 0;`,
 ];

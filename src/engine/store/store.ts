@@ -231,6 +231,11 @@ export class Store {
     return changed > 0;
   }
 
+  /** A session woke from standby: no longer in it, and one more wake counted (decisions.md 141). */
+  async sessionWoke(id: string): Promise<void> {
+    await this.run('UPDATE sessions SET standby = ?, wakes = wakes + 1 WHERE id = ?', [false, id]);
+  }
+
   async updateSession(id: string, fields: Partial<SessionRow>): Promise<void> {
     const keys = Object.keys(fields);
     if (keys.length === 0) return;

@@ -45,7 +45,8 @@ export function tabsHere(sessions: SessionService): TabsAccess {
   return {
     list: async (row) => sessionTabs(sessions, row.id)?.list(),
     follow: (row, onChange) => followTabs(sessions, row.id, onChange),
-    act: (row, action) => actOnTabs(sessionTabs(sessions, row.id), row, action),
+    // The browser is woken from standby first, and kept awake while it acts (decisions.md 141).
+    act: (row, action) => sessions.awake(row.id, () => actOnTabs(sessionTabs(sessions, row.id), row, action)),
   };
 }
 

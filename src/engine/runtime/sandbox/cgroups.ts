@@ -27,7 +27,17 @@ export interface SessionCgroup {
   cpuThrottled(): number;
   /** Memory the session's processes and files hold now, in bytes (its memory controller's count). */
   memoryBytes(): number;
-  /** Kills every process still in the group and removes the group. */
+  /** Whether this host can freeze the group (v1 `freezer` mounted, or v2's `cgroup.freeze`). */
+  readonly freezable: boolean;
+  /**
+   * Freezes (true) or thaws (false) every process of the group and resolves once the kernel says
+   * it is done (v1 `freezer.state` FROZEN or THAWED, v2 `cgroup.events` frozen 0/1); rejects when
+   * it is not done within `timeoutMs` or the host cannot freeze.
+   */
+  freeze(frozen: boolean, timeoutMs?: number): Promise<void>;
+  /** Whether the group is frozen now, as the kernel says (false where it cannot freeze). */
+  frozen(): boolean;
+  /** Thaws, kills every process still in the group and removes the group. */
   remove(): Promise<void>;
 }
 
@@ -67,10 +77,12 @@ export function findHierarchies(): { hierarchies: Hierarchy[]; reason: string | 
   const own = ownGroups();
   const v1 = ['memory', 'pids'].map((controller) => ({ controller, mount: `/sys/fs/cgroup/${controller}` }));
   if (v1.every(({ mount }) => existsSync(join(mount, 'cgroup.procs')))) {
-    // The cpu controller caps CPU time where it is mounted; memory and pids are required.
+    // The cpu controller caps CPU time where it is mounted, the freezer puts a session in standby
+    // (decisions.md 141) where it is; memory and pids are required.
     const cpu = existsSync('/sys/fs/cgroup/cpu/cpu.cfs_quota_us') ? [{ controller: 'cpu', mount: '/sys/fs/cgroup/cpu' }] : [];
+    const freezer = existsSync('/sys/fs/cgroup/freezer/cgroup.procs') ? [{ controller: 'freezer', mount: '/sys/fs/cgroup/freezer' }] : [];
     return {
-      hierarchies: [...v1, ...cpu].map(({ controller, mount }) => ({ version: 1, parent: join(mount, own.get(controller) ?? '/', GROUP_DIR) })),
+      hierarchies: [...v1, ...cpu, ...freezer].map(({ controller, mount }) => ({ version: 1, parent: join(mount, own.get(controller) ?? '/', GROUP_DIR) })),
       reason: null,
     };
   }
@@ -114,6 +126,8 @@ export async function createSessionCgroup(name: string, limits: ResourceLimits):
         await writeSetting(dir, 'memory.swap.max', 0).catch(() => undefined);
         await writeSetting(dir, 'pids.max', limits.processes);
         if (limits.cpus !== null && existsSync(join(dir, 'cpu.max'))) await writeSetting(dir, 'cpu.max', `${Math.round(limits.cpus * CPU_PERIOD_US)} ${CPU_PERIOD_US}`);
+      } else if (existsSync(join(dir, 'freezer.state'))) {
+        // Nothing to set: a new group is THAWED.
       } else if (existsSync(join(dir, 'cpu.cfs_quota_us'))) {
         if (limits.cpus !== null) {
           await writeSetting(dir, 'cpu.cfs_period_us', CPU_PERIOD_US);
@@ -131,6 +145,7 @@ export async function createSessionCgroup(name: string, limits: ResourceLimits):
     await Promise.all(dirs.map(({ dir }) => removeGroup(dir)));
     throw new Error(`cannot cap the session's resources: ${(error as Error).message}`);
   }
+  const freezeFile = freezeFileOf(dirs);
   return {
     procsFiles: dirs.map(({ dir }) => join(dir, 'cgroup.procs')),
     oomKills() {
@@ -166,10 +181,63 @@ export async function createSessionCgroup(name: string, limits: ResourceLimits):
       }
       return 0;
     },
+    freezable: freezeFile !== null,
+    frozen() {
+      if (!freezeFile) return false;
+      try {
+        return isFrozen(freezeFile);
+      } catch {
+        return false;
+      }
+    },
+    async freeze(frozen, timeoutMs = 5000) {
+      if (!freezeFile) throw new Error('this host cannot freeze cgroups (no v1 freezer controller, no v2 cgroup.freeze)');
+      await writeFile(freezeFile.file, freezeFile.version === 2 ? (frozen ? '1' : '0') : frozen ? 'FROZEN' : 'THAWED');
+      // The kernel finishes asynchronously (v1 says FREEZING meanwhile; a task in an uninterruptible
+      // sleep holds it there): done when it says so, or failed after the time.
+      const deadline = Date.now() + timeoutMs;
+      while (isFrozen(freezeFile) !== frozen) {
+        if (Date.now() > deadline) throw new Error(`the session's processes were not ${frozen ? 'frozen' : 'thawed'} within ${timeoutMs} ms`);
+        // v1 retries a FREEZING group only when asked again.
+        if (freezeFile.version === 1) await writeFile(freezeFile.file, frozen ? 'FROZEN' : 'THAWED');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
     async remove() {
+      // A frozen task holds a SIGKILL until it thaws (v1): thawed first, so the kill ends it.
+      if (freezeFile) await writeFile(freezeFile.file, freezeFile.version === 2 ? '0' : 'THAWED').catch(() => undefined);
       await Promise.all(dirs.map(({ dir }) => removeGroup(dir)));
     },
   };
+}
+
+/** The file that freezes a group: v1 `freezer.state`, v2 `cgroup.freeze`. */
+interface FreezeFile {
+  version: 1 | 2;
+  file: string;
+  /** What says whether it is frozen: v1 the same file, v2 `cgroup.events`. */
+  state: string;
+}
+
+function freezeFileOf(dirs: ReadonlyArray<{ dir: string; version: 1 | 2 }>): FreezeFile | null {
+  for (const { dir, version } of dirs) {
+    if (version === 1 && existsSync(join(dir, 'freezer.state'))) return { version, file: join(dir, 'freezer.state'), state: join(dir, 'freezer.state') };
+    if (version === 2 && existsSync(join(dir, 'cgroup.freeze'))) return { version, file: join(dir, 'cgroup.freeze'), state: join(dir, 'cgroup.events') };
+  }
+  return null;
+}
+
+function isFrozen(freeze: FreezeFile): boolean {
+  const text = readFileSync(freeze.state, 'utf8');
+  return freeze.version === 1 ? text.trim() === 'FROZEN' : /^frozen 1$/m.test(text);
+}
+
+/** Whether this host can freeze a session's processes (standby, decisions.md 141): doctor says so. */
+export function canFreeze(): { available: boolean; reason: string | null } {
+  const { hierarchies, reason } = findHierarchies();
+  if (hierarchies.length === 0) return { available: false, reason };
+  if (hierarchies.some(({ version, parent }) => version === 2 || parent.startsWith('/sys/fs/cgroup/freezer/'))) return { available: true, reason: null };
+  return { available: false, reason: 'cgroup v1 without the freezer controller mounted' };
 }
 
 /** SIGKILLs what is left in a group, waits (bounded) until it is empty, and removes it. */
@@ -199,8 +267,21 @@ async function removeGroup(dir: string, timeoutMs = 3000): Promise<void> {
   }
 }
 
+/** Thaws the groups an earlier run left frozen (standby) for the sessions whose names start with `prefix`: their processes can then be killed. */
+export async function thawSessionCgroups(prefix: string): Promise<void> {
+  for (const { parent } of findHierarchies().hierarchies) {
+    const entries = await readdir(parent).catch(() => [] as string[]);
+    for (const entry of entries.filter((name) => name.startsWith(prefix))) {
+      await writeFile(join(parent, entry, 'freezer.state'), 'THAWED').catch(() => undefined);
+      await writeFile(join(parent, entry, 'cgroup.freeze'), '0').catch(() => undefined);
+    }
+  }
+}
+
 /** Removes the groups an earlier run left behind for the sessions whose names start with `prefix`. */
 export async function reapSessionCgroups(prefix: string): Promise<number> {
+  // A group left frozen is thawed first: its tasks could not die frozen.
+  await thawSessionCgroups(prefix);
   const { hierarchies } = findHierarchies();
   let removed = 0;
   for (const { parent } of hierarchies) {

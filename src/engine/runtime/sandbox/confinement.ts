@@ -282,7 +282,11 @@ export async function openConfinedSandbox(options: ConfinedSandboxOptions): Prom
       oomKills: () => ownedCgroup.oomKills(),
       cpuThrottled: () => ownedCgroup.cpuThrottled(),
       memoryBytes: () => ownedCgroup.memoryBytes(),
+      ...(ownedCgroup.freezable ? { freeze: (frozen: boolean) => ownedCgroup.freeze(frozen), frozen: () => ownedCgroup.frozen() } : {}),
       async stop() {
+        // A frozen process holds a SIGKILL until it thaws (cgroup v1): thawed first, or the kill
+        // below would wait for ever on a session in standby.
+        if (ownedCgroup.frozen()) await ownedCgroup.freeze(false).catch(() => undefined);
         // bubblewrap ends with its process group; its child, the init of the session's pid
         // namespace, dies with it (--die-with-parent), and the kernel then ends every other process
         // of the session, wherever it was started from. The cgroup is emptied after that. (No kill

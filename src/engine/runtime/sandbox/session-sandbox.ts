@@ -70,7 +70,15 @@ export interface SessionSandbox {
   cpuThrottled(): number;
   /** Memory the session holds now, in bytes (its cgroup's count); null unconfined (not counted). */
   memoryBytes(): number | null;
-  /** Ends every process of the session and releases its uid, cgroup and namespaces. */
+  /**
+   * Freezes (true) or thaws (false) every process of the session with the cgroup freezer (standby,
+   * decisions.md 141); absent where the session cannot be frozen (unconfined, or a host without a
+   * freezer). Resolves once the kernel says it is done.
+   */
+  freeze?(frozen: boolean): Promise<void>;
+  /** Whether its processes are frozen now, as the kernel says. */
+  frozen?(): boolean;
+  /** Ends every process of the session (thawed first) and releases its uid, cgroup and namespaces. */
   stop(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { reapSessionCgroups } from '../sandbox/cgroups.js';
+import { reapSessionCgroups, thawSessionCgroups } from '../sandbox/cgroups.js';
 import { removeDisplayFiles } from '../display/display.js';
 import { forgetFirefoxBuilds } from '../browser/firefox-launcher.js';
 import { killMarkedProcesses } from '../sandbox/processes.js';
@@ -38,6 +38,8 @@ export async function writeRuntimeRecord(dir: string, record: RuntimeRecord): Pr
 
 /** Ends processes and removes directories and X display files an earlier run left in `root`. */
 export async function reapRoot(root: string): Promise<ReapReport> {
+  // Sessions an engine killed with -9 left in standby are thawed first: a frozen process dies only once thawed.
+  await thawSessionCgroups(`${rootKey(root)}-`);
   const processes = await killMarkedProcesses({ root });
   await reapSessionCgroups(`${rootKey(root)}-`);
   await reapUidClaims();
