@@ -30,6 +30,8 @@ import { DEFAULT_VIDEO, EnginePorts, probeVideo, type ReapReport, SessionRuntime
 import type { EngineRuntime } from './sessions/node-runtime.js';
 import { SessionService, type SessionServiceOptions } from './sessions/service.js';
 import type { SessionRow, Store } from './store/store.js';
+import type { Recordings } from './recordings/recordings.js';
+import type { SessionWebhooks } from './webhooks/webhooks.js';
 
 export interface EngineOptions {
   /** Data directory: the database file and the session directories. Default `.data`. */
@@ -57,6 +59,33 @@ export interface EngineOptions {
   modules?: readonly EngineModule[];
   /** The node's runtime; default the real one (SessionRuntime). Tests of the service's decisions pass one that starts no browser. */
   runtime?: EngineRuntime;
+}
+
+export interface Engine<Runtime extends EngineRuntime = SessionRuntime> {
+  readonly url: string;
+  readonly runtime: Runtime;
+  readonly store: Store;
+  /** This engine's id as a node (of a cluster, or the one node on SQLite). */
+  readonly nodeId: string;
+  readonly accounts: Accounts;
+  readonly sessions: SessionService;
+  readonly reaped: ReapReport;
+  readonly recovered: { suspended: number; errored: number; deleted: number };
+  /** The operator listener (/metrics, /readyz, /healthz), or null with `operator.metrics: false`. */
+  readonly operatorUrl: string | null;
+  /** The ports this engine listens on, which no session reaches (decisions.md 120); a program serving beside it adds its own (the demo's page). */
+  readonly ownPorts: EnginePorts;
+  readonly logger: Logger;
+  /** The Prometheus registry, or null with `operator.metrics: false`. */
+  readonly metrics: EngineMetrics | null;
+  readonly webhooks: SessionWebhooks;
+  /** Sessions' recordings kept here (issue 35): their timeline, media and retention. */
+  readonly recordings: Recordings;
+  /** The channels this engine serves, in the order of registration: the credentials that open each, and the largest message it takes (the door fuzz reaches every one). */
+  readonly channels: ReadonlyArray<{ name: string; opensWith: readonly ChannelCredential[]; messageBytes: number }>;
+  /** The v8/v7 interface in-process, without a socket: same checks, limits and answers as over HTTP. */
+  fetch(request: Request): Promise<Response>;
+  close(): Promise<void>;
 }
 
 /** What every feature stands on, before the sessions. */

@@ -5,7 +5,7 @@ import { totalmem } from 'node:os';
 import { DEFAULT_WARM, type EngineConfig } from './config.js';
 import { describeOpenModes, fixFor, openModes } from './data-directory-mode.js';
 import { type BrowserImage, BUILT_IN_LOCALE, discoverImages, memfdProtection, probeConfinement, probeSound, WARM_ESTIMATE_MB } from './runtime/index.js';
-import { canFreeze } from './runtime/sandbox/cgroups.js';
+import { canFreeze } from './runtime/index.js';
 
 export interface DoctorCheck {
   name: string;

@@ -6,16 +6,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import type { Accounts } from './accounts/accounts.js';
 import { discardRest } from '../http/node-body.js';
 import { automationModule } from './features/automation.js';
-import type { ChannelCredential } from './channels/channel.js';
 import { controlModule } from './features/control.js';
 import { displayModule } from './features/display.js';
 import { filesModule } from './features/files.js';
-import { openBase, openSessions, type EngineOptions } from './core.js';
+import { openBase, openSessions, type Engine, type EngineOptions } from './core.js';
 
-export type { EngineOptions };
+export type { Engine, EngineOptions };
 import { createApi } from './http/api.js';
 import { inProcessFetch } from './http/fetch.js';
 import { openApiDocument } from './http/openapi.js';
@@ -25,51 +23,19 @@ import { sendJson } from './http/respond.js';
 import { ModuleList } from './module.js';
 import { apiObserver } from './operations/api-observer.js';
 import type { RequestLog } from './operations/http-observer.js';
-import type { Logger } from './operations/logger.js';
-import type { EngineMetrics } from './operations/metrics.js';
 import { observeSessions } from './operations/session-observer.js';
 import { openProfiles, profilesModule } from './features/profiles.js';
-import type { Recordings } from './recordings/recordings.js';
 import { openRecordings, recordingsModule } from './features/recordings.js';
-import { portOfUrl, type EnginePorts, type ReapReport, type SessionRuntime } from './runtime/index.js';
+import { portOfUrl } from './runtime/index.js';
 import type { EngineRuntime } from './sessions/node-runtime.js';
-import type { SessionService } from './sessions/service.js';
 import { ShareLinks } from './sessions/share-links.js';
-import type { Store } from './store/store.js';
 import { createShareApi } from './viewer/share-api.js';
 import { frameOriginsOf } from './viewer/framing.js';
 import { createViewerSite } from './viewer/site.js';
 import { tabsModule } from './features/tabs.js';
-import type { SessionWebhooks } from './webhooks/webhooks.js';
 import { webhooksModule } from './features/webhooks.js';
 
 
-export interface Engine<Runtime extends EngineRuntime = SessionRuntime> {
-  readonly url: string;
-  readonly runtime: Runtime;
-  readonly store: Store;
-  /** This engine's id as a node (of a cluster, or the one node on SQLite). */
-  readonly nodeId: string;
-  readonly accounts: Accounts;
-  readonly sessions: SessionService;
-  readonly reaped: ReapReport;
-  readonly recovered: { suspended: number; errored: number; deleted: number };
-  /** The operator listener (/metrics, /readyz, /healthz), or null with `operator.metrics: false`. */
-  readonly operatorUrl: string | null;
-  /** The ports this engine listens on, which no session reaches (decisions.md 120); a program serving beside it adds its own (the demo's page). */
-  readonly ownPorts: EnginePorts;
-  readonly logger: Logger;
-  /** The Prometheus registry, or null with `operator.metrics: false`. */
-  readonly metrics: EngineMetrics | null;
-  readonly webhooks: SessionWebhooks;
-  /** Sessions' recordings kept here (issue 35): their timeline, media and retention. */
-  readonly recordings: Recordings;
-  /** The channels this engine serves, in the order of registration: the credentials that open each, and the largest message it takes (the door fuzz reaches every one). */
-  readonly channels: ReadonlyArray<{ name: string; opensWith: readonly ChannelCredential[]; messageBytes: number }>;
-  /** The v8/v7 interface in-process, without a socket: same checks, limits and answers as over HTTP. */
-  fetch(request: Request): Promise<Response>;
-  close(): Promise<void>;
-}
 
 export function createEngine(options?: EngineOptions & { runtime?: undefined }): Promise<Engine>;
 export function createEngine<Runtime extends EngineRuntime>(options: EngineOptions & { runtime: Runtime }): Promise<Engine<Runtime>>;

@@ -25,3 +25,4 @@ export type { SessionDevTools, SessionEditing, SessionEnds, SessionFolders } fro
 export { WARM_ESTIMATE_MB } from './pool/warm-pool.js';
 export { keepsProfilePath, profileFamily, ProfileTooLarge, type ArchiveConsumer, type ArchiveSource, type ProfileCapture, type ProfileFamily, type ProfileRestore } from './session-profile.js';
 export { RECORDING_CLOSED, RECORDING_FILES, RECORDING_MEDIA, RECORDING_MP4, RECORDING_START, RECORDING_TIMELINE } from './capture/recording-layout.js';
+export { canFreeze } from './sandbox/cgroups.js';
