@@ -258,13 +258,21 @@ export type CreateResponse = z.infer<typeof createResponseSchema>;
 export const removeResponseSchema = z.object({ status: z.literal('ok') });
 export type RemoveResponse = z.infer<typeof removeResponseSchema>;
 
-/** GET /v8/vm/automation?id=: a running Chromium session's DevTools address for a program (decisions.md 54). */
+/**
+ * GET /v8/vm/automation?id=: a running session's address for a program (decisions.md 54, 143):
+ * `browserWSEndpoint` (DevTools) for a Chromium session, `webDriverBiDiEndpoint` (WebDriver BiDi)
+ * for a Firefox ESR session; exactly one of the two.
+ */
 export const automationResponseSchema = z.object({
   status: z.literal('ok'),
-  /** `ws(s)://<service>/automation/<token>`: for Playwright's connectOverCDP and Puppeteer's connect; never the API key. */
-  browserWSEndpoint: z.string(),
+  /** Chromium: `ws(s)://<service>/automation/<token>`, for Playwright's connectOverCDP and Puppeteer's connect; never the API key. */
+  browserWSEndpoint: z.string().optional(),
+  /** Firefox ESR: `ws(s)://<service>/automation/<token>`, a WebDriver BiDi endpoint (Puppeteer's connect with `protocol: 'webDriverBiDi'`, Selenium's BiDi); never the API key. */
+  webDriverBiDiEndpoint: z.string().optional(),
   /** When the address stops opening new connections (ISO 8601); connections already open go on. */
   expires: z.string(),
+}).refine((answer) => (answer.browserWSEndpoint === undefined) !== (answer.webDriverBiDiEndpoint === undefined), {
+  message: 'exactly one of browserWSEndpoint and webDriverBiDiEndpoint',
 });
 export type AutomationResponse = z.infer<typeof automationResponseSchema>;
 
