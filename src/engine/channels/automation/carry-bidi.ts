@@ -24,7 +24,8 @@ export function carryBiDi(program: WebSocket, bidi: SessionBiDi, joinControl?: (
     const control: Promise<BiDiProgramControl | undefined> = joinControl
       ? joinControl((text) => program.readyState === WebSocket.OPEN && program.send(text)).catch(() => undefined)
       : Promise.resolve(undefined);
-    const browser = new WebSocket(bidi.url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024 });
+    // Firefox's agent takes only its own address as the Host header; through the relay it would be the socket's.
+    const browser = new WebSocket(bidi.url, { perMessageDeflate: false, maxPayload: 256 * 1024 * 1024, headers: { host: bidi.host } });
     const waiting: string[] = [];
     /** Ids of the program's session.new commands still unanswered: a "taken" answer to one is explained. */
     const opening = new Set<number>();

@@ -50,8 +50,8 @@ export interface BrowserProcess {
   readonly process: SupervisedProcess;
   /** Chromium family: the browser-level DevTools WebSocket address. */
   readonly devtoolsUrl: string | null;
-  /** Firefox: its remote agent's WebDriver BiDi WebSocket address (`ws+unix:` through a relay when confined; decisions.md 143). */
-  readonly bidiUrl: string | null;
+  /** Firefox: its remote agent's WebDriver BiDi WebSocket address (`ws+unix:` through a relay when confined; decisions.md 143) and the Host header it takes. */
+  readonly bidi: { url: string; host: string } | null;
   /**
    * Resolves once the browser's window is on the display (rejects, saying so, if it is not within
    * the start time). Chromium answers on DevTools before it maps its window: the runtime connects
@@ -161,7 +161,7 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     launch.timeoutMs,
     `${launch.image.name}'s DevTools endpoint`,
   ).catch(failed);
-  return { image: launch.image, process, devtoolsUrl, bidiUrl: null, windowShown, stop: stopper(process) };
+  return { image: launch.image, process, devtoolsUrl, bidi: null, windowShown, stop: stopper(process) };
 }
 
 /**
@@ -303,10 +303,10 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
   await withTimeout(waitForWindow(sandbox, env, process, FIREFOX_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch(failed);
   // Its remote agent listens by then (it writes its port before the window is mapped).
-  const bidiUrl = await agentPort(sandbox, launch.timeoutMs)
-    .then((port) => reachDevTools(sandbox, { port, path: AGENT_PATH }, process, 'bidi.sock'))
+  const bidi = await agentPort(sandbox, launch.timeoutMs)
+    .then(async (port) => ({ url: await reachDevTools(sandbox, { port, path: AGENT_PATH }, process, 'bidi.sock'), host: `127.0.0.1:${port}` }))
     .catch(failed);
-  return { image: launch.image, process, devtoolsUrl: null, bidiUrl, windowShown: Promise.resolve(), stop: stopper(process) };
+  return { image: launch.image, process, devtoolsUrl: null, bidi, windowShown: Promise.resolve(), stop: stopper(process) };
 }
 
 /** Firefox's browser window (its other windows are not the one a person uses). */

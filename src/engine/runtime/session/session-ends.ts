@@ -31,6 +31,8 @@ export interface SessionDevTools {
 export interface SessionBiDi {
   /** The remote agent's WebSocket address (browser/browser.ts): `ws+unix:` through a relay inside a confined session. */
   url: string;
+  /** The Host header the agent takes (its own address inside the session). */
+  host: string;
   /** The session's folders as its browser sees them. */
   folders: SessionFolders;
   /** Whether the engine holds the agent's one BiDi session (an app window's tab watcher), so that no program can open one. */
@@ -71,7 +73,7 @@ export function endsOfSlot(slot: SessionSlot): SessionEnds {
   const browser = slot.browser;
   const sandbox = slot.sandbox;
   const url = browser?.process.devtoolsUrl;
-  const bidiUrl = browser?.process.bidiUrl;
+  const agent = browser?.process.bidi;
   const folders = { downloads: `${sandbox.dir}/downloads`, uploads: `${sandbox.dir}/uploads` };
   return {
     display: slot.display,
@@ -86,7 +88,7 @@ export function endsOfSlot(slot: SessionSlot): SessionEnds {
         }
       : null,
     // Asked each time: the tab watcher comes after the browser joins.
-    bidi: bidiUrl ? { url: bidiUrl, folders, engineHolds: () => browser.tabs !== null } : null,
+    bidi: agent ? { url: agent.url, host: agent.host, folders, engineHolds: () => browser.tabs !== null } : null,
     files: browser ? new SessionFiles(sandbox) : null,
     editing: browser?.control ? editingOf(browser.control) : null,
     tabs: browser?.tabs ?? null,

@@ -161,7 +161,7 @@ export class SessionSlot {
     const devtools = url?.startsWith('ws://') ? portOfUrl(url) : undefined;
     if (devtools !== undefined) this.forgetDevToolsPort = this.settings.enginePorts?.add(devtools) ?? this.forgetDevToolsPort;
     // Firefox's remote agent likewise (decisions.md 143).
-    const bidi = browser.process.bidiUrl?.startsWith('ws://') ? portOfUrl(browser.process.bidiUrl) : undefined;
+    const bidi = browser.process.bidi?.url.startsWith('ws://') ? portOfUrl(browser.process.bidi.url) : undefined;
     if (bidi !== undefined) this.forgetBiDiPort = this.settings.enginePorts?.add(bidi) ?? this.forgetBiDiPort;
     await this.record();
     return value;
