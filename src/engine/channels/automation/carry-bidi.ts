@@ -29,12 +29,15 @@ export function carryBiDi(program: WebSocket, bidi: SessionBiDi, joinControl?: (
     const waiting: string[] = [];
     /** Ids of the program's session.new commands still unanswered: a "taken" answer to one is explained. */
     const opening = new Set<number>();
+    const ending = new Set<number>();
+    /** Whether the program holds the agent's BiDi session (answered session.new, no session.end since). */
+    let holds = false;
     let done = false;
     const finish = (close: CloseReason) => {
       if (done) return;
       done = true;
       void control.then((joined) => joined?.leave());
-      browser.terminate();
+      leaveAgent(browser, holds);
       if (program.readyState === WebSocket.OPEN || program.readyState === WebSocket.CONNECTING) program.close(close.code, close.reason);
       resolve();
     };
@@ -59,6 +62,7 @@ export function carryBiDi(program: WebSocket, bidi: SessionBiDi, joinControl?: (
         }
         opening.add(command.id);
       }
+      if (command.method === 'session.end') ending.add(command.id);
       toBrowser(text);
     }));
     browser.on('open', () => {
@@ -67,9 +71,10 @@ export function carryBiDi(program: WebSocket, bidi: SessionBiDi, joinControl?: (
     browser.on('message', (data: Buffer | ArrayBuffer | Buffer[], isBinary: boolean) => {
       if (program.readyState !== WebSocket.OPEN) return;
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-      if (isBinary || opening.size === 0) return void program.send(isBinary ? bytes : bytes.toString('utf8'));
+      if (isBinary) return void program.send(bytes);
       const text = bytes.toString('utf8');
-      program.send(explained(text, opening));
+      const said = opening.size === 0 && ending.size === 0 ? text : explained(text, opening, ending, (held) => (holds = held));
+      program.send(said);
     });
     browser.on('close', () => finish(BROWSER_GONE));
     browser.on('error', () => finish(BROWSER_GONE));
@@ -78,15 +83,47 @@ export function carryBiDi(program: WebSocket, bidi: SessionBiDi, joinControl?: (
   });
 }
 
-/** The browser's answer to a pending session.new, with Firefox's "taken" error said in the service's words. */
-function explained(text: string, opening: Set<number>): string {
+/** How long the engine waits for Firefox to end a leaving program's BiDi session before it cuts the connection. */
+const END_SESSION_MS = 2000;
+/** The id of the engine's own session.end on a leaving program's connection (the program is gone: no id of its can clash). */
+const END_SESSION_ID = 2 ** 31;
+
+/**
+ * Closes the program's connection to the agent. A BiDi session the program left open is ended
+ * first: Firefox keeps it past the connection's end otherwise (measured on 153.8.0esr), and it is
+ * the agent's only one, so no later program could open its own.
+ */
+function leaveAgent(browser: WebSocket, holds: boolean): void {
+  if (!holds || browser.readyState !== WebSocket.OPEN) return void browser.terminate();
+  const timer = setTimeout(() => browser.terminate(), END_SESSION_MS);
+  browser.on('message', (data: Buffer) => {
+    if (String(data).includes(`"id":${END_SESSION_ID}`)) {
+      clearTimeout(timer);
+      browser.close();
+    }
+  });
+  browser.once('close', () => clearTimeout(timer));
+  browser.send(JSON.stringify({ id: END_SESSION_ID, method: 'session.end', params: {} }));
+}
+
+/**
+ * Reads the browser's answer to a pending session.new or session.end: whether the program holds
+ * the agent's session now (`held`), and Firefox's "taken" error said in the service's words.
+ */
+function explained(text: string, opening: Set<number>, ending: Set<number>, held: (holds: boolean) => void): string {
   let message: { id?: unknown; type?: unknown; error?: unknown; message?: unknown };
   try {
     message = JSON.parse(text);
   } catch {
     return text;
   }
-  if (typeof message.id !== 'number' || !opening.delete(message.id)) return text;
+  if (typeof message.id !== 'number') return text;
+  if (ending.delete(message.id)) {
+    if (message.type === 'success') held(false);
+    return text;
+  }
+  if (!opening.delete(message.id)) return text;
+  if (message.type === 'success') held(true);
   if (message.type !== 'error' || typeof message.message !== 'string' || !TAKEN.test(message.message)) return text;
   return bidiRefusal({ id: message.id, method: 'session.new' }, 'session not created', 'another program drives this session now: Firefox\'s remote agent holds one WebDriver BiDi session at a time; connect again once it has left');
 }
