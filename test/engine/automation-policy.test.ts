@@ -118,7 +118,7 @@ describe('automation tokens', () => {
 });
 
 describe('the automation address of a Firefox ESR session', () => {
-  it('is denied, saying why', async () => {
+  it('is a WebDriver BiDi address, never a DevTools one', async () => {
     const { createAutomation } = await import('../../src/engine/http/automation.js');
     const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR' };
     const automation = createAutomation({
@@ -127,8 +127,9 @@ describe('the automation address of a Firefox ESR session', () => {
       secret: 's'.repeat(43), tokenSeconds: 600, now: () => 0, base: () => 'http://x', router: {} as never, clientAddress: () => '',
     });
     expect(await automation.address({ id: 'acc' } as never, row.id, 'v8')).toEqual({
-      status: 'denied',
-      message: 'id: Firefox ESR sessions cannot be driven by a program on this service: only Chromium sessions offer DevTools to programs (WebDriver BiDi for Firefox ESR is not offered inside the session\'s confinement)',
+      status: 'ok',
+      webDriverBiDiEndpoint: expect.stringMatching(new RegExp(`^ws://x/automation/${row.id}\\.600000\\.`)),
+      expires: new Date(600_000).toISOString(),
     });
   });
 });
