@@ -4,7 +4,8 @@
 // answered with a BiDi error naming it while the connection goes on; Firefox's one BiDi session at
 // a time said in the service's words and the per-address cap held; the program seen among the
 // session's people, driving under `control: "one"`, handing over to a person (its input then
-// refused) and taking back; and Puppeteer connecting with `protocol: 'webDriverBiDi'`.
+// refused) and taking back; Puppeteer connecting with `protocol: 'webDriverBiDi'`; and an app window,
+// whose one BiDi session the engine holds, refusing a program's session.new with the reason.
 import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -202,4 +203,19 @@ describe('a Firefox ESR session driven over WebDriver BiDi', () => {
     expect(await page!.$eval('#result', (element) => element.textContent)).toBe('Thanks, Ada');
     expect(await page!.title()).toBe('Order');
   });
+
+  it('cannot open a session in an app window, whose one BiDi session the engine holds for its tabs, and says so', async () => {
+    const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, window: 'app' });
+    expect(created.status).toBe('ok');
+    const appId = created.vmId as string;
+    expect(await waitFor(async () => (await api(`/vm/data?id=${appId}`)).data?.[0]?.status, (status) => status === 'running', 60_000)).toBe('running');
+    const address = await api(`/vm/automation?id=${appId}`);
+    const socket = new WebSocket(address.webDriverBiDiEndpoint as string, { perMessageDeflate: false });
+    closers.push(() => socket.terminate());
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const answer = new Promise<Record<string, any>>((resolve) => socket.once('message', (data: Buffer) => resolve(JSON.parse(data.toString('utf8')))));
+    socket.send(JSON.stringify({ id: 1, method: 'session.new', params: { capabilities: {} } }));
+    expect(await answer).toMatchObject({ type: 'error', id: 1, error: 'session not created', message: expect.stringContaining('the engine holds this Firefox\'s one WebDriver BiDi session') });
+    expect((await api('/vm/remove', { id: appId })).status).toBe('ok');
+  }, 90_000);
 });
