@@ -45,6 +45,10 @@ export function createAutomation(options: AutomationOptions) {
     if (!protocol) {
       return { status: 'denied', message: `id: ${row.browser_name} sessions cannot be driven by a program on this service: Chromium sessions offer DevTools and Firefox ESR sessions WebDriver BiDi` };
     }
+    // A Firefox runs its remote agent only when created for programs (decisions.md 143).
+    if (protocol === 'bidi' && !row.automation) {
+      return { status: 'denied', message: `id: this ${row.browser_name} session was not created for programs: create the session with automation: true (POST /${version}/vm/create) to drive it over WebDriver BiDi` };
+    }
     if (row.status !== 'running') {
       const now = row.status === 'starting'
         ? `is still ${row.status}; ask again once GET /${version}/vm/data shows it running`

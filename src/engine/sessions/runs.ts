@@ -87,6 +87,7 @@ export class NodeRuns {
         ...(row.url ? { url: row.url } : {}),
         ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
         ...(row.app_window ? { window: 'app' as const } : {}),
+        ...(row.automation ? { automation: true } : {}),
         ...(row.recorded && this.options.recordingDir ? { recording: { dir: this.options.recordingDir(row.id) } } : {}),
         ...this.profileOf(row, profileArchive),
       })

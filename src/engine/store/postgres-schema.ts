@@ -178,4 +178,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // One driver at a time or everyone, and who drives now (schema.ts, the same migration).
   `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
    ALTER TABLE sessions ADD COLUMN driver TEXT;`,
+  // Whether programs may drive a Firefox ESR session (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN automation BOOLEAN NOT NULL DEFAULT FALSE;`,
 ];

@@ -175,4 +175,6 @@ export const MIGRATIONS: readonly string[] = [
   // by the node that runs the session, so any node's share state tells it).
   `ALTER TABLE sessions ADD COLUMN control_mode TEXT NOT NULL DEFAULT 'shared';
    ALTER TABLE sessions ADD COLUMN driver TEXT;`,
+  // Whether programs may drive a Firefox ESR session (\`automation: true\`): its remote agent runs (issue 45, decisions.md 143).
+  `ALTER TABLE sessions ADD COLUMN automation INTEGER NOT NULL DEFAULT 0;`,
 ];

@@ -33,6 +33,8 @@ export interface BrowserLaunch {
   restoreTabs?: boolean;
   /** `app`: kiosk mode, no tab strip or address bar of its own (decisions.md 103, 104). */
   window?: 'browser' | 'app';
+  /** Programs may drive it (`automation: true`, decisions.md 143): a Firefox starts its remote agent. Chromium ignores it (DevTools runs either way). */
+  automation?: boolean;
 }
 
 /**
@@ -283,14 +285,16 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   // 'wx': created afresh, never through a link left in the session's directory.
   await writeFile(sandbox.hostPath(join(profile, 'user.js')), firefoxPreferences(launch), { flag: 'wx' });
   const env = browserEnvironment(launch);
+  // The remote agent (WebDriver BiDi on the session's own loopback, port chosen by Firefox) runs
+  // only for programs (`automation: true`, the automation channel) and an app window's tabs
+  // (firefox-tabs.ts): with it on, pages read navigator.webdriver === true, and it needs the
+  // policies without DisableDeveloperTools (decisions.md 103, 143).
+  const agent = launch.automation === true || launch.window === 'app';
   // Firefox with the session's policies: they refuse local files and lock the proxy (firefox-launcher.ts).
-  const executable = await prepareFirefox(launch.image, sandbox, launch.locale);
+  const executable = await prepareFirefox(launch.image, sandbox, launch.locale, agent);
   const process = sandbox.spawn(launch.image.id, executable, [
     '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height),
-    // The remote agent (WebDriver BiDi on the session's own loopback, port chosen by Firefox): for
-    // programs (the automation channel) and an app window's tabs (firefox-tabs.ts). With it on,
-    // pages read navigator.webdriver === true (decisions.md 143).
-    '--remote-debugging-port=0',
+    ...(agent ? ['--remote-debugging-port=0'] : []),
     ...(launch.window === 'app' ? ['--kiosk'] : []),
     ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
     // Only the launcher copy itself (content processes are copies of it): the system's Firefox,
@@ -303,7 +307,7 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
   await withTimeout(waitForWindow(sandbox, env, process, FIREFOX_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch(failed);
   // Its remote agent listens by then (it writes its port before the window is mapped).
-  const bidi = await agentPort(sandbox, launch.timeoutMs)
+  const bidi = !agent ? null : await agentPort(sandbox, launch.timeoutMs)
     .then(async (port) => ({ url: await reachDevTools(sandbox, { port, path: AGENT_PATH }, process, 'bidi.sock'), host: `127.0.0.1:${port}` }))
     .catch(failed);
   return { image: launch.image, process, devtoolsUrl: null, bidi, windowShown: Promise.resolve(), stop: stopper(process) };

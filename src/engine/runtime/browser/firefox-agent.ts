@@ -1,4 +1,4 @@
-// Firefox ESR's remote agent (WebDriver BiDi), started for every Firefox session (decisions.md 143):
+// Firefox ESR's remote agent (WebDriver BiDi), started in sessions created with `automation: true` and in app windows (decisions.md 143):
 // Firefox writes the agent's port to `WebDriverBiDiServer.json` in the profile once it listens on
 // the session's own loopback; the file is read inside a confined session, as Chromium's
 // DevToolsActivePort is. The agent's WebSocket is at `/session`, and it holds ONE WebDriver BiDi
