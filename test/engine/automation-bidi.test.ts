@@ -4,8 +4,11 @@
 // answered with a BiDi error naming it while the connection goes on; Firefox's one BiDi session at
 // a time said in the service's words and the per-address cap held; the program seen among the
 // session's people, driving under `control: "one"`, handing over to a person (its input then
-// refused) and taking back; Puppeteer connecting with `protocol: 'webDriverBiDi'`; and an app window,
-// whose one BiDi session the engine holds, refusing a program's session.new with the reason.
+// refused) and taking back; Puppeteer connecting with `protocol: 'webDriverBiDi'`; an app window,
+// whose one BiDi session the engine holds, refusing a program's session.new with the reason; and a
+// Firefox ESR session created without `automation: true`, whose address is denied naming the field
+// and whose pages read navigator.webdriver as false (no remote agent; decisions.md 143).
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -27,6 +30,18 @@ let key: string;
 let vmId: string;
 let linkId: string;
 const closers: Array<() => unknown> = [];
+/** What pages at `/webdriver` read as navigator.webdriver, in the order they reported it. */
+const webdriverReports: string[] = [];
+
+/** A page that tells the site what it reads as navigator.webdriver. */
+const WEBDRIVER_PAGE = `<!doctype html><title>webdriver</title><script>fetch('/report?webdriver=' + String(navigator.webdriver))</script>`;
+
+function site(request: IncomingMessage, response: ServerResponse): void {
+  const url = new URL(request.url ?? '/', 'http://site');
+  if (url.pathname === '/report') webdriverReports.push(url.searchParams.get('webdriver') ?? '');
+  if (url.pathname === '/favicon.ico') return void response.writeHead(404).end();
+  response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(url.pathname === '/webdriver' ? WEBDRIVER_PAGE : url.pathname === '/report' ? '' : ORDER_PAGE);
+}
 
 const api = v8Caller(() => engine.url, () => key);
 const sessionStatus = async () => (await api(`/vm/data?id=${vmId}`)).data?.[0]?.status as string | undefined;
@@ -85,9 +100,9 @@ async function topContext(bidi: BiDiProgram): Promise<string> {
 }
 
 beforeAll(async () => {
-  fixture = await startEngine({ name: 'bidi', site: ORDER_PAGE, config: { automation: { programsPerSession: CAP } } });
+  fixture = await startEngine({ name: 'bidi', site, config: { automation: { programsPerSession: CAP } } });
   ({ engine, account: { key }, site: { origin } } = fixture);
-  const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, control: 'one' });
+  const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, control: 'one', automation: true });
   expect(created.status).toBe('ok');
   vmId = created.vmId;
   linkId = shareLinkOf(created.shareUrl);
@@ -205,7 +220,7 @@ describe('a Firefox ESR session driven over WebDriver BiDi', () => {
   });
 
   it('cannot open a session in an app window, whose one BiDi session the engine holds for its tabs, and says so', async () => {
-    const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, window: 'app' });
+    const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, window: 'app', automation: true });
     expect(created.status).toBe('ok');
     const appId = created.vmId as string;
     expect(await waitFor(async () => (await api(`/vm/data?id=${appId}`)).data?.[0]?.status, (status) => status === 'running', 60_000)).toBe('running');
@@ -217,5 +232,19 @@ describe('a Firefox ESR session driven over WebDriver BiDi', () => {
     socket.send(JSON.stringify({ id: 1, method: 'session.new', params: { capabilities: {} } }));
     expect(await answer).toMatchObject({ type: 'error', id: 1, error: 'session not created', message: expect.stringContaining('the engine holds this Firefox\'s one WebDriver BiDi session') });
     expect((await api('/vm/remove', { id: appId })).status).toBe('ok');
+  }, 90_000);
+
+  it('denies the address of a Firefox ESR session created without automation: true, naming the field, and its pages read navigator.webdriver as false', async () => {
+    const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/webdriver` });
+    expect(created.status).toBe('ok');
+    const plainId = created.vmId as string;
+    expect(await waitFor(async () => (await api(`/vm/data?id=${plainId}`)).data?.[0]?.status, (status) => status === 'running', 60_000)).toBe('running');
+    const address = await api(`/vm/automation?id=${plainId}`);
+    expect(address).toMatchObject({ status: 'denied', message: expect.stringContaining('create the session with automation: true') });
+    expect(address.webDriverBiDiEndpoint).toBeUndefined();
+    // The page itself tells the site what it reads: no remote agent, no webdriver flag.
+    expect(await waitFor(async () => webdriverReports.length, (count) => count > 0, 30_000)).toBeGreaterThan(0);
+    expect(webdriverReports).toEqual(['false']);
+    expect((await api('/vm/remove', { id: plainId })).status).toBe('ok');
   }, 90_000);
 });

@@ -1,6 +1,6 @@
 // A Firefox ESR session's tabs (tabs.ts) through its remote agent, WebDriver BiDi (decisions.md
 // 103). Watched only in app-window sessions (`window: "app"`), where the browser's own strip is
-// hidden. The agent runs in every Firefox session (firefox-agent.ts, decisions.md 143); a confined
+// hidden. The agent runs there and in sessions created for programs (firefox-agent.ts, decisions.md 143); a confined
 // session's loopback is reached through a relay inside it (SessionSandbox.connect), as Chromium's
 // DevTools are. In an app window the engine holds the agent's one BiDi session, so no program can.
 // Tabs are the top-level browsing contexts; what a tab shows and its title are read in a sandbox
