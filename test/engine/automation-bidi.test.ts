@@ -217,6 +217,8 @@ describe('a Firefox ESR session driven over WebDriver BiDi', () => {
     await page!.click('#send');
     expect(await page!.$eval('#result', (element) => element.textContent)).toBe('Thanks, Ada');
     expect(await page!.title()).toBe('Order');
+    // Created with automation: true, its remote agent runs, and pages can tell (decisions.md 143).
+    expect(await page!.evaluate(() => navigator.webdriver)).toBe(true);
   });
 
   it('cannot open a session in an app window, whose one BiDi session the engine holds for its tabs, and says so', async () => {
