@@ -95,7 +95,7 @@ describe('a program on a cluster', () => {
 
   it('drives a Firefox ESR session over WebDriver BiDi through a node that does not run it, the policy applied where it runs', async () => {
     const account = await createAccount(workspaces[0]!, [PLANS.unlimited]);
-    const created = await new Api(nodes.get('node-a')!.url, account.key).create({ browser: 'firefox-esr', url: `${origin}/` });
+    const created = await new Api(nodes.get('node-a')!.url, account.key).create({ browser: 'firefox-esr', url: `${origin}/`, automation: true });
     expect(created.json.status).toBe('ok');
     const vmId = created.json.vmId as string;
     const owner = (await sql.query('SELECT node_id FROM sessions WHERE id = $1', [vmId])).rows[0]!.node_id as string;

@@ -118,9 +118,9 @@ describe('automation tokens', () => {
 });
 
 describe('the automation address of a Firefox ESR session', () => {
-  it('is a WebDriver BiDi address, never a DevTools one', async () => {
+  it('is a WebDriver BiDi address, never a DevTools one, for a session created with automation: true', async () => {
     const { createAutomation } = await import('../../src/engine/http/automation.js');
-    const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR' };
+    const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR', automation: true };
     const automation = createAutomation({
       session: async () => row as never,
       image: () => ({ family: 'firefox' }) as never,
@@ -130,6 +130,20 @@ describe('the automation address of a Firefox ESR session', () => {
       status: 'ok',
       webDriverBiDiEndpoint: expect.stringMatching(new RegExp(`^ws://x/automation/${row.id}\\.600000\\.`)),
       expires: new Date(600_000).toISOString(),
+    });
+  });
+
+  it('is denied, naming the field, for a session created without automation: true (its Firefox runs no remote agent)', async () => {
+    const { createAutomation } = await import('../../src/engine/http/automation.js');
+    const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR', automation: false };
+    const automation = createAutomation({
+      session: async () => row as never,
+      image: () => ({ family: 'firefox' }) as never,
+      secret: 's'.repeat(43), tokenSeconds: 600, now: () => 0, base: () => 'http://x', router: {} as never, clientAddress: () => '',
+    });
+    expect(await automation.address({ id: 'acc' } as never, row.id, 'v8')).toEqual({
+      status: 'denied',
+      message: expect.stringContaining('create the session with automation: true'),
     });
   });
 });

@@ -209,7 +209,7 @@ beforeAll(async () => {
   expect(created.json?.status, created.text).toBe('ok');
   vmId = created.json.vmId;
   ctx.track(api, vmId);
-  const firefox = await api.create({ browser: 'firefox-esr', url: ctx.pages.page });
+  const firefox = await api.create({ browser: 'firefox-esr', url: ctx.pages.page, automation: true });
   expect(firefox.json?.status, firefox.text).toBe('ok');
   firefoxId = firefox.json.vmId;
   ctx.track(api, firefoxId);
