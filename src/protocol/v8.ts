@@ -196,6 +196,14 @@ export const createRequestSchema = z.object({
     .enum(['browser', 'app'], 'window: must be browser or app')
     .describe('`app`: the browser fills the screen without its own tab strip and address bar (kiosk mode); its tabs are shown and switched in the viewer\'s strip (the share state\'s `tabs`). Starts on a warm display, not a warm browser. Firefox ESR tells its tabs only in an app window, where its remote agent runs and pages read navigator.webdriver as true. Default `browser`.')
     .optional(),
+  /**
+   * v8 only (issue 45, decisions.md 143): programs may drive this Firefox ESR session over
+   * WebDriver BiDi (`GET /v8/vm/automation`). Default false.
+   */
+  automation: z
+    .boolean('automation: must be true or false')
+    .describe('`true`: programs may drive this session (`GET /v8/vm/automation`). A Firefox ESR session then starts its remote agent (WebDriver BiDi), and its pages read navigator.webdriver as true; without it a Firefox ESR session\'s automation address is denied. Chromium sessions can be driven either way and ignore it. Starts on a warm display, not a warm browser, for Firefox ESR. Default `false`.')
+    .optional(),
   /** v8 only (issue 36): everyone with the share link controls at once (`shared`, the default), or one driver at a time (`one`). */
   control: z.enum(CONTROL_MODES, `control: must be one of ${CONTROL_MODES.join(', ')}`).optional(),
   shareLanguage: z.enum(SHARE_LANGUAGES, `shareLanguage: must be one of ${SHARE_LANGUAGES.join(', ')}`).optional(),
@@ -276,13 +284,21 @@ export type CreateResponse = z.infer<typeof createResponseSchema>;
 export const removeResponseSchema = z.object({ status: z.literal('ok') });
 export type RemoveResponse = z.infer<typeof removeResponseSchema>;
 
-/** GET /v8/vm/automation?id=: a running Chromium session's DevTools address for a program (decisions.md 54). */
+/**
+ * GET /v8/vm/automation?id=: a running session's address for a program (decisions.md 54, 143):
+ * `browserWSEndpoint` (DevTools) for a Chromium session, `webDriverBiDiEndpoint` (WebDriver BiDi)
+ * for a Firefox ESR session; exactly one of the two.
+ */
 export const automationResponseSchema = z.object({
   status: z.literal('ok'),
-  /** `ws(s)://<service>/automation/<token>`: for Playwright's connectOverCDP and Puppeteer's connect; never the API key. */
-  browserWSEndpoint: z.string(),
+  /** Chromium: `ws(s)://<service>/automation/<token>`, for Playwright's connectOverCDP and Puppeteer's connect; never the API key. */
+  browserWSEndpoint: z.string().optional(),
+  /** Firefox ESR: `ws(s)://<service>/automation/<token>`, a WebDriver BiDi endpoint (Puppeteer's connect with `protocol: 'webDriverBiDi'`, Selenium's BiDi); never the API key. */
+  webDriverBiDiEndpoint: z.string().optional(),
   /** When the address stops opening new connections (ISO 8601); connections already open go on. */
   expires: z.string(),
+}).refine((answer) => (answer.browserWSEndpoint === undefined) !== (answer.webDriverBiDiEndpoint === undefined), {
+  message: 'exactly one of browserWSEndpoint and webDriverBiDiEndpoint',
 });
 export type AutomationResponse = z.infer<typeof automationResponseSchema>;
 

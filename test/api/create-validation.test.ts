@@ -83,6 +83,7 @@ describe('a bad field -> denied naming the field, nothing created', () => {
     ['idempotencyKey of 129 characters', () => ({ browser: 'chromium', url: PAGE(), idempotencyKey: 'k'.repeat(129) }), 'idempotencyKey'],
     ['idempotencyKey not a string', () => ({ browser: 'chromium', url: PAGE(), idempotencyKey: 12345 }), 'idempotencyKey'],
     ['country not a string', () => ({ browser: 'chromium', url: PAGE(), country: 1 }), 'country'],
+    ['automation not true or false', () => ({ browser: 'firefox-esr', url: PAGE(), automation: 'yes' }), 'automation: must be true or false'],
   ];
 
   it('the long-field cases have the lengths they claim', () => {

@@ -118,9 +118,24 @@ describe('automation tokens', () => {
 });
 
 describe('the automation address of a Firefox ESR session', () => {
-  it('is denied, saying why', async () => {
+  it('is a WebDriver BiDi address, never a DevTools one, for a session created with automation: true', async () => {
     const { createAutomation } = await import('../../src/engine/http/automation.js');
-    const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR' };
+    const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR', automation: true };
+    const automation = createAutomation({
+      session: async () => row as never,
+      image: () => ({ family: 'firefox' }) as never,
+      secret: 's'.repeat(43), tokenSeconds: 600, now: () => 0, base: () => 'http://x', router: {} as never, clientAddress: () => '',
+    });
+    expect(await automation.address({ id: 'acc' } as never, row.id, 'v8')).toEqual({
+      status: 'ok',
+      webDriverBiDiEndpoint: expect.stringMatching(new RegExp(`^ws://x/automation/${row.id}\\.600000\\.`)),
+      expires: new Date(600_000).toISOString(),
+    });
+  });
+
+  it('is denied, naming the field, for a session created without automation: true (its Firefox runs no remote agent)', async () => {
+    const { createAutomation } = await import('../../src/engine/http/automation.js');
+    const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR', automation: false };
     const automation = createAutomation({
       session: async () => row as never,
       image: () => ({ family: 'firefox' }) as never,
@@ -128,7 +143,7 @@ describe('the automation address of a Firefox ESR session', () => {
     });
     expect(await automation.address({ id: 'acc' } as never, row.id, 'v8')).toEqual({
       status: 'denied',
-      message: 'id: Firefox ESR sessions cannot be driven by a program on this service: only Chromium sessions offer DevTools to programs (WebDriver BiDi for Firefox ESR is not offered inside the session\'s confinement)',
+      message: expect.stringContaining('create the session with automation: true'),
     });
   });
 });

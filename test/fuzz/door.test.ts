@@ -7,7 +7,7 @@
 // own (its `channels` fact, the registry's order): a channel registered later is covered without a
 // line here. The engine runs as a real child process with one running session; after every case it
 // must still be alive and answer /healthz, the connection must have been ended by the engine, and
-// at the end the session still runs. Replay a failure of the random part with FUZZ_SEED=<seed>.
+// at the end the sessions (Chromium, and Firefox ESR for BiDi) still run. Replay a failure of the random part with FUZZ_SEED=<seed>.
 import fc from 'fast-check';
 import { randomBytes } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
@@ -37,6 +37,8 @@ interface Entrance {
 
 let api: Api;
 let vmId: string;
+/** A Firefox ESR session: the automation channel carries WebDriver BiDi there (issue 45), another way through it. */
+let firefoxId: string;
 const entrances: Entrance[] = [];
 
 // ---------------------------------------------------------------------------------------------
@@ -207,7 +209,12 @@ beforeAll(async () => {
   expect(created.json?.status, created.text).toBe('ok');
   vmId = created.json.vmId;
   ctx.track(api, vmId);
+  const firefox = await api.create({ browser: 'firefox-esr', url: ctx.pages.page, automation: true });
+  expect(firefox.json?.status, firefox.text).toBe('ok');
+  firefoxId = firefox.json.vmId;
+  ctx.track(api, firefoxId);
   expect(await waitForStatus(api, vmId, ['running'], 45_000)).toBe('running');
+  expect(await waitForStatus(api, firefoxId, ['running'], 60_000)).toBe('running');
   const linkId = new URL(created.json.shareUrl).search.slice(1);
   const viewOnly = await send(ctx.engine.url, 'POST', `/share/${linkId}/view-only`);
   expect(viewOnly.json?.status, viewOnly.text).toBe('ok');
@@ -217,17 +224,20 @@ beforeAll(async () => {
       if (credential === 'share-link') entrances.push({ channel, credential, path: async () => `/share/${linkId}/${channel.name}` });
       else if (credential === 'view-link') entrances.push({ channel, credential, path: async () => `/share/${viewLinkId}/${channel.name}` });
       else if (credential === 'api-key' && channel.name === 'automation') {
-        entrances.push({
-          channel,
-          credential,
-          // A fresh address each time, on this engine (the answer names the configured share base).
-          path: async () => {
-            const answer = await api.get(`/v8/vm/automation?id=${vmId}`);
-            expect(answer.json?.status, answer.text).toBe('ok');
-            const address = new URL(answer.json.browserWSEndpoint as string);
-            return address.pathname;
-          },
-        });
+        // DevTools (Chromium) and WebDriver BiDi (Firefox ESR) through the same channel.
+        for (const [id, field] of [[vmId, 'browserWSEndpoint'], [firefoxId, 'webDriverBiDiEndpoint']] as const) {
+          entrances.push({
+            channel,
+            credential: field === 'browserWSEndpoint' ? credential : `${credential}, BiDi`,
+            // A fresh address each time, on this engine (the answer names the configured share base).
+            path: async () => {
+              const answer = await api.get(`/v8/vm/automation?id=${id}`);
+              expect(answer.json?.status, answer.text).toBe('ok');
+              const address = new URL(answer.json[field] as string);
+              return address.pathname;
+            },
+          });
+        }
       } else throw new Error(`channel "${channel.name}" opens with "${credential}": this test knows no way in for it; add one here`);
     }
   }
@@ -241,6 +251,7 @@ describe('the door, for every registered channel and every credential that opens
     expect(names).toContain('people view-link');
     expect(names).toContain('rfb view-link');
     expect(names).toContain('automation api-key');
+    expect(names).toContain('automation api-key, BiDi');
   });
 
   it('ends the connection for each hostile frame, and the engine lives on', async () => {
@@ -307,7 +318,8 @@ describe('the door, for every registered channel and every credential that opens
     });
   }, 600_000);
 
-  it('leaves the session running for its people afterwards', async () => {
+  it('leaves the sessions running for their people afterwards', async () => {
     expect(await sessionStatus(api, vmId)).toBe('running');
+    expect(await sessionStatus(api, firefoxId)).toBe('running');
   });
 });

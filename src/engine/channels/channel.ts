@@ -14,7 +14,7 @@ import type { SessionRow } from '../store/store.js';
 import type { AttachmentKind } from './presence.js';
 
 /** What a session has on the node that runs it (its display, encoders, DevTools end, files): the runtime says, a channel picks. */
-export type { SessionDevTools, SessionEnds, SessionFolders } from '../runtime/index.js';
+export type { SessionBiDi, SessionDevTools, SessionEnds, SessionFolders } from '../runtime/index.js';
 
 /** What a caller opens a channel with: the share link (control), a view-only link, or an API key. */
 export type ChannelCredential = 'share-link' | 'view-link' | 'api-key';

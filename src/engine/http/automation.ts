@@ -1,12 +1,12 @@
-// Programs driving sessions (decisions.md 54): `GET /v8/vm/automation?id=` (and /v7) answers a
-// DevTools address for one running session of the caller's account, carrying a short-lived token
+// Programs driving sessions (decisions.md 54, 143): `GET /v8/vm/automation?id=` (and /v7) answers a
+// DevTools address (Chromium) or a WebDriver BiDi address (Firefox ESR) for one running session of the caller's account, carrying a short-lived token
 // instead of the API key (channels/automation/tokens.ts); the WebSocket upgrade on `/automation/<token>`
 // checks the token and hands the connection to the channel router, which carries it on the node
 // that runs the session (any node of a cluster takes it).
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { requestTargetUrl } from '../../http/request-target.js';
-import { automationToken, checkAutomationToken, drivenByPrograms } from '../channels/automation/tokens.js';
+import { automationProtocol, automationToken, checkAutomationToken } from '../channels/automation/tokens.js';
 import type { ChannelRouter } from '../channels/router.js';
 import type { BrowserImage } from '../runtime/index.js';
 import type { AccountRow, SessionRow } from '../store/store.js';
@@ -29,6 +29,7 @@ export interface AutomationOptions {
 
 export type AutomationAnswer =
   | { status: 'ok'; browserWSEndpoint: string; expires: string }
+  | { status: 'ok'; webDriverBiDiEndpoint: string; expires: string }
   | { status: 'denied'; message: string };
 
 const PATH = /^\/automation\/([^/]+)$/;
@@ -40,11 +41,13 @@ export function createAutomation(options: AutomationOptions) {
     const row = await options.session(id.slice(0, 200));
     if (!row || row.account_id !== account.id) return { status: 'denied', message: 'id: unknown session' };
     const image = options.image(row.browser);
-    if (image && !drivenByPrograms(image.family)) {
-      return {
-        status: 'denied',
-        message: `id: ${row.browser_name} sessions cannot be driven by a program on this service: only Chromium sessions offer DevTools to programs (WebDriver BiDi for ${row.browser_name} is not offered inside the session's confinement)`,
-      };
+    const protocol = automationProtocol(image?.family);
+    if (!protocol) {
+      return { status: 'denied', message: `id: ${row.browser_name} sessions cannot be driven by a program on this service: Chromium sessions offer DevTools and Firefox ESR sessions WebDriver BiDi` };
+    }
+    // A Firefox runs its remote agent only when created for programs (decisions.md 143).
+    if (protocol === 'bidi' && !row.automation) {
+      return { status: 'denied', message: `id: this ${row.browser_name} session was not created for programs: create the session with automation: true (POST /${version}/vm/create) to drive it over WebDriver BiDi` };
     }
     if (row.status !== 'running') {
       const now = row.status === 'starting'
@@ -54,7 +57,9 @@ export function createAutomation(options: AutomationOptions) {
     }
     const expires = options.now() + options.tokenSeconds * 1000;
     const base = options.base().replace(/^http/, 'ws').replace(/\/+$/, '');
-    return { status: 'ok', browserWSEndpoint: `${base}/automation/${automationToken(options.secret, row.id, expires)}`, expires: new Date(expires).toISOString() };
+    const endpoint = `${base}/automation/${automationToken(options.secret, row.id, expires)}`;
+    const when = new Date(expires).toISOString();
+    return protocol === 'bidi' ? { status: 'ok', webDriverBiDiEndpoint: endpoint, expires: when } : { status: 'ok', browserWSEndpoint: endpoint, expires: when };
   }
 
   /** Takes a WebSocket upgrade on `/automation/<token>`; false when the path is not automation's. */

@@ -77,11 +77,11 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       },
       '/v8/vm/automation': {
         get: {
-          summary: 'A DevTools address for a program to drive a running Chromium session (Playwright connectOverCDP, Puppeteer connect)',
-          description: 'The address carries a short-lived token for this one session (default 10 minutes; never the API key). Refused (denied) for an unknown or another account\'s session, a session that is not running, and Firefox ESR sessions; upgrade when the plan has no programmatic access. Every DevTools command passes the service\'s allow-list (docs/security.md, "Automation").',
+          summary: 'An address for a program to drive a running session: DevTools for Chromium (browserWSEndpoint: Playwright connectOverCDP, Puppeteer connect), WebDriver BiDi for Firefox ESR (webDriverBiDiEndpoint: Puppeteer connect with protocol webDriverBiDi)',
+          description: 'The answer has browserWSEndpoint for a Chromium session and webDriverBiDiEndpoint for a Firefox ESR session, never both. The address carries a short-lived token for this one session (default 10 minutes; never the API key). Refused (denied) for an unknown or another account\'s session, a session that is not running, and a Firefox ESR session not created with automation: true (its remote agent runs only then); upgrade when the plan has no programmatic access. Every DevTools or BiDi command passes the service\'s allow-list (docs/security.md, "Automation"); a Firefox session takes one BiDi session (session.new) at a time (decisions.md 143).',
           security: secured,
           parameters: [{ name: 'id', in: 'query', required: true, schema: { type: 'string' }, description: 'vmId from create' }],
-          responses: answer(automationResponseSchema, 'the DevTools address and when it expires'),
+          responses: answer(automationResponseSchema, 'the DevTools or WebDriver BiDi address and when it expires'),
         },
       },
       '/v8/vm/files': {

@@ -89,8 +89,8 @@ const LISTED_CODE_OF_ISO = new Map([['gb', 'uk']]);
  * for a residential connection. Anything else goes on unchanged to v8's checks.
  */
 export function v7CreateRequest(asked: CreateRequest, config: EngineConfig): CreateRequest {
-  // v7 knows no `record` (a v8 addition, issue 35), `window` and `control` (issue 36) nor `embed` (issue 44): dropped, as any field v7 does not know.
-  const { record: _record, window: _window, control: _control, embed: _embed, ...request } = asked;
+  // v7 knows no `record` (a v8 addition, issue 35), `window` and `control` (issue 36), `embed` (issue 44) nor `automation` (issue 45): dropped, as any field v7 does not know.
+  const { record: _record, window: _window, control: _control, embed: _embed, automation: _automation, ...request } = asked;
   const code = request.country;
   const listedCode = code === undefined ? undefined : LISTED_CODE_OF_ISO.get(code);
   if (listedCode === undefined) return request;

@@ -14,7 +14,7 @@ export interface LogSettings {
 }
 
 /** Field names whose values are credentials, wherever they appear (two levels deep). */
-const SECRET_FIELDS = ['authorization', 'cookie', 'key', 'apiKey', 'api_key', 'secret', 'token', 'linkId', 'link', 'shareUrl', 'shareUrlPath', 'viewUrl', 'handle', 'password', 'browserWSEndpoint'];
+const SECRET_FIELDS = ['authorization', 'cookie', 'key', 'apiKey', 'api_key', 'secret', 'token', 'linkId', 'link', 'shareUrl', 'shareUrlPath', 'viewUrl', 'handle', 'password', 'browserWSEndpoint', 'webDriverBiDiEndpoint'];
 export const REDACTED_PATHS = [...SECRET_FIELDS, ...SECRET_FIELDS.map((field) => `*.${field}`), ...SECRET_FIELDS.map((field) => `*.*.${field}`)];
 
 /**

@@ -251,8 +251,10 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const width = spec.width ?? this.geometry.width;
     const height = spec.height ?? this.geometry.height;
     const fitsWarm = width === this.geometry.width && height === this.geometry.height;
-    // An app window is a launch of its own (kiosk mode): it takes a warm display, never a warm browser (decisions.md 104).
-    const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone, spec.profile !== undefined || spec.window === 'app') : undefined;
+    // An app window is a launch of its own (kiosk mode), and so is a Firefox programs may drive (its
+    // remote agent is started with it): each takes a warm display, never a warm browser (decisions.md 104, 143).
+    const ownLaunch = spec.profile !== undefined || spec.window === 'app' || (spec.automation === true && image.family === 'firefox');
+    const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone, ownLaunch) : undefined;
     let slot = warm?.slot;
     const start: StartKind = warm?.kind ?? 'cold';
     // The parts of readyMs: the slot from the start; the hand-out and the browser each from the
@@ -287,7 +289,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       const browserBegan = performance.now();
       // A saved profile is unpacked into the fresh profile directory first (session-profile.ts).
       const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((source) => restoreProfile(current.sandbox, source, timeoutMs)).then(() => void part('profile', browserBegan)) : Promise.resolve();
-      const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs, ...(spec.profile?.tabs ? { restoreTabs: true } : {}), ...(spec.window ? { window: spec.window } : {}) })).then(() => void part('browser', browserBegan));
+      const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs, ...(spec.profile?.tabs ? { restoreTabs: true } : {}), ...(spec.window ? { window: spec.window } : {}), ...(spec.automation ? { automation: true } : {}) })).then(() => void part('browser', browserBegan));
       // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
       const both = Promise.allSettled([handedOut, browserReady]).then(async () => {
         await handedOut;

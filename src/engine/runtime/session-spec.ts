@@ -40,6 +40,13 @@ export interface SessionSpec {
    * session: it takes a warm display, never a warm browser. Default `browser`.
    */
   window?: 'browser' | 'app';
+  /**
+   * Programs may drive the session (`automation: true`, decisions.md 143): a Firefox ESR session
+   * starts its remote agent (WebDriver BiDi), without the DisableDeveloperTools policy, and its
+   * pages read `navigator.webdriver === true`. Launched for the session: it takes a warm display,
+   * never a warm browser. Chromium's DevTools end runs either way.
+   */
+  automation?: boolean;
   /** A saved profile to start on (decisions.md 89): the session takes a warm display, never a warm browser. */
   profile?: ProfileRestore;
 }

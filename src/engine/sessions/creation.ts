@@ -100,6 +100,7 @@ export async function createSession(
       layout,
       recorded: request.record === true,
       ...(request.window === 'app' ? { app_window: true } : {}),
+      ...(request.automation === true ? { automation: true } : {}),
       control_mode: request.control ?? 'shared',
       country: request.country ?? null,
       exit_city: exit.city?.code ?? null,

@@ -95,6 +95,7 @@ export class NodeRuns {
         ...(row.url ? { url: row.url } : {}),
         ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
         ...(row.app_window ? { window: 'app' as const } : {}),
+        ...(row.automation ? { automation: true } : {}),
         ...(row.recorded && this.options.recording ? { recording: this.options.recording(row.id) } : {}),
         ...this.profileOf(row, profileArchive),
       })

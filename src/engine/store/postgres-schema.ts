@@ -196,4 +196,6 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // Standby: whether a session is frozen now, and how many times it was woken (schema.ts, the same migration).
   `ALTER TABLE sessions ADD COLUMN standby BOOLEAN NOT NULL DEFAULT FALSE;
    ALTER TABLE sessions ADD COLUMN wakes INTEGER NOT NULL DEFAULT 0;`,
+  // Whether programs may drive a Firefox ESR session (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN automation BOOLEAN NOT NULL DEFAULT FALSE;`,
 ];

@@ -71,6 +71,8 @@ export interface SessionRow {
   recording_stopped?: string | null;
   /** Whether its browser runs as an app window: kiosk mode, no tab strip or address bar of its own (`window: "app"`, issue 36). */
   app_window?: boolean;
+  /** Whether programs may drive it (`automation: true`, issue 45): a Firefox ESR session starts its remote agent only then (decisions.md 143). */
+  automation?: boolean;
   /** `shared` or `one` (issue 36): whether one person drives at a time. */
   control_mode?: string;
   /** In `one` mode, who drives now (protocol/control.ts `Driver`, JSON), as the node that runs it wrote it; null: nobody. */
@@ -122,7 +124,7 @@ export interface NodeRow {
 
 export type NodeWithLoad = NodeRow & { load: number };
 
-const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window', 'standby'] as const;
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window', 'standby', 'automation'] as const;
 
 /** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
 export function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {

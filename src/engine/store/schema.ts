@@ -200,4 +200,6 @@ export const MIGRATIONS: readonly string[] = [
   // and how many times it was woken.
   `ALTER TABLE sessions ADD COLUMN standby INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE sessions ADD COLUMN wakes INTEGER NOT NULL DEFAULT 0;`,
+  // Whether programs may drive a Firefox ESR session (\`automation: true\`): its remote agent runs (issue 45, decisions.md 143).
+  `ALTER TABLE sessions ADD COLUMN automation INTEGER NOT NULL DEFAULT 0;`,
 ];

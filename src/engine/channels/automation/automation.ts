@@ -1,5 +1,6 @@
 // The automation channel: a program drives the session's browser over DevTools (Playwright's
-// connectOverCDP, Puppeteer's connect) while people watch. Opened with an API key (the HTTP API
+// connectOverCDP, Puppeteer's connect) while people watch; a Firefox session's over WebDriver BiDi
+// instead (carry-bidi.ts, decisions.md 143), through the same door, seats and presence. Opened with an API key (the HTTP API
 // hands out a short-lived token for it: tokens.ts); counted as a program by presence,
 // so an attached program keeps the session from going idle. Its end is a new browser-level
 // DevTools connection made for each program through a relay inside the session (the address the
@@ -13,10 +14,12 @@ import type { Channel, CloseReason, SessionDevTools } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 import type { ControlSeats } from '../control/control-seats.js';
 import { programControl, type ProgramControl } from './program-control.js';
+import { bidiControl } from './bidi-control.js';
+import { carryBiDi } from './carry-bidi.js';
 import { drivenByPrograms } from './tokens.js';
 
 export interface AutomationChannelOptions {
-  /** The family of a session's browser image (only Chromium's sessions offer DevTools to programs); undefined for an image this node does not know. */
+  /** The family of a session's browser image (Chromium's sessions offer DevTools to programs, Firefox's WebDriver BiDi); undefined for an image this node does not know. */
   familyOf?: (browser: string) => string | undefined;
   /** Programs per session on this node (each holds a DevTools connection into the session). */
   programsPerSession?: number;
@@ -29,6 +32,8 @@ export const DEFAULT_PROGRAMS_PER_SESSION = 4;
 export const AUTOMATION_CLOSE = {
   browserGone: { code: 4003, reason: 'the session\'s browser closed its DevTools connection' },
   notDevTools: { code: 4004, reason: 'the program sent something that is not a DevTools command' },
+  /** The engine's own words when the browser end is neither (never expected of a running session). */
+  noEnd: { code: 4005, reason: 'the session\'s browser has no end a program drives' },
 } as const satisfies Record<string, CloseReason>;
 
 /** The largest DevTools command a program may send (one message). */
@@ -44,15 +49,21 @@ export function automationChannel(options: AutomationChannelOptions = {}): Chann
     opensWith: ['api-key'],
     attachment: 'program',
     closes: { endClosed: AUTOMATION_CLOSE.browserGone, refused: AUTOMATION_CLOSE.notDevTools },
-    // Chromium's sessions only, as http/automation.ts says before it hands out an address.
+    // Chromium's and Firefox's sessions, as http/automation.ts says before it hands out an address.
     offered: (row) => drivenByPrograms(options.familyOf?.(row.browser)),
-    // DevTools is carried as messages (carry, below); the opener only says the session has a DevTools end here.
-    openEnd: (session) => (session.devtools ? () => {
-      throw new Error('the automation channel carries DevTools messages, not a byte stream');
+    // DevTools and BiDi are carried as messages (carry, below); the opener only says the session has such an end here.
+    openEnd: (session) => (session.devtools || session.bidi ? () => {
+      throw new Error('the automation channel carries DevTools or BiDi messages, not a byte stream');
     } : undefined),
-    // Opened with an API key only (control); the program's WebSocket and its DevTools connection into the session: two files.
+    // Opened with an API key only (control); the program's WebSocket and its DevTools (or BiDi) connection into the session: two files.
     needs: { seats: { control: limit, view: 0 }, files: 2, messageBytes: DEVTOOLS_MESSAGE_BYTES },
-    carry: ({ socket, ends, sessionId }) => carryProgram(socket, ends!.devtools!, options.control ? (send) => programControl(options.control!, sessionId, send) : undefined),
+    carry: ({ socket, ends, sessionId }) => {
+      const seats = options.control;
+      if (ends?.devtools) return carryProgram(socket, ends.devtools, seats ? (send) => programControl(seats, sessionId, send) : undefined);
+      if (ends?.bidi) return carryBiDi(socket, ends.bidi, seats ? (send) => bidiControl(seats, sessionId, send) : undefined);
+      socket.close(AUTOMATION_CLOSE.noEnd.code, AUTOMATION_CLOSE.noEnd.reason);
+      return Promise.resolve();
+    },
     close() {},
   };
 }

@@ -15,7 +15,7 @@ import type { DevToolsCommand } from './policy.js';
 export const CONTROL_DOMAIN = 'RemoteBrowserKit';
 
 /** What the program sees of the picture: the mode, the driver, the people, and whether it drives. */
-function controlEvent(picture: ControlPicture) {
+export function controlEvent(picture: ControlPicture) {
   return { mode: picture.mode, driver: picture.driver, people: picture.people, you: picture.you, drives: picture.mode !== 'one' || picture.driver?.id === picture.you };
 }
 
@@ -25,18 +25,42 @@ export interface ProgramControl {
   leave(): void;
 }
 
-/** Joins a program to its session's control seat; `send` writes to the program. */
-export async function programControl(seats: ControlSeats, sessionId: string, send: (text: string) => void): Promise<ProgramControl> {
+/** A program's place at its session's control seat, whatever protocol it speaks. */
+export interface ProgramSeat {
+  member: ControlMember;
+  /** The latest picture, once the seat has told one. */
+  latest(): ControlPicture | undefined;
+  leave(): void;
+}
+
+/** Joins a program to its session's control seat as a driver; `changed` hears each picture. */
+export async function joinProgramSeat(seats: ControlSeats, sessionId: string, changed: (picture: ControlPicture) => void): Promise<ProgramSeat> {
   const held: HeldSeat = await seats.hold(sessionId);
-  /** DevTools sessions (`''`: the root) that used the domain: each hears the changes. */
-  const listeners = new Set<string>();
   let latest: ControlPicture | undefined;
   const member: ControlMember = held.seat.join({ kind: 'program', rights: 'control' }, (picture) => {
     latest = picture;
+    changed(picture);
+  });
+  return {
+    member,
+    latest: () => latest,
+    leave() {
+      member.leave();
+      held.release();
+    },
+  };
+}
+
+/** Joins a DevTools program to its session's control seat; `send` writes to the program. */
+export async function programControl(seats: ControlSeats, sessionId: string, send: (text: string) => void): Promise<ProgramControl> {
+  /** DevTools sessions (`''`: the root) that used the domain: each hears the changes. */
+  const listeners = new Set<string>();
+  const seat = await joinProgramSeat(seats, sessionId, (picture) => {
     for (const sessionId of listeners) {
       send(JSON.stringify({ method: `${CONTROL_DOMAIN}.controlChanged`, params: controlEvent(picture), ...(sessionId ? { sessionId } : {}) }));
     }
   });
+  const { member } = seat;
   const reply = (command: DevToolsCommand, body: { result: unknown } | { error: { code: number; message: string } }) =>
     JSON.stringify({ id: command.id, ...body, ...(command.sessionId === undefined ? {} : { sessionId: command.sessionId }) });
   return {
@@ -60,6 +84,7 @@ export async function programControl(seats: ControlSeats, sessionId: string, sen
             refused = `unknown method; ${CONTROL_DOMAIN} has getControl, handOver and takeControl`;
         }
         if (refused) return reply(command, { error: { code: -32000, message: `${command.method}: ${refused}` } });
+        const latest = seat.latest();
         return reply(command, { result: latest ? controlEvent(latest) : {} });
       }
       if (command.method.startsWith('Input.') && !member.drives()) {
@@ -67,9 +92,6 @@ export async function programControl(seats: ControlSeats, sessionId: string, sen
       }
       return null;
     },
-    leave() {
-      member.leave();
-      held.release();
-    },
+    leave: () => seat.leave(),
   };
 }

@@ -19,7 +19,17 @@ export function checkAutomationToken(secret: string, token: string, now: number)
   return checkSessionToken(secret, 'automation', token, now);
 }
 
-/** Whether programs drive a browser of this family (decisions.md 54): Chromium's DevTools only. Said here once, for the address and the channel. */
+/** How programs drive a browser of a family (decisions.md 54, 143): Chromium over DevTools, Firefox over WebDriver BiDi. Said here once, for the address and the channel. */
+export type AutomationProtocol = 'devtools' | 'bidi';
+
+/** The protocol programs drive a browser of this family with; undefined when they do not drive it. An unknown family (an image this node does not know) is left to the node that runs it. */
+export function automationProtocol(family: string | undefined): AutomationProtocol | undefined {
+  if (family === 'firefox') return 'bidi';
+  if (family === undefined || family === 'chromium') return 'devtools';
+  return undefined;
+}
+
+/** Whether programs drive a browser of this family. */
 export function drivenByPrograms(family: string | undefined): boolean {
-  return family === undefined || family === 'chromium';
+  return automationProtocol(family) !== undefined;
 }

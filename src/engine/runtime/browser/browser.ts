@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import type { BrowserImage } from './catalog.js';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 import type { Display } from '../display/display.js';
+import { AGENT_PATH, agentPort } from './firefox-agent.js';
 import { prepareFirefox } from './firefox-launcher.js';
 import { gettextLanguage } from './locales.js';
 import { signalProcess, withTimeout, type SupervisedProcess } from '../sandbox/processes.js';
@@ -30,8 +31,10 @@ export interface BrowserLaunch {
   timeoutMs: number;
   /** A saved profile's open tabs come back (decisions.md 89): the browser restores its last session, and a blank first page adds no tab. */
   restoreTabs?: boolean;
-  /** `app`: kiosk mode, no tab strip or address bar of its own; Firefox also starts its remote agent, the viewer's way to its tabs (decisions.md 103, 104). */
+  /** `app`: kiosk mode, no tab strip or address bar of its own (decisions.md 103, 104). */
   window?: 'browser' | 'app';
+  /** Programs may drive it (`automation: true`, decisions.md 143): a Firefox starts its remote agent. Chromium ignores it (DevTools runs either way). */
+  automation?: boolean;
 }
 
 /**
@@ -49,6 +52,8 @@ export interface BrowserProcess {
   readonly process: SupervisedProcess;
   /** Chromium family: the browser-level DevTools WebSocket address. */
   readonly devtoolsUrl: string | null;
+  /** Firefox: its remote agent's WebDriver BiDi WebSocket address (`ws+unix:` through a relay when confined; decisions.md 143) and the Host header it takes. */
+  readonly bidi: { url: string; host: string } | null;
   /**
    * Resolves once the browser's window is on the display (rejects, saying so, if it is not within
    * the start time). Chromium answers on DevTools before it maps its window: the runtime connects
@@ -158,7 +163,7 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     launch.timeoutMs,
     `${launch.image.name}'s DevTools endpoint`,
   ).catch(failed);
-  return { image: launch.image, process, devtoolsUrl, windowShown, stop: stopper(process) };
+  return { image: launch.image, process, devtoolsUrl, bidi: null, windowShown, stop: stopper(process) };
 }
 
 /**
@@ -169,14 +174,15 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
 const DEVTOOLS_BYTES_PER_SECOND = 64 * 1024 * 1024;
 
 /**
- * The engine's DevTools address. Confined, DevTools listens on the session's own loopback, which
+ * The engine's address of a protocol end the browser serves on its loopback (Chromium's DevTools,
+ * Firefox's remote agent; `socketName` names the engine's socket). Confined, it listens on the session's own loopback, which
  * nothing outside its network namespace reaches: the engine listens on a socket of its own, in
  * its root-only directory for the session, and joins each connection to DevTools through a relay
  * inside the session (SessionSandbox.connect). Closed with the browser.
  */
-async function reachDevTools(sandbox: SessionSandbox, endpoint: { port: number; path: string }, browser: SupervisedProcess): Promise<string> {
+async function reachDevTools(sandbox: SessionSandbox, endpoint: { port: number; path: string }, browser: SupervisedProcess, socketName = 'devtools.sock'): Promise<string> {
   if (!sandbox.confined) return `ws://127.0.0.1:${endpoint.port}${endpoint.path}`;
-  const socketPath = join(sandbox.hostDir, 'devtools.sock');
+  const socketPath = join(sandbox.hostDir, socketName);
   const server = createServer((client) => {
     const devtools = sandbox.connect(endpoint.port);
     client.pipe(devtools);
@@ -279,22 +285,32 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   // 'wx': created afresh, never through a link left in the session's directory.
   await writeFile(sandbox.hostPath(join(profile, 'user.js')), firefoxPreferences(launch), { flag: 'wx' });
   const env = browserEnvironment(launch);
+  // The remote agent (WebDriver BiDi on the session's own loopback, port chosen by Firefox) runs
+  // only for programs (`automation: true`, the automation channel) and an app window's tabs
+  // (firefox-tabs.ts): with it on, pages read navigator.webdriver === true, and it needs the
+  // policies without DisableDeveloperTools (decisions.md 103, 143).
+  const agent = launch.automation === true || launch.window === 'app';
   // Firefox with the session's policies: they refuse local files and lock the proxy (firefox-launcher.ts).
-  const executable = await prepareFirefox(launch.image, sandbox, launch.locale, launch.window === 'app');
+  const executable = await prepareFirefox(launch.image, sandbox, launch.locale, agent);
   const process = sandbox.spawn(launch.image.id, executable, [
     '-profile', profile, '-no-remote', '-new-instance', '-width', String(launch.width), '-height', String(launch.height),
-    // An app window: kiosk mode, and the remote agent (WebDriver BiDi on the session's own loopback, port chosen by Firefox) that firefox-tabs.ts reads its tabs through.
-    ...(launch.window === 'app' ? ['--kiosk', '--remote-debugging-port=0'] : []),
+    ...(agent ? ['--remote-debugging-port=0'] : []),
+    ...(launch.window === 'app' ? ['--kiosk'] : []),
     ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
     // Only the launcher copy itself (content processes are copies of it): the system's Firefox,
     // which has no policies of the session's, cannot start.
   ], { env, mayRun: [executable], part: true });
-  // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
-  await withTimeout(waitForWindow(sandbox, env, process, FIREFOX_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch((error: Error) => {
+  const failed = (error: Error): never => {
     signalProcess(process, 'SIGKILL');
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
-  });
-  return { image: launch.image, process, devtoolsUrl: null, windowShown: Promise.resolve(), stop: stopper(process) };
+  };
+  // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
+  await withTimeout(waitForWindow(sandbox, env, process, FIREFOX_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch(failed);
+  // Its remote agent listens by then (it writes its port before the window is mapped).
+  const bidi = !agent ? null : await agentPort(sandbox, launch.timeoutMs)
+    .then(async (port) => ({ url: await reachDevTools(sandbox, { port, path: AGENT_PATH }, process, 'bidi.sock'), host: `127.0.0.1:${port}` }))
+    .catch(failed);
+  return { image: launch.image, process, devtoolsUrl: null, bidi, windowShown: Promise.resolve(), stop: stopper(process) };
 }
 
 /** Firefox's browser window (its other windows are not the one a person uses). */

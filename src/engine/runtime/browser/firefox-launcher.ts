@@ -16,7 +16,7 @@ import type { BrowserImage } from './catalog.js';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 
 /** The session's policies: what Chromium's DevTools guard and policies refuse, in Firefox's own terms. */
-export function firefoxPolicies(proxyUrl: string, downloadDir: string, languagePacks: readonly string[] = [], appWindow = false): unknown {
+export function firefoxPolicies(proxyUrl: string, downloadDir: string, languagePacks: readonly string[] = [], agent = false): unknown {
   const proxy = new URL(proxyUrl);
   const locked = (value: string | number | boolean) => ({ Value: value, Status: 'locked' });
   return {
@@ -29,9 +29,12 @@ export function firefoxPolicies(proxyUrl: string, downloadDir: string, languageP
       BlockAboutProfiles: true,
       BlockAboutSupport: true,
       BlockAboutAddons: true,
-      // An app window's remote agent (firefox-tabs.ts) does not start under this policy: there the
-      // developer tools are kept off by the preference the policy itself locks (decisions.md 103).
-      ...(appWindow ? {} : { DisableDeveloperTools: true }),
+      // The developer tools, about:debugging, about:devtools-toolbox and about:profiling are off.
+      // Not where the remote agent runs (firefox-agent.ts: sessions created with `automation: true`,
+      // and app windows for their tabs), since it does not start under this policy: there the
+      // developer tools are kept off by the preferences the policy itself locks, below, and those
+      // pages open (decisions.md 103, 143).
+      ...(agent ? {} : { DisableDeveloperTools: true }),
       DisableAppUpdate: true,
       DisableTelemetry: true,
       DisableFirefoxStudies: true,
@@ -71,7 +74,9 @@ export function firefoxPolicies(proxyUrl: string, downloadDir: string, languageP
         // Application", whose file chooser could name any program on the system).
         'network.protocol-handler.external.mailto': locked(false),
         'network.protocol-handler.warn-external-default': locked(true),
-        ...(appWindow ? { 'devtools.policy.disabled': locked(true), 'devtools.chrome.enabled': locked(false), 'devtools.debugger.remote-enabled': locked(false) } : {}),
+        'devtools.policy.disabled': locked(true),
+        'devtools.chrome.enabled': locked(false),
+        'devtools.debugger.remote-enabled': locked(false),
       },
     },
   };
@@ -82,15 +87,16 @@ const built = new Map<string, Promise<void>>();
 /**
  * The executable to start for the session's Firefox, as the session sees it: the launcher copy in
  * the sandbox's shared directory for the interface `locale` (built once per directory) with its
- * policies and that locale's language pack.
+ * policies and that locale's language pack. `agent`: a directory of its own (`-agent`) whose
+ * policies let the remote agent start (no DisableDeveloperTools; decisions.md 143).
  */
-export async function prepareFirefox(image: BrowserImage, sandbox: SessionSandbox, locale: string, appWindow = false): Promise<string> {
+export async function prepareFirefox(image: BrowserImage, sandbox: SessionSandbox, locale: string, agent = false): Promise<string> {
   const real = await realpath(image.executable!);
-  const name = `firefox-${image.id}-${locale.replace(/[^A-Za-z0-9-]/g, '')}${appWindow ? '-app' : ''}`;
+  const name = `firefox-${image.id}-${locale.replace(/[^A-Za-z0-9-]/g, '')}${agent ? '-agent' : ''}`;
   const hostDir = join(sandbox.sharedHostDir, name);
   let building = built.get(hostDir);
   if (!building) {
-    building = buildFirefox(real, hostDir, sandbox.proxyUrl, join(sandbox.dir, 'downloads'), locale, appWindow);
+    building = buildFirefox(real, hostDir, sandbox.proxyUrl, join(sandbox.dir, 'downloads'), locale, agent);
     built.set(hostDir, building);
     // A failed build is made again next time; an unconfined session's build is its own.
     const confined = sandbox.confined;
@@ -130,7 +136,7 @@ async function buildBrowserDir(installation: string, dir: string, locale: string
   return packs;
 }
 
-async function buildFirefox(real: string, dir: string, proxyUrl: string, downloadDir: string, locale: string, appWindow: boolean): Promise<void> {
+async function buildFirefox(real: string, dir: string, proxyUrl: string, downloadDir: string, locale: string, agent: boolean): Promise<void> {
   const installation = dirname(real);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true, mode: 0o755 });
@@ -148,6 +154,6 @@ async function buildFirefox(real: string, dir: string, proxyUrl: string, downloa
   for (const entry of shipped) {
     if (entry !== 'policies.json') await symlink(join(installation, 'distribution', entry), join(distribution, entry));
   }
-  const policies = firefoxPolicies(proxyUrl, downloadDir, languagePacks, appWindow);
+  const policies = firefoxPolicies(proxyUrl, downloadDir, languagePacks, agent);
   await writeFile(join(distribution, 'policies.json'), JSON.stringify(policies, null, 2), { mode: 0o644 });
 }

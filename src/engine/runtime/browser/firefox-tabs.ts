@@ -1,19 +1,16 @@
 // A Firefox ESR session's tabs (tabs.ts) through its remote agent, WebDriver BiDi (decisions.md
-// 103). Started only for app-window sessions (`window: "app"`), where the browser's own strip is
-// hidden: with the remote agent on, pages read `navigator.webdriver === true` (measured on
-// 153.7.0esr; no preference turns that off), which sites take for a bot. Firefox writes the
-// agent's port to `WebDriverBiDiServer.json` in the profile, read inside the session as
-// DevToolsActivePort is; a confined session's loopback is reached through a relay inside it
-// (SessionSandbox.connect), as Chromium's DevTools are. The engine holds the agent's one session.
+// 103). Watched only in app-window sessions (`window: "app"`), where the browser's own strip is
+// hidden. The agent runs there and in sessions created for programs (firefox-agent.ts, decisions.md 143); a confined
+// session's loopback is reached through a relay inside it (SessionSandbox.connect), as Chromium's
+// DevTools are. In an app window the engine holds the agent's one BiDi session, so no program can.
 // Tabs are the top-level browsing contexts; what a tab shows and its title are read in a sandbox
 // of the engine's own (a BiDi sandbox: the page's scripts never see it, nor change what `document`
 // answers there), every string cut there before it crosses (issue 43), and its icon fetched there
 // (favicon.ts). Same-document navigations (`history.pushState`, a fragment) are followed too, so
 // they reach the tab strip and a recording's timeline (issue 49).
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import WebSocket from 'ws';
 import type { SessionSandbox } from '../sandbox/session-sandbox.js';
+import { AGENT_PATH, agentPort } from './firefox-agent.js';
 import { fetchIconScript } from './favicon.js';
 import { SessionTabs, TAB_LOOK, type TabProbe } from './tabs.js';
 
@@ -51,7 +48,7 @@ export class FirefoxTabs extends SessionTabs {
    */
   static async connect(sandbox: SessionSandbox, timeoutMs: number): Promise<FirefoxTabs> {
     const port = await agentPort(sandbox, timeoutMs);
-    const socket = new WebSocket(`ws://127.0.0.1:${port}/session`, {
+    const socket = new WebSocket(`ws://127.0.0.1:${port}${AGENT_PATH}`, {
       perMessageDeflate: false,
       ...(sandbox.confined ? { createConnection: () => sandbox.connect(port) as never } : {}),
     });
@@ -174,21 +171,4 @@ export class FirefoxTabs extends SessionTabs {
   private titleOf(id: string): string {
     return this.list().find((tab) => tab.id === id)?.title ?? '';
   }
-}
-
-/** The remote agent's port, from `WebDriverBiDiServer.json` in the profile once Firefox writes it. */
-async function agentPort(sandbox: SessionSandbox, timeoutMs: number): Promise<number> {
-  const file = join(sandbox.dir, 'profile', 'WebDriverBiDiServer.json');
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const text = sandbox.confined ? await sandbox.run('cat', [file], sandbox.env).catch(() => '') : await readFile(file, 'utf8').catch(() => '');
-    try {
-      const port = (JSON.parse(text) as { ws_port?: unknown }).ws_port;
-      if (Number.isInteger(port) && (port as number) > 0 && (port as number) < 65536) return port as number;
-    } catch {
-      // Not written yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("Firefox's remote agent did not say its port in time");
 }

@@ -23,12 +23,14 @@ export interface FirstPage {
   restoreTabs?: boolean;
   /** An app window (kiosk mode, decisions.md 104); only ever launched here, never a warm browser. */
   window?: 'browser' | 'app';
+  /** Programs may drive it (decisions.md 143): a Firefox is launched with its remote agent, never a warm one. */
+  automation?: boolean;
 }
 
 export async function browserOnFirstPage(slot: SessionSlot, page: FirstPage): Promise<void> {
-  const { image, url, language, locale, timeZone, width, height, timeoutMs, restoreTabs, window } = page;
+  const { image, url, language, locale, timeZone, width, height, timeoutMs, restoreTabs, window, automation } = page;
   if (!slot.browser) {
-    const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, width, height, language, locale, timeZone, timeoutMs, ...(restoreTabs ? { restoreTabs } : {}), ...(window ? { window } : {}) }, url ?? 'about:blank');
+    const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, width, height, language, locale, timeZone, timeoutMs, ...(restoreTabs ? { restoreTabs } : {}), ...(window ? { window } : {}), ...(automation ? { automation } : {}) }, url ?? 'about:blank');
     const browser = await slot.addBrowser({ process, image, language, timeZone, control: null, tabs: null });
     const connected = async () => {
       if (!process.devtoolsUrl) return;

@@ -1,7 +1,7 @@
 // What a session has on the node that runs it for the channels to open their ends in (the engine's
 // channels, src/engine/channels/): its display from the moment it exists, the encoders that run
 // while someone is connected (video, sound), and, once its browser runs, the browser's DevTools
-// end and its files. The runtime says what a session has; a channel picks what it carries, and the
+// end (DevTools or WebDriver BiDi) and its files. The runtime says what a session has; a channel picks what it carries, and the
 // service in between passes it on without looking inside.
 import type { Display } from '../display/display.js';
 import type { SessionSound } from '../capture/sound.js';
@@ -27,6 +27,18 @@ export interface SessionDevTools {
   isEngineTarget(targetId: string): boolean;
 }
 
+/** How the browser end of a running Firefox session is reached over WebDriver BiDi (the automation channel; decisions.md 143). */
+export interface SessionBiDi {
+  /** The remote agent's WebSocket address (browser/browser.ts): `ws+unix:` through a relay inside a confined session. */
+  url: string;
+  /** The Host header the agent takes (its own address inside the session). */
+  host: string;
+  /** The session's folders as its browser sees them. */
+  folders: SessionFolders;
+  /** Whether the engine holds the agent's one BiDi session (an app window's tab watcher), so that no program can open one. */
+  engineHolds(): boolean;
+}
+
 /** Whether a text field in the session's browser has the keyboard focus, and its changes (browser/editing-watch.ts). */
 export interface SessionEditing {
   now(): boolean;
@@ -46,6 +58,8 @@ export interface SessionEnds {
   sound: SessionSound | null;
   /** The browser's DevTools end (Chromium family, once running); null otherwise. */
   devtools: SessionDevTools | null;
+  /** The browser's WebDriver BiDi end (Firefox, once running); absent or null otherwise. */
+  bidi?: SessionBiDi | null;
   /** The session's files, read and written by a program inside it (once its browser runs); null before. */
   files: SessionFiles | null;
   /** Whether a text field has the focus (Chromium family, once running; issue 36); absent or null otherwise. */
@@ -59,6 +73,8 @@ export function endsOfSlot(slot: SessionSlot): SessionEnds {
   const browser = slot.browser;
   const sandbox = slot.sandbox;
   const url = browser?.process.devtoolsUrl;
+  const agent = browser?.process.bidi;
+  const folders = { downloads: `${sandbox.dir}/downloads`, uploads: `${sandbox.dir}/uploads` };
   return {
     display: slot.display,
     video: slot.video,
@@ -66,11 +82,13 @@ export function endsOfSlot(slot: SessionSlot): SessionEnds {
     devtools: url
       ? {
           url,
-          folders: { downloads: `${sandbox.dir}/downloads`, uploads: `${sandbox.dir}/uploads` },
+          folders,
           // Asked each time: the guard's connection is a new target after each re-arm.
           isEngineTarget: (targetId) => browser.control?.isOwnTarget(targetId) ?? false,
         }
       : null,
+    // Asked each time: the tab watcher comes after the browser joins.
+    bidi: agent ? { url: agent.url, host: agent.host, folders, engineHolds: () => browser.tabs !== null } : null,
     files: browser ? new SessionFiles(sandbox) : null,
     editing: browser?.control ? editingOf(browser.control) : null,
     tabs: browser?.tabs ?? null,

@@ -58,6 +58,7 @@ export class SessionSlot {
   private stopped: Promise<void> | undefined;
   /** Takes the browser's DevTools port out of the engine's ports again (unconfined only). */
   private forgetDevToolsPort: () => void = () => undefined;
+  private forgetBiDiPort: () => void = () => undefined;
 
   private constructor(
     readonly id: string,
@@ -159,6 +160,9 @@ export class SessionSlot {
     const url = browser.process.devtoolsUrl;
     const devtools = url?.startsWith('ws://') ? portOfUrl(url) : undefined;
     if (devtools !== undefined) this.forgetDevToolsPort = this.settings.enginePorts?.add(devtools) ?? this.forgetDevToolsPort;
+    // Firefox's remote agent likewise (decisions.md 143).
+    const bidi = browser.process.bidi?.url.startsWith('ws://') ? portOfUrl(browser.process.bidi.url) : undefined;
+    if (bidi !== undefined) this.forgetBiDiPort = this.settings.enginePorts?.add(bidi) ?? this.forgetBiDiPort;
     await this.record();
     return value;
   }
@@ -172,6 +176,7 @@ export class SessionSlot {
     this.settings.onStop?.(this);
     await this.parts.stop();
     this.forgetDevToolsPort();
+    this.forgetBiDiPort();
     // Crash handlers and other detached helpers carry the session marker; end them too.
     await killMarkedProcesses({ dir: this.dir });
     await rm(this.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
