@@ -7,7 +7,7 @@
 // Firefox ESR page's `history.pushState` navigations are on the timeline too, within the same rate.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { TIMELINE_CLOSING_BYTES, TIMELINE_ENTRIES_PER_S, TIMELINE_URL_MAX } from '../../src/engine/recordings/timeline.js';
 import { MAX_TITLE } from '../../src/engine/runtime/index.js';
@@ -37,6 +37,15 @@ const SECRET_PATH = '/signed-in?token=secret-token&pw=hunter2#access_token=fragm
 
 type Entry = { type: string; url?: string; title?: string; reason?: string };
 let fixture: EngineFixture;
+/** Sessions a test made: each is removed after it, whatever the test found (a flooding page left running would starve the next). */
+const made: string[] = [];
+
+/** Waits for the session to run (a start on a loaded machine takes its time), then the test's own waits count. */
+async function running(id: string): Promise<void> {
+  made.push(id);
+  const status = await waitFor(async () => (await fixture.call(`/vm/data?id=${id}`)).data?.[0]?.status, (value) => value === 'running', 120_000);
+  expect(status).toBe('running');
+}
 
 beforeAll(async () => {
   const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
@@ -56,6 +65,10 @@ beforeAll(async () => {
   });
 }, 120_000);
 
+afterEach(async () => {
+  for (const id of made.splice(0)) await fixture.call('/vm/remove', { id });
+});
+
 afterAll(async () => {
   await fixture?.close();
 });
@@ -66,6 +79,7 @@ describe('a recording\'s timeline', () => {
     const created = await call('/vm/create', { browser: 'chromium', url: `${site.origin}/flood`, record: true });
     expect(created.status).toBe('ok');
     const id = created.vmId as string;
+    await running(id);
     // The flood runs until the timeline is full: the note that entries are left out comes.
     const full = await waitFor(() => call(`/vm/recording?id=${id}`), (answer) => answer.recording?.timeline.some((entry: Entry) => entry.type === 'dropped' && entry.reason === 'total'), 90_000);
     expect(full.recording.timeline.filter((entry: Entry) => entry.type === 'navigation').length).toBeGreaterThan(5);
@@ -97,13 +111,14 @@ describe('a recording\'s timeline', () => {
     expect(bytes).toBeLessThanOrEqual(TIMELINE_KB * 1024 + TIMELINE_CLOSING_BYTES);
     // Nothing was written after the flood was cut off but the notes and the end.
     expect(JSON.stringify(ended.recording).length).toBeLessThan(TIMELINE_KB * 1024 + TIMELINE_CLOSING_BYTES);
-  }, 180_000);
+  }, 300_000);
 
   it('keeps at most its rate of a tab\'s entries a second, and says once that it left some out', async () => {
     const { call, site } = fixture;
     const created = await call('/vm/create', { browser: 'chromium', url: `${site.origin}/rapid`, record: true });
     expect(created.status).toBe('ok');
     const id = created.vmId as string;
+    await running(id);
     const noted = await waitFor(() => call(`/vm/recording?id=${id}`), (answer) => answer.recording?.timeline.some((entry: Entry) => entry.type === 'dropped' && entry.reason === 'rate'), 60_000);
     await call('/vm/remove', { id });
     const timeline = noted.recording.timeline as Array<Entry & { time: string; tab?: string }>;
@@ -114,7 +129,7 @@ describe('a recording\'s timeline', () => {
       perSecond.set(key, (perSecond.get(key) ?? 0) + 1);
     }
     expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(TIMELINE_ENTRIES_PER_S);
-  }, 120_000);
+  }, 240_000);
 
   it('follows a Firefox ESR page\'s history.pushState, bounded by the same rate as Chromium\'s', async () => {
     const { call, site } = fixture;
@@ -122,6 +137,7 @@ describe('a recording\'s timeline', () => {
     const created = await call('/vm/create', { browser: 'firefox-esr', window: 'app', url: `${site.origin}/pushing`, record: true });
     expect(created.status).toBe('ok');
     const id = created.vmId as string;
+    await running(id);
     // The page runs while the session starts, before its tabs are followed: what it does from then on is on the timeline.
     const pushed = (entry: Entry) => entry.type === 'navigation' && /^\/pushed\/\d+$/.test(new URL(entry.url!).pathname);
     const noted = await waitFor(
@@ -142,13 +158,14 @@ describe('a recording\'s timeline', () => {
       perSecond.set(key, (perSecond.get(key) ?? 0) + 1);
     }
     expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(TIMELINE_ENTRIES_PER_S);
-  }, 180_000);
+  }, 300_000);
 
   it('keeps an address\'s origin and path only, so a replay link\'s holder never sees a token in it', async () => {
     const { call, site } = fixture;
     const created = await call('/vm/create', { browser: 'chromium', url: `${site.origin}${SECRET_PATH}`, record: true });
     expect(created.status).toBe('ok');
     const id = created.vmId as string;
+    await running(id);
     const seen = await waitFor(() => call(`/vm/recording?id=${id}`), (answer) => answer.recording?.timeline.some((entry: Entry) => entry.type === 'navigation' && entry.title === 'Signed in'), 90_000);
     const navigation = seen.recording.timeline.find((entry: Entry) => entry.type === 'navigation' && entry.title === 'Signed in');
     expect(navigation.url).toBe(`${site.origin}/signed-in`);
@@ -160,7 +177,7 @@ describe('a recording\'s timeline', () => {
       expect(replayed).not.toContain(secret);
     }
     await call('/vm/remove', { id });
-  }, 120_000);
+  }, 240_000);
 
   it('keeps whole addresses on a plan that opts in (recording_full_urls)', async () => {
     const { engine, site } = fixture;
@@ -174,9 +191,10 @@ describe('a recording\'s timeline', () => {
     const created = await ask('/vm/create', { browser: 'chromium', url: `${site.origin}${SECRET_PATH}`, record: true });
     expect(created.status).toBe('ok');
     const id = created.vmId as string;
+    await running(id);
     const seen = await waitFor(() => ask(`/vm/recording?id=${id}`), (answer) => answer.recording?.timeline.some((entry: Entry) => entry.type === 'navigation' && entry.title === 'Signed in'), 90_000);
     const navigation = seen.recording.timeline.find((entry: Entry) => entry.type === 'navigation' && entry.title === 'Signed in');
     expect(navigation.url).toBe(`${site.origin}${SECRET_PATH}`);
     await ask('/vm/remove', { id });
-  }, 120_000);
+  }, 240_000);
 });
