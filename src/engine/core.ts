@@ -148,9 +148,16 @@ export async function openBase(options: EngineOptions): Promise<OpenedBase> {
   const nodeId = nodeIdOf(dataDir, config);
   const logger = createLogger(config.log, options.logDestination, { node: nodeId });
   const { store, accounts } = await openDataDirectory(dataDir, config, now, options.database ?? config.database, (message) => logger.warn(message));
-  const closers: Array<() => Promise<void> | void> = [() => store.close()];
+  // What is open so far, closed in this order: the node link, the runtime, the attachment counts
+  // still being written (they reach the store before it closes), the store.
+  let runtime: EngineRuntime | undefined;
+  let link: NodeLink | undefined;
+  let presence: Presence | undefined;
   const close = async () => {
-    for (const closer of closers.splice(0).reverse()) await closer();
+    await link?.close();
+    await runtime?.close();
+    await presence?.settled();
+    await store.close();
   };
   try {
     const clustered = store.dialect === 'postgres';
@@ -166,7 +173,8 @@ export async function openBase(options: EngineOptions): Promise<OpenedBase> {
     const video = config.video !== false && (await probeVideo()).available;
     const ownPorts = new EnginePorts(); // filled as each listener listens: a port 0 is known only then
     const warm = warmPoolOptions(config);
-    const { runtime, reaped } = options.runtime ? { runtime: options.runtime, reaped: { processes: 0, directories: 0 } } : await SessionRuntime.open({
+    let reaped: ReapReport;
+    ({ runtime, reaped } = options.runtime ? { runtime: options.runtime, reaped: { processes: 0, directories: 0 } } : await SessionRuntime.open({
       root: join(dataDir, 'sessions'),
       egress: config.egress,
       egressConnections: config.egress.connections,
@@ -179,41 +187,36 @@ export async function openBase(options: EngineOptions): Promise<OpenedBase> {
       warn: (message) => logger.warn(message),
       ...(warm ? { warm } : {}),
       sessionLimit: config.node.capacity,
-    });
-    closers.push(() => runtime.close());
+    }));
+    const opened = runtime;
     let url = '';
     const shareBase = () => config.shareBase ?? url;
     // On one machine the link only registers the node (capacity, `nodes list`); in a cluster it is
     // also how nodes reach each other.
-    const identity: NodeIdentity = { id: nodeId, internalUrl: '', advertisedUrl: '', capacity: config.node.capacity, browsers: runtime.images.filter((i) => i.enabled).map((i) => i.id), warm: () => runtime.warmStats().browsers.map((b) => `${b.browser} ${b.language}`) };
-    const link = new NodeLink({ store, node: identity, secret: config.cluster.secret ?? randomBytes(32).toString('hex'), heartbeatMs: config.cluster.heartbeatMs, lostAfterMs: config.cluster.lostAfterMs, now: Date.now, watchOthers: clustered, logger });
-    closers.push(() => link.close());
+    const identity: NodeIdentity = { id: nodeId, internalUrl: '', advertisedUrl: '', capacity: config.node.capacity, browsers: opened.images.filter((i) => i.enabled).map((i) => i.id), warm: () => opened.warmStats().browsers.map((b) => `${b.browser} ${b.language}`) };
+    const linked = (link = new NodeLink({ store, node: identity, secret: config.cluster.secret ?? randomBytes(32).toString('hex'), heartbeatMs: config.cluster.heartbeatMs, lostAfterMs: config.cluster.lostAfterMs, now: Date.now, watchOthers: clustered, logger }));
     // Who is attached to each session, for the viewer count and the idle sweep; counts written as
     // the last connections close reach the store before it closes.
-    const presence = new Presence({ record: (id, fields) => store.updateSession(id, fields), now, ...(clustered ? { announce: (id: string) => link.announceViewers(id) } : {}) });
-    closers.splice(1, 0, () => presence.settled());
+    const attached = (presence = new Presence({ record: (id, fields) => store.updateSession(id, fields), now, ...(clustered ? { announce: (id: string) => linked.announceViewers(id) } : {}) }));
     const metrics = config.operator.metrics
       ? new EngineMetrics(nodeId, {
           sessions: () => store.sessionCountsOfNode(nodeId),
-          attachments: () => presence.totals(),
+          attachments: () => attached.totals(),
           capacity: () => config.node.capacity,
           nodeState: async () => (await store.node(nodeId))?.state,
-          warm: () => ({ ...runtime.warmCount(), memoryMb: runtime.warmStats().memoryMb }),
+          warm: () => ({ ...opened.warmCount(), memoryMb: opened.warmStats().memoryMb }),
         })
       : null;
-    const planOf = async (row: SessionRow) => {
-      const subscription = (await store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
-      return subscription && accounts.plan(subscription.plan_id);
-    };
+    // An account's pools, meters and programmatic access: the API's usage answers and the create's quota.
+    const usage = new AccountUsage({ store, plan: (id) => accounts.plan(id), now });
     return {
-      config, dataDir, now, nodeId, logger, store, accounts, clustered, openFiles, secret, runtime, reaped, video, ownPorts, identity, link, presence, metrics,
-      // An account's pools, meters and programmatic access: the API's usage answers and the create's quota.
-      usage: new AccountUsage({ store, plan: (id) => accounts.plan(id), now }),
+      config, dataDir, now, nodeId, logger, store, accounts, clustered, openFiles, secret, runtime: opened, reaped, video, ownPorts, identity, link: linked, presence: attached, metrics,
+      usage,
       limiter: limitersFor(store),
       clientAddress: clientAddressResolver(config.trustedProxies),
       url: () => url,
       shareBase,
-      planOf,
+      planOf: (row) => usage.planOf(row),
       storedSecret,
       listening(at) {
         url = at;

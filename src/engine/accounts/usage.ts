@@ -4,7 +4,7 @@
 import type { Pool, UsageMeters } from '../../protocol/index.js';
 import { currentCycle, formatDay } from '../../protocol/cycle.js';
 import type { Plan } from '../config.js';
-import type { AccountRow, Store } from '../store/store.js';
+import type { AccountRow, SessionRow, Store } from '../store/store.js';
 import { poolState, totalMeters, type PoolState } from './meters.js';
 
 export interface AccountUsageOptions {
@@ -15,6 +15,12 @@ export interface AccountUsageOptions {
 
 export class AccountUsage {
   constructor(private readonly options: AccountUsageOptions) {}
+
+  /** The plan a session takes its slot from, as configured now; undefined when it is no longer configured. */
+  async planOf(row: SessionRow): Promise<Plan | undefined> {
+    const subscription = (await this.options.store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
+    return subscription && this.options.plan(subscription.plan_id);
+  }
 
   /** The account's pools with their meters, read through `store` (a transaction's, in create). */
   async pools(account: AccountRow, store: Store = this.options.store): Promise<PoolState[]> {

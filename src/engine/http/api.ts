@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { discardRest, readJsonBody } from '../../http/node-body.js';
 import { parseRemoveRequest } from '../../protocol/index.js';
 import { hashSecret } from '../accounts/accounts.js';
-import type { AccountRow, SessionRow, Store } from '../store/store.js';
+import type { AccountRow, SessionRow } from '../store/store.js';
 import type { Logger } from '../operations/logger.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 import { sendJson } from './respond.js';

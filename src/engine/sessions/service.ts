@@ -169,9 +169,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
    * The plan a session takes its slot from, as configured now; undefined when it is no longer
    * configured (its switches keep their defaults). Channels read what they offer from it.
    */
-  async planOf(row: SessionRow): Promise<Plan | undefined> {
-    const subscription = (await this.store.subscriptions(row.account_id)).find((s) => s.id === row.subscription_id);
-    return subscription && this.options.accounts.plan(subscription.plan_id);
+  planOf(row: SessionRow): Promise<Plan | undefined> {
+    return this.options.usage.planOf(row);
   }
 
   /** Wakes a session of this node from standby, if it is in it: resolves once it runs (rejects when it could not be woken; it then ends). */

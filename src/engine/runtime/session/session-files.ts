@@ -151,9 +151,11 @@ export class SessionFiles {
     const chunks: Buffer[] = [];
     let bytes = 0;
     helper.child.stdout!.on('data', (chunk: Buffer) => {
+      const before = bytes;
       bytes += chunk.length;
       if (bytes <= LIST_OUTPUT_BYTES) chunks.push(chunk);
-      else if (chunks.length > 0) {
+      else if (before <= LIST_OUTPUT_BYTES) {
+        // Past the cap, once: what was read is let go and the program ended.
         chunks.length = 0;
         signalProcess(helper, 'SIGKILL');
       }
