@@ -38,12 +38,15 @@ const SECRET_PATH = '/signed-in?token=secret-token&pw=hunter2#access_token=fragm
 type Entry = { type: string; url?: string; title?: string; reason?: string };
 let fixture: EngineFixture;
 /** Sessions a test made: each is removed after it, whatever the test found (a flooding page left running would starve the next). */
-const made: string[] = [];
+const made: { id: string; ask: (path: string, body?: unknown) => Promise<Record<string, any>> }[] = [];
 
-/** Waits for the session to run (a start on a loaded machine takes its time), then the test's own waits count. */
-async function running(id: string): Promise<void> {
-  made.push(id);
-  const status = await waitFor(async () => (await fixture.call(`/vm/data?id=${id}`)).data?.[0]?.status, (value) => value === 'running', 120_000);
+/**
+ * Waits for the session to run (a start on a loaded machine takes its time), then the test's own
+ * waits count. `ask` reads the API as the session's account (the fixture's own by default).
+ */
+async function running(id: string, ask: (path: string, body?: unknown) => Promise<Record<string, any>> = (path, body) => fixture.call(path, body)): Promise<void> {
+  made.push({ id, ask });
+  const status = await waitFor(async () => (await ask(`/vm/data?id=${id}`)).data?.[0]?.status, (value) => value === 'running', 120_000);
   expect(status).toBe('running');
 }
 
@@ -66,7 +69,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterEach(async () => {
-  for (const id of made.splice(0)) await fixture.call('/vm/remove', { id });
+  for (const { id, ask } of made.splice(0)) await ask('/vm/remove', { id });
 });
 
 afterAll(async () => {
@@ -191,10 +194,9 @@ describe('a recording\'s timeline', () => {
     const created = await ask('/vm/create', { browser: 'chromium', url: `${site.origin}${SECRET_PATH}`, record: true });
     expect(created.status).toBe('ok');
     const id = created.vmId as string;
-    await running(id);
+    await running(id, ask);
     const seen = await waitFor(() => ask(`/vm/recording?id=${id}`), (answer) => answer.recording?.timeline.some((entry: Entry) => entry.type === 'navigation' && entry.title === 'Signed in'), 90_000);
     const navigation = seen.recording.timeline.find((entry: Entry) => entry.type === 'navigation' && entry.title === 'Signed in');
     expect(navigation.url).toBe(`${site.origin}${SECRET_PATH}`);
-    await ask('/vm/remove', { id });
   }, 240_000);
 });

@@ -50,6 +50,19 @@ export async function typeAddress(session: RuntimeSession, address: string): Pro
   await x(session, 'xdotool', ['key', 'Return']);
 }
 
+/**
+ * Types an address until the browser shows it arrived (`arrived` turns true), up to `tries` times,
+ * waiting `eachMs` after each: on a loaded machine a key can reach the address bar before it has
+ * focus, and a person would type it again. Answers whether it arrived.
+ */
+export async function visitByTyping(session: RuntimeSession, address: string, arrived: () => Promise<boolean> | boolean, tries = 3, eachMs = 20_000): Promise<boolean> {
+  for (let attempt = 0; attempt < tries; attempt++) {
+    await typeAddress(session, address);
+    if (await waitFor(arrived, Boolean, eachMs)) return true;
+  }
+  return false;
+}
+
 /** Whether the browser's own file dialog ("Open File") shows on the session's display within the time. */
 export async function fileDialogShows(session: RuntimeSession, timeoutMs = 10_000): Promise<boolean> {
   const found = await waitFor(() => x(session, 'xdotool', ['search', '--onlyvisible', '--name', '^Open File$']).catch(() => ''), (ids) => ids.trim() !== '', timeoutMs);
