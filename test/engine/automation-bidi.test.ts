@@ -4,7 +4,8 @@
 // answered with a BiDi error naming it while the connection goes on; Firefox's one BiDi session at
 // a time said in the service's words and the per-address cap held; the program seen among the
 // session's people, driving under `control: "one"`, handing over to a person (its input then
-// refused) and taking back; Puppeteer connecting with `protocol: 'webDriverBiDi'`; an app window,
+// refused) and taking back; a person typing about:debugging and the other developer pages into the
+// address bar and refused, while a program still drives (decisions.md 155); Puppeteer connecting with `protocol: 'webDriverBiDi'`; an app window,
 // whose one BiDi session the engine holds, refusing a program's session.new with the reason; and a
 // Firefox ESR session created without `automation: true`, whose address is denied naming the field
 // and whose pages read navigator.webdriver as false (no remote agent; decisions.md 143).
@@ -17,7 +18,7 @@ import { createServiceClient } from '../../src/server/service-client.js';
 import { ORDER_PAGE, shareLinkOf } from '../helpers/automation.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { connectPeople, type PeopleClient } from '../helpers/people-client.js';
-import { waitFor } from '../helpers/session.js';
+import { visitByTyping, waitFor, x } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
 
 /** Programs per session (config): the cap a third connection meets. */
@@ -207,6 +208,25 @@ describe('a Firefox ESR session driven over WebDriver BiDi', () => {
     await waitFor(() => bidi.events, (events) => events.some((event) => event.method === 'remoteBrowserKit:control.changed' && event.params.drives === true));
     expect(await bidi.call('input.performActions', keys)).toMatchObject({ type: 'success' });
   });
+
+  it('refuses the developer pages a person types into the address bar, while a program still drives', async () => {
+    const session = engine.runtime.get((await engine.store.session(vmId))!.runtime_id!)!;
+    const title = () => x(session, 'xdotool', ['search', '--onlyvisible', '--classname', 'Navigator', 'getwindowname']).catch(() => '');
+    const blocked = (value: string) => /^Blocked Page/.test(value);
+    for (const address of ['about:debugging', 'about:devtools-toolbox', 'about:profiling', 'chrome://devtools/content/aboutdebugging/index.html', 'about:config']) {
+      // From the site's page, so that each refusal is a page of its own.
+      expect(await visitByTyping(session, `${origin}/`, async () => (await title()).includes('Order')), 'back on the site').toBe(true);
+      // Typed as a person would; settled once the site's page is gone (refused, or opened).
+      expect(await visitByTyping(session, address, async () => !(await title()).includes('Order')), `${address} typed`).toBe(true);
+      expect(await waitFor(title, blocked, 15_000), address).toMatch(/^Blocked Page/);
+    }
+    // The agent runs all the same: a program opens a session and drives.
+    const bidi = await program();
+    expect((await bidi.call('session.new', { capabilities: {} })).type).toBe('success');
+    const context = await topContext(bidi);
+    expect(await bidi.call('browsingContext.navigate', { context, url: `${origin}/`, wait: 'complete' })).toMatchObject({ type: 'success' });
+    expect(await waitFor(title, (value) => value.includes('Order'))).toContain('Order');
+  }, 240_000);
 
   it('is driven by Puppeteer with protocol webDriverBiDi', async () => {
     const browser = await puppeteer.connect({ browserWSEndpoint: await endpoint(), protocol: 'webDriverBiDi', defaultViewport: null, protocolTimeout: 20_000 });

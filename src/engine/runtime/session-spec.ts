@@ -42,7 +42,7 @@ export interface SessionSpec {
   window?: 'browser' | 'app';
   /**
    * Programs may drive the session (`automation: true`, decisions.md 143): a Firefox ESR session
-   * starts its remote agent (WebDriver BiDi), without the DisableDeveloperTools policy, and its
+   * starts its remote agent (WebDriver BiDi; the same policies, decisions.md 155), and its
    * pages read `navigator.webdriver === true`. Launched for the session: it takes a warm display,
    * never a warm browser. Chromium's DevTools end runs either way.
    */

@@ -288,7 +288,7 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   // The remote agent (WebDriver BiDi on the session's own loopback, port chosen by Firefox) runs
   // only for programs (`automation: true`, the automation channel) and an app window's tabs
   // (firefox-tabs.ts): with it on, pages read navigator.webdriver === true, and it needs the
-  // policies without DisableDeveloperTools (decisions.md 103, 143).
+  // launcher's agent build, whose AutoConfig lets it start under the policies (decisions.md 103, 143, 155).
   const agent = launch.automation === true || launch.window === 'app';
   // Firefox with the session's policies: they refuse local files and lock the proxy (firefox-launcher.ts).
   const executable = await prepareFirefox(launch.image, sandbox, launch.locale, agent);

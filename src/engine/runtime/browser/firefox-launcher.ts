@@ -13,10 +13,11 @@
 import { copyFile, mkdir, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { BrowserImage } from './catalog.js';
+import { addAgentConfig, AGENT_CONFIG_FILE } from './firefox-agent.js';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 
 /** The session's policies: what Chromium's DevTools guard and policies refuse, in Firefox's own terms. */
-export function firefoxPolicies(proxyUrl: string, downloadDir: string, languagePacks: readonly string[] = [], agent = false): unknown {
+export function firefoxPolicies(proxyUrl: string, downloadDir: string, languagePacks: readonly string[] = []): unknown {
   const proxy = new URL(proxyUrl);
   const locked = (value: string | number | boolean) => ({ Value: value, Status: 'locked' });
   return {
@@ -29,12 +30,10 @@ export function firefoxPolicies(proxyUrl: string, downloadDir: string, languageP
       BlockAboutProfiles: true,
       BlockAboutSupport: true,
       BlockAboutAddons: true,
-      // The developer tools, about:debugging, about:devtools-toolbox and about:profiling are off.
-      // Not where the remote agent runs (firefox-agent.ts: sessions created with `automation: true`,
-      // and app windows for their tabs), since it does not start under this policy: there the
-      // developer tools are kept off by the preferences the policy itself locks, below, and those
-      // pages open (decisions.md 103, 143).
-      ...(agent ? {} : { DisableDeveloperTools: true }),
+      // The developer tools, about:debugging, about:devtools-toolbox and about:profiling are off,
+      // in every session. The policy also stops the remote agent; an agent build lets it start
+      // again with an AutoConfig file (firefox-agent.ts; decisions.md 103, 143, 155).
+      DisableDeveloperTools: true,
       DisableAppUpdate: true,
       DisableTelemetry: true,
       DisableFirefoxStudies: true,
@@ -87,8 +86,8 @@ const built = new Map<string, Promise<void>>();
 /**
  * The executable to start for the session's Firefox, as the session sees it: the launcher copy in
  * the sandbox's shared directory for the interface `locale` (built once per directory) with its
- * policies and that locale's language pack. `agent`: a directory of its own (`-agent`) whose
- * policies let the remote agent start (no DisableDeveloperTools; decisions.md 143).
+ * policies and that locale's language pack. `agent`: a directory of its own (`-agent`) with the
+ * same policies and an AutoConfig file that lets the remote agent start (decisions.md 143, 155).
  */
 export async function prepareFirefox(image: BrowserImage, sandbox: SessionSandbox, locale: string, agent = false): Promise<string> {
   const real = await realpath(image.executable!);
@@ -145,8 +144,10 @@ async function buildFirefox(real: string, dir: string, proxyUrl: string, downloa
     const source = join(installation, entry);
     if (entry === basename(real)) await copyFile(source, join(dir, entry));
     else if (entry === 'browser') languagePacks = await buildBrowserDir(installation, dir, locale);
+    else if (agent && (entry === 'defaults' || entry === AGENT_CONFIG_FILE)) continue;
     else if (entry !== 'distribution') await symlink(source, join(dir, entry));
   }
+  if (agent) await addAgentConfig(installation, dir);
   const distribution = join(dir, 'distribution');
   await mkdir(distribution, { mode: 0o755 });
   // Keep what the installation ships there (search engines), except its own policies.
@@ -154,6 +155,6 @@ async function buildFirefox(real: string, dir: string, proxyUrl: string, downloa
   for (const entry of shipped) {
     if (entry !== 'policies.json') await symlink(join(installation, 'distribution', entry), join(distribution, entry));
   }
-  const policies = firefoxPolicies(proxyUrl, downloadDir, languagePacks, agent);
+  const policies = firefoxPolicies(proxyUrl, downloadDir, languagePacks);
   await writeFile(join(distribution, 'policies.json'), JSON.stringify(policies, null, 2), { mode: 0o644 });
 }
