@@ -34,6 +34,10 @@ const closers: Array<() => unknown> = [];
 /** What pages at `/webdriver` read as navigator.webdriver, in the order they reported it. */
 const webdriverReports: string[] = [];
 
+/** A file the site hands out as an attachment, and a page that links to it. */
+const REPORT = 'month,total\nMarch,42\n';
+const DOWNLOAD_PAGE = '<!doctype html><title>Download</title><a id="get" href="/report.csv">Report</a>';
+
 /** A page that tells the site what it reads as navigator.webdriver. */
 const WEBDRIVER_PAGE = `<!doctype html><title>webdriver</title><script>fetch('/report?webdriver=' + String(navigator.webdriver))</script>`;
 
@@ -41,6 +45,8 @@ function site(request: IncomingMessage, response: ServerResponse): void {
   const url = new URL(request.url ?? '/', 'http://site');
   if (url.pathname === '/report') webdriverReports.push(url.searchParams.get('webdriver') ?? '');
   if (url.pathname === '/favicon.ico') return void response.writeHead(404).end();
+  if (url.pathname === '/report.csv') return void response.writeHead(200, { 'Content-Type': 'text/csv', 'Content-Disposition': 'attachment; filename="report.csv"' }).end(REPORT);
+  if (url.pathname === '/download') return void response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(DOWNLOAD_PAGE);
   response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(url.pathname === '/webdriver' ? WEBDRIVER_PAGE : url.pathname === '/report' ? '' : ORDER_PAGE);
 }
 
@@ -240,6 +246,27 @@ describe('a Firefox ESR session driven over WebDriver BiDi', () => {
     // Created with automation: true, its remote agent runs, and pages can tell (decisions.md 143).
     expect(await page!.evaluate(() => navigator.webdriver)).toBe(true);
   });
+
+  it('opens a new page, takes its screenshot and downloads a file into the session\'s downloads, where the files API finds it', async () => {
+    const browser = await puppeteer.connect({ browserWSEndpoint: await endpoint(), protocol: 'webDriverBiDi', defaultViewport: null, protocolTimeout: 20_000 });
+    closers.push(() => browser.disconnect());
+    const page = await browser.newPage();
+    await page.goto(`${origin}/`);
+    expect(await page.title()).toBe('Order');
+    // The screenshot is the page as the session's display shows it: a PNG of the page's size.
+    const png = Buffer.from(await page.screenshot());
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+    const size = await page.evaluate(() => [Math.round(innerWidth * devicePixelRatio), Math.round(innerHeight * devicePixelRatio)]);
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual(size);
+    // A link to an attachment: the browser saves it into the session's downloads (its policies).
+    await page.goto(`${origin}/download`);
+    await page.click('#get');
+    const listed = await waitFor(async () => (await api(`/vm/files?id=${vmId}`)).files?.find((file: { name: string }) => file.name === 'report.csv'), (file) => file?.state === 'complete', 30_000);
+    expect(listed).toMatchObject({ kind: 'download', size: Buffer.byteLength(REPORT), state: 'complete' });
+    const fetched = await fetch(`${engine.url}/v8/vm/files/download?${new URLSearchParams({ id: vmId, name: 'report.csv' })}`, { headers: { authorization: `Bearer ${key}` } });
+    expect(await fetched.text()).toBe(REPORT);
+    await page.close();
+  }, 90_000);
 
   it('cannot open a session in an app window, whose one BiDi session the engine holds for its tabs, and says so', async () => {
     const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, window: 'app', automation: true });
