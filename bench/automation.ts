@@ -7,7 +7,8 @@
 //   direct DevTools connection to the same browser (the session's own relay, as the engine's guard
 //   connects), interleaved; the difference is what the channel adds;
 // - the four steps BrowserArena times (create + connect + go to a page + release), cold (no warm
-//   pool) and with a warm browser waiting.
+//   pool) and with a warm browser waiting;
+// - the same for Firefox ESR over WebDriver BiDi beside it (automation-bidi.ts).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,6 +17,8 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { WebSocket } from 'ws';
 import { createEngine, type Engine } from '../src/engine/engine.js';
+import { serveOn } from './automation-api.js';
+import { automationBiDiBench } from './automation-bidi.js';
 import { percentile, report } from './stats.js';
 
 const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 10);
@@ -70,32 +73,6 @@ class DevToolsClient {
   close(): void {
     this.socket.close();
   }
-}
-
-async function serveOn(engine: Engine) {
-  const key = (await engine.accounts.create({ contact: `bench-${Date.now()}@example.com`, plans: ['unlimited'] })).apiKey.key;
-  const call = async (path: string, body?: unknown) => {
-    const response = await fetch(`${engine.url}/v8${path}`, {
-      method: body === undefined ? 'GET' : 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    return (await response.json()) as Record<string, any>;
-  };
-  const running = async (vmId: string) => {
-    for (;;) {
-      const status = (await call(`/vm/data?id=${vmId}`)).data?.[0]?.status;
-      if (status === 'running') return;
-      if (status !== 'starting') throw new Error(`session ${vmId} is ${status}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-  const endpoint = async (vmId: string) => {
-    const answer = await call(`/vm/automation?id=${vmId}`);
-    if (answer.status !== 'ok') throw new Error(`automation address: ${JSON.stringify(answer)}`);
-    return answer.browserWSEndpoint as string;
-  };
-  return { call, running, endpoint };
 }
 
 /** Create + connect + go to a page + release, each step timed (ms). */
@@ -194,6 +171,10 @@ export async function automationBench(): Promise<void> {
     await lifecycles(warm, page, 'lifecycle_warm', true);
   } finally {
     await warm.close();
+  }
+  try {
+    await automationBiDiBench(page, root, config);
+  } finally {
     site.close();
     await rm(root, { recursive: true, force: true });
   }
