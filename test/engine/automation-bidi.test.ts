@@ -5,10 +5,12 @@
 // a time said in the service's words and the per-address cap held; the program seen among the
 // session's people, driving under `control: "one"`, handing over to a person (its input then
 // refused) and taking back; a person typing about:debugging and the other developer pages into the
-// address bar and refused, while a program still drives (decisions.md 155); Puppeteer connecting with `protocol: 'webDriverBiDi'`; an app window,
-// whose one BiDi session the engine holds, refusing a program's session.new with the reason; and a
-// Firefox ESR session created without `automation: true`, whose address is denied naming the field
-// and whose pages read navigator.webdriver as false (no remote agent; decisions.md 143).
+// address bar and refused, while a program still drives (decisions.md 155); Puppeteer connecting
+// with `protocol: 'webDriverBiDi'`: goto, type, click, evaluate, a new page, its screenshot and a
+// download the files API lists; a Firefox app window, whose one BiDi session the engine holds,
+// refused at create and at its address with the reason (decisions.md 156); and a Firefox ESR
+// session created without `automation: true`, whose address is denied naming the field and whose
+// pages read navigator.webdriver as false (no remote agent; decisions.md 143).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -268,20 +270,28 @@ describe('a Firefox ESR session driven over WebDriver BiDi', () => {
     await page.close();
   }, 90_000);
 
-  it('cannot open a session in an app window, whose one BiDi session the engine holds for its tabs, and says so', async () => {
-    const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, window: 'app', automation: true });
-    expect(created.status).toBe('ok');
-    const appId = created.vmId as string;
-    expect(await waitFor(async () => (await api(`/vm/data?id=${appId}`)).data?.[0]?.status, (status) => status === 'running', 60_000)).toBe('running');
-    const address = await api(`/vm/automation?id=${appId}`);
-    const socket = new WebSocket(address.webDriverBiDiEndpoint as string, { perMessageDeflate: false });
-    closers.push(() => socket.terminate());
-    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
-    const answer = new Promise<Record<string, any>>((resolve) => socket.once('message', (data: Buffer) => resolve(JSON.parse(data.toString('utf8')))));
-    socket.send(JSON.stringify({ id: 1, method: 'session.new', params: { capabilities: {} } }));
-    expect(await answer).toMatchObject({ type: 'error', id: 1, error: 'session not created', message: expect.stringContaining('the engine holds this Firefox\'s one WebDriver BiDi session') });
-    expect((await api('/vm/remove', { id: appId })).status).toBe('ok');
-  }, 90_000);
+  it('refuses a Firefox ESR app window for programs at create, saying why, and denies such a session\'s address', async () => {
+    // The engine holds an app window's one BiDi session for its tabs (decisions.md 156): said at create, no session started.
+    const refused = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, window: 'app', automation: true });
+    expect(refused).toEqual({
+      status: 'denied',
+      message: 'automation: a Firefox ESR app window (window: "app") cannot be driven by a program: the engine holds its browser\'s one WebDriver BiDi session for the viewer\'s tab strip. Create it with window: "browser" (the default) to drive it, or without automation: true to open it as an app window',
+    });
+    // A session kept from before that rule (an app window created with automation: true) is told so at its address.
+    await engine.store.updateSession(vmId, { app_window: true });
+    try {
+      expect(await api(`/vm/automation?id=${vmId}`)).toEqual({
+        status: 'denied',
+        message: 'id: this Firefox ESR session is an app window (window: "app"): the engine holds its browser\'s one WebDriver BiDi session for the viewer\'s tab strip, so no program can drive it; create a session with window: "browser" and automation: true to drive it',
+      });
+    } finally {
+      await engine.store.updateSession(vmId, { app_window: false });
+    }
+    // Chromium app windows are driven as before: their DevTools end has room for programs.
+    const chromium = await api('/vm/create', { browser: 'chromium', url: `${origin}/`, window: 'app', automation: true });
+    expect(chromium.status).toBe('ok');
+    expect((await api('/vm/remove', { id: chromium.vmId })).status).toBe('ok');
+  });
 
   it('denies the address of a Firefox ESR session created without automation: true, naming the field, and its pages read navigator.webdriver as false', async () => {
     const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/webdriver` });
