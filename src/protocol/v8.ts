@@ -202,7 +202,7 @@ export const createRequestSchema = z.object({
    */
   automation: z
     .boolean('automation: must be true or false')
-    .describe('`true`: programs may drive this session (`GET /v8/vm/automation`). A Firefox ESR session then starts its remote agent (WebDriver BiDi), and its pages read navigator.webdriver as true; without it a Firefox ESR session\'s automation address is denied. Chromium sessions can be driven either way and ignore it. Starts on a warm display, not a warm browser, for Firefox ESR. Default `false`.')
+    .describe('`true`: programs may drive this session (`GET /v8/vm/automation`). A Firefox ESR session then starts its remote agent (WebDriver BiDi), and its pages read navigator.webdriver as true; without it a Firefox ESR session\'s automation address is denied. Chromium sessions can be driven either way and ignore it. Starts on a warm display, not a warm browser, for Firefox ESR. Denied with `window: app` for Firefox ESR, whose one WebDriver BiDi session the engine keeps for the app window\'s tabs. Default `false`.')
     .optional(),
   /** v8 only (issue 36): everyone with the share link controls at once (`shared`, the default), or one driver at a time (`one`). */
   control: z.enum(CONTROL_MODES, `control: must be one of ${CONTROL_MODES.join(', ')}`).optional(),
