@@ -11,7 +11,8 @@
 //   (each a connection, session.new, a warm-up, the block, session.end), the first path swapped
 //   each block;
 // - create + connect + go to a page + release, with no warm pool and with a warm display waiting
-//   (a session created with `automation: true` launches its Firefox for itself; decisions.md 143).
+//   (a session created with `automation: true` launches its Firefox for itself; decisions.md 143),
+//   and how many sessions failed to start meanwhile (counted, replaced by another round).
 import { join } from 'node:path';
 import puppeteer from 'puppeteer-core';
 import { WebSocket } from 'ws';
@@ -91,12 +92,17 @@ async function block(open: () => Promise<BiDiClient>, count: number): Promise<nu
   }
 }
 
+/** A created session that did not come to run. */
+class StartFailed extends Error {}
+
 /** Create + connect + go to a page + release for a Firefox ESR session, each step timed (ms). */
 async function lifecycle(api: BenchApi, page: string): Promise<Record<'create' | 'connect' | 'goto' | 'release' | 'total', number>> {
   const started = performance.now();
   const created = await api.call('/vm/create', { browser: 'firefox-esr', automation: true });
   if (created.status !== 'ok') throw new Error(`create: ${JSON.stringify(created)}`);
-  await api.running(created.vmId);
+  await api.running(created.vmId).catch((error: Error) => {
+    throw new StartFailed(error.message);
+  });
   const createdAt = performance.now();
   const browser = await puppeteer.connect({ browserWSEndpoint: await api.endpoint(created.vmId), protocol: 'webDriverBiDi', defaultViewport: null, protocolTimeout: 30_000 });
   const tab = (await browser.pages())[0] ?? (await browser.newPage());
@@ -113,12 +119,21 @@ async function lifecycle(api: BenchApi, page: string): Promise<Record<'create' |
 async function lifecycles(engine: Engine, page: string, name: string, warm: boolean): Promise<void> {
   const api = await serveOn(engine);
   const rounds: Array<Awaited<ReturnType<typeof lifecycle>>> = [];
-  for (let round = 0; round < samples; round++) {
+  // A session that fails to start (its browser past the runtime's 20 s start deadline on a loaded
+  // machine) is counted and reported, and another round takes its place, up to as many again.
+  let failedStarts = 0;
+  while (rounds.length < samples && failedStarts < samples) {
     if (warm) await engine.runtime.warmed();
     // Each round starts with no other session of the account running (the last one's browser stopped).
     await new Promise((resolve) => setTimeout(resolve, 500));
-    rounds.push(await lifecycle(api, page));
+    try {
+      rounds.push(await lifecycle(api, page));
+    } catch (error) {
+      if (!(error instanceof StartFailed)) throw error;
+      failedStarts++;
+    }
   }
+  report('automation', `${name}_failed_starts`, failedStarts, 'sessions', { of: rounds.length + failedStarts });
   for (const step of ['create', 'connect', 'goto', 'release'] as const) {
     report('automation', `${name}_${step}_ms_p50`, percentile(rounds.map((r) => r[step]), 50), 'ms', { samples });
   }
