@@ -134,11 +134,12 @@ async function lifecycles(engine: Engine, page: string, name: string, warm: bool
     }
   }
   report('automation', `${name}_failed_starts`, failedStarts, 'sessions', { of: rounds.length + failedStarts });
+  const measured = rounds.length;
   for (const step of ['create', 'connect', 'goto', 'release'] as const) {
-    report('automation', `${name}_${step}_ms_p50`, percentile(rounds.map((r) => r[step]), 50), 'ms', { samples });
+    report('automation', `${name}_${step}_ms_p50`, percentile(rounds.map((r) => r[step]), 50), 'ms', { samples: measured });
   }
-  report('automation', `${name}_ms_p50`, percentile(rounds.map((r) => r.total), 50), 'ms', { samples, steps: 'create + connect + go to a page + release' });
-  report('automation', `${name}_ms_p90`, percentile(rounds.map((r) => r.total), 90), 'ms', { samples });
+  report('automation', `${name}_ms_p50`, percentile(rounds.map((r) => r.total), 50), 'ms', { samples: measured, steps: 'create + connect + go to a page + release' });
+  report('automation', `${name}_ms_p90`, percentile(rounds.map((r) => r.total), 90), 'ms', { samples: measured });
 }
 
 /** The Firefox ESR figures, on engines of their own under `root`, opening `page`. */
