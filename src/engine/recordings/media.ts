@@ -14,9 +14,9 @@ import { open, rename, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream';
-import type { RecordingsAccess, Recordings } from '../recordings/recordings.js';
+import type { RecordingsAccess, Recordings } from './recordings.js';
 import { RECORDING_MP4 } from '../runtime/index.js';
-import { sendJson } from './respond.js';
+import { sendJson } from '../http/respond.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
 const MP4 = 'video/mp4';
