@@ -6,6 +6,7 @@
 import type { EngineCore } from '../core.js';
 import type { EngineModule } from '../module.js';
 import { controlApiRoutes } from '../channels/control/api-routes.js';
+import { controlLink } from '../channels/control/control-link.js';
 import { nodeControl } from '../channels/control/node-control.js';
 import { peopleChannel } from '../channels/control/people.js';
 
@@ -13,12 +14,13 @@ export type ControlModule = EngineModule & { seats: ReturnType<typeof nodeContro
 
 export function controlModule(core: EngineCore): ControlModule {
   const { config } = core;
-  const { seats, passes, calls, nodeRoutes } = nodeControl({ store: core.store, tell: (id) => core.presence.tell(id), idleSeconds: config.control.idleSeconds, secret: core.secret, nodeId: core.nodeId, ...(core.clustered ? { cluster: core.link } : {}) });
+  const cluster = core.clustered ? controlLink(core.link) : undefined;
+  const { seats, passes, calls } = nodeControl({ store: core.store, tell: (id) => core.presence.tell(id), idleSeconds: config.control.idleSeconds, secret: core.secret, nodeId: core.nodeId, ...(cluster ? { cluster } : {}) });
   return {
     name: 'control',
     seats,
     channels: [peopleChannel({ seats, passes, linkSeats: { control: config.viewers.controlling, view: config.viewers.watching } })],
     apiRoutes: controlApiRoutes(calls),
-    ...(core.clustered ? { nodeRoutes } : {}),
+    ...(cluster ? { nodeRoutes: cluster.nodeRoutes } : {}),
   };
 }

@@ -3,11 +3,17 @@
 // control back, gives it, releases it or changes the mode; `POST /v8/vm/viewer {id, name?}` makes
 // a viewer pass that names the owner's viewer (its `hello`). Authentication, the rate limit and
 // programmatic access as for vm/remove; an unknown or another account's id is `denied` alike.
-import { parseControlAction, VIEWER_NAME_MAX } from '../../../protocol/index.js';
+// Routes of the API's table (http/routes.ts) that the control module gives.
+import { parseControlAction, VIEWER_NAME_MAX, type ControlAction, type ControlAnswer } from '../../../protocol/index.js';
 import { answer, type ApiAnswer } from '../../http/calls.js';
 import { isAccount, V8_ONLY, type ApiRoute } from '../../http/routes.js';
 import type { SessionRow } from '../../store/store.js';
-import type { SessionControl } from './node-control.js';
+
+/** What the engine does with `vm/control` and `vm/viewer` (node-control.ts `calls`): on the node that runs the session (forwarded there in a cluster). */
+export interface SessionControl {
+  act(row: SessionRow, action: ControlAction): Promise<ControlAnswer | { status: 'denied' | 'error'; message: string }>;
+  pass(row: SessionRow, name: string | undefined): { pass: string; expires: number };
+}
 
 /** A call on one running session of the caller's: the key, the body's `id`, then `act`. */
 function onRunningSession(control: SessionControl, act: (control: SessionControl, row: SessionRow, body: Record<string, unknown>) => Promise<ApiAnswer> | ApiAnswer): ApiRoute['answer'] {
