@@ -5,7 +5,7 @@
 // normal end its state checked again, by the rules a restore applies, and written back as the new
 // version, or the earlier one kept with the reason. Both ways stream (profile-streams.ts,
 // decisions.md 138): no transfer holds a profile whole. Unused profiles are forgotten after the
-// operator's days. Answers outcomes in the product's words; http/profiles.ts puts them in v8's
+// operator's days. Answers outcomes in the product's words; api-routes.ts puts them in v8's
 // envelope.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -189,7 +189,7 @@ export async function sendRecordingMedia(rangeHeader: string | undefined, respon
   pipeline(createReadStream(file, { start, end }), response, () => undefined);
 }
 
-/** The recordings this engine keeps, as the API reaches them (a cluster's node link wraps it: cluster/recordings-link.ts); call it once, for one set of slots. */
+/** The recordings this engine keeps, as the API reaches them (a cluster's node link wraps it: recordings-link.ts); call it once, for one set of slots. */
 export function recordingsHere(recordings: Recordings): RecordingsAccess {
   const slots = new ConversionSlots();
   return {
