@@ -36,8 +36,6 @@ import { createViewerSite } from './viewer/site.js';
 import { tabsModule } from './features/tabs.js';
 import { webhooksModule } from './features/webhooks.js';
 
-
-
 export function createEngine(options?: EngineOptions & { runtime?: undefined }): Promise<Engine>;
 export function createEngine<Runtime extends EngineRuntime>(options: EngineOptions & { runtime: Runtime }): Promise<Engine<Runtime>>;
 export async function createEngine(options: EngineOptions = {}): Promise<Engine<EngineRuntime>> {
@@ -84,10 +82,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
       { name: 'channels given', channels: options.channels ?? [] },
       ...(options.modules ?? []),
     ]);
-    for (const module of modules.modules) {
-      for (const channel of module.channels ?? []) core.channels.register(channel);
-      for (const meter of module.meters ?? []) metrics?.addGauge(meter);
-    }
+    for (const channel of modules.all('channels')) core.channels.register(channel);
+    for (const meter of modules.all('meters')) metrics?.addGauge(meter);
     const recovered = await sessions.recover();
     const api = createApi({
       config, store, accounts: base.accounts, usage: base.usage, sessions, runtime, now: base.now, openapi: () => openApiDocument(base.url()), limiter: base.limiter, clientAddress: base.clientAddress,
@@ -127,7 +123,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
       if (carried) router.openForwarded(request, socket, head, carried);
       return carried !== null;
     };
-    const upgrades = [...(clustered ? [forwarded] : []), (request: IncomingMessage, socket: Duplex, head: Buffer) => shareApi.upgrade(request, socket, head), ...modules.modules.flatMap((module) => module.upgrades ?? [])];
+    const upgrades = [...(clustered ? [forwarded] : []), (request: IncomingMessage, socket: Duplex, head: Buffer) => shareApi.upgrade(request, socket, head), ...modules.all('upgrades')];
     const listening = createPublicPort({ handle, logger, metrics, upgrades });
     server = listening;
     await new Promise<void>((resolveListen, reject) => {

@@ -1,7 +1,8 @@
 // What a feature of the engine is (docs/architecture.md "Features"): a module that the engine core
 // runs in a list. A module declares what it adds (its channels, its part of the HTTP interface and
-// of the share API, its node-link routes, its upgrades, its meters) and how it starts and stops;
-// the core serves all of them through its one door, router, node link and public port. Modules
+// of the share API, its routes of the API's table and of the node link's table, its upgrades, its
+// meters) and how it starts and stops; the core serves all of them through its one door, router,
+// node link and public port. A feature's routes are declared in its own folder (decisions.md 147). Modules
 // start in list order once the engine listens and stop in reverse, also after a start that failed
 // part way. No container: each module is made by a plain function from the core and the modules
 // it needs, in engine.ts's list, where the order is read.
