@@ -12,6 +12,7 @@ import { controlModule } from './features/control.js';
 import { displayModule } from './features/display.js';
 import { filesModule } from './features/files.js';
 import { openBase, openSessions, type Engine, type EngineOptions } from './core.js';
+import { sessionNodeRoutes } from './cluster/session-routes.js';
 
 export type { Engine, EngineOptions };
 import { createApi } from './http/api.js';
@@ -34,8 +35,6 @@ import { frameOriginsOf } from './viewer/framing.js';
 import { createViewerSite } from './viewer/site.js';
 import { tabsModule } from './features/tabs.js';
 import { webhooksModule } from './features/webhooks.js';
-
-
 
 export function createEngine(options?: EngineOptions & { runtime?: undefined }): Promise<Engine>;
 export function createEngine<Runtime extends EngineRuntime>(options: EngineOptions & { runtime: Runtime }): Promise<Engine<Runtime>>;
@@ -83,16 +82,15 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
       { name: 'channels given', channels: options.channels ?? [] },
       ...(options.modules ?? []),
     ]);
-    for (const module of modules.modules) {
-      for (const channel of module.channels ?? []) core.channels.register(channel);
-      for (const meter of module.meters ?? []) metrics?.addGauge(meter);
-    }
+    for (const channel of modules.all('channels')) core.channels.register(channel);
+    for (const meter of modules.all('meters')) metrics?.addGauge(meter);
     const recovered = await sessions.recover();
     const api = createApi({
       config, store, accounts: base.accounts, usage: base.usage, sessions, runtime, now: base.now, openapi: () => openApiDocument(base.url()), limiter: base.limiter, clientAddress: base.clientAddress,
       observer: apiObserver(logger, metrics),
       ...modules.merged('api'),
-    });
+      accountMeters: modules.all('accountMeters'),
+    }, modules.all('apiRoutes'));
     const links = new ShareLinks({ store, secret: base.secret, shareBase: base.shareBase });
     const shareApi = createShareApi({ sessions, links, presence, router, door, frameOrigins: (row) => frameOriginsOf(store, row), ...modules.merged('share'), eventSeats: { control: 2 * config.viewers.controlling, view: 2 * config.viewers.watching }, limiter: base.limiter, clientAddress: base.clientAddress, ...(metrics ? { onRateLimited: () => metrics.rateLimited.inc({ limit: 'share_lookup' }) } : {}) });
     const site = createViewerSite({ linkStatus: shareApi.linkStatus, replayStatus: recording.replayStatus });
@@ -103,10 +101,11 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
       nodeState: async () => (await store.node(base.nodeId))?.state,
       health: async () => ({ sessions: await sessions.activeCount(), warm: runtime.warmCount() }),
     };
-    const nodeRoutes = modules.routes('nodeRoutes');
-    const routes = modules.routes('routes');
+    // The node link's one table: the core's removal and every feature's routes, each call's signature checked once.
+    const nodeRoutes = link.serve([...sessionNodeRoutes(store, sessions), ...modules.all('nodeRoutes')]);
+    const routes = modules.routes();
     const handle = async (request: IncomingMessage, response: ServerResponse, requestUrl: URL, observed: RequestLog) => {
-      if (clustered && ((await link.handle(request, response, requestUrl)) || (await nodeRoutes(request, response, requestUrl)))) return;
+      if (clustered && (await nodeRoutes(request, response, requestUrl))) return;
       if (await api(request, response, requestUrl, observed.log)) return;
       // Nothing below reads a request body: one that was sent anyway is read (and dropped) before
       // the answer, so that the client can finish sending and read it (node-body.ts).
@@ -124,7 +123,7 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
       if (carried) router.openForwarded(request, socket, head, carried);
       return carried !== null;
     };
-    const upgrades = [...(clustered ? [forwarded] : []), (request: IncomingMessage, socket: Duplex, head: Buffer) => shareApi.upgrade(request, socket, head), ...modules.modules.flatMap((module) => module.upgrades ?? [])];
+    const upgrades = [...(clustered ? [forwarded] : []), (request: IncomingMessage, socket: Duplex, head: Buffer) => shareApi.upgrade(request, socket, head), ...modules.all('upgrades')];
     const listening = createPublicPort({ handle, logger, metrics, upgrades });
     server = listening;
     await new Promise<void>((resolveListen, reject) => {

@@ -5,7 +5,7 @@
 // engine cuts off the five once their bytes have waited MEDIA_STALL_MS for them.
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MEDIA_STALL_MS } from '../../src/engine/http/recordings.js';
+import { MEDIA_STALL_MS } from '../../src/engine/recordings/media.js';
 import { recordedPlan, startEngine, type EngineFixture } from '../helpers/engine.js';
 import { waitFor } from '../helpers/session.js';
 

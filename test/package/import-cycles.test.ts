@@ -110,6 +110,20 @@ function runtimeImportsAgainstTheRooms(): string[] {
   return wrong;
 }
 
+/** The folders that are features with routes of their own, above http/ and cluster/. */
+const FEATURE_FOLDERS = ['recordings', 'profiles', 'channels/control'];
+
+/** Each import from http/ or cluster/ into a feature's folder. */
+function edgesIntoFeatures(): string[] {
+  const wrong: string[] = [];
+  for (const [file, targets] of importGraph()) {
+    const from = folderOf(file);
+    if (from !== 'http' && from !== 'cluster') continue;
+    for (const target of targets) if (FEATURE_FOLDERS.includes(folderOf(target) ?? '')) wrong.push(`${relative(ENGINE, file)} -> ${relative(ENGINE, target)}`);
+  }
+  return wrong;
+}
+
 describe('src/', () => {
   it('has no import cycle', () => {
     expect(findCycles()).toEqual([]);
@@ -123,5 +137,9 @@ describe('src/', () => {
   it('reaches the runtime through runtime/index.ts, whose rooms import only the rooms before them', () => {
     expect(readdirSync(join(ENGINE, 'runtime')).filter((entry) => statSync(join(ENGINE, 'runtime', entry)).isDirectory()).sort()).toEqual([...RUNTIME_ROOMS].sort());
     expect(runtimeImportsAgainstTheRooms()).toEqual([]);
+  });
+
+  it('serves the features through http/ and cluster/, which import no feature folder: each feature gives its routes (issue 48)', () => {
+    expect(edgesIntoFeatures()).toEqual([]);
   });
 });

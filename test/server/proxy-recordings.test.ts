@@ -158,7 +158,7 @@ describe("the proxy route serves the user's own session's recording", () => {
 
   it("passes the service's 503 for a busy copy on with its Retry-After", async () => {
     const { handle } = await session(true);
-    // The fault: the engine's own answer when four copies run at once (http/recordings.ts), made
+    // The fault: the engine's own answer when four copies run at once (recordings/media.ts), made
     // to happen here by the service's fetch, since holding four real copies open depends on buffers.
     const busyEngine = createServiceClient({
       baseUrl: 'http://engine.in-process',

@@ -1,11 +1,14 @@
 // A channel: one kind of stream between someone outside and a session (the display's RFB, sound,
-// video, files, editing, people, automation). A channel says who may open it, whether a session and its link are
-// offered it (its plan, this node's configuration), how the node that runs the
-// session opens its end inside the session (always through a relay started as the session's uid,
-// outside its process space: the engine never opens a session's path as root), what a connection needs at the door (seats per
-// link, open files: door.ts), what presence counts it as, and the per-message policy it applies on
-// the owning node. Everything else (the door, finding the owner, forwarding, closing when the
-// session ends) is the router's, once.
+// video, files, editing, people, automation). A channel says its name and the credentials that
+// open it; whether a session and its link are offered it (its plan, this node's configuration) and
+// whether the viewer state tells viewers so; what a connection needs at the door (seats per link,
+// open files, its largest message: door.ts); what presence counts it as; how its connections are
+// closed; and how the node that runs the session carries one with its per-message policy. A
+// byte-stream channel (RFB to the display, DevTools to the browser) gives the opener of its end in
+// the session (`openEnd`: a relay run as the session's uid, outside its process space, so the
+// engine never opens a session's path as root); a message channel reads what the session's parts
+// say from the runtime (`ends`). Everything else (the door, finding the owner, forwarding, closing
+// when the session ends) is the router's, once.
 import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { Plan } from '../config.js';

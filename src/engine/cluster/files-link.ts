@@ -1,10 +1,10 @@
 // Files of a session another node runs (issue 23): the node a caller reached asks the owner over
-// the node link's one signed path (node-link.ts `call`), `/internal/v1/sessions/<id>/files/
-// (list|read|write)`, and streams the bytes through as they come (never held whole on either
-// node). The signature covers the method, the path with its query (the file's name, kind and
-// caps) and the time; the body of a write is the file itself and is not signed (decisions.md 55).
-// The caller's rights and the plan were checked where the request arrived; the owner only reads
-// or writes.
+// the node link (node-link.ts `call`), `/internal/v1/sessions/<id>/files/(list|read|write)`, routes
+// of the link's one signed table (node-routes.ts), and streams the bytes through as they come
+// (never held whole on either node). The signature covers the method, the path with its query
+// (the file's name, kind and caps) and the time; the body of a write is the file itself and is not
+// signed (decisions.md 55). The caller's rights and the plan were checked where the request
+// arrived; the owner only reads or writes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PassThrough, pipeline, type Readable } from 'node:stream';
 import { FILE_KINDS, type FileKind, type SessionFileEntry } from '../../protocol/files.js';
@@ -12,12 +12,11 @@ import { FileRefusal, type UploadCaps } from '../runtime/index.js';
 import type { FilesAt } from '../sessions/files.js';
 import { sendJson } from '../http/respond.js';
 import type { NodeLink } from './node-link.js';
-
-const PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/files\/(list|read|write)$/;
+import type { NodeRoute } from './node-routes.js';
 
 export interface FilesLinkOptions {
-  /** The node link: its signed calls out, and its check of calls in. */
-  link: Pick<NodeLink, 'call' | 'isSigned'>;
+  /** The node link: its signed calls out. */
+  link: Pick<NodeLink, 'call'>;
   /** The files of a session this node runs. */
   filesHere(sessionId: string): FilesAt | undefined;
 }
@@ -58,44 +57,49 @@ export class FilesLink {
     };
   }
 
-  /** Answers a node-to-node files call; false when the path is not one. */
-  async handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
-    const match = PATH.exec(url.pathname);
-    if (!match) return false;
-    const signed = this.options.link.isSigned(request, `${url.pathname}${url.search}`);
-    const op = match[2]!;
-    if (!signed || request.method !== (op === 'write' ? 'POST' : 'GET')) {
-      request.resume();
-      sendJson(response, { status: 'denied', message: 'not a call from a node of this cluster' }, 403);
-      return true;
-    }
-    const files = this.options.filesHere(match[1]!);
-    if (!files) {
-      request.resume();
-      sendJson(response, { status: 'denied', message: 'the session does not run on this node' });
-      return true;
-    }
-    const query = url.searchParams;
-    try {
-      if (op === 'list') {
-        const kinds = (query.get('kinds') ?? '').split(',').filter((k): k is FileKind => FILE_KINDS.includes(k as FileKind));
-        sendJson(response, { status: 'ok', files: await files.list(kinds) });
-      } else if (op === 'read') {
-        const read = await files.read(query.get('kind') as FileKind, query.get('name') ?? '');
-        response.writeHead(200, { 'content-type': 'application/octet-stream', 'x-rbk-size': String(read.size), 'content-length': String(read.size) });
-        pipeline(read.stream, response, (error) => {
-          if (error) read.cancel();
-        });
-      } else {
-        const caps: UploadCaps = { maxFileBytes: Number(query.get('file')), maxSessionBytes: Number(query.get('session')) };
-        const length = query.get('length');
-        sendJson(response, { status: 'ok', size: await files.write(query.get('name') ?? '', request, caps, length === null ? null : Number(length)) });
-      }
-    } catch (error) {
-      request.resume();
-      if (error instanceof FileRefusal) sendJson(response, { status: 'refused', reason: error.reason, message: error.message } satisfies Refused);
-      else sendJson(response, { status: 'error', message: (error as Error).message });
-    }
-    return true;
+  /** Its routes on the node link (node-routes.ts, which checks each call's signature): the owner's side of `at`. */
+  get routes(): NodeRoute[] {
+    const serve = (answer: (files: FilesAt, query: URLSearchParams, request: IncomingMessage, response: ServerResponse) => Promise<void>): NodeRoute['answer'] =>
+      async ({ id, url, request }, response) => {
+        const files = this.options.filesHere(id);
+        if (!files) {
+          request.resume();
+          return sendJson(response, { status: 'denied', message: 'the session does not run on this node' });
+        }
+        try {
+          await answer(files, url.searchParams, request, response);
+        } catch (error) {
+          request.resume();
+          if (error instanceof FileRefusal) sendJson(response, { status: 'refused', reason: error.reason, message: error.message } satisfies Refused);
+          else sendJson(response, { status: 'error', message: (error as Error).message });
+        }
+      };
+    return [
+      {
+        method: 'GET', path: 'sessions/:id/files/list', body: 'none',
+        answer: serve(async (files, query, _request, response) => {
+          const kinds = (query.get('kinds') ?? '').split(',').filter((k): k is FileKind => FILE_KINDS.includes(k as FileKind));
+          sendJson(response, { status: 'ok', files: await files.list(kinds) });
+        }),
+      },
+      {
+        method: 'GET', path: 'sessions/:id/files/read', body: 'none',
+        answer: serve(async (files, query, _request, response) => {
+          const read = await files.read(query.get('kind') as FileKind, query.get('name') ?? '');
+          response.writeHead(200, { 'content-type': 'application/octet-stream', 'x-rbk-size': String(read.size), 'content-length': String(read.size) });
+          pipeline(read.stream, response, (error) => {
+            if (error) read.cancel();
+          });
+        }),
+      },
+      {
+        method: 'POST', path: 'sessions/:id/files/write', body: 'stream',
+        answer: serve(async (files, query, request, response) => {
+          const caps: UploadCaps = { maxFileBytes: Number(query.get('file')), maxSessionBytes: Number(query.get('session')) };
+          const length = query.get('length');
+          sendJson(response, { status: 'ok', size: await files.write(query.get('name') ?? '', request, caps, length === null ? null : Number(length)) });
+        }),
+      },
+    ];
   }
 }

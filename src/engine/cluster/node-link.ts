@@ -2,16 +2,14 @@
 // database and heart-beats; it notices nodes that fell silent and ends their sessions; it hears
 // the other nodes' status changes and placements (Postgres LISTEN/NOTIFY); and it reaches the node
 // that runs a session over an authenticated node-to-node link (HTTP and WebSocket, each request
-// signed with the cluster secret) to remove it, to open one of its channels (a viewer's RFB), or
-// to move its files (files-link.ts, whose calls take this link's one signed path).
+// signed with the cluster secret) to open one of its channels (a viewer's RFB) or to call one of
+// the routes the core and the features give it (node-routes.ts: a session's removal, its control,
+// files, tabs and recordings), each call's signature checked once by the route table.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Duplex, Readable } from 'node:stream';
 import { WebSocket } from 'ws';
-import { readJsonBody } from '../../http/node-body.js';
-import { removalAnswer } from '../http/outcomes.js';
-import { sendJson } from '../http/respond.js';
 import type { ClusterLink, Reply, SessionService } from '../sessions/service.js';
 import type { NodeRow, NodeWithLoad, Store } from '../store/store.js';
 import type { ChannelCredential } from '../channels/channel.js';
@@ -19,15 +17,16 @@ import { webSocketEnd } from '../channels/relay.js';
 import type { Presence } from '../channels/presence.js';
 import type { Logger } from '../operations/logger.js';
 import { nodeGoneMoves } from '../sessions/lifecycle.js';
-import { isSeatKey, parseControlAction, type ControlAction, type ControlAnswer } from '../../protocol/index.js';
+import { isSeatKey } from '../../protocol/index.js';
+import { serveNodeRoutes, type NodeRoute } from './node-routes.js';
 
 /**
- * Where node-to-node calls go; nothing there answers without the cluster secret. One path for
- * removing a session, one for opening any of its channels: `channels/<name>/<credential>`
- * (channels/router.ts). `rfb` and `rfb-view` are what nodes of the previous version send for RFB;
- * they are still taken, so a cluster can be upgraded one node at a time.
+ * Where a node opens a channel of a session another node runs, over WebSocket; nothing there
+ * answers without the cluster secret: `channels/<name>/<credential>` (channels/router.ts). `rfb`
+ * and `rfb-view` are what nodes of the previous version send for RFB; they are still taken, so a
+ * cluster can be upgraded one node at a time.
  */
-export const NODE_PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/(remove|control|rfb|rfb-view|channels\/([a-z][a-z0-9-]{0,30})\/(share-link|view-link|api-key))$/;
+const NODE_PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/(rfb|rfb-view|channels\/([a-z][a-z0-9-]{0,30})\/(share-link|view-link|api-key))$/;
 const AUTH_HEADER = 'x-rbk-node-auth';
 /** How far a signed call's time may be from the receiver's clock. */
 const SIGNATURE_WINDOW_MS = 30_000;
@@ -78,7 +77,6 @@ export function verifyCall(secret: string, header: string | undefined, method: s
 export class NodeLink implements ClusterLink {
   private sessions: SessionService | undefined;
   private presence: Presence | undefined;
-  private control: ((sessionId: string, action: ControlAction) => Promise<unknown>) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private beating = false;
   private closed = false;
@@ -282,17 +280,6 @@ export class NodeLink implements ClusterLink {
     return answer && answer.httpStatus >= 200 && answer.httpStatus < 300 ? answer.body : { status: 'error', message: 'the node that runs this session did not answer; try again in a few seconds' };
   }
 
-  /** Answers the owner's control calls (issue 36) for the sessions this node runs. */
-  serveControl(act: (sessionId: string, action: ControlAction) => Promise<unknown>): void {
-    this.control = act;
-  }
-
-  /** The owner's control call (`POST /v8/vm/control`) for a session another node runs: decided there. */
-  async controlOn(nodeId: string, sessionId: string, action: ControlAction): Promise<ControlAnswer | { status: 'denied' | 'error'; message: string }> {
-    const answer = await this.callJson<ControlAnswer>(nodeId, 'POST', `/internal/v1/sessions/${sessionId}/control`, JSON.stringify(action));
-    return answer && answer.httpStatus >= 200 && answer.httpStatus < 300 ? answer.body : { status: 'error', message: 'the node that runs this session did not answer; try again in a few seconds' };
-  }
-
   /** Opens a channel of a session another node runs (channels/router.ts): the caller's bytes go through it. */
   async openChannel(nodeId: string, sessionId: string, channel: string, credential: ChannelCredential, seat?: string): Promise<() => Duplex> {
     const base = await this.internalUrlOf(nodeId);
@@ -313,36 +300,18 @@ export class NodeLink implements ClusterLink {
 
   // Calls from other nodes ----------------------------------------------------------------------
 
-  /** Answers a node-to-node HTTP call; false when the path is not one. */
-  async handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
-    const match = NODE_PATH.exec(url.pathname);
-    if (!match || (match[2] !== 'remove' && match[2] !== 'control') || request.method !== 'POST') return false;
-    const body = await readJsonBody(request);
-    const raw = body.ok ? JSON.stringify(body.value) : '';
-    if (!body.ok || !this.isSigned(request, url.pathname, raw)) {
-      sendJson(response, { status: 'denied', message: 'not a call from a node of this cluster' }, 403);
-      return true;
-    }
-    if (match[2] === 'control') {
-      const action = parseControlAction(body.value as Record<string, unknown>);
-      if (!action.ok || !this.control) sendJson(response, { status: 'denied', message: action.ok ? 'control is not served here' : action.message });
-      else sendJson(response, await this.control(match[1]!, action.value));
-      return true;
-    }
-    const accountId = (body.value as { accountId?: unknown }).accountId;
-    const account = typeof accountId === 'string' ? await this.store.account(accountId) : undefined;
-    if (!account || !this.sessions) {
-      sendJson(response, { status: 'denied', message: 'id: unknown session' });
-      return true;
-    }
-    sendJson(response, removalAnswer(await this.sessions.remove(account, match[1]!)));
-    return true;
+  /**
+   * Serves the node link's HTTP routes (node-routes.ts): the core's and every feature's, each call's
+   * signature checked once before its route answers; false when the path is not the link's.
+   */
+  serve(routes: readonly NodeRoute[]): (request: IncomingMessage, response: ServerResponse, url: URL) => Promise<boolean> {
+    return serveNodeRoutes(routes, (request, path, body) => this.isSigned(request, path, body));
   }
 
   /** Verifies a node-to-node WebSocket upgrade: the session, channel and credential to open, or null. */
   verifyUpgrade(request: IncomingMessage, url: URL): { sessionId: string; channel: string; credential: ChannelCredential; seat?: string } | null {
     const match = NODE_PATH.exec(url.pathname);
-    if (!match || match[2] === 'remove' || match[2] === 'control') return null;
+    if (!match) return null;
     if (request.method !== 'GET' || !this.isSigned(request, url.pathname + url.search)) return null;
     if (match[2] === 'rfb' || match[2] === 'rfb-view') return { sessionId: match[1]!, channel: 'rfb', credential: match[2] === 'rfb' ? 'share-link' : 'view-link' };
     const seat = url.searchParams.get('seat');

@@ -1,22 +1,21 @@
 // The remote browser's tabs through any node of a cluster (issue 36, decisions.md 117): the tabs
 // live in the runtime of the node that runs the session; a node a share link reached that does not
-// run it asks the owner over the node link's one signed path (node-link.ts `call`):
+// run it asks the owner over the node link (node-link.ts `call`; its routes in node-routes.ts's table):
 // `GET /internal/v1/sessions/<id>/tabs` for the list, `POST` the same path for an action whose
 // rights were checked where the request arrived. A list fetched is shared by every reader of the
 // node for a moment (one fetch per change per node, however many watch). While another node's
 // event streams follow a session, that node holds a lease on it at the owner (`?watch=1`, renewed);
 // the owner then keeps which tab is on screen current and tells each change of the tabs to every
 // node (a Postgres NOTIFY naming the session), whose streams read the state again.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readJsonBody } from '../../http/node-body.js';
+import type { ServerResponse } from 'node:http';
 import { isShareTab, parseTabAction, type ShareTab, type TabAction } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import { sessionOwner } from '../store/owner.js';
 import type { SessionRow, Store } from '../store/store.js';
 import type { TabOutcome, TabsAccess, TabsFollower } from '../viewer/share-tabs.js';
 import type { NodeLink } from './node-link.js';
+import type { NodeRoute } from './node-routes.js';
 
-const PATH = /^\/internal\/v1\/sessions\/([0-9a-f]{32})\/tabs$/;
 /** Where the owner tells that a session's tabs changed: `{node, id}`, the list is fetched. */
 const CHANGED_CHANNEL = 'rbk_session_tabs';
 const CALL_TIMEOUT_MS = 5_000;
@@ -30,8 +29,8 @@ const RENEW_MS = 20_000;
 const TELL_MS = 50;
 
 export interface TabsLinkOptions {
-  /** The node link: its signed calls out, and its check of calls in. */
-  link: Pick<NodeLink, 'callJson' | 'isSigned'>;
+  /** The node link: its signed calls out. */
+  link: Pick<NodeLink, 'callJson'>;
   store: Pick<Store, 'session' | 'database'>;
   nodeId: string;
   /** The tabs of the sessions this node runs (viewer/share-tabs.ts `tabsHere`). */
@@ -203,32 +202,37 @@ export class TabsLink {
 
   // On the node that runs the session ---------------------------------------------------------------
 
-  /** Answers a node-to-node tabs call; false when the path is not one. */
-  async handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
-    const match = PATH.exec(url.pathname);
-    if (!match) return false;
-    const body = request.method === 'POST' ? await readJsonBody(request, 8 * 1024) : null;
-    if (request.method !== 'POST') request.resume();
-    const raw = body?.ok ? JSON.stringify(body.value) : '';
-    if ((request.method !== 'GET' && request.method !== 'POST') || (body && !body.ok) || !this.options.link.isSigned(request, `${url.pathname}${url.search}`, raw)) {
-      sendJson(response, { status: 'denied', message: 'not a call from a node of this cluster' }, 403);
-      return true;
-    }
-    const row = await this.options.store.session(match[1]!);
-    if (!row || sessionOwner(row, this.options.nodeId).at !== 'here') {
+  /** Its routes on the node link (node-routes.ts, which checks each call's signature): the owner's side. */
+  get routes(): NodeRoute[] {
+    /** The session, if it runs here; else the refusal is sent. */
+    const ownRow = async (id: string, response: ServerResponse): Promise<SessionRow | undefined> => {
+      const row = await this.options.store.session(id);
+      if (row && sessionOwner(row, this.options.nodeId).at === 'here') return row;
       sendJson(response, { status: 'denied', code: 409, message: 'the session does not run on the node it was asked of; try again in a few seconds' });
-      return true;
-    }
-    if (!body) {
-      if (url.searchParams.get('watch') === '1') this.lease(row);
-      const tabs = await this.options.here.list(row);
-      sendJson(response, { status: 'ok', ...(tabs ? { tabs } : {}) });
-      return true;
-    }
-    const action = parseTabAction(body.value);
-    if ('error' in action) sendJson(response, { status: 'denied', code: 400, message: action.error });
-    else sendJson(response, await this.options.here.act(row, action));
-    return true;
+      return undefined;
+    };
+    return [
+      {
+        method: 'GET', path: 'sessions/:id/tabs', body: 'none',
+        answer: async ({ id, url }, response) => {
+          const row = await ownRow(id, response);
+          if (!row) return;
+          if (url.searchParams.get('watch') === '1') this.lease(row);
+          const tabs = await this.options.here.list(row);
+          sendJson(response, { status: 'ok', ...(tabs ? { tabs } : {}) });
+        },
+      },
+      {
+        method: 'POST', path: 'sessions/:id/tabs', body: 'json', bodyBytes: 8 * 1024,
+        answer: async ({ id, body }, response) => {
+          const row = await ownRow(id, response);
+          if (!row) return;
+          const action = parseTabAction(body);
+          if ('error' in action) sendJson(response, { status: 'denied', code: 400, message: action.error });
+          else sendJson(response, await this.options.here.act(row, action));
+        },
+      },
+    ];
   }
 
   /** Another node follows the session: its tabs are watched here and each change told, for LEASE_MS more. */

@@ -17,6 +17,6 @@ export function filesModule(core: EngineCore): EngineModule {
     channels: [filesChannel({ snapshot: (id) => files.snapshot(id) })],
     api: { files: transfers },
     share: { files: transfers },
-    ...(clustered ? { nodeRoutes: (request, response, url) => link.handle(request, response, url) } : {}),
+    ...(clustered ? { nodeRoutes: link.routes } : {}),
   };
 }

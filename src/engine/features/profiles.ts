@@ -1,7 +1,9 @@
 // Saved profiles as a feature of the engine (decisions.md 85-89; module.ts): the service the
-// sessions restore from and save into (so it is opened before them) and the API's profile calls.
+// sessions restore from and save into (so it is opened before them), the API's profile calls
+// (profiles/api-routes.ts) and the account's profile meters.
 import type { EngineBase } from '../core.js';
 import type { EngineModule } from '../module.js';
+import { profileApiRoutes } from '../profiles/api-routes.js';
 import { openProfileService, type ProfileService } from '../profiles/profiles.js';
 
 export function openProfiles(base: EngineBase): ProfileService {
@@ -10,5 +12,5 @@ export function openProfiles(base: EngineBase): ProfileService {
 }
 
 export function profilesModule(profiles: ProfileService): EngineModule {
-  return { name: 'profiles', api: { profiles } };
+  return { name: 'profiles', apiRoutes: profileApiRoutes(profiles), accountMeters: [async (account) => (await profiles.meters(account)) ?? {}] };
 }

@@ -6,13 +6,14 @@
 // is checked against its caps, so it is opened before them.
 import { join } from 'node:path';
 import type { EngineBase, EngineCore } from '../core.js';
-import { RecordingsLink } from '../cluster/recordings-link.js';
-import { recordingsHere } from '../http/recordings.js';
 import type { EngineModule } from '../module.js';
+import { recordingAccountMeter, recordingApiRoutes } from '../recordings/api-routes.js';
 import { RecordingCaps, type RecordingPlanCaps } from '../recordings/caps.js';
+import { recordingsHere } from '../recordings/media.js';
 import { followRecordedSessions, Recordings, type RecordingsAccess } from '../recordings/recordings.js';
+import { RecordingsLink } from '../recordings/recordings-link.js';
 import { ReplayLinks } from '../recordings/replay-links.js';
-import { createReplayApi } from '../viewer/replay-api.js';
+import { createReplayApi } from '../recordings/replay-api.js';
 
 /** The recordings kept here, the way any node's are read, and their caps: before the sessions. */
 export interface OpenedRecordings {
@@ -62,9 +63,10 @@ export async function recordingsModule(core: EngineCore, opened: OpenedRecording
   const rounds: Array<() => void> = [];
   return {
     name: 'recordings',
-    api: { recordings: access, replayLinks },
+    apiRoutes: recordingApiRoutes(access, replayLinks),
+    accountMeters: [recordingAccountMeter(access)],
     routes: (request, response, url) => replayApi.handle(request, response, url),
-    ...(link ? { nodeRoutes: (request, response, url) => link.handle(request, response, url) } : {}),
+    ...(link ? { nodeRoutes: link.routes } : {}),
     replayStatus: replayApi.pageStatus,
     start() {
       rounds.push(caps.checkEvery((error) => logger.warn({ err: error }, 'recordings could not be checked against their caps; the next round tries again')));

@@ -12,7 +12,7 @@ export function tabsModule(core: EngineCore): EngineModule {
   return {
     name: 'tabs',
     share: { tabs: link.access },
-    nodeRoutes: (request, response, url) => link.handle(request, response, url),
+    nodeRoutes: link.routes,
     start: () => link.start(),
     stop: () => link.close(),
   };

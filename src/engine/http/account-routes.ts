@@ -3,7 +3,6 @@
 // v8 only, decisions.md 61) and the origins that may frame its share links (`user/embed`, v8
 // only, decisions.md 134).
 import { parseEmbedRequest, parseWebhookRequest, uniqueOrigins, type EmbedResponse, type UserApiResponse, type UserQuotaResponse } from '../../protocol/index.js';
-import type { Plan } from '../config.js';
 import type { AccountRow } from '../store/store.js';
 import { answer, type ApiRequest } from './calls.js';
 import { BOTH, isAccount, V8_ONLY, type ApiRoute, type ApiVersion, type RouteTools } from './routes.js';
@@ -11,25 +10,16 @@ import { v7UserApi, v7UserQuota } from './v7.js';
 
 const notOffered = { status: 'denied', message: 'this service does not send webhooks' };
 
-/** The account's recording megabytes cap over its plans that record (decisions.md 131): the largest; null when one has none; undefined when none records. */
-function recordingMbLimit(plans: ReadonlyArray<Plan | undefined>): number | null | undefined {
-  const recording = plans.filter((plan): plan is Plan => plan?.recording === true);
-  if (recording.length === 0) return undefined;
-  const limits = recording.map((plan) => plan.recording_mb_limit ?? null);
-  return limits.includes(null) ? null : Math.max(...(limits as number[]));
-}
-
-/** The account's meters (its pools, profiles and recordings): `user/quota`, or with the account's facts, `user/api`. */
+/** The account's meters (its pools, and the features' meters: profiles, recordings): `user/quota`, or with the account's facts, `user/api`. */
 function usageOf(which: 'api' | 'quota') {
   return (request: ApiRequest, version: ApiVersion, { options, read }: RouteTools) =>
     read(request, false, async (account: AccountRow) => {
       const { usage } = options;
       const accountUsage = await usage.usage(account);
       // v7's quota answers are v8's with its own names added (decisions.md 32): the profile meters too.
-      const profileMeters = await options.profiles?.meters(account);
-      const recordingMeters = await options.recordings?.meters(account.id);
-      const recordingLimit = recordingMbLimit(accountUsage.pools.map((pool) => options.accounts.plan(pool.plan_id)));
-      const quota: UserQuotaResponse = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools, ...(profileMeters ?? {}), ...(recordingMeters ?? {}), ...(recordingMeters && recordingLimit !== undefined ? { recording_mb_limit: recordingLimit } : {}) };
+      const plans = accountUsage.pools.map((pool) => options.accounts.plan(pool.plan_id));
+      const featureMeters = await Promise.all((options.accountMeters ?? []).map((meter) => meter(account, plans)));
+      const quota = { status: 'ok', has_plan: accountUsage.has_plan, ...accountUsage.meters, pools: accountUsage.pools, ...Object.assign({}, ...featureMeters) } as UserQuotaResponse;
       if (which === 'quota') return version === 'v7' ? v7UserQuota(quota) : quota;
       const { status, ...meters } = quota;
       const user: UserApiResponse = { status, contact: account.contact, feature_programmatic_access: await usage.hasProgrammaticAccess(account), ...meters };

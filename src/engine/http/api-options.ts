@@ -1,19 +1,17 @@
-// What the HTTP interface is made with (api.ts): the service, its settings, and the features'
-// parts (absent, a feature's calls say they are not offered). Its own file so that the route
-// files (routes.ts) read it without importing api.ts.
+// What the HTTP interface is made with (api.ts): the service, its settings, and the parts of the
+// features whose calls are among the engine's own routes (absent, those calls say they are not
+// offered). A feature with routes of its own gives them to the table instead (module.ts
+// `apiRoutes`), so nothing here names recordings, profiles or control. Its own file so that the
+// route files (routes.ts) read it without importing api.ts.
 import type { IncomingMessage } from 'node:http';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { AccountUsage } from '../accounts/usage.js';
 import type { Accounts } from '../accounts/accounts.js';
-import type { EngineConfig } from '../config.js';
+import type { EngineConfig, Plan } from '../config.js';
 import type { ApiObserver } from '../operations/api-observer.js';
-import type { ProfileService } from '../profiles/profiles.js';
-import type { RecordingsAccess } from '../recordings/recordings.js';
-import type { ReplayLinks } from '../recordings/replay-links.js';
 import type { EngineRuntime } from '../sessions/node-runtime.js';
 import type { SessionService } from '../sessions/service.js';
-import type { AccountRow, SessionRow, Store } from '../store/store.js';
-import type { ControlAction, ControlAnswer } from '../../protocol/index.js';
+import type { AccountRow, Store } from '../store/store.js';
 import type { SessionWebhooks } from '../webhooks/webhooks.js';
 import type { FileTransferOptions } from './files.js';
 import type { LimitSettings } from './limits.js';
@@ -41,18 +39,9 @@ export interface ApiOptions {
   webhooks?: Pick<SessionWebhooks, 'get' | 'set' | 'remove'>;
   /** Logs and metrics of creates and rate-limit refusals (operations/api-observer.ts). */
   observer?: ApiObserver;
-  /** Sessions' recordings (recordings/recordings.ts, issue 35): v8 only. */
-  recordings?: RecordingsAccess;
-  /** Replay links to recordings (recordings/replay-links.ts, decisions.md 110): v8 only; absent, the call says they are not offered. */
-  replayLinks?: ReplayLinks;
-  /** Saved profiles (http/profiles.ts, decisions.md 85); absent: v8's profile calls say they are not offered. */
-  profiles?: ProfileService;
-  /** Who drives a session (issue 36): `POST /v8/vm/control` and `vm/viewer`. */
-  control?: SessionControl;
+  /** The features' meters on `user/quota` and `user/api` (the profiles', the recordings'), in order. */
+  accountMeters?: readonly AccountMeter[];
 }
 
-/** What the engine does with `vm/control` and `vm/viewer` (control.ts): on the node that runs the session (forwarded there in a cluster). */
-export interface SessionControl {
-  act(row: SessionRow, action: ControlAction): Promise<ControlAnswer | { status: 'denied' | 'error'; message: string }>;
-  pass(row: SessionRow, name: string | undefined): { pass: string; expires: number };
-}
+/** A feature's fields on the account's usage answers, given the account and the plans of its pools. */
+export type AccountMeter = (account: AccountRow, plans: ReadonlyArray<Plan | undefined>) => Promise<Record<string, number | null>>;

@@ -1,8 +1,8 @@
 // The HTTP interface (v8 current, v7 for older callers) over the session service: authentication,
 // browser-origin refusal, per-key rate limits and each endpoint's envelope; the endpoints are one
-// table of routes (routes.ts), declared by feature (session-routes.ts, account-routes.ts,
-// file-routes.ts, recording-routes.ts, profiles.ts, control.ts); the two that stream bytes over
-// node:http are here. v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
+// table of routes (routes.ts): the engine's own beside this file (session-routes.ts,
+// account-routes.ts, file-routes.ts) and the features' from their folders, given to createApi; a
+// route whose bytes stream is served over node:http by its `stream`. v7's own names and codes are added at its edge (v7.ts); the deprecated v6 lives in v6.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { discardRest, readJsonBody } from '../../http/node-body.js';
 import { parseRemoveRequest } from '../../protocol/index.js';
@@ -12,19 +12,10 @@ import type { Logger } from '../operations/logger.js';
 import { answer, isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 import { sendJson } from './respond.js';
 import { createV6Api, isV6Path } from './v6.js';
-import { receiveSessionFile, sendSessionFile } from './files.js';
-import { PROFILE_ROUTES } from './profiles.js';
-import { CONTROL_ROUTES } from './control.js';
 import { ACCOUNT_ROUTES } from './account-routes.js';
 import { FILE_ROUTES } from './file-routes.js';
-import { RECORDING_ROUTES } from './recording-routes.js';
-import { isAccount, routeTable, type ApiVersion, type RouteTools } from './routes.js';
+import { isAccount, routeTable, type ApiRoute, type ApiVersion, type RouteTools } from './routes.js';
 import { SESSION_ROUTES } from './session-routes.js';
-
-/** The file endpoints that stream (node:http only): `vm/files/download` and `vm/files/upload`. */
-const FILE_TRANSFER = /^\/(v8|v7)\/vm\/files\/(download|upload)$/;
-/** The recording's media (v8 only), which streams (node:http only). */
-const RECORDING_MEDIA = '/v8/vm/recording/media';
 
 import type { ApiOptions } from './api-options.js';
 
@@ -36,7 +27,8 @@ export interface Api {
   answer(request: ApiRequest): Promise<ApiAnswer | null>;
 }
 
-export function createApi(options: ApiOptions): Api {
+/** The interface over the engine's own routes and the features' (`featureRoutes`, module.ts `apiRoutes`). */
+export function createApi(options: ApiOptions, featureRoutes?: readonly ApiRoute[]): Api {
   const { config, store, accounts, usage, sessions, runtime } = options;
   // One budget per API key (decisions.md 19), whatever carries the key: v8, v7, or a v6 session key made from it.
   const keyLimiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'api' });
@@ -102,39 +94,6 @@ export function createApi(options: ApiOptions): Api {
     return row && row.account_id === account.id ? row : { status: 'denied', message: 'id: unknown session' };
   };
 
-  /** `vm/files/download` and `vm/files/upload`: the key, its rate limit and the plan checked as for any call, then the bytes streamed. */
-  const transfer = async (request: IncomingMessage, response: ServerResponse, url: URL, apiRequest: ApiRequest): Promise<void> => {
-    const [, version, direction] = FILE_TRANSFER.exec(url.pathname)!;
-    const method = direction === 'download' ? 'GET' : 'POST';
-    const refuse = async (reply: ApiAnswer) => {
-      await discardRest(request);
-      sendJson(response, reply.body, reply.status, reply.headers);
-    };
-    if (request.method !== method) return refuse(answer({ status: 'denied', message: `use ${method} for /${version}/vm/files/${direction}` }, 405));
-    const account = await programmatic(apiRequest);
-    if (!isAccount(account)) return refuse(account);
-    const row = await ownSession(account, url.searchParams.get('id'), version!);
-    if ('message' in row) return refuse(answer(row, direction === 'download' ? 403 : 200));
-    if (!options.files) return refuse(answer({ status: 'denied', message: 'files cannot be moved on this service' }, 403));
-    return direction === 'download' ? sendSessionFile(request, response, row, url, options.files) : receiveSessionFile(request, response, row, url, options.files);
-  };
-
-  /** `vm/recording/media` (v8): the key and its session checked as for any call, then the MP4 streamed (http/recordings.ts). */
-  const recordingMedia = async (request: IncomingMessage, response: ServerResponse, url: URL, apiRequest: ApiRequest): Promise<void> => {
-    const refuse = async (reply: ApiAnswer) => {
-      await discardRest(request);
-      sendJson(response, reply.body, reply.status, reply.headers);
-    };
-    if (request.method !== 'GET') return refuse(answer({ status: 'denied', message: 'use GET for /v8/vm/recording/media' }, 405));
-    const account = await programmatic(apiRequest);
-    if (!isAccount(account)) return refuse(account);
-    const row = await ownSession(account, url.searchParams.get('id'), 'v8');
-    if ('message' in row) return refuse(answer(row, 403));
-    if (!options.recordings) return refuse(answer({ status: 'denied', message: 'sessions are not recorded on this service' }, 404));
-    await discardRest(request);
-    await options.recordings.sendMedia(request.headers.range, response, row);
-  };
-
   /** A programmatic call whose body names a session (`{id}`): the key, then the body checked, then `act`. */
   const sessionByBody = async (request: ApiRequest, act: (account: AccountRow, id: string) => Promise<ApiAnswer>): Promise<ApiAnswer> => {
     const account = await programmatic(request);
@@ -147,7 +106,7 @@ export function createApi(options: ApiOptions): Api {
   };
 
   const tools: RouteTools = { options, programmatic, read, ownSession, sessionByBody };
-  const findRoute = routeTable([...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...FILE_ROUTES, ...RECORDING_ROUTES, ...PROFILE_ROUTES, ...CONTROL_ROUTES]);
+  const routes = routeTable([...SESSION_ROUTES, ...ACCOUNT_ROUTES, ...FILE_ROUTES, ...(featureRoutes ?? [])]);
 
   const respond = async (request: ApiRequest): Promise<ApiAnswer | null> => {
     const { url } = request;
@@ -155,7 +114,7 @@ export function createApi(options: ApiOptions): Api {
     const match = /^\/(v8|v7)\/(.+)$/.exec(url.pathname);
     if (!match) return null;
     const version = match[1] as ApiVersion;
-    const route = findRoute(request.method, version, match[2]!);
+    const route = routes.find(request.method, version, match[2]!);
     if (route) return route.answer(request, version, tools);
     return answer({ status: 'denied', message: `no endpoint ${request.method} /${version}/${match[2]!.slice(0, 100)}` }, 404);
   };
@@ -174,12 +133,17 @@ export function createApi(options: ApiOptions): Api {
       client: options.clientAddress(request),
       ...(log ? { log } : {}),
     };
-    if (FILE_TRANSFER.test(url.pathname)) {
-      await transfer(request, response, url, apiRequest);
-      return true;
-    }
-    if (url.pathname === RECORDING_MEDIA) {
-      await recordingMedia(request, response, url, apiRequest);
+    // A route whose bytes stream is served here, over node:http (a wrong method is told the right one).
+    const streamed = /^\/(v8|v7)\/(.+)$/.exec(url.pathname);
+    const streaming = streamed ? routes.streamed(streamed[1] as ApiVersion, streamed[2]!) : undefined;
+    if (streaming) {
+      const version = streamed![1] as ApiVersion;
+      const refuse = async (reply: ApiAnswer) => {
+        await discardRest(request);
+        sendJson(response, reply.body, reply.status, reply.headers);
+      };
+      if (request.method !== streaming.method) await refuse(answer({ status: 'denied', message: `use ${streaming.method} for /${version}/${streaming.path}` }, 405));
+      else await streaming.stream!({ request, response, api: apiRequest, version, refuse }, tools);
       return true;
     }
     const reply = await respond(apiRequest);

@@ -10,7 +10,7 @@ import type { ApiAnswer, ApiRequest } from './calls.js';
 import { serviceFailure } from './failure.js';
 import { requestFailed } from './public-port.js';
 
-/** Paths whose bytes stream through node:http (http/files.ts, http/recordings.ts): in-process callers reach them over loopback. */
+/** Paths whose bytes stream through node:http (http/files.ts, recordings/media.ts): in-process callers reach them over loopback. */
 const STREAMED = /^\/(v[78]\/vm\/files\/(download|upload)|v8\/vm\/recording\/media)$/;
 
 /** The engine's `fetch`: the API in-process, with the same checks, limits and answers as over HTTP. */

@@ -42,19 +42,22 @@ export async function readiness(sources: ReadinessSources): Promise<Readiness> {
   return { ready: store === 'ok' && runtime === 'ok' && node === 'ok', checks: { store, runtime, node } };
 }
 
+/** The probes by path: each answer's body and HTTP status. */
+const PROBES = new Map<string, (sources: ReadinessSources) => Promise<[body: unknown, status: number]>>([
+  ['/healthz', async (sources) => [{ status: 'ok', node: sources.nodeId, ...(await sources.health()) }, 200]],
+  ['/readyz', async (sources) => {
+    const answer = await readiness(sources);
+    return [{ status: answer.ready ? 'ok' : 'error', node: sources.nodeId, checks: answer.checks }, answer.ready ? 200 : 503];
+  }],
+]);
+
 /** Answers /healthz and /readyz; false for other paths. */
 export async function answerProbe(request: IncomingMessage, response: ServerResponse, pathname: string, sources: ReadinessSources): Promise<boolean> {
-  if (request.method !== 'GET' && request.method !== 'HEAD') return false;
-  if (pathname === '/healthz') {
-    sendJson(response, { status: 'ok', node: sources.nodeId, ...(await sources.health()) });
-    return true;
-  }
-  if (pathname === '/readyz') {
-    const answer = await readiness(sources);
-    sendJson(response, { status: answer.ready ? 'ok' : 'error', node: sources.nodeId, checks: answer.checks }, answer.ready ? 200 : 503);
-    return true;
-  }
-  return false;
+  const probe = PROBES.get(pathname);
+  if (!probe || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
+  const [body, status] = await probe(sources);
+  sendJson(response, body, status);
+  return true;
 }
 
 export interface OperatorListener {

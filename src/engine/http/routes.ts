@@ -1,8 +1,12 @@
 // The HTTP interface as a table (issue 48): a route is data (its method, its path after the
 // version, the versions that have it) and the function that answers it, given the call's tools:
-// authentication, the rate limit and programmatic access (api.ts) and the engine's features
-// (`ApiOptions`). Each feature's routes are declared in a file of their own beside this one; api.ts
-// serves them all through one table, and answers an unknown method, path or version with the same 404.
+// authentication, the rate limit and programmatic access (api.ts) and the engine's settings
+// (`ApiOptions`). The routes every engine has are declared beside this one (session-routes.ts,
+// account-routes.ts, file-routes.ts); a feature's are declared in its own folder and given by its
+// module (module.ts `apiRoutes`: recordings/, profiles/, channels/control/). api.ts serves them all
+// through one table, and answers an unknown method, path or version with the same 404. A route
+// whose bytes stream (a file, a recording's media) also has `stream`, which node:http serves.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccountRow, SessionRow } from '../store/store.js';
 import type { ApiOptions } from './api-options.js';
 import type { ApiAnswer, ApiRequest } from './calls.js';
@@ -31,6 +35,18 @@ export interface ApiRoute {
   path: string;
   versions: readonly ApiVersion[];
   answer(request: ApiRequest, version: ApiVersion, tools: RouteTools): Promise<ApiAnswer>;
+  /** Over node:http, the route's bytes streamed instead of `answer` (which answers in-process callers). */
+  stream?(call: StreamCall, tools: RouteTools): Promise<void>;
+}
+
+/** A call to a route that streams, over node:http. */
+export interface StreamCall {
+  request: IncomingMessage;
+  response: ServerResponse;
+  api: ApiRequest;
+  version: ApiVersion;
+  /** Sends a refusal (the rest of the body read first). */
+  refuse(reply: ApiAnswer): Promise<void>;
 }
 
 export const BOTH: readonly ApiVersion[] = ['v8', 'v7'];
@@ -41,15 +57,24 @@ export function isAccount(value: AccountRow | ApiAnswer): value is AccountRow {
   return !('status' in value && 'body' in value);
 }
 
-/** The routes by method, version and path; two routes for one of them are a mistake said at once. */
-export function routeTable(routes: readonly ApiRoute[]): (method: string, version: ApiVersion, path: string) => ApiRoute | undefined {
+/**
+ * The routes by method, version and path; two routes for one of them are a mistake said at once.
+ * `streamed` finds a route that streams by version and path whatever the method (a wrong method
+ * is refused with the right one named).
+ */
+export function routeTable(routes: readonly ApiRoute[]): { find(method: string, version: ApiVersion, path: string): ApiRoute | undefined; streamed(version: ApiVersion, path: string): ApiRoute | undefined } {
   const table = new Map<string, ApiRoute>();
+  const streams = new Map<string, ApiRoute>();
   for (const route of routes) {
     for (const version of route.versions) {
       const key = `${route.method} ${version} ${route.path}`;
       if (table.has(key)) throw new Error(`two API routes for ${key}`);
       table.set(key, route);
+      if (route.stream) streams.set(`${version} ${route.path}`, route);
     }
   }
-  return (method, version, path) => table.get(`${method} ${version} ${path}`);
+  return {
+    find: (method, version, path) => table.get(`${method} ${version} ${path}`),
+    streamed: (version, path) => streams.get(`${version} ${path}`),
+  };
 }

@@ -201,11 +201,16 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     return failure('srv-error', 'no free short-URL id; try again');
   };
 
+  // v6's three calls, a table by method and path like the current versions' (routes.ts).
+  const routes = new Map<string, (request: ApiRequest) => Promise<ApiAnswer>>([
+    ['GET /api/v6/getKey', getKey],
+    ['GET /b', launch],
+    ['POST /api/v6/shortUrl', shortUrl],
+  ]);
   const route = async (request: ApiRequest): Promise<ApiAnswer> => {
     const path = request.url.pathname;
-    if (request.method === 'GET' && path === '/api/v6/getKey') return getKey(request);
-    if (request.method === 'GET' && path === '/b') return launch(request);
-    if (request.method === 'POST' && path === '/api/v6/shortUrl') return shortUrl(request);
+    const answer = routes.get(`${request.method} ${path}`);
+    if (answer) return answer(request);
     return failure('srv-error', `no endpoint ${request.method} ${path.slice(0, 100)}; v6 has GET /api/v6/getKey, GET /b and POST /api/v6/shortUrl`, 404);
   };
 

@@ -5,7 +5,7 @@
 // normal end its state checked again, by the rules a restore applies, and written back as the new
 // version, or the earlier one kept with the reason. Both ways stream (profile-streams.ts,
 // decisions.md 138): no transfer holds a profile whole. Unused profiles are forgotten after the
-// operator's days. Answers outcomes in the product's words; http/profiles.ts puts them in v8's
+// operator's days. Answers outcomes in the product's words; api-routes.ts puts them in v8's
 // envelope.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +13,7 @@ import type { SessionProfile } from '../../protocol/index.js';
 import type { EngineConfig, Plan } from '../config.js';
 import type { SqlConnection } from '../store/database.js';
 import type { AccountRow, SessionRow, Store } from '../store/store.js';
-import { keepsProfilePath, ProfileTooLarge, type ArchiveConsumer, type ArchiveSource, type BrowserImage, type ProfileCapture, type ProfileFamily } from '../runtime/index.js';
+import { keepsProfilePath, profileFamily, ProfileTooLarge, type ArchiveConsumer, type ArchiveSource, type BrowserImage, type ProfileCapture, type ProfileFamily } from '../runtime/index.js';
 import { ArchiveRefusal, DEFAULT_ARCHIVE_ENTRIES, type ArchiveLimits } from './archive-format.js';
 import { resolveProfileKey, type ProfileKey } from './profile-key.js';
 import { accountLock, ProfileStore, type ProfileRow } from './profile-store.js';
@@ -146,7 +146,7 @@ export class ProfileService {
       account_id: account.id,
       name,
       browser: image.id,
-      family: image.family === 'chromium' ? 'chromium' : 'firefox',
+      family: profileFamily(image),
       created_at: now,
       used_at: now,
       bytes: 0,
@@ -235,7 +235,7 @@ export class ProfileService {
     await this.expire();
     const row = /^[0-9a-f]{32}$/.test(wanted.id) ? await this.rows.get(wanted.id) : undefined;
     if (!row || row.account_id !== account.id) return { status: 'denied', message: 'profile.id: unknown profile' };
-    const family = image.family === 'chromium' ? 'chromium' : 'firefox';
+    const family = profileFamily(image);
     if (row.family !== family) return { status: 'denied', message: `profile.id: the profile "${row.name}" is for ${row.family === 'chromium' ? 'Chromium' : 'Firefox'}-family browsers; ${image.name} cannot use it` };
     try {
       await this.check(row);

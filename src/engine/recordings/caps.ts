@@ -116,7 +116,7 @@ export class RecordingCaps {
     if (!ask) return Promise.resolve(0);
     const known = this.elsewhere.get(accountId);
     if (!fresh && known && this.options.now() - known.at < ELSEWHERE_FRESH_MS) return known.mb;
-    // A node that does not answer adds nothing until it is back, as in the account's meter (cluster/recordings-link.ts).
+    // A node that does not answer adds nothing until it is back, as in the account's meter (recordings-link.ts).
     const mb = ask(accountId).catch(() => 0);
     this.elsewhere.set(accountId, { at: this.options.now(), mb });
     // Only accounts asked for lately are kept.

@@ -43,8 +43,8 @@ export interface RecordingsOptions {
 export type RecordingOutcome = { status: 'ok'; recording: RecordingInfo } | { status: 'denied' | 'error'; message: string };
 
 /**
- * The recordings as the API reaches them, whichever node keeps one: here (http/recordings.ts
- * `recordingsHere`) or, in a cluster, the node that ran the session (cluster/recordings-link.ts).
+ * The recordings as the API reaches them, whichever node keeps one: here (media.ts
+ * `recordingsHere`) or, in a cluster, the node that ran the session (recordings-link.ts).
  * The caller's key and its session were checked before any of these.
  */
 export interface RecordingsAccess {

@@ -16,7 +16,7 @@ export type { EgressRoute } from './egress/egress.js';
 export type { Display } from './display/display.js';
 export { DEFAULT_SOUND, probeSound, type SessionSound } from './capture/sound.js';
 export { DEFAULT_VIDEO, probeVideo, SessionVideo, type VideoSettings } from './capture/video.js';
-export { discoverImages, IMAGE_DEFINITIONS, type BrowserFamily, type BrowserImage } from './browser/catalog.js';
+export { discoverImages, IMAGE_DEFINITIONS, speaksDevTools, type BrowserFamily, type BrowserImage } from './browser/catalog.js';
 export { BUILT_IN_LOCALE, interfaceLocale } from './browser/locales.js';
 export { MAX_TITLE } from './browser/tabs.js';
 export { COUNTRY_TIME_ZONES, cityTimeZone, countryTimeZone, isTimeZone } from './browser/time-zones.js';

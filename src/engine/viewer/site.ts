@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { SECURITY_HEADERS } from '../../http/headers.js';
 import type { LinkPage } from './share-api.js';
 import { framingHeaders } from './framing.js';
-import { REPLAY_PATH, type ReplayStatus } from './replay-api.js';
+import { REPLAY_PATH, type ReplayStatus } from '../recordings/replay-api.js';
 
 /** Where `npm run build` puts the site; the same place from src/ (tsx) and from dist/. */
 // (Path arithmetic, not `new URL(relative, import.meta.url)`: under jsdom the global URL is not Node's.)

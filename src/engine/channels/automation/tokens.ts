@@ -3,6 +3,7 @@
 // `automation` under the engine's automation secret (kept in the store like the share-link secret,
 // so every node of a cluster checks the tokens any node made). Nothing is stored per token: a token
 // that leaks is worth one session for minutes, and ends with the session (the upgrade checks it is running).
+import { speaksDevTools } from '../../runtime/index.js';
 import { checkSessionToken, sessionToken, type TokenCheck } from '../../sessions/session-tokens.js';
 
 export type { TokenCheck };
@@ -25,7 +26,7 @@ export type AutomationProtocol = 'devtools' | 'bidi';
 /** The protocol programs drive a browser of this family with; undefined when they do not drive it. An unknown family (an image this node does not know) is left to the node that runs it. */
 export function automationProtocol(family: string | undefined): AutomationProtocol | undefined {
   if (family === 'firefox') return 'bidi';
-  if (family === undefined || family === 'chromium') return 'devtools';
+  if (speaksDevTools(family)) return 'devtools';
   return undefined;
 }
 

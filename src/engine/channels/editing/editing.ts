@@ -5,6 +5,7 @@
 // Chromium family); where it cannot (Firefox), the session is not offered it and the viewer's
 // Keyboard button is the way. One JSON text message at once and one per change; nothing is read.
 import type { EditingMessage } from '../../../protocol/editing.js';
+import { speaksDevTools } from '../../runtime/index.js';
 import type { Channel } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 
@@ -25,10 +26,7 @@ export function editingChannel(options: EditingChannelOptions): Channel {
     attachment: 'listener',
     closes: { endClosed: VIEWER_CLOSE.displayGone, refused: VIEWER_CLOSE.protocol },
     // Chromium's sessions: their DevTools control tells (Firefox has no such connection here).
-    offered: (row) => {
-      const family = options.familyOf?.(row.browser);
-      return family === undefined || family === 'chromium';
-    },
+    offered: (row) => speaksDevTools(options.familyOf?.(row.browser)),
     // The viewer opens the route only when the state says `editing: true`.
     advertised: true,
     // It reads nothing from the viewer: anything it sends is closed as off-protocol, and nothing big is taken in.

@@ -6,6 +6,16 @@ import { installedLocales, type BrowserFamily } from './locales.js';
 
 export type { BrowserFamily };
 
+/**
+ * Whether the engine holds a DevTools connection to a browser of this family (the Chromium family
+ * does; Firefox is reached over WebDriver BiDi, decisions.md 143): what the editing channel and
+ * the automation protocol follow, said once. An unknown family (undefined: an image this node does
+ * not know) is left to the node that runs the session, which knows it.
+ */
+export function speaksDevTools(family: BrowserFamily | string | undefined): boolean {
+  return family === undefined || family === 'chromium';
+}
+
 
 export interface BrowserImage {
   /** The value callers send as `browser`. */

@@ -1,9 +1,11 @@
-// Writing a session's recording as Matroska (issue 35): the H.264 its video encoder already made
-// and the Opus its sound encoder already made, each frame as it came, with its time; nothing is
-// encoded again. Matroska is chosen because it can be written as it goes, a cluster (about a
-// second, or up to the next key frame) at a time, each written whole: an engine killed in the
-// middle leaves a file that plays up to its last cluster. ffmpeg copies it into MP4 for people
-// (http/recordings.ts). Only what the recording needs of EBML is here.
+// Matroska's bytes for a session's recording (issue 35): the file's start (the EBML header, a
+// segment of unknown size, its info and its tracks: the picture as H.264, the sound as Opus), then
+// one cluster at a time, each written whole, of the frames the recorder (recorder.ts) gives it as
+// they came, with their times; and the parameter sets to put before a key frame when a later
+// encoder's configuration differs from the header's. Nothing is encoded here. Matroska is chosen
+// because it can be written as it goes: an engine killed in the middle leaves a file that plays up
+// to its last cluster. ffmpeg copies it into MP4 for people (recordings/media.ts). Only what the
+// recording needs of EBML is here.
 
 /** EBML element ids used (Matroska's specification, RFC 9559). */
 const ID = {

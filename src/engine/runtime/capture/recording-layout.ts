@@ -12,7 +12,7 @@ export const RECORDING_CLOSED = `${RECORDING_MEDIA}.closed`;
 export const RECORDING_START = `${RECORDING_MEDIA}.start`;
 /** The page's addresses and titles over time (recordings/timeline.ts). */
 export const RECORDING_TIMELINE = 'timeline.jsonl';
-/** The whole recording copied into MP4 once it has ended (http/recordings.ts), kept beside the media. */
+/** The whole recording copied into MP4 once it has ended (recordings/media.ts), kept beside the media. */
 export const RECORDING_MP4 = 'media.mp4';
 /** Every file a recording keeps, as its kept size counts them. */
 export const RECORDING_FILES = [RECORDING_MEDIA, RECORDING_MP4, RECORDING_TIMELINE] as const;

@@ -8,8 +8,8 @@ import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { retryAfterSeconds, SECURITY_HEADERS } from '../../http/headers.js';
 import { sendJson } from '../http/respond.js';
 import type { LimitSettings } from '../http/limits.js';
-import type { RecordingsAccess } from '../recordings/recordings.js';
-import type { ReplayLinks, ReplayRefusal } from '../recordings/replay-links.js';
+import type { RecordingsAccess } from './recordings.js';
+import type { ReplayLinks, ReplayRefusal } from './replay-links.js';
 import type { SessionRow } from '../store/store.js';
 
 /** `/replay/<token>` (the page) and its API; a token is ASCII without escapes, so the path is taken as it came. */

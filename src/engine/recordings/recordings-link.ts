@@ -1,26 +1,25 @@
 // Recordings in a cluster (issue 35, decisions.md 107): a recording stays on the node that ran its
 // session (its picture, sound and timeline are written there as they happen), and any node answers
-// for it. The node a caller reached asks the keeper over the node link's one signed path
-// (node-link.ts `call`), `/internal/v1/recordings/<id>/(info|media|remove)` and
-// `/internal/v1/recordings/meters?account=`, and passes the answer through: the media streams as it
-// comes, with the caller's range (signed in the query). The caller's key and its session were
-// checked where the request arrived; the keeper only reads or removes.
+// for it. The node a caller reached asks the keeper over the node link (node-link.ts `call`),
+// `/internal/v1/recordings/<id>/(info|media|remove)` and `/internal/v1/recordings/meters?account=`
+// (routes of the link's one signed table, node-routes.ts), and passes the answer through: the media
+// streams as it comes, with the caller's range (signed in the query). The caller's key and its
+// session were checked where the request arrived; the keeper only reads or removes.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream';
-import type { RecordingOutcome, RecordingsAccess } from '../recordings/recordings.js';
-import type { SessionRow, Store } from '../store/store.js';
+import type { NodeLink } from '../cluster/node-link.js';
+import type { NodeCall, NodeRoute } from '../cluster/node-routes.js';
 import { sendJson } from '../http/respond.js';
-import type { NodeLink } from './node-link.js';
-
-const PATH = /^\/internal\/v1\/recordings\/(?:([0-9a-f]{32})\/(info|media|remove)|(meters))$/;
+import type { SessionRow, Store } from '../store/store.js';
+import type { RecordingOutcome, RecordingsAccess } from './recordings.js';
 /** What of the keeper's media answer reaches the caller. */
 const MEDIA_HEADERS = ['content-type', 'content-length', 'content-range', 'accept-ranges', 'cache-control', 'retry-after'];
 /** How long a call for a description, a removal or a meter may take. */
 const CALL_TIMEOUT_MS = 10_000;
 
 export interface RecordingsLinkOptions {
-  /** The node link: its signed calls out, and its check of calls in. */
-  link: Pick<NodeLink, 'call' | 'callJson' | 'isSigned'>;
+  /** The node link: its signed calls out. */
+  link: Pick<NodeLink, 'call' | 'callJson'>;
   /** This node's id: a session whose `node_id` is another's is kept there. */
   nodeId: string;
   /** The recordings this node keeps. */
@@ -88,29 +87,23 @@ export class RecordingsLink {
     return (await this.options.link.callJson<T>(node, method, `/internal/v1/recordings/${path}`, '', CALL_TIMEOUT_MS))?.body ?? unreachable;
   }
 
-  /** Answers a node-to-node recordings call; false when the path is not one. */
-  async handle(request: IncomingMessage, response: ServerResponse, url: URL): Promise<boolean> {
-    const match = PATH.exec(url.pathname);
-    if (!match) return false;
-    request.resume();
-    const op = match[2] ?? match[3]!;
-    if (!this.options.link.isSigned(request, `${url.pathname}${url.search}`) || request.method !== (op === 'remove' ? 'POST' : 'GET')) {
-      sendJson(response, { status: 'denied', message: 'not a call from a node of this cluster' }, 403);
-      return true;
-    }
+  /** Its routes on the node link (node-routes.ts, which checks each call's signature): the keeper's side. */
+  get routes(): NodeRoute[] {
     const { here, nodeId, store } = this.options;
-    if (op === 'meters') {
-      sendJson(response, { status: 'ok', ...(await here.meters(url.searchParams.get('account') ?? '')) });
-      return true;
-    }
-    const row = await store.session(match[1]!);
-    if (!row || row.node_id !== nodeId) {
-      sendJson(response, { status: 'denied', message: 'id: this node does not keep that recording' }, 404);
-      return true;
-    }
-    if (op === 'info') sendJson(response, await here.read(row));
-    else if (op === 'remove') sendJson(response, await here.remove(row));
-    else await here.sendMedia(url.searchParams.get('range') ?? undefined, response, row);
-    return true;
+    /** The recording, if this node keeps it; else the refusal is sent. */
+    const kept = (use: (row: SessionRow, call: NodeCall, response: ServerResponse) => Promise<void>): NodeRoute['answer'] => async (call, response) => {
+      const row = await store.session(call.id);
+      if (!row || row.node_id !== nodeId) return sendJson(response, { status: 'denied', message: 'id: this node does not keep that recording' }, 404);
+      await use(row, call, response);
+    };
+    return [
+      {
+        method: 'GET', path: 'recordings/meters', body: 'none',
+        answer: async ({ url }, response) => sendJson(response, { status: 'ok', ...(await here.meters(url.searchParams.get('account') ?? '')) }),
+      },
+      { method: 'GET', path: 'recordings/:id/info', body: 'none', answer: kept(async (row, _call, response) => sendJson(response, await here.read(row))) },
+      { method: 'POST', path: 'recordings/:id/remove', body: 'none', answer: kept(async (row, _call, response) => sendJson(response, await here.remove(row))) },
+      { method: 'GET', path: 'recordings/:id/media', body: 'none', answer: kept((row, { url }, response) => here.sendMedia(url.searchParams.get('range') ?? undefined, response, row)) },
+    ];
   }
 }

@@ -14,9 +14,9 @@ import { open, rename, rm } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream';
-import type { RecordingsAccess, Recordings } from '../recordings/recordings.js';
+import type { RecordingsAccess, Recordings } from './recordings.js';
 import { RECORDING_MP4 } from '../runtime/index.js';
-import { sendJson } from './respond.js';
+import { sendJson } from '../http/respond.js';
 
 const FFMPEG = '/usr/bin/ffmpeg';
 const MP4 = 'video/mp4';
@@ -189,7 +189,7 @@ export async function sendRecordingMedia(rangeHeader: string | undefined, respon
   pipeline(createReadStream(file, { start, end }), response, () => undefined);
 }
 
-/** The recordings this engine keeps, as the API reaches them (a cluster's node link wraps it: cluster/recordings-link.ts); call it once, for one set of slots. */
+/** The recordings this engine keeps, as the API reaches them (a cluster's node link wraps it: recordings-link.ts); call it once, for one set of slots. */
 export function recordingsHere(recordings: Recordings): RecordingsAccess {
   const slots = new ConversionSlots();
   return {
