@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { retryAfterSeconds, SECURITY_HEADERS } from '../../http/headers.js';
 import { requestTargetUrl } from '../../http/request-target.js';
-import { isSeatKey, parseShareApiPath, viewerStateFor, type Driver, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ShareTab, type ViewerState } from '../../protocol/index.js';
+import { parseShareApiPath, viewerKeyOf, viewerStateFor, type Driver, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ShareTab, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
 import type { ShareLinks } from '../sessions/share-links.js';
@@ -281,12 +281,14 @@ export function createShareApi(options: ShareApiOptions) {
     const found = await lookUp(request, path.linkId);
     if ('limited' in found) return refuse(429, 'Too Many Requests'), true;
     if (!found.row) return refuse(404, 'Not Found'), true;
+    // `?viewer=`, or its former name `?seat=`, read for one version (decisions.md 149).
+    const viewerKey = viewerKeyOf(url.searchParams);
     await router.open(request, socket, head, {
       channel: path.route,
       row: found.row,
       credential: found.rights === 'control' ? 'share-link' : 'view-link',
       address: options.clientAddress(request),
-      ...(isSeatKey(url.searchParams.get('seat')) ? { seat: url.searchParams.get('seat')! } : {}),
+      ...(viewerKey ? { viewerKey } : {}),
     });
     return true;
   }
