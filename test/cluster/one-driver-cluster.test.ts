@@ -103,7 +103,7 @@ describe('one driver on a two-node cluster', () => {
   it('decides on the node that runs the session for viewers connected through the other', async () => {
     const [first, second] = [await join(), await join()];
     for (const viewer of [first, second]) await viewer.people.until((p) => p.mode === 'one' && p.people.length === 2 && p.driver === null);
-    expect(await shareState()).toMatchObject({ status: 'ok', controlMode: 'one', driver: null, people: true });
+    expect(await shareState()).toMatchObject({ status: 'ok', controlMode: 'one', driver: null, channels: { people: true } });
 
     // Nobody drives: the first to ask drives, and its keys are its own across the node link.
     first.people.send({ type: 'ask' });
