@@ -33,7 +33,7 @@ export async function controlBench(): Promise<void> {
     const ws = engine.url.replace(/^http/, 'ws');
     viewers = await Promise.all([0, 1].map(async () => {
       const people = await connectPeople(`${ws}/share/${linkId}/people`);
-      const rfb = await connectRfb(`${ws}/share/${linkId}/rfb?seat=${people.seat}`);
+      const rfb = await connectRfb(`${ws}/share/${linkId}/rfb?viewer=${people.viewerKey}`);
       return { people, rfb, id: (await people.until((p) => p.you !== '')).you };
     }));
     // A press on the page (below the browser's own bar) makes the first viewer drive and focuses the page.

@@ -19,9 +19,9 @@ interface PeopleStoryProps {
 const ada = { id: 'p-ada', kind: 'person' as const, name: 'Ada Lovelace', owner: true as const };
 const guest2 = { id: 'p-two', kind: 'person' as const, guest: 2 };
 const guest3 = { id: 'p-three', kind: 'person' as const, guest: 3 };
-const base = { type: 'control' as const, seat: 'story-seat-key-0000', idleMs: 30_000 };
+const base = { type: 'control' as const, viewerKey: 'story-viewer-key-00', idleMs: 30_000 };
 
-/** The engine's answer to a request, as control-seat.ts decides it (enough for the stories). */
+/** The engine's answer to a request, as channels/control/driving.ts decides it (enough for the stories). */
 function answer(picture: ControlPicture, message: ControlClientMessage): ControlPicture {
   const people = picture.people.map((person) => ({ ...person }));
   const me = people.find((person) => person.id === picture.you)!;
@@ -109,7 +109,7 @@ export const NobodyDrives: Story = {
 
 /** Everyone with the link controls (the default mode): the list only. */
 export const EveryoneControls: Story = {
-  args: { picture: { type: 'control', seat: base.seat, mode: 'shared', you: 'p-two', driver: null, people: [ada, guest2, { id: 'p-prog', kind: 'program', owner: true }] } },
+  args: { picture: { type: 'control', viewerKey: base.viewerKey, mode: 'shared', you: 'p-two', driver: null, people: [ada, guest2, { id: 'p-prog', kind: 'program', owner: true }] } },
 };
 
 /** Watching through a view-only link: no request to make. */

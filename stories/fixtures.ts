@@ -112,7 +112,8 @@ export function shareApiFetch(scenario: ShareScenario, browserName = 'Chromium',
       const shareUrlPath = `/en/s?${VIEW_ONLY_LINK_ID}`;
       return json(200, { status: 'ok', linkId: VIEW_ONLY_LINK_ID, shareUrl: `${url.origin}/share-stand-in${shareUrlPath}`, shareUrlPath });
     }
-    const state: ViewerState = { state: scenario, language: 'en', browserName, leaveUrl: LEAVE_URL, ...link };
+    const { sound, ...rights } = link;
+    const state: ViewerState = { state: scenario, language: 'en', browserName, leaveUrl: LEAVE_URL, ...rights, channels: sound ? { sound: true } : {} };
     return json(200, state);
   };
 }

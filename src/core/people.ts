@@ -1,6 +1,6 @@
 // The viewer's `people` connection (issue 36), framework-free: who watches the session and who
 // drives, where the driver's pointer is, and the viewer's own requests (ask, cancel, give,
-// release, take). It makes the viewer's seat key once (its RFB connection passes the same key, so
+// release, take). It makes the viewer key once (its RFB connection passes the same key, so
 // its keys count as its own), reconnects after a drop (share-channel.ts), and says hello again each time.
 import type { ControlClientMessage, ControlPicture, ControlServerMessage } from '../protocol/control.js';
 import { followShareChannel, type ShareChannelFollow } from './share-channel.js';
@@ -14,8 +14,8 @@ export interface PeopleSnapshot {
   refused: string | null;
 }
 
-/** A seat key: 128 random bits, base64url. */
-export function makeSeatKey(): string {
+/** A viewer key: 128 random bits, base64url. */
+export function makeViewerKey(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   return btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
@@ -33,26 +33,26 @@ function parsePeopleMessage(text: string): ControlServerMessage | null {
 }
 
 export class PeopleConnection extends Subscribable<PeopleSnapshot> {
-  readonly seat = makeSeatKey();
+  readonly viewerKey = makeViewerKey();
   private follow: ShareChannelFollow | null = null;
 
   constructor(private readonly options: { shareBase: string; linkId: string; pass?: string | undefined }) {
     super({ picture: null, pointer: null, refused: null });
   }
 
-  /** Connects (again after `close()`: the same seat key, so the same person). */
+  /** Connects (again after `close()`: the same viewer key, so the same person). */
   open(): void {
     if (this.follow) return;
     this.follow = followShareChannel(this.options.shareBase, this.options.linkId, 'people', {
       parse: parsePeopleMessage,
-      onOpen: (send) => send(JSON.stringify({ type: 'hello', seat: this.seat, ...(this.options.pass ? { pass: this.options.pass } : {}) } satisfies ControlClientMessage)),
+      onOpen: (send) => send(JSON.stringify({ type: 'hello', viewerKey: this.viewerKey, ...(this.options.pass ? { pass: this.options.pass } : {}) } satisfies ControlClientMessage)),
       onMessage: (message) => {
         if (message.type === 'control') this.update({ picture: message, ...(message.driver === null ? { pointer: null } : {}) });
         else if (message.type === 'pointer') this.update({ pointer: { x: message.x, y: message.y } });
         else this.update({ refused: message.message });
       },
       retryMs: RETRY_MS,
-      // Seats may free up and a session that was not running yet may run: keep asking.
+      // The door's seats may free up and a session that was not running yet may run: keep asking.
       retryRefused: true,
     });
   }

@@ -266,7 +266,7 @@ export function openSessions(base: EngineBase, features: SessionFeatures): Engin
     planOf: base.planOf,
     endsOf: (id) => sessions.endsOf(id),
     wake: (id) => sessions.wake(id),
-    ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential, seat?: string) => link.openChannel(owner, id, channel, credential, seat) } : {}),
+    ...(clustered ? { forward: (owner: string, id: string, channel: string, credential: ChannelCredential, viewerKey?: string) => link.openChannel(owner, id, channel, credential, viewerKey) } : {}),
   });
   return {
     ...base,

@@ -71,8 +71,8 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
     const recording = await recordingsModule(core, recorded);
     // The order features start in (and register their channels: the viewer state's flags follow it).
     modules = new ModuleList([
-      displayModule(core, control.seats),
-      await automationModule(core, control.seats),
+      displayModule(core, control.driving),
+      await automationModule(core, control.driving),
       filesModule(core),
       recording,
       profilesModule(profiles),

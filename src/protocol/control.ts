@@ -39,8 +39,10 @@ export interface ControlPicture {
   mode: ControlMode;
   /** This viewer's own id in `people`. */
   you: string;
-  /** The key this viewer's RFB connection passes as `?seat=`, so its keys count as its own. */
-  seat: string;
+  /** The viewer key: what this viewer's RFB connection passes as `?viewer=`, so its keys count as its own. */
+  viewerKey: string;
+  /** @deprecated The same viewer key under its former name, sent for one version (decisions.md 149); read `viewerKey`. */
+  seat?: string;
   people: Person[];
   /** `one` mode: who drives now (null: nobody; the first to ask or press takes it). */
   driver: Driver | null;
@@ -58,12 +60,13 @@ export interface DriverPointer {
 export type ControlServerMessage = ControlPicture | DriverPointer | { type: 'refused'; message: string };
 
 /**
- * Viewer -> engine. `hello` first: `seat`, a secret the viewer makes once per page (128 random
- * bits, base64url) and also passes to its RFB connection as `?seat=`, so its keys count as its own
- * across reconnects of either; `pass`, from the owner's handle (the proxy route), names it.
+ * Viewer -> engine. `hello` first: `viewerKey`, a secret the viewer makes once per page (128
+ * random bits, base64url) and also passes to its RFB connection as `?viewer=`, so its keys count
+ * as its own across reconnects of either; `pass`, from the owner's handle (the proxy route), names
+ * it. The key's former name `seat` is still read for one version (decisions.md 149).
  */
 export type ControlClientMessage =
-  | { type: 'hello'; seat?: string; pass?: string }
+  | { type: 'hello'; viewerKey?: string; pass?: string }
   | { type: 'ask' }
   | { type: 'cancel' }
   | { type: 'give'; to: string }
@@ -85,10 +88,12 @@ export function parseControlClientMessage(text: string): ControlClientMessage | 
   if (typeof message !== 'object' || message === null || typeof message.type !== 'string' || !CLIENT_TYPES.has(message.type)) return null;
   if (message.type === 'give') return typeof message.to === 'string' && message.to.length <= 64 ? { type: 'give', to: message.to } : null;
   if (message.type === 'hello') {
-    const seat = (message as { seat?: unknown }).seat;
-    if (seat !== undefined && !isSeatKey(seat)) return null;
+    const hello = message as { viewerKey?: unknown; seat?: unknown };
+    // `seat`: the viewer key's former name, read for one version when `viewerKey` is absent (decisions.md 149).
+    const viewerKey = hello.viewerKey !== undefined ? hello.viewerKey : hello.seat;
+    if (viewerKey !== undefined && !isViewerKey(viewerKey)) return null;
     if (message.pass !== undefined && (typeof message.pass !== 'string' || message.pass.length > 1024)) return null;
-    return { type: 'hello', ...(typeof seat === 'string' ? { seat } : {}), ...(typeof message.pass === 'string' ? { pass: message.pass } : {}) };
+    return { type: 'hello', ...(typeof viewerKey === 'string' ? { viewerKey } : {}), ...(typeof message.pass === 'string' ? { pass: message.pass } : {}) };
   }
   return { type: message.type } as ControlClientMessage;
 }
@@ -125,9 +130,24 @@ export function parseControlAction(body: Record<string, unknown>): { ok: true; v
   }
 }
 
-/** A seat key: 16 to 64 base64url characters (the viewer makes 128 random bits). */
-export function isSeatKey(value: unknown): value is string {
+/** A viewer key: 16 to 64 base64url characters (the viewer makes 128 random bits). */
+export function isViewerKey(value: unknown): value is string {
   return typeof value === 'string' && /^[A-Za-z0-9_-]{16,64}$/.test(value);
+}
+
+/** @deprecated The former name of `isViewerKey`, kept for one version (decisions.md 149). */
+export const isSeatKey = isViewerKey;
+
+/**
+ * The query parameter a viewer's RFB connection (and the node link's forwarded upgrade) carries
+ * its viewer key in; its former name `seat` is read for one version (decisions.md 149).
+ */
+export const VIEWER_KEY_QUERY = 'viewer';
+
+/** The viewer key a channel URL's query carries (`?viewer=`, else the former `?seat=`), if it is one. */
+export function viewerKeyOf(query: URLSearchParams): string | undefined {
+  const key = query.get(VIEWER_KEY_QUERY) ?? query.get('seat');
+  return isViewerKey(key) ? key : undefined;
 }
 
 /** Longest display name a customer's app may give a viewer. */

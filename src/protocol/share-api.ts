@@ -16,6 +16,12 @@
 export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload', 'editing', 'tabs', 'people'] as const;
 export type ShareApiRoute = (typeof SHARE_API_ROUTES)[number];
 
+/**
+ * The share API's routes that are not channels: no channel may take one of these names, or its
+ * WebSocket route would stand where the route is (channels/registry.ts; decisions.md 150).
+ */
+export const SHARE_API_OWN_ROUTES = ['state', 'events', 'ping', 'view-only', 'tabs'] as const;
+
 /** Link ids are base64url; the API reads at most this many characters of one. */
 const SHARE_API_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(?:\/(events|rfb|sound|video|ping|view-only|files|files\/download|files\/upload|editing|tabs|people))?$/;
 

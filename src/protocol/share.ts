@@ -89,20 +89,26 @@ export interface ViewerState {
   control?: boolean;
   /** Viewers connected to the session now (every link together). */
   viewers?: number;
-  /** Whether the session has sound (the share API's `sound` route); absent means false (an engine before sound). */
+  /**
+   * The channels the share API offers this link's session, by name (`{"sound": true, "people":
+   * true}`; decisions.md 150): under one field, so no channel's name can stand for a field of the
+   * state. Absent: an engine before it, which said them as the top-level flags below.
+   */
+  channels?: Record<string, true>;
+  /** @deprecated Read `channels.sound` (`offersChannel`): said at the top level too for one version (decisions.md 150). Whether the session has sound. */
   sound?: boolean;
-  /** Whether the engine offers the display's motion as video (the share API's `video` route, issue 25); absent means false. */
+  /** @deprecated Read `channels.video` (`offersChannel`): said at the top level too for one version (decisions.md 150). Whether the engine offers the display's motion as video (issue 25). */
   video?: boolean;
   /** Whether the session is being recorded (issue 35): the viewer says so; absent means false. */
   recording?: boolean;
-  /** Whether the engine tells this link's viewer when a text field has the focus (the `editing` route, issue 36); absent means false. */
+  /** @deprecated Read `channels.editing` (`offersChannel`): said at the top level too for one version (decisions.md 150). Whether the engine tells this link's viewer when a text field has the focus (issue 36). */
   editing?: boolean;
   /**
    * The remote browser's tabs (issue 36, protocol/tabs.ts), in the order they opened; absent when
    * the engine cannot tell them (the session is not running, or runs Firefox ESR in a browser window).
    */
   tabs?: ShareTab[];
-  /** Whether the share API offers `people` (issue 36): who watches and who drives; absent means false. */
+  /** @deprecated Read `channels.people` (`offersChannel`): said at the top level too for one version (decisions.md 150). Whether the share API offers `people` (issue 36). */
   people?: boolean;
   /** `one` while one person drives at a time (issue 36, src/protocol/control.ts); absent: everyone with the share link controls. */
   controlMode?: 'one';
@@ -113,6 +119,19 @@ export interface ViewerState {
    * framed viewer talks only to the one of them that framed it (protocol/embed-messages.ts).
    */
   frameOrigins?: string[];
+}
+
+/**
+ * The channels an engine before `channels` (decisions.md 150) said as top-level flags of the
+ * state, and this version still says there too, for one version; no other channel is said there.
+ */
+export const FORMER_CHANNEL_FLAGS = ['sound', 'video', 'editing', 'people'] as const;
+
+/** Whether the state says its link's session is offered the channel `name` (from an engine before `channels`: its top-level flag). */
+export function offersChannel(state: ViewerState | null | undefined, name: string): boolean {
+  if (!state) return false;
+  if (state.channels) return Object.hasOwn(state.channels, name) && state.channels[name] === true;
+  return (FORMER_CHANNEL_FLAGS as readonly string[]).includes(name) && (state as unknown as Record<string, unknown>)[name] === true;
 }
 
 /** Checks a share API answer without the schema library (the viewer loads in any page). */

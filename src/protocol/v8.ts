@@ -370,4 +370,6 @@ export const viewerStateSchema = z.object({
   language: z.enum(SHARE_LANGUAGES),
   browserName: z.string(),
   leaveUrl: z.string().nullable(),
+  /** The channels the link's session is offered, by name (decisions.md 150); absent from an engine before it. */
+  channels: z.record(z.string(), z.literal(true)).optional(),
 }) satisfies z.ZodType<ViewerState>;

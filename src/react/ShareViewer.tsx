@@ -9,7 +9,7 @@ import { I18nextProvider, useTranslation } from 'react-i18next';
 import type { ViewerScreen } from '../core/viewer-state.js';
 // Zod-free parts of the protocol only: the viewer must stay small in any host page.
 import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
-import { isWebAddress, parseShareLink, shareBaseOf, type ViewerChrome, type ViewerStateName } from '../protocol/share.js';
+import { isWebAddress, offersChannel, parseShareLink, shareBaseOf, type ViewerChrome, type ViewerState, type ViewerStateName } from '../protocol/share.js';
 import type { ShareTab } from '../protocol/tabs.js';
 import { createComponentI18n } from './i18n.js';
 import { LiveScreen } from './viewer/LiveScreen.js';
@@ -17,7 +17,6 @@ import { TabStrip } from './viewer/TabStrip.js';
 import { useCountdown } from './viewer/useCountdown.js';
 import { useViewerState } from './viewer/useViewerState.js';
 import type { PeopleBinding } from './viewer/usePeople.js';
-import type { ViewerState } from '../protocol/share.js';
 
 export interface ShareViewerProps {
   /** The full share link, `{share_base}/<lang>/s?<link_id>`. */
@@ -174,13 +173,13 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, o
             viewOnly={viewOnly || state?.control === false}
             viewers={typeof state?.viewers === 'number' ? state.viewers : null}
             recording={state?.recording === true}
-            // An engine from before sound says nothing: no sound.
-            sound={state?.sound === true}
-            video={state?.video === true}
-            editing={state?.editing === true}
+            // The channels the session is offered (an engine from before sound says nothing: no sound).
+            sound={offersChannel(state, 'sound')}
+            video={offersChannel(state, 'video')}
+            editing={offersChannel(state, 'editing')}
             onLeave={leave}
             hidden={screen === 'waiting'}
-            people={state?.people === true}
+            people={offersChannel(state, 'people')}
             viewerPass={viewerPass}
             onPeople={onPeople}
             {...(shareFetch ? { shareFetch } : {})}

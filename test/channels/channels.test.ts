@@ -191,6 +191,8 @@ describe('the channel registry', () => {
     const registry = new ChannelRegistry();
     expect(() => registry.register(testChannel({ name: 'Sound/../x' }))).toThrow(/lowercase letters/);
     expect(() => registry.register(testChannel({ name: '' }))).toThrow(/channel name/);
+    // The share API's own routes keep their names (decisions.md 150).
+    for (const name of ['state', 'events', 'ping', 'view-only', 'tabs']) expect(() => registry.register(testChannel({ name }))).toThrow(/a route of its own by that name/);
     expect(() => registry.register(testChannel({ opensWith: [] }))).toThrow(/at least one credential/);
     expect(() => registry.register(testChannel({ opensWith: ['cookie' as ChannelCredential] }))).toThrow(/unknown credential "cookie"/);
     expect(() => registry.register(testChannel({ attachment: 'ghost' as never }))).toThrow(/unknown attachment kind "ghost"/);

@@ -1,7 +1,7 @@
 // One driver at a time on a cluster (issue 36, decisions.md 100): two engine nodes on one
 // throwaway Postgres, a Chromium session with `control: "one"` on one of them. Two viewers connect
 // through the node that does not run it: their `people` sockets and their RFB connections (with
-// `?seat=`) cross the signed node link, and only the driver's keys reach the page. The owner's
+// `?viewer=`) cross the signed node link, and only the driver's keys reach the page. The owner's
 // control calls land on that other node too and go to the node that decides over the node link
 // (`/internal/v1/sessions/<id>/control`); the share state read there says who drives.
 import { createServer, type Server } from 'node:http';
@@ -45,7 +45,7 @@ const shareState = async () => (await (await fetch(`${relays.url}/share/${linkId
 async function join(): Promise<Viewer> {
   const ws = relays.url.replace(/^http/, 'ws');
   const people = await connectPeople(`${ws}/share/${linkId}/people`);
-  const rfb = await connectRfb(`${ws}/share/${linkId}/rfb?seat=${people.seat}`);
+  const rfb = await connectRfb(`${ws}/share/${linkId}/rfb?viewer=${people.viewerKey}`);
   const picture = await people.until((p) => p.people.some((person) => person.id === p.you));
   const viewer = { people, rfb, id: picture.you };
   viewers.push(viewer);
@@ -103,7 +103,7 @@ describe('one driver on a two-node cluster', () => {
   it('decides on the node that runs the session for viewers connected through the other', async () => {
     const [first, second] = [await join(), await join()];
     for (const viewer of [first, second]) await viewer.people.until((p) => p.mode === 'one' && p.people.length === 2 && p.driver === null);
-    expect(await shareState()).toMatchObject({ status: 'ok', controlMode: 'one', driver: null, people: true });
+    expect(await shareState()).toMatchObject({ status: 'ok', controlMode: 'one', driver: null, channels: { people: true } });
 
     // Nobody drives: the first to ask drives, and its keys are its own across the node link.
     first.people.send({ type: 'ask' });
@@ -122,7 +122,7 @@ describe('one driver on a two-node cluster', () => {
   it("forwards the owner's control calls from the node that does not run the session to the one that does", async () => {
     const [first, second] = viewers as [Viewer, Viewer];
     const owner = api(relays);
-    // Taken back with no viewer of the owner's here: the owner holds the seat and nobody types.
+    // Taken back with no viewer of the owner's here: the owner holds control and nobody types.
     expect(await owner('/vm/control', { id: vmId, action: 'take' })).toMatchObject({ status: 'ok', mode: 'one', driver: { id: 'owner', owner: true }, people: [{ id: first.id }, { id: second.id }] });
     for (const viewer of [first, second]) await viewer.people.until((p) => p.driver?.id === 'owner');
     expect((await waitFor(shareState, (state) => state.driver?.id === 'owner')).driver).toMatchObject({ owner: true });

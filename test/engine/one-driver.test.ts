@@ -92,7 +92,7 @@ async function drivesFreely(typist: Viewer): Promise<void> {
 async function join(): Promise<Viewer> {
   const ws = engine.url.replace(/^http/, 'ws');
   const people = await connectPeople(`${ws}/share/${linkId}/people`);
-  const rfb = await connectRfb(`${ws}/share/${linkId}/rfb?seat=${people.seat}`);
+  const rfb = await connectRfb(`${ws}/share/${linkId}/rfb?viewer=${people.viewerKey}`);
   const picture = await people.until((p) => p.people.some((person) => person.id === p.you));
   const viewer = { people, rfb, id: picture.you };
   viewers.push(viewer);
@@ -139,7 +139,7 @@ describe('a session with one driver', () => {
   });
 
   it('says so in the share state, with nobody driving before anyone pressed', async () => {
-    expect(await shareState()).toMatchObject({ status: 'ok', state: 'running', controlMode: 'one', driver: null, people: true });
+    expect(await shareState()).toMatchObject({ status: 'ok', state: 'running', controlMode: 'one', driver: null, channels: { people: true } });
   });
 
   it('passes only the driver\'s keys; a second asks, the driver gives, and the keys follow the new driver', async () => {
@@ -232,6 +232,22 @@ describe('a session with one driver', () => {
     expect(await fixture.call('/vm/control', { id: vmId, action: 'mode', mode: 'one' })).toMatchObject({ status: 'ok', mode: 'one', driver: null });
     expect(await waitFor(shareState, (s) => s.controlMode === 'one')).toMatchObject({ driver: null });
   });
+
+  it('still knows a viewer of the former version by its key under the old names (hello `seat`, `?seat=`; decisions.md 149)', async () => {
+    const ws = engine.url.replace(/^http/, 'ws');
+    const people = await connectPeople(`${ws}/share/${linkId}/people`, { formerNames: true });
+    const rfb = await connectRfb(`${ws}/share/${linkId}/rfb?seat=${people.viewerKey}`);
+    const former = { people, rfb, id: (await people.until((p) => p.people.some((person) => person.id === p.you))).you };
+    // The picture gives its key under both names, for one version.
+    expect(people.picture()).toMatchObject({ viewerKey: people.viewerKey, seat: people.viewerKey });
+    expect(await fixture.call('/vm/control', { id: vmId, action: 'give', to: former.id })).toMatchObject({ status: 'ok', driver: { id: former.id } });
+    await people.until((p) => p.driver?.id === former.id);
+    // Its RFB connection's keys count as the driver's: the key under `?seat=` named it.
+    await onlyDriverTypes(former, [viewers[0]!], XK.a, 'a');
+    rfb.close();
+    people.close();
+    await viewers[0]!.people.until((p) => p.driver === null && !p.people.some((person) => person.id === former.id));
+  }, 30_000);
 });
 
 describe('a program on DevTools', () => {

@@ -57,7 +57,8 @@ afterAll(async () => {
 describe('the sound channel on a share link', () => {
   it('the share state says the session has sound', async () => {
     const state = await (await fetch(`${engine.url}/share/${shareLinkId}`)).json();
-    expect(state).toMatchObject({ status: 'ok', state: 'running', sound: true });
+    // Under `channels`, and at the top level too for the former viewers, for one version (decisions.md 150).
+    expect(state).toMatchObject({ status: 'ok', state: 'running', channels: { sound: true }, sound: true });
   });
 
   it('is heard on the share link: the format first, then Opus packets that decode to the page\'s 440 Hz tone', async () => {
@@ -96,6 +97,7 @@ describe('the sound channel on a share link', () => {
     const state = await (await fetch(`${engine.url}/share/${linkId}`)).json();
     expect(state).toMatchObject({ status: 'ok', state: 'running' });
     expect(state).not.toHaveProperty('sound');
+    expect(state.channels).not.toHaveProperty('sound');
     const refused = await new Promise<number>((resolve) => {
       const socket = new WebSocket(`${engine.url.replace(/^http/, 'ws')}/share/${linkId}/sound`);
       socket.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));

@@ -1,13 +1,14 @@
-// Test helper: a viewer's `people` WebSocket (issue 36) as the engine sees it: hello with a seat
-// key (the one its RFB connection passes as `?seat=`), the latest picture of who is here and who
-// drives, the refusals it was told, and the driver's pointer positions.
+// Test helper: a viewer's `people` WebSocket (issue 36) as the engine sees it: hello with a viewer
+// key (the one its RFB connection passes as `?viewer=`; `formerNames` says it as `seat`, the name
+// read for one version), the latest picture of who is here and who drives, the refusals it was
+// told, and the driver's pointer positions.
 import { randomBytes } from 'node:crypto';
 import { WebSocket } from 'ws';
 import type { ControlClientMessage, ControlPicture, ControlServerMessage } from '../../src/protocol/index.js';
 
 export interface PeopleClient {
-  /** The seat key this viewer made (pass it to its RFB connection). */
-  seat: string;
+  /** The viewer key this viewer made (pass it to its RFB connection). */
+  viewerKey: string;
   /** The latest picture the engine sent. */
   picture(): ControlPicture | undefined;
   /** Waits until the latest picture passes `accept`; answers it. */
@@ -19,8 +20,8 @@ export interface PeopleClient {
   closed: Promise<number>;
 }
 
-export async function connectPeople(url: string, options: { pass?: string } = {}): Promise<PeopleClient> {
-  const seat = randomBytes(16).toString('base64url');
+export async function connectPeople(url: string, options: { pass?: string; formerNames?: boolean } = {}): Promise<PeopleClient> {
+  const viewerKey = randomBytes(16).toString('base64url');
   const socket = new WebSocket(url, { perMessageDeflate: false });
   let latest: ControlPicture | undefined;
   const waiters = new Set<() => void>();
@@ -40,9 +41,10 @@ export async function connectPeople(url: string, options: { pass?: string } = {}
     socket.once('unexpected-response', (_request, response) => reject(new Error(`people socket refused: ${response.statusCode}`)));
   });
   const send = (message: ControlClientMessage) => socket.send(JSON.stringify(message));
-  send({ type: 'hello', seat, ...(options.pass ? { pass: options.pass } : {}) });
+  const key = options.formerNames ? { seat: viewerKey } : { viewerKey };
+  socket.send(JSON.stringify({ type: 'hello', ...key, ...(options.pass ? { pass: options.pass } : {}) }));
   return {
-    seat,
+    viewerKey,
     picture: () => latest,
     refusals,
     pointers,
@@ -52,7 +54,7 @@ export async function connectPeople(url: string, options: { pass?: string } = {}
     until: (accept, timeoutMs = 10_000) =>
       new Promise<ControlPicture>((resolve, reject) => {
         const check = () => {
-          if (latest && latest.seat === seat && accept(latest)) {
+          if (latest && latest.viewerKey === viewerKey && accept(latest)) {
             waiters.delete(check);
             clearTimeout(timer);
             resolve(latest);

@@ -1,5 +1,6 @@
-// The wire format as callers meet it: which create requests are refused and with what words, and
-// how share links are written and read.
+// The wire format as callers meet it: which create requests are refused and with what words, how
+// share links are written and read, how a viewer's key is read under its name and its former one,
+// and which channels a share state says its session is offered.
 import { describe, it, expect } from 'vitest';
 import {
   CALLBACK_URL_MAX,
@@ -13,8 +14,12 @@ import {
   v6LaunchQuerySchema,
   v6ShortUrlResponseSchema,
   v7CreateResponseSchema,
+  offersChannel,
+  parseControlClientMessage,
+  viewerKeyOf,
   viewerStateFor,
   type CreateRequest,
+  type ViewerState,
 } from '../../src/protocol/index.js';
 
 const refusal = (body: unknown) => {
@@ -197,5 +202,50 @@ describe('share links', () => {
     expect(viewerStateFor('error')).toBe('ended');
     expect(viewerStateFor('suspended')).toBe('ended');
     expect(viewerStateFor('deleted')).toBe('gone');
+  });
+});
+
+describe('the viewer key (decisions.md 149)', () => {
+  const key = 'AAAAbbbbCCCCdddd-_12';
+
+  it('is read from a hello as `viewerKey`, and under its former name `seat` for one version', () => {
+    expect(parseControlClientMessage(JSON.stringify({ type: 'hello', viewerKey: key, pass: 'p' }))).toEqual({ type: 'hello', viewerKey: key, pass: 'p' });
+    expect(parseControlClientMessage(JSON.stringify({ type: 'hello', seat: key }))).toEqual({ type: 'hello', viewerKey: key });
+    // The new name wins when both are given.
+    expect(parseControlClientMessage(JSON.stringify({ type: 'hello', viewerKey: key, seat: 'x'.repeat(20) }))).toEqual({ type: 'hello', viewerKey: key });
+    expect(parseControlClientMessage(JSON.stringify({ type: 'hello' }))).toEqual({ type: 'hello' });
+    // Not a key (too short, not base64url) under either name: not a hello.
+    expect(parseControlClientMessage(JSON.stringify({ type: 'hello', viewerKey: 'short' }))).toBeNull();
+    expect(parseControlClientMessage(JSON.stringify({ type: 'hello', seat: 'not a key at all!!' }))).toBeNull();
+  });
+
+  it('is read from a channel address as `?viewer=`, and as `?seat=` for one version', () => {
+    expect(viewerKeyOf(new URLSearchParams({ viewer: key }))).toBe(key);
+    expect(viewerKeyOf(new URLSearchParams({ seat: key }))).toBe(key);
+    expect(viewerKeyOf(new URLSearchParams({ viewer: key, seat: 'y'.repeat(20) }))).toBe(key);
+    expect(viewerKeyOf(new URLSearchParams({ viewer: 'short' }))).toBeUndefined();
+    expect(viewerKeyOf(new URLSearchParams())).toBeUndefined();
+  });
+});
+
+describe('the channels a share state offers (decisions.md 150)', () => {
+  const base: ViewerState = { state: 'running', language: 'en', browserName: 'Chromium', leaveUrl: null };
+
+  it('are read under `channels`, whatever the top level says', () => {
+    const state = { ...base, channels: { sound: true, people: true }, video: true } as ViewerState;
+    expect(offersChannel(state, 'sound')).toBe(true);
+    expect(offersChannel(state, 'people')).toBe(true);
+    expect(offersChannel(state, 'video')).toBe(false);
+    expect(offersChannel(state, 'toString')).toBe(false);
+  });
+
+  it('are read from the former top-level flags only from an engine before `channels`', () => {
+    const former = { ...base, sound: true, editing: true, control: true } as ViewerState;
+    expect(offersChannel(former, 'sound')).toBe(true);
+    expect(offersChannel(former, 'editing')).toBe(true);
+    expect(offersChannel(former, 'video')).toBe(false);
+    // A field of the state is no channel.
+    expect(offersChannel(former, 'control')).toBe(false);
+    expect(offersChannel(null, 'sound')).toBe(false);
   });
 });

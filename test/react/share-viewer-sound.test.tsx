@@ -30,12 +30,14 @@ afterAll(async () => {
   await fixture?.close();
 });
 
-/** The engine's share API, its state answer saying `sound` as the test needs. */
+/** The engine's share API, its state answer saying `sound` as the test needs (under `channels`, and at the top level as the former engines did: decisions.md 150). */
 function shareApiSaying(sound: boolean): typeof fetch {
   return async (input, init) => {
     const response = await fetch(input, init);
     if (!response.ok || !/^\/share\/[^/]+$/.test(new URL(String(input)).pathname)) return response;
-    return Response.json({ ...((await response.json()) as object), sound });
+    const state = (await response.json()) as { channels?: Record<string, true> };
+    const { sound: _said, ...channels } = state.channels ?? {};
+    return Response.json({ ...state, sound, channels: sound ? { ...channels, sound: true } : channels });
   };
 }
 

@@ -71,8 +71,8 @@ export interface ChannelConnection {
   ends?: SessionEnds;
   /** Opens a new stream to the channel's end inside the session; present for a byte-stream channel (one with `openEnd`). */
   openEnd?: () => Duplex;
-  /** The seat key the caller gave (`?seat=`, issue 36): whose input this is among the session's people (channels/control/). */
-  seat?: string;
+  /** The viewer key the caller gave (`?viewer=`, issue 36): whose input this is among the session's people (channels/control/). */
+  viewerKey?: string;
 }
 
 export interface Channel {

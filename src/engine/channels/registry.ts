@@ -1,6 +1,7 @@
 // The channels this engine offers, by name. Registering is the one step that adds a channel
 // (sound, files, automation): the router, the node link and presence then serve it as they serve
 // RFB. A bad registration is refused with what is wrong, and the registry is left as it was.
+import { SHARE_API_OWN_ROUTES } from '../../protocol/share-api.js';
 import { CHANNEL_CREDENTIALS, type Channel } from './channel.js';
 import { MAX_MESSAGE_BYTES } from './door.js';
 import { ATTACHMENT_KINDS } from './presence.js';
@@ -14,6 +15,9 @@ export class ChannelRegistry {
   register(channel: Channel): this {
     if (typeof channel.name !== 'string' || !CHANNEL_NAME.test(channel.name)) {
       throw new Error(`channel name ${JSON.stringify(channel.name)}: use 1 to 31 lowercase letters, digits or dashes, starting with a letter`);
+    }
+    if ((SHARE_API_OWN_ROUTES as readonly string[]).includes(channel.name)) {
+      throw new Error(`channel name "${channel.name}": the share API has a route of its own by that name (${SHARE_API_OWN_ROUTES.join(', ')}); choose another`);
     }
     if (this.channels.has(channel.name)) throw new Error(`channel "${channel.name}" is registered already; each channel has one registration`);
     if (channel.opensWith.length === 0) throw new Error(`channel "${channel.name}": name at least one credential that opens it (${CHANNEL_CREDENTIALS.join(', ')})`);

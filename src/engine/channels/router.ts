@@ -29,12 +29,12 @@ export interface ChannelTarget {
   credential: ChannelCredential;
   /** The client's address (behind trusted proxies); null when another node carries it (counted there). */
   address: string | null;
-  /** The seat key the caller gave (`?seat=`): its input counts as its own among the session's people (issue 36). */
-  seat?: string;
+  /** The viewer key the caller gave (`?viewer=`): its input counts as its own among the session's people (issue 36). */
+  viewerKey?: string;
 }
 
 /** Opens a channel of a session at the node that runs it (cluster/node-link.ts). */
-export type ChannelForwarder = (nodeId: string, sessionId: string, channel: string, credential: ChannelCredential, seat?: string) => Promise<() => Duplex>;
+export type ChannelForwarder = (nodeId: string, sessionId: string, channel: string, credential: ChannelCredential, viewerKey?: string) => Promise<() => Duplex>;
 
 export interface ChannelRouterOptions {
   registry: ChannelRegistry;
@@ -113,7 +113,7 @@ export class ChannelRouter {
     const { forward } = this.options;
     if (owner.at === 'node' && forward) {
       // Another node runs it: this node carries the bytes to that node, which applies the policy.
-      const connect = await forward(owner.nodeId, row.id, channel.name, credential, target.seat).catch(() => undefined);
+      const connect = await forward(owner.nodeId, row.id, channel.name, credential, target.viewerKey).catch(() => undefined);
       this.options.door.accept(request, socket, head, channel.needs, (ws) => {
         if (!connect) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
         const leave = this.seat(channel, row.id, ws, rights, address);
@@ -122,23 +122,23 @@ export class ChannelRouter {
       });
       return;
     }
-    this.options.door.accept(request, socket, head, channel.needs, (ws) => this.carryHere(ws, channel, row.id, owner.at !== 'none', rights, address, target.seat));
+    this.options.door.accept(request, socket, head, channel.needs, (ws) => this.carryHere(ws, channel, row.id, owner.at !== 'none', rights, address, target.viewerKey));
   }
 
   /**
    * Takes a connection that another node forwards (node-to-node, its signature already checked):
    * carried to the session this node runs.
    */
-  openForwarded(request: IncomingMessage, socket: Duplex, head: Buffer, target: { sessionId: string; channel: string; credential: ChannelCredential; seat?: string }): void {
+  openForwarded(request: IncomingMessage, socket: Duplex, head: Buffer, target: { sessionId: string; channel: string; credential: ChannelCredential; viewerKey?: string }): void {
     const channel = this.options.registry.get(target.channel);
     if (!channel) return refuse(socket, 404, 'Not Found');
     if (!channel.opensWith.includes(target.credential)) return refuse(socket, 403, 'Forbidden');
     // The node the caller reached counted its address; here the address would be that node's.
-    this.options.door.accept(request, socket, head, channel.needs, (ws) => this.carryHere(ws, channel, target.sessionId, true, rightsOf(target.credential), null, target.seat));
+    this.options.door.accept(request, socket, head, channel.needs, (ws) => this.carryHere(ws, channel, target.sessionId, true, rightsOf(target.credential), null, target.viewerKey));
   }
 
   /** Opens the channel's end in a session this node runs and carries the connection with the channel's policy. */
-  private carryHere(ws: WebSocket, channel: Channel, sessionId: string, active: boolean, rights: ChannelRights, address: string | null, seat?: string): void {
+  private carryHere(ws: WebSocket, channel: Channel, sessionId: string, active: boolean, rights: ChannelRights, address: string | null, viewerKey?: string): void {
     // A viewer may connect while the session starts (its waiting screen stays up meanwhile), so
     // the live session shows the moment it is running.
     // A byte stream needs its end in the session; any other channel only the session to be here
@@ -155,7 +155,7 @@ export class ChannelRouter {
     Promise.resolve()
       .then(() => wake?.(sessionId))
       .then(
-        () => channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}), ...(seat ? { seat } : {}) }),
+        () => channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}), ...(viewerKey ? { viewerKey } : {}) }),
         // Not woken: it ends with the reason; the connection is told it no longer runs.
         () => ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason),
       )

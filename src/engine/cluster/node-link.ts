@@ -17,7 +17,7 @@ import { webSocketEnd } from '../channels/relay.js';
 import type { Presence } from '../channels/presence.js';
 import type { Logger } from '../operations/logger.js';
 import { nodeGoneMoves } from '../sessions/lifecycle.js';
-import { isSeatKey } from '../../protocol/index.js';
+import { viewerKeyOf } from '../../protocol/index.js';
 import { serveNodeRoutes, type NodeRoute } from './node-routes.js';
 
 /**
@@ -281,11 +281,13 @@ export class NodeLink implements ClusterLink {
   }
 
   /** Opens a channel of a session another node runs (channels/router.ts): the caller's bytes go through it. */
-  async openChannel(nodeId: string, sessionId: string, channel: string, credential: ChannelCredential, seat?: string): Promise<() => Duplex> {
+  async openChannel(nodeId: string, sessionId: string, channel: string, credential: ChannelCredential, viewerKey?: string): Promise<() => Duplex> {
     const base = await this.internalUrlOf(nodeId);
     if (!base) throw new Error('the node that runs this session is gone');
-    // The owner enforces what the credential allows; the signed path (with the seat key's query) tells it which it was.
-    const path = `/internal/v1/sessions/${sessionId}/channels/${channel}/${credential}${seat ? `?seat=${encodeURIComponent(seat)}` : ''}`;
+    // The owner enforces what the credential allows; the signed path (with the viewer key's query) tells it which it was.
+    // The key goes under its former name `seat` too, for one version, so a node not yet upgraded reads it (decisions.md 149).
+    const key = viewerKey ? encodeURIComponent(viewerKey) : undefined;
+    const path = `/internal/v1/sessions/${sessionId}/channels/${channel}/${credential}${key ? `?viewer=${key}&seat=${key}` : ''}`;
     const url = new URL(path, base);
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     return () => {
@@ -309,13 +311,13 @@ export class NodeLink implements ClusterLink {
   }
 
   /** Verifies a node-to-node WebSocket upgrade: the session, channel and credential to open, or null. */
-  verifyUpgrade(request: IncomingMessage, url: URL): { sessionId: string; channel: string; credential: ChannelCredential; seat?: string } | null {
+  verifyUpgrade(request: IncomingMessage, url: URL): { sessionId: string; channel: string; credential: ChannelCredential; viewerKey?: string } | null {
     const match = NODE_PATH.exec(url.pathname);
     if (!match) return null;
     if (request.method !== 'GET' || !this.isSigned(request, url.pathname + url.search)) return null;
     if (match[2] === 'rfb' || match[2] === 'rfb-view') return { sessionId: match[1]!, channel: 'rfb', credential: match[2] === 'rfb' ? 'share-link' : 'view-link' };
-    const seat = url.searchParams.get('seat');
-    return { sessionId: match[1]!, channel: match[3]!, credential: match[4] as ChannelCredential, ...(seat !== null && isSeatKey(seat) ? { seat } : {}) };
+    const viewerKey = viewerKeyOf(url.searchParams);
+    return { sessionId: match[1]!, channel: match[3]!, credential: match[4] as ChannelCredential, ...(viewerKey ? { viewerKey } : {}) };
   }
 
   async close(): Promise<void> {

@@ -4,10 +4,10 @@
 import type { EngineCore } from '../core.js';
 import { createAutomation } from '../http/automation.js';
 import type { EngineModule } from '../module.js';
-import type { ControlModule } from './control.js';
+import type { NodeDriving } from '../channels/control/node-driving.js';
 import { automationChannel } from '../channels/automation/automation.js';
 
-export async function automationModule(core: EngineCore, control: ControlModule['seats']): Promise<EngineModule> {
+export async function automationModule(core: EngineCore, driving: NodeDriving): Promise<EngineModule> {
   const { config, runtime, store } = core;
   const image = (id: string) => runtime.images.find((candidate) => candidate.id === id);
   // The automation secret, like the share-link secret, is the store's: every node checks every node's tokens.
@@ -23,7 +23,7 @@ export async function automationModule(core: EngineCore, control: ControlModule[
   });
   return {
     name: 'automation',
-    channels: [automationChannel({ control, programsPerSession: config.automation.programsPerSession, familyOf: (id) => image(id)?.family })],
+    channels: [automationChannel({ driving, programsPerSession: config.automation.programsPerSession, familyOf: (id) => image(id)?.family })],
     api: { automation: (account, id, version) => automation.address(account, id, version) },
     upgrades: [(request, socket, head) => automation.upgrade(request, socket, head)],
   };

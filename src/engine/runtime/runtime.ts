@@ -1,45 +1,39 @@
 // The session runtime: turns "start a session" into a confined set of processes in a sandbox of its
 // own (its parts, in order: sandbox, egress route, display, browser; session-parts.ts), started and
-// stopped as a unit, in the session's interface language and time zone. A session starts cold, on
-// a warm display or in a warm browser (warm-pool.ts), its browser then on the first page
-// (first-page.ts); what an earlier run left behind is reaped first (reap.ts); what a running
-// session reports comes out as runtime events (runtime-events.ts).
+// stopped as a unit, in the session's interface language and time zone. It checks a session's
+// choices and keeps its sessions, its warm pool (warm-pool.ts) and every slot it started; one
+// session's start, cold, on a warm display or in a warm browser, is runtime-session.ts's. What an
+// earlier run left behind is reaped first (reap.ts); what a running session reports comes out as
+// runtime events (runtime-events.ts).
 import { EventEmitter } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { BrowserProcess } from './browser/browser.js';
 import { discoverImages, type BrowserImage } from './browser/catalog.js';
 import { DEFAULT_CONFINEMENT, probeConfinement, type ConfinementSettings, type SessionSandbox } from './sandbox/confinement.js';
 import { writeSharedFiles } from './browser/chromium-policies.js';
-import type { BrowserControl } from './browser/control.js';
 import { isNavigableUrl } from './browser/page-policy.js';
-import { watchTabs, type SessionTabs } from './browser/watch-tabs.js';
-import { browserOnFirstPage } from './session/first-page.js';
-import type { Display } from './display/display.js';
 import type { EgressPolicy } from './egress/address-policy.js';
-import type { EgressRoute } from './egress/egress.js';
 import type { EgressConnectionLimits } from './egress/egress-gate.js';
 import type { EnginePorts } from './egress/engine-ports.js';
 import type { OpenFiles } from '../limits/open-files.js';
 import { interfaceLocale } from './browser/locales.js';
 import { isTimeZone } from './browser/time-zones.js';
-import { abortable, withTimeout } from './sandbox/processes.js';
 import { reapRoot, SHARED_DIR, type ReapReport } from './session/reap.js';
 import { ENDS_SESSION, runtimeEvent, startedMessage, watchSession, type RuntimeEvent } from './session/runtime-events.js';
 import { SessionSlot, type SlotSettings, type SlotShape } from './session/slot.js';
 import { WarmPool, type WarmPoolOptions, type WarmPoolStats } from './pool/warm-pool.js';
 import { hostMemoryShort } from './pool/warm-demand.js';
-import type { SessionSound, SoundSettings } from './capture/sound.js';
+import type { SoundSettings } from './capture/sound.js';
 import type { VideoSettings } from './capture/video.js';
-import { endsOfSlot, type SessionEnds } from './session/session-ends.js';
-import { recorderPart } from './session/session-parts.js';
 import type { SessionSpec } from './session-spec.js';
-import { closeAndCapture, restoreProfile, type ArchiveConsumer, type ProfileCapture } from './session-profile.js';
+import { closeAndCapture, type ArchiveConsumer, type ProfileCapture } from './session-profile.js';
+import { startRuntimeSession, type RuntimeSession } from './runtime-session.js';
 
 export { reapRoot, rootKey, type ReapReport } from './session/reap.js';
 export type { RuntimeEvent, RuntimeNotice, SessionEndingEvent } from './session/runtime-events.js';
 export type { WarmPoolOptions, WarmPoolStats } from './pool/warm-pool.js';
 export type { RecordingSpec, SessionSpec } from './session-spec.js';
+export type { RuntimeSession, StartKind } from './runtime-session.js';
 
 export interface RuntimeOptions {
   /** Directory that holds one sub-directory per session. */
@@ -74,37 +68,6 @@ export interface RuntimeOptions {
   video?: VideoSettings;
   /** What the operator should know that ends nothing (a sound server that could not start); default console.warn. */
   warn?: (message: string) => void;
-}
-
-/** How a session came to be ready: from nothing, on a warm display, or in a warm browser. */
-export type StartKind = 'cold' | 'warm-display' | 'warm-browser';
-
-export interface RuntimeSession {
-  readonly id: string;
-  /** The engine's directory for the session on the host (runtime record, egress socket). */
-  readonly dir: string;
-  /** Where the session's processes run: its uid, namespaces and files. */
-  readonly sandbox: SessionSandbox;
-  readonly image: BrowserImage;
-  readonly display: Display;
-  readonly browser: BrowserProcess;
-  /** Chromium family only. */
-  readonly control: BrowserControl | null;
-  /** The browser's tabs (tabs.ts); null for a Firefox in a browser window (decisions.md 103). */
-  readonly tabs: SessionTabs | null;
-  readonly egress: EgressRoute;
-  /** What the browser plays, for listeners; null when sound is off or its server could not start. */
-  readonly sound: SessionSound | null;
-  /** What the channels open their ends in (session-ends.ts). */
-  readonly ends: SessionEnds;
-  readonly start: StartKind;
-  /** Milliseconds from the start request to ready: the browser's window on the display and its
-   *  first navigation begun (the page itself may still be loading, or fail). */
-  readonly readyMs: number;
-  /** Where readyMs went, in ms: `slot` (taken warm, or started), `handOut` (the session's choices
-   *  on a warm slot), `browser` (launched, or a warm one on the first page). The engine's start
-   *  trace carries them (sessions/start-trace.ts). */
-  readonly startParts: Record<string, number>;
 }
 
 const DEFAULT_GEOMETRY = { width: 1280, height: 720 };
@@ -238,88 +201,19 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     this.warm.noteCreate(image, spec.language, timeZone);
     this.startsWaiting++;
     try {
-      return await this.start(spec, image, locale, url, timeZone);
+      const { session, slot } = await startRuntimeSession(spec, { image, locale, url, timeZone }, {
+        geometry: this.geometry,
+        timeoutMs: this.startTimeoutMs,
+        takeWarm: (...args) => this.warm.take(...args),
+        startSlot: (shape) => this.startSlot(shape),
+        discard: (late) => this.discard(late),
+      });
+      this.watch(session, slot);
+      this.emit('event', runtimeEvent(session.id, 'started', startedMessage(session.start, session.readyMs)));
+      return session;
     } finally {
       this.startsWaiting--;
       this.lastStartEnded = performance.now();
-    }
-  }
-
-  private async start(spec: SessionSpec, image: BrowserImage, locale: string, url: string | undefined, timeZone: string): Promise<RuntimeSession> {
-    const started = performance.now();
-    const timeoutMs = this.startTimeoutMs;
-    const width = spec.width ?? this.geometry.width;
-    const height = spec.height ?? this.geometry.height;
-    const fitsWarm = width === this.geometry.width && height === this.geometry.height;
-    // An app window is a launch of its own (kiosk mode), and so is a Firefox programs may drive (its
-    // remote agent is started with it): each takes a warm display, never a warm browser (decisions.md 104, 143).
-    const ownLaunch = spec.profile !== undefined || spec.window === 'app' || (spec.automation === true && image.family === 'firefox');
-    const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone, ownLaunch) : undefined;
-    let slot = warm?.slot;
-    const start: StartKind = warm?.kind ?? 'cold';
-    // The parts of readyMs: the slot from the start; the hand-out and the browser each from the
-    // slot's, since on a warm Chromium they run side by side.
-    const parts: Record<string, number> = {};
-    let slotReady = started;
-    const part = (name: string, since: number) => {
-      const now = performance.now();
-      parts[name] = Math.round((now - since) * 10) / 10;
-      return now;
-    };
-
-    try {
-      let handedOut: Promise<void> = Promise.resolve();
-      if (!slot) {
-        const shape: SlotShape = { width, height, layout: spec.layout, language: spec.language, ...(spec.upstreamProxyUrl ? { upstreamProxyUrl: spec.upstreamProxyUrl } : {}) };
-        slot = await abortable(withTimeout(this.startSlot(shape), timeoutMs, 'the display start'), spec.signal, (late) => this.discard(late));
-        slotReady = part('slot', started);
-      } else {
-        slotReady = part('slot', started);
-        // The session's choices, applied as it takes the warm slot (decisions.md 63). The route's
-        // settings are set at once. A Chromium's first page goes by DevTools, so the keyboard
-        // layout (a program run in the session) is set beside it: nothing is typed into the
-        // session before it is handed out, and the hand-out waits for both. A Firefox's first page
-        // is typed into its address bar, so its layout is set first.
-        handedOut = slot.handOut({ language: spec.language, layout: spec.layout, upstreamProxyUrl: spec.upstreamProxyUrl }).then(() => void part('handOut', slotReady));
-        if (!slot.browser?.control) await handedOut;
-      }
-      const current = slot;
-      if (spec.recording) spec.recording.started?.(current.parts.add(recorderPart(spec.recording.dir, { video: current.video, sound: current.sound, width, height })));
-      spec.onEnds?.(endsOfSlot(current), current.id);
-      const browserBegan = performance.now();
-      // A saved profile is unpacked into the fresh profile directory first (session-profile.ts).
-      const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((source) => restoreProfile(current.sandbox, source, timeoutMs)).then(() => void part('profile', browserBegan)) : Promise.resolve();
-      const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs, ...(spec.profile?.tabs ? { restoreTabs: true } : {}), ...(spec.window ? { window: spec.window } : {}), ...(spec.automation ? { automation: true } : {}) })).then(() => void part('browser', browserBegan));
-      // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
-      const both = Promise.allSettled([handedOut, browserReady]).then(async () => {
-        await handedOut;
-        await browserReady;
-      });
-      await abortable(withTimeout(both, timeoutMs, `${image.name} starting on the first page`), spec.signal);
-      const browser = current.browser!;
-      browser.tabs = await watchTabs({ control: browser.control, image }, current.sandbox, spec.window === 'app', timeoutMs);
-      const session: RuntimeSession = {
-        id: current.id,
-        dir: current.dir,
-        sandbox: current.sandbox,
-        image,
-        display: current.display,
-        browser: browser.process,
-        control: browser.control,
-        tabs: browser.tabs,
-        egress: current.egress,
-        sound: current.sound,
-        ends: endsOfSlot(current),
-        start,
-        readyMs: performance.now() - started,
-        startParts: parts,
-      };
-      this.watch(session, current);
-      this.emit('event', runtimeEvent(session.id, 'started', startedMessage(start, session.readyMs)));
-      return session;
-    } catch (error) {
-      if (slot) await slot.stop();
-      throw error instanceof Error ? error : new Error(String(error));
     }
   }
 

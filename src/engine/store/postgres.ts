@@ -20,8 +20,8 @@ function numberTypes(): pg.TypeOverrides {
 // Advisory lock names: the schema lock is held for the whole migration run (session-scoped).
 const MIGRATION_LOCK = 'remote-browser-kit:schema-migrations';
 const LISTENER_RETRY_MS = { first: 250, max: 5_000 };
-/** Connections one lock's transactions of this node hold at once (takeSeat()). */
-const LOCK_SEATS = 2;
+/** Connections one lock's transactions of this node hold at once (takeSlot()). */
+const LOCK_SLOTS = 2;
 
 // The store's SQL texts use `?`; Postgres numbers its parameters. Texts are few and reused.
 const numberedTexts = new Map<string, string>();
@@ -73,8 +73,8 @@ export class PostgresDatabase extends PostgresConnection implements Database {
   private listener: Promise<pg.Client> | undefined;
   private listenerClient: pg.Client | undefined;
   private listenerRetryMs = LISTENER_RETRY_MS.first;
-  /** Per lock name, this node's transactions holding a connection for it, and those waiting in memory (takeSeat()). */
-  private readonly lockSeats = new Map<string, { held: number; waiting: Array<() => void> }>();
+  /** Per lock name, this node's transactions holding a connection for it, and those waiting in memory (takeSlot()). */
+  private readonly lockSlots = new Map<string, { held: number; waiting: Array<() => void> }>();
   private listenerRetry: NodeJS.Timeout | undefined;
   private readonly handlers = new Map<string, Set<(payload: string) => void>>();
   private closed = false;
@@ -114,7 +114,7 @@ export class PostgresDatabase extends PostgresConnection implements Database {
   }
 
   async transaction<T>(work: (tx: SqlConnection) => Promise<T>, lock: string): Promise<T> {
-    const leave = await this.takeSeat(lock);
+    const leave = await this.takeSlot(lock);
     try {
       return await this.transactionNow(work, lock);
     } finally {
@@ -123,24 +123,24 @@ export class PostgresDatabase extends PostgresConnection implements Database {
   }
 
   /**
-   * A seat among this node's transactions of `lock` that may hold a pooled connection at once: the
+   * A slot among this node's transactions of `lock` that may hold a pooled connection at once: the
    * one holding the advisory lock and the next, already waiting for it in Postgres (so the lock
    * passes on without a round trip); the rest wait in memory. Queued on the advisory lock alone,
    * ten creates at once held every connection of the pool, and every other query (a status write,
    * a read) waited behind them.
    */
-  private async takeSeat(lock: string): Promise<() => void> {
-    let seats = this.lockSeats.get(lock);
-    if (!seats) this.lockSeats.set(lock, (seats = { held: 0, waiting: [] }));
-    const room = seats;
-    if (room.held < LOCK_SEATS) room.held++;
-    // A seat given up is handed straight to the first waiter: `held` stays as it is.
+  private async takeSlot(lock: string): Promise<() => void> {
+    let slots = this.lockSlots.get(lock);
+    if (!slots) this.lockSlots.set(lock, (slots = { held: 0, waiting: [] }));
+    const room = slots;
+    if (room.held < LOCK_SLOTS) room.held++;
+    // A slot given up is handed straight to the first waiter: `held` stays as it is.
     else await new Promise<void>((resolve) => room.waiting.push(resolve));
     return () => {
       const next = room.waiting.shift();
       if (next) return next();
       room.held--;
-      if (room.held === 0) this.lockSeats.delete(lock);
+      if (room.held === 0) this.lockSlots.delete(lock);
     };
   }
 

@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { retryAfterSeconds, SECURITY_HEADERS } from '../../http/headers.js';
 import { requestTargetUrl } from '../../http/request-target.js';
-import { isSeatKey, parseShareApiPath, viewerStateFor, type Driver, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ShareTab, type ViewerState } from '../../protocol/index.js';
+import { FORMER_CHANNEL_FLAGS, parseShareApiPath, viewerKeyOf, viewerStateFor, type Driver, type SessionStatus, type ShareApiRoute, type ShareLanguage, type ShareTab, type ViewerState } from '../../protocol/index.js';
 import { sendJson } from '../http/respond.js';
 import type { SessionService } from '../sessions/service.js';
 import type { ShareLinks } from '../sessions/share-links.js';
@@ -70,17 +70,24 @@ export { VIEWER_CLOSE };
 // The share API is read by the viewer embedded in any host page: no cookies, the link is the key.
 const CORS = { 'access-control-allow-origin': '*' };
 
-/** A link's viewer state; `offered`: the channels that say so in it (`"<name>": true`, as the registry orders them). */
+/**
+ * A link's viewer state; `offered`: the channels that say so in it, under `channels` (as the
+ * registry orders them), so that no channel's name stands for a field of the state (decisions.md
+ * 150). The channels viewers of the former version read at the top level are said there too, for
+ * one version, and never over a field of the state's own.
+ */
 export function viewerState(row: SessionRow | undefined, rights: ViewerRights, offered: readonly string[] = [], tabs?: ShareTab[], frameOrigins: readonly string[] = []): ViewerState | null {
   if (!row) return null;
+  const flags = (names: readonly string[]) => Object.fromEntries(names.map((name) => [name, true] as const));
   return {
+    ...flags(offered.filter((name) => (FORMER_CHANNEL_FLAGS as readonly string[]).includes(name))),
     state: viewerStateFor(row.status as SessionStatus),
     language: row.share_language as ShareLanguage,
     browserName: row.browser_name,
     leaveUrl: row.callback_url,
     control: rights === 'control',
     viewers: row.status === 'running' || row.status === 'starting' ? row.viewers : 0,
-    ...Object.fromEntries(offered.map((name) => [name, true])),
+    channels: flags(offered),
     // A recording stopped by a cap or the node's floor (decisions.md 131) is no longer said while the session runs on.
     ...(row.recorded && !row.recording_stopped ? { recording: true } : {}),
     ...(tabs && row.status === 'running' ? { tabs } : {}),
@@ -281,12 +288,14 @@ export function createShareApi(options: ShareApiOptions) {
     const found = await lookUp(request, path.linkId);
     if ('limited' in found) return refuse(429, 'Too Many Requests'), true;
     if (!found.row) return refuse(404, 'Not Found'), true;
+    // `?viewer=`, or its former name `?seat=`, read for one version (decisions.md 149).
+    const viewerKey = viewerKeyOf(url.searchParams);
     await router.open(request, socket, head, {
       channel: path.route,
       row: found.row,
       credential: found.rights === 'control' ? 'share-link' : 'view-link',
       address: options.clientAddress(request),
-      ...(isSeatKey(url.searchParams.get('seat')) ? { seat: url.searchParams.get('seat')! } : {}),
+      ...(viewerKey ? { viewerKey } : {}),
     });
     return true;
   }

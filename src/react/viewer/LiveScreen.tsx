@@ -66,7 +66,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
   useEffect(() => {
     if (offersPeople) onPeople?.({ snapshot: peopleSnapshot, request: (message) => peopleRequestRef.current(message) });
   }, [offersPeople, peopleSnapshot, onPeople]);
-  const { connection, reconnectAt, remoteClipboard, remote, showingVideo } = useRemoteScreen({ shareBase, linkId, seat: people.seat, viewOnly, video, hidden, screenRef });
+  const { connection, reconnectAt, remoteClipboard, remote, showingVideo } = useRemoteScreen({ shareBase, linkId, viewerKey: people.viewerKey, viewOnly, video, hidden, screenRef });
   const reconnectIn = useCountdown(reconnectAt);
   const remoteSound = useRemoteSound({ shareBase, linkId, sound, hidden, rootRef });
   const rttMs = useRoundTrip(shareBase, linkId, shareFetch, !hidden);

@@ -3,6 +3,7 @@
 // src/core/reconnect.ts; this file only connects, disconnects and reports.
 import { BROWSER_MIN_WIDTH } from '../../protocol/limits.js';
 import { shareApiUrl } from '../../protocol/share-api.js';
+import { VIEWER_KEY_QUERY } from '../../protocol/control.js';
 import type { ReconnectTransport } from '../../core/reconnect.js';
 
 /** The part of noVNC's RFB the viewer uses. */
@@ -56,8 +57,8 @@ export function askForRemoteSizesOnce(remote: RemoteScreen): void {
 export interface RemoteScreenOptions {
   shareBase: string;
   linkId: string;
-  /** The viewer's seat key among the session's people (issue 36): its input counts as its own. */
-  seat?: string | undefined;
+  /** The viewer key among the session's people (issue 36): its input counts as its own. */
+  viewerKey?: string | undefined;
   /** Where noVNC draws; `null` once unmounted. */
   target: () => HTMLElement | null;
   /** Read at each connection: whether this viewer only watches. */
@@ -84,8 +85,8 @@ export interface RemoteScreenTransport extends ReconnectTransport {
 }
 
 export function remoteScreenTransport(options: RemoteScreenOptions): RemoteScreenTransport {
-  // The viewer's seat key (issue 36): its keys count as its own among the session's people.
-  const url = `${shareApiUrl(options.shareBase, options.linkId, 'rfb')}${options.seat ? `?seat=${options.seat}` : ''}`;
+  // The viewer key (issue 36): its keys count as its own among the session's people.
+  const url = `${shareApiUrl(options.shareBase, options.linkId, 'rfb')}${options.viewerKey ? `?${VIEWER_KEY_QUERY}=${encodeURIComponent(options.viewerKey)}` : ''}`;
   const videoUrl = shareApiUrl(options.shareBase, options.linkId, 'video');
   /** Loaded once, for the first connection that may use it; null where this browser cannot decode the video. */
   let videoModule: Promise<VideoModule | null> | null = null;

@@ -1,5 +1,5 @@
 // Binds the viewer's `people` connection (src/core/people.ts, issue 36) to React: opened while
-// the live screen shows and the session offers it, closed on unmount; its seat key is made once,
+// the live screen shows and the session offers it, closed on unmount; its viewer key is made once,
 // so the RFB connection can carry the same one from its first connection.
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import { PeopleConnection, type PeopleSnapshot } from '../../core/people.js';
@@ -14,7 +14,7 @@ export interface PeopleBinding {
   request: (message: ControlClientMessage) => void;
 }
 
-export function usePeople({ shareBase, linkId, pass, enabled }: { shareBase: string; linkId: string; pass?: string | undefined; enabled: boolean }): PeopleBinding & { seat: string | undefined } {
+export function usePeople({ shareBase, linkId, pass, enabled }: { shareBase: string; linkId: string; pass?: string | undefined; enabled: boolean }): PeopleBinding & { viewerKey: string | undefined } {
   const [people] = useState(() => new PeopleConnection({ shareBase, linkId, pass }));
   useEffect(() => {
     if (!enabled) return;
@@ -22,5 +22,5 @@ export function usePeople({ shareBase, linkId, pass, enabled }: { shareBase: str
     return () => people.close();
   }, [people, enabled]);
   const snapshot = useSyncExternalStore(enabled ? people.subscribe : noSubscription, enabled ? people.getState : () => NOBODY, () => NOBODY);
-  return { seat: enabled ? people.seat : undefined, snapshot, request: (message) => people.send(message) };
+  return { viewerKey: enabled ? people.viewerKey : undefined, snapshot, request: (message) => people.send(message) };
 }

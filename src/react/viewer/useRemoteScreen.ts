@@ -14,7 +14,7 @@ export interface RemoteScreenState extends ReconnectSnapshot {
   showingVideo: boolean;
 }
 
-export function useRemoteScreen({ shareBase, linkId, seat, viewOnly, video = false, hidden, screenRef }: { shareBase: string; linkId: string; seat?: string | undefined; viewOnly: boolean; video?: boolean; hidden: boolean; screenRef: RefObject<HTMLElement | null> }): RemoteScreenState {
+export function useRemoteScreen({ shareBase, linkId, viewerKey, viewOnly, video = false, hidden, screenRef }: { shareBase: string; linkId: string; viewerKey?: string | undefined; viewOnly: boolean; video?: boolean; hidden: boolean; screenRef: RefObject<HTMLElement | null> }): RemoteScreenState {
   const [policy] = useState(() => new ReconnectPolicy());
   const transportRef = useRef<RemoteScreenTransport | null>(null);
   const [remoteClipboard, setRemoteClipboard] = useState('');
@@ -33,7 +33,7 @@ export function useRemoteScreen({ shareBase, linkId, seat, viewOnly, video = fal
     const transport = remoteScreenTransport({
       shareBase,
       linkId,
-      seat,
+      viewerKey,
       target: () => screenRef.current,
       viewOnly: () => viewOnlyRef.current,
       video: () => videoRef.current,
@@ -52,7 +52,7 @@ export function useRemoteScreen({ shareBase, linkId, seat, viewOnly, video = fal
       policy.close();
       if (transportRef.current === transport) transportRef.current = null;
     };
-  }, [policy, shareBase, linkId, seat, screenRef]);
+  }, [policy, shareBase, linkId, viewerKey, screenRef]);
 
   // viewOnly is applied to the open connection without reconnecting.
   useEffect(() => {

@@ -1,6 +1,7 @@
 // A channel made only for tests (issue 33): it sends back every message it is sent, opens nothing
 // inside the session, and is offered to every session but those of the plan `closed`. It is
 // registered with one line (createEngine's `channels`), and nothing outside this folder knows it.
+// Named `echo` unless a test gives it another name (one a field of the share state has, say).
 import type { Channel } from '../../../src/engine/channels/channel.js';
 
 /** The plan whose sessions are not offered the echo channel. */
@@ -9,9 +10,9 @@ export const ECHO_CLOSED_PLAN = 'closed';
 /** Seats per session: two on the share link, one on the view-only link. */
 export const ECHO_SEATS = { control: 2, view: 1 };
 
-export function echoChannel(): Channel {
+export function echoChannel(name = 'echo'): Channel {
   return {
-    name: 'echo',
+    name,
     opensWith: ['share-link', 'view-link'],
     attachment: 'listener',
     closes: { endClosed: { code: 4003, reason: 'echo end closed' }, refused: { code: 4004, reason: 'echo refused' } },

@@ -12,7 +12,7 @@ import { EngineTargetView } from './engine-targets.js';
 import { judgeCommand, parseCommand, refusal } from './policy.js';
 import type { Channel, CloseReason, SessionDevTools } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
-import type { ControlSeats } from '../control/control-seats.js';
+import type { NodeDriving } from '../control/node-driving.js';
 import { programControl, type ProgramControl } from './program-control.js';
 import { bidiControl } from './bidi-control.js';
 import { carryBiDi } from './carry-bidi.js';
@@ -24,7 +24,7 @@ export interface AutomationChannelOptions {
   /** Programs per session on this node (each holds a DevTools connection into the session). */
   programsPerSession?: number;
   /** Who drives each session (issue 36): a program is a driver in `one` mode (program-control.ts). */
-  control?: ControlSeats;
+  driving?: NodeDriving;
 }
 
 export const DEFAULT_PROGRAMS_PER_SESSION = 4;
@@ -58,9 +58,9 @@ export function automationChannel(options: AutomationChannelOptions = {}): Chann
     // Opened with an API key only (control); the program's WebSocket and its DevTools (or BiDi) connection into the session: two files.
     needs: { seats: { control: limit, view: 0 }, files: 2, messageBytes: DEVTOOLS_MESSAGE_BYTES },
     carry: ({ socket, ends, sessionId }) => {
-      const seats = options.control;
-      if (ends?.devtools) return carryProgram(socket, ends.devtools, seats ? (send) => programControl(seats, sessionId, send) : undefined);
-      if (ends?.bidi) return carryBiDi(socket, ends.bidi, seats ? (send) => bidiControl(seats, sessionId, send) : undefined);
+      const { driving } = options;
+      if (ends?.devtools) return carryProgram(socket, ends.devtools, driving ? (send) => programControl(driving, sessionId, send) : undefined);
+      if (ends?.bidi) return carryBiDi(socket, ends.bidi, driving ? (send) => bidiControl(driving, sessionId, send) : undefined);
       socket.close(AUTOMATION_CLOSE.noEnd.code, AUTOMATION_CLOSE.noEnd.reason);
       return Promise.resolve();
     },

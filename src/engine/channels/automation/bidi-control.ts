@@ -5,9 +5,9 @@
 // `remoteBrowserKit:control.changed`. While a person drives, `input.performActions`,
 // `input.releaseActions` and `input.setFiles` are refused with a BiDi error, so a person's hands
 // and a program's never mix.
-import type { ControlSeats } from '../control/control-seats.js';
+import type { NodeDriving } from '../control/node-driving.js';
 import type { BiDiCommand } from './bidi-policy.js';
-import { controlEvent, joinProgramSeat } from './program-control.js';
+import { controlEvent, joinAsProgram } from './program-control.js';
 
 export const BIDI_CONTROL_MODULE = 'remoteBrowserKit:control';
 
@@ -20,13 +20,13 @@ export interface BiDiProgramControl {
   leave(): void;
 }
 
-/** Joins a BiDi program to its session's control seat; `send` writes to the program. */
-export async function bidiControl(seats: ControlSeats, sessionId: string, send: (text: string) => void): Promise<BiDiProgramControl> {
+/** Joins a BiDi program to its session's driving; `send` writes to the program. */
+export async function bidiControl(driving: NodeDriving, sessionId: string, send: (text: string) => void): Promise<BiDiProgramControl> {
   let listening = false;
-  const seat = await joinProgramSeat(seats, sessionId, (picture) => {
+  const program = await joinAsProgram(driving, sessionId, (picture) => {
     if (listening) send(JSON.stringify({ type: 'event', method: `${BIDI_CONTROL_MODULE}.changed`, params: controlEvent(picture) }));
   });
-  const { member } = seat;
+  const { member } = program;
   const error = (command: BiDiCommand, code: string, message: string) => JSON.stringify({ type: 'error', id: command.id, error: code, message });
   return {
     intercept(command) {
@@ -49,7 +49,7 @@ export async function bidiControl(seats: ControlSeats, sessionId: string, send: 
             return error(command, 'unknown command', `${command.method}: ${BIDI_CONTROL_MODULE} has get, handOver and take`);
         }
         if (refused) return error(command, 'unsupported operation', `${command.method}: ${refused}`);
-        const latest = seat.latest();
+        const latest = program.latest();
         return JSON.stringify({ type: 'success', id: command.id, result: latest ? controlEvent(latest) : {} });
       }
       if (INPUT.has(command.method) && !member.drives()) {
@@ -57,6 +57,6 @@ export async function bidiControl(seats: ControlSeats, sessionId: string, send: 
       }
       return null;
     },
-    leave: () => seat.leave(),
+    leave: () => program.leave(),
   };
 }

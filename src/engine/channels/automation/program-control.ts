@@ -8,8 +8,8 @@
 // `session.on('RemoteBrowserKit.controlChanged')`). While a person drives, its `Input.*` commands
 // are refused with a DevTools error, so a person's hands and a program's never mix.
 import type { ControlPicture } from '../../../protocol/index.js';
-import type { ControlMember } from '../control/control-seat.js';
-import type { ControlSeats, HeldSeat } from '../control/control-seats.js';
+import type { ControlMember } from '../control/driving.js';
+import type { HeldDriving, NodeDriving } from '../control/node-driving.js';
 import type { DevToolsCommand } from './policy.js';
 
 export const CONTROL_DOMAIN = 'RemoteBrowserKit';
@@ -25,19 +25,19 @@ export interface ProgramControl {
   leave(): void;
 }
 
-/** A program's place at its session's control seat, whatever protocol it speaks. */
-export interface ProgramSeat {
+/** A program as a member of its session's driving, whatever protocol it speaks. */
+export interface ProgramMember {
   member: ControlMember;
-  /** The latest picture, once the seat has told one. */
+  /** The latest picture, once the session's driving has told one. */
   latest(): ControlPicture | undefined;
   leave(): void;
 }
 
-/** Joins a program to its session's control seat as a driver; `changed` hears each picture. */
-export async function joinProgramSeat(seats: ControlSeats, sessionId: string, changed: (picture: ControlPicture) => void): Promise<ProgramSeat> {
-  const held: HeldSeat = await seats.hold(sessionId);
+/** Joins a program to its session's driving as a driver; `changed` hears each picture. */
+export async function joinAsProgram(driving: NodeDriving, sessionId: string, changed: (picture: ControlPicture) => void): Promise<ProgramMember> {
+  const held: HeldDriving = await driving.hold(sessionId);
   let latest: ControlPicture | undefined;
-  const member: ControlMember = held.seat.join({ kind: 'program', rights: 'control' }, (picture) => {
+  const member: ControlMember = held.driving.join({ kind: 'program', rights: 'control' }, (picture) => {
     latest = picture;
     changed(picture);
   });
@@ -51,16 +51,16 @@ export async function joinProgramSeat(seats: ControlSeats, sessionId: string, ch
   };
 }
 
-/** Joins a DevTools program to its session's control seat; `send` writes to the program. */
-export async function programControl(seats: ControlSeats, sessionId: string, send: (text: string) => void): Promise<ProgramControl> {
+/** Joins a DevTools program to its session's driving; `send` writes to the program. */
+export async function programControl(driving: NodeDriving, sessionId: string, send: (text: string) => void): Promise<ProgramControl> {
   /** DevTools sessions (`''`: the root) that used the domain: each hears the changes. */
   const listeners = new Set<string>();
-  const seat = await joinProgramSeat(seats, sessionId, (picture) => {
+  const program = await joinAsProgram(driving, sessionId, (picture) => {
     for (const sessionId of listeners) {
       send(JSON.stringify({ method: `${CONTROL_DOMAIN}.controlChanged`, params: controlEvent(picture), ...(sessionId ? { sessionId } : {}) }));
     }
   });
-  const { member } = seat;
+  const { member } = program;
   const reply = (command: DevToolsCommand, body: { result: unknown } | { error: { code: number; message: string } }) =>
     JSON.stringify({ id: command.id, ...body, ...(command.sessionId === undefined ? {} : { sessionId: command.sessionId }) });
   return {
@@ -84,7 +84,7 @@ export async function programControl(seats: ControlSeats, sessionId: string, sen
             refused = `unknown method; ${CONTROL_DOMAIN} has getControl, handOver and takeControl`;
         }
         if (refused) return reply(command, { error: { code: -32000, message: `${command.method}: ${refused}` } });
-        const latest = seat.latest();
+        const latest = program.latest();
         return reply(command, { result: latest ? controlEvent(latest) : {} });
       }
       if (command.method.startsWith('Input.') && !member.drives()) {
@@ -92,6 +92,6 @@ export async function programControl(seats: ControlSeats, sessionId: string, sen
       }
       return null;
     },
-    leave: () => seat.leave(),
+    leave: () => program.leave(),
   };
 }

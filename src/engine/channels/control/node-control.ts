@@ -1,12 +1,12 @@
 // Who drives each session this node runs (issue 36, decisions.md 99-101), put together for the
-// engine: one seat per session shared by the channels (rfb's input gate, people, automation),
+// engine: one driving per session (node-driving.ts) shared by the channels (rfb's input gate, people, automation),
 // each change written into the session's row and told to every node; the owner's API calls
 // decided here or, for a session another node runs, forwarded there over the node link; and the
 // passes that name the owner's viewer.
 import type { ControlAction, ControlAnswer } from '../../../protocol/index.js';
 import { sessionOwner } from '../../store/owner.js';
 import type { SessionRow, Store } from '../../store/store.js';
-import { ControlSeats, modeOfRow, viewerPasses } from './control-seats.js';
+import { NodeDriving, modeOfRow, viewerPasses } from './node-driving.js';
 
 type Refusal = { status: 'denied' | 'error'; message: string };
 
@@ -27,7 +27,7 @@ export interface NodeControlOptions {
 
 export function nodeControl(options: NodeControlOptions) {
   const { store, cluster, nodeId } = options;
-  const seats = new ControlSeats({
+  const driving = new NodeDriving({
     modeOf: async (id) => modeOfRow(await store.session(id)),
     publish: async (id, mode, driver) => {
       await store.updateSession(id, { control_mode: mode, driver: driver ? JSON.stringify(driver) : null });
@@ -36,14 +36,14 @@ export function nodeControl(options: NodeControlOptions) {
     idleMs: options.idleSeconds * 1000,
   });
   const passes = viewerPasses(options.secret);
-  cluster?.serveControl((id, action) => seats.act(id, action));
+  cluster?.serveControl((id, action) => driving.act(id, action));
   /** What the API's `vm/control` and `vm/viewer` do (http/control.ts `SessionControl`). */
   const calls = {
     act: (row: SessionRow, action: ControlAction): Promise<ControlAnswer | Refusal> => {
       const owner = sessionOwner(row, nodeId);
-      return owner.at === 'node' && cluster ? cluster.controlOn(owner.nodeId, row.id, action) : seats.act(row.id, action);
+      return owner.at === 'node' && cluster ? cluster.controlOn(owner.nodeId, row.id, action) : driving.act(row.id, action);
     },
     pass: (row: SessionRow, name: string | undefined) => passes.make(row.id, name),
   };
-  return { seats, passes, calls };
+  return { driving, passes, calls };
 }

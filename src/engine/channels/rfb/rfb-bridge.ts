@@ -12,7 +12,7 @@ export interface BridgeOptions {
   /** Close code and reason sent to the viewer when the display goes away. */
   onDisplayClosed?: { code: number; reason: string };
   /** Read the viewer's messages and pass on what `rights` allow, in this room of the display's viewers. */
-  seat?: { room: ViewerRoom; rights: ViewerRights; gate?: InputGate; onProtocolError: { code: number; reason: string } };
+  viewer?: { room: ViewerRoom; rights: ViewerRights; gate?: InputGate; onProtocolError: { code: number; reason: string } };
 }
 
 /**
@@ -52,9 +52,9 @@ export function rfbPolicy(room: ViewerRoom, rights: ViewerRights, gate?: InputGa
  * when either side has closed.
  */
 export function bridgeToDisplay(socket: WebSocket, openDisplay: () => Duplex, options: BridgeOptions = {}): Promise<void> {
-  const { seat } = options;
+  const { viewer } = options;
   return relay(socket, openDisplay, {
     ...(options.onDisplayClosed ? { onEndClosed: options.onDisplayClosed } : {}),
-    ...(seat ? { policy: rfbPolicy(seat.room, seat.rights, seat.gate), onRefused: seat.onProtocolError } : {}),
+    ...(viewer ? { policy: rfbPolicy(viewer.room, viewer.rights, viewer.gate), onRefused: viewer.onProtocolError } : {}),
   });
 }

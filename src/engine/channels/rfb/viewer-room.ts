@@ -85,7 +85,8 @@ export interface InputGate {
   watch(changed: () => void): () => void;
 }
 
-interface Seat {
+/** A viewer in the room: its rights, its connection, what it holds down and the size it wants. */
+interface Attendee {
   rights: ViewerRights;
   gate: InputGate | undefined;
   /** This viewer's own connection to the display. */
@@ -99,8 +100,8 @@ interface Seat {
 }
 
 export class ViewerRoom {
-  private readonly seats = new Set<Seat>();
-  private controller: Seat | null = null;
+  private readonly attendees = new Set<Attendee>();
+  private controller: Attendee | null = null;
   private applied: DesktopSize | null = null;
   private lastResizeAt = 0;
   private resizeTimer: ReturnType<typeof setTimeout> | undefined;
@@ -108,76 +109,76 @@ export class ViewerRoom {
   constructor(private readonly limits: DisplayLimits = DEFAULT_DISPLAY_LIMITS) {}
 
   get size(): number {
-    return this.seats.size;
+    return this.attendees.size;
   }
 
   join(rights: ViewerRights, end: ViewerEnd, gate?: InputGate): Viewer {
-    const seat: Seat = { rights, gate, end, input: new HeldInput(), wanted: null, held: false };
-    this.seats.add(seat);
+    const attendee: Attendee = { rights, gate, end, input: new HeldInput(), wanted: null, held: false };
+    this.attendees.add(attendee);
     // Control passed to someone else: what this viewer held goes up now, or the new driver's
     // keys would come with its Shift and its moves drag with its button.
     const unwatch = gate?.watch(() => {
-      if (seat.input.holds && !gate.drives()) for (const bytes of seat.input.letGo()) seat.end.write(bytes);
+      if (attendee.input.holds && !gate.drives()) for (const bytes of attendee.input.letGo()) attendee.end.write(bytes);
     });
     return {
       rights,
       admit: (message) => {
-        const bytes = this.admit(seat, message);
-        if (bytes) seat.input.passed(message);
+        const bytes = this.admit(attendee, message);
+        if (bytes) attendee.input.passed(message);
         return bytes;
       },
       leave: () => {
         unwatch?.();
-        this.seats.delete(seat);
-        if (this.controller === seat) this.controller = null;
-        return seat.input.letGo();
+        this.attendees.delete(attendee);
+        if (this.controller === attendee) this.controller = null;
+        return attendee.input.letGo();
       },
     };
   }
 
-  private admit(seat: Seat, message: ClientMessage): Buffer | null {
+  private admit(attendee: Attendee, message: ClientMessage): Buffer | null {
     if (message.kind === 'handshake' || message.kind === 'watch') return message.bytes;
     // A view-only link watches: its keys, pointer, clipboard and size never reach the display.
-    if (seat.rights === 'view') return null;
-    if (seat.gate && message.kind !== 'resize') {
+    if (attendee.rights === 'view') return null;
+    if (attendee.gate && message.kind !== 'resize') {
       const presses = message.kind === 'key' || pressesButton(message);
-      if (!seat.gate.admits(presses)) return null;
-      if (message.kind === 'pointer') seat.gate.pointer(message.bytes.readUInt16BE(2), message.bytes.readUInt16BE(4));
+      if (!attendee.gate.admits(presses)) return null;
+      if (message.kind === 'pointer') attendee.gate.pointer(message.bytes.readUInt16BE(2), message.bytes.readUInt16BE(4));
     }
     switch (message.kind) {
       case 'key':
-        this.takeControl(seat);
+        this.takeControl(attendee);
         return message.bytes;
       case 'pointer':
         // Passing over the screen is not taking it: only a press (or the wheel) is.
-        if (pressesButton(message)) this.takeControl(seat);
+        if (pressesButton(message)) this.takeControl(attendee);
         return message.bytes;
       case 'clipboard':
         return message.bytes;
       case 'resize': {
         const size = requestedSize(message);
         if (!size) return null;
-        seat.wanted = { size: displaySizeFor(size, this.limits), message };
+        attendee.wanted = { size: displaySizeFor(size, this.limits), message };
         // Not the driver (one at a time): its size waits until it drives and gives input.
-        if (seat.gate && !seat.gate.drives()) {
-          seat.held = true;
+        if (attendee.gate && !attendee.gate.drives()) {
+          attendee.held = true;
           return null;
         }
         // The first viewer to ask, with no one controlling, controls until another gives input.
-        if (this.controller === null || !this.seats.has(this.controller)) this.controller = seat;
-        if (this.controller === seat) this.scheduleResize();
-        else seat.held = true;
+        if (this.controller === null || !this.attendees.has(this.controller)) this.controller = attendee;
+        if (this.controller === attendee) this.scheduleResize();
+        else attendee.held = true;
         return null;
       }
     }
   }
 
-  private takeControl(seat: Seat): void {
-    if (this.controller === seat) return;
-    this.controller = seat;
-    const wanted = seat.wanted?.size;
+  private takeControl(attendee: Attendee): void {
+    if (this.controller === attendee) return;
+    this.controller = attendee;
+    const wanted = attendee.wanted?.size;
     // noVNC asks once and waits for the answer: a held request is always passed on.
-    if (wanted && (seat.held || wanted.width !== this.applied?.width || wanted.height !== this.applied?.height)) this.scheduleResize();
+    if (wanted && (attendee.held || wanted.width !== this.applied?.width || wanted.height !== this.applied?.height)) this.scheduleResize();
   }
 
   /** Applies the controller's wanted size now, or at the end of the interval since the last change. */
@@ -192,20 +193,20 @@ export class ViewerRoom {
   }
 
   private resize(): void {
-    const seat = this.controller;
-    if (!seat?.wanted || !this.seats.has(seat)) return;
+    const attendee = this.controller;
+    if (!attendee?.wanted || !this.attendees.has(attendee)) return;
     this.lastResizeAt = Date.now();
-    this.applied = seat.wanted.size;
-    seat.held = false;
+    this.applied = attendee.wanted.size;
+    attendee.held = false;
     // On the controller's own connection: Xvnc tells it "you asked" and the others "another did".
     // None goes to a viewer whose latest SetEncodings no longer announces ExtendedDesktopSize.
-    if (seat.end.takesSizes()) seat.end.write(setDesktopSize(seat.wanted.size, seat.wanted.message));
+    if (attendee.end.takesSizes()) attendee.end.write(setDesktopSize(attendee.wanted.size, attendee.wanted.message));
   }
 
   close(): void {
     clearTimeout(this.resizeTimer);
     this.resizeTimer = undefined;
-    this.seats.clear();
+    this.attendees.clear();
     this.controller = null;
   }
 }

@@ -1,14 +1,14 @@
-// The control seats of the sessions this node runs (one per session, control-seat.ts), shared by
+// The driving of the sessions this node runs (one `Driving` per session, driving.ts), shared by
 // the channels that need it: `people` (viewers' presence and requests), RFB (whose input passes
-// only the driver's in `one` mode) and automation (a program drives). A session's seat is made
+// only the driver's in `one` mode) and automation (a program drives). A session's driving is made
 // with its first member in the mode its row says, and goes with its last; each change is written
 // to the row and told to every node (presence's announcement), so the share state on any node
 // says who drives. Also the viewer passes: what the owner's handle names a viewer with.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isControlMode, VIEWER_NAME_MAX, type ControlAction, type ControlAnswer, type ControlMode, type Driver } from '../../../protocol/index.js';
-import { ControlSeat, DEFAULT_CONTROL_IDLE_MS } from './control-seat.js';
+import { Driving, DEFAULT_CONTROL_IDLE_MS } from './driving.js';
 
-export interface ControlSeatsOptions {
+export interface NodeDrivingOptions {
   /** The mode a session's row says (`control_mode`); `shared` for a session that is not there. */
   modeOf(sessionId: string): Promise<ControlMode>;
   /** Writes the mode and driver into the session's row and tells every node's followers. */
@@ -17,45 +17,46 @@ export interface ControlSeatsOptions {
   now?: () => number;
 }
 
-export interface HeldSeat {
-  seat: ControlSeat;
-  /** This user of the seat is done (the seat goes with its last). */
+export interface HeldDriving {
+  driving: Driving;
+  /** This user of the session's driving is done (it goes with its last). */
   release(): void;
 }
 
-export class ControlSeats {
-  private readonly seats = new Map<string, { seat: Promise<ControlSeat>; users: number }>();
+/** Each running session's driving on this node, by session id. */
+export class NodeDriving {
+  private readonly sessions = new Map<string, { driving: Promise<Driving>; users: number }>();
 
-  constructor(private readonly options: ControlSeatsOptions) {}
+  constructor(private readonly options: NodeDrivingOptions) {}
 
-  /** The session's seat, made on first use; `release()` when done with it. */
-  async hold(sessionId: string): Promise<HeldSeat> {
-    let entry = this.seats.get(sessionId);
+  /** The session's driving, made on first use; `release()` when done with it. */
+  async hold(sessionId: string): Promise<HeldDriving> {
+    let entry = this.sessions.get(sessionId);
     if (!entry) {
-      const made = this.options.modeOf(sessionId).then((mode) => new ControlSeat(mode, {
+      const made = this.options.modeOf(sessionId).then((mode) => new Driving(mode, {
         mode,
         idleMs: this.options.idleMs ?? DEFAULT_CONTROL_IDLE_MS,
         ...(this.options.now ? { now: this.options.now } : {}),
         publish: (to, driver) => void this.options.publish(sessionId, to, driver).catch(() => undefined),
       }));
-      entry = { seat: made, users: 0 };
-      this.seats.set(sessionId, entry);
+      entry = { driving: made, users: 0 };
+      this.sessions.set(sessionId, entry);
     }
     entry.users += 1;
     const held = entry;
-    const seat = await held.seat;
+    const driving = await held.driving;
     let released = false;
     return {
-      seat,
+      driving,
       release: () => {
         if (released) return;
         released = true;
         held.users -= 1;
-        if (held.users === 0 && this.seats.get(sessionId) === held) {
-          this.seats.delete(sessionId);
-          seat.close();
+        if (held.users === 0 && this.sessions.get(sessionId) === held) {
+          this.sessions.delete(sessionId);
+          driving.close();
           // Nobody is left to drive: the share state says so.
-          void this.options.publish(sessionId, seat.answer().mode, null).catch(() => undefined);
+          void this.options.publish(sessionId, driving.answer().mode, null).catch(() => undefined);
         }
       },
     };
@@ -66,25 +67,25 @@ export class ControlSeats {
    * there is nobody to give to; the mode is written to the row either way.
    */
   async act(sessionId: string, action: ControlAction): Promise<ControlAnswer | { status: 'denied'; message: string }> {
-    const seat = await this.existing(sessionId);
-    if (!seat) {
+    const driving = await this.existing(sessionId);
+    if (!driving) {
       if (action.action === 'give') return { status: 'denied', message: 'to: nobody with that id is in the session now' };
       const mode = action.action === 'mode' ? action.mode : await this.options.modeOf(sessionId);
       if (action.action === 'mode') await this.options.publish(sessionId, mode, null);
       return { status: 'ok', mode, driver: null, people: [] };
     }
-    const done = seat.owner(action);
+    const done = driving.owner(action);
     return 'refused' in done ? { status: 'denied', message: done.refused } : done;
   }
 
-  /** The session's seat if anyone is attached here now. */
-  async existing(sessionId: string): Promise<ControlSeat | undefined> {
-    return this.seats.get(sessionId)?.seat;
+  /** The session's driving if anyone is attached here now. */
+  async existing(sessionId: string): Promise<Driving | undefined> {
+    return this.sessions.get(sessionId)?.driving;
   }
 
   close(): void {
-    for (const entry of this.seats.values()) void entry.seat.then((seat) => seat.close());
-    this.seats.clear();
+    for (const entry of this.sessions.values()) void entry.driving.then((driving) => driving.close());
+    this.sessions.clear();
   }
 }
 

@@ -1,20 +1,20 @@
-// Who drives one session, decided in one place: the node that runs it (decisions.md 100). Each
-// viewer's `control` WebSocket and each program on DevTools is a member; in `one` mode only the
-// driver's keys, presses, clipboard and size reach the display (the RFB room asks `admits`),
-// others ask, the driver (or the owner) gives, an idle driver's seat passes to whoever waits, the
-// owner and the account's programs take it at any time. Every change is told to every member and
+// Who drives one session (its driving), decided in one place: the node that runs it (decisions.md
+// 100). Each viewer's `people` WebSocket and each program (DevTools or BiDi) is a member, known by
+// its viewer key; in `one` mode only the driver's keys, presses, clipboard and size reach the
+// display (the RFB room asks `admits`), others ask, the driver (or the owner) gives, an idle
+// driver's control passes to whoever waits, the owner and the account's programs take it at any time. Every change is told to every member and
 // published (the store's row, so the share state on any node says who drives).
 import { randomBytes } from 'node:crypto';
 import type { ControlAction, ControlAnswer, ControlMode, ControlPicture, Driver, Person } from '../../../protocol/index.js';
 
-/** A driver that gives no input this long loses the seat to the first who asks (config `control.idleSeconds`). */
+/** A driver that gives no input this long loses control to the first who asks (config `control.idleSeconds`). */
 export const DEFAULT_CONTROL_IDLE_MS = 30_000;
 /** The driver's pointer is told to the others at most this often. */
 export const POINTER_INTERVAL_MS = 100;
 /** Who the owner is when they took control with no viewer of theirs attached: nobody types until they give it. */
 export const OWNER_HOLDS: Driver = { id: 'owner', kind: 'person', owner: true };
 
-export interface ControlSeatOptions {
+export interface DrivingOptions {
   mode: ControlMode;
   idleMs?: number;
   now?: () => number;
@@ -31,10 +31,10 @@ export interface Joining {
 export interface ControlMember {
   readonly id: string;
   /**
-   * Its hello: the seat key its RFB connection carries (`?seat=`, the viewer's own, so input
+   * Its hello: the viewer key its RFB connection carries (`?viewer=`, the viewer's own, so input
    * counts as its own across reconnects), and what a pass from the owner's handle says of it.
    */
-  hello(seat: string | undefined, pass: { name?: string; owner: boolean } | null): void;
+  hello(viewerKey: string | undefined, pass: { name?: string; owner: boolean } | null): void;
   ask(): string | null;
   cancel(): void;
   give(to: string): string | null;
@@ -46,7 +46,8 @@ export interface ControlMember {
 }
 
 interface Member extends Person {
-  seat: string;
+  /** Its viewer key (one the engine made until the viewer's hello gives its own). */
+  viewerKey: string;
   rights: 'control' | 'view';
   askedAt: number | null;
   tell: (picture: ControlPicture) => void;
@@ -55,9 +56,10 @@ interface Member extends Person {
 
 const id = (bytes: number) => randomBytes(bytes).toString('base64url');
 
-export class ControlSeat {
+/** One session's driving: its mode, its members, the driver, who asks. */
+export class Driving {
   private readonly members = new Map<string, Member>();
-  private readonly bySeat = new Map<string, Member>();
+  private readonly byViewerKey = new Map<string, Member>();
   private driver: Driver | null = null;
   private lastInputAt = 0;
   private guests = 0;
@@ -70,7 +72,7 @@ export class ControlSeat {
   private readonly now: () => number;
   readonly idleMs: number;
 
-  constructor(private mode: ControlMode, private readonly options: ControlSeatOptions) {
+  constructor(private mode: ControlMode, private readonly options: DrivingOptions) {
     this.now = options.now ?? Date.now;
     this.idleMs = options.idleMs ?? DEFAULT_CONTROL_IDLE_MS;
   }
@@ -83,7 +85,7 @@ export class ControlSeat {
   join(joining: Joining, tell: (picture: ControlPicture) => void, pointer?: (x: number, y: number) => void): ControlMember {
     const member: Member = {
       id: id(6),
-      seat: id(16),
+      viewerKey: id(16),
       kind: joining.kind,
       rights: joining.rights,
       askedAt: null,
@@ -93,19 +95,19 @@ export class ControlSeat {
       ...(joining.rights === 'view' ? { watching: true as const } : {}),
     };
     this.members.set(member.id, member);
-    this.bySeat.set(member.seat, member);
+    this.byViewerKey.set(member.viewerKey, member);
     // A program of the account drives when it comes: it is the owner's, like a take.
     if (this.mode === 'one' && member.kind === 'program') this.setDriver(member);
     else this.changed();
     const may = (act: () => string | null): string | null => (this.members.has(member.id) ? act() : 'you have left this session');
     return {
       id: member.id,
-      hello: (seat, pass) => {
-        if (seat !== undefined && seat !== member.seat) {
-          if (this.bySeat.get(member.seat) === member) this.bySeat.delete(member.seat);
-          member.seat = seat;
-          // The same page again (its earlier socket not yet closed): the newest holds the seat.
-          this.bySeat.set(seat, member);
+      hello: (viewerKey, pass) => {
+        if (viewerKey !== undefined && viewerKey !== member.viewerKey) {
+          if (this.byViewerKey.get(member.viewerKey) === member) this.byViewerKey.delete(member.viewerKey);
+          member.viewerKey = viewerKey;
+          // The same page again (its earlier socket not yet closed): the newest holds the key.
+          this.byViewerKey.set(viewerKey, member);
         }
         if (pass?.name) {
           member.name = pass.name;
@@ -131,13 +133,13 @@ export class ControlSeat {
   }
 
   /**
-   * Whether an input message of the RFB connection with `seat` reaches the display. In `shared`
+   * Whether an input message of the RFB connection with `viewerKey` reaches the display. In `shared`
    * mode every one does; in `one` mode the driver's, and, while nobody drives, a key or a press
    * of a share-link viewer makes it the driver.
    */
-  admits(seat: string | undefined, presses: boolean): boolean {
+  admits(viewerKey: string | undefined, presses: boolean): boolean {
     if (this.mode !== 'one') return true;
-    const member = seat === undefined ? undefined : this.bySeat.get(seat);
+    const member = viewerKey === undefined ? undefined : this.byViewerKey.get(viewerKey);
     if (!member || member.rights !== 'control') return false;
     if (this.driver === null && presses) this.setDriver(member);
     if (this.driver?.id !== member.id) return false;
@@ -145,10 +147,10 @@ export class ControlSeat {
     return true;
   }
 
-  /** Whether the RFB connection with `seat` drives now (every one does in `shared` mode). */
-  drives(seat: string | undefined): boolean {
+  /** Whether the RFB connection with `viewerKey` drives now (every one does in `shared` mode). */
+  drives(viewerKey: string | undefined): boolean {
     if (this.mode !== 'one') return true;
-    const member = seat === undefined ? undefined : this.bySeat.get(seat);
+    const member = viewerKey === undefined ? undefined : this.byViewerKey.get(viewerKey);
     return member !== undefined && this.driver?.id === member.id;
   }
 
@@ -159,8 +161,8 @@ export class ControlSeat {
   }
 
   /** The driver's pointer moved: the others see where, at most every POINTER_INTERVAL_MS. */
-  pointerMoved(seat: string | undefined, x: number, y: number): void {
-    if (this.mode !== 'one' || seat === undefined || this.bySeat.get(seat)?.id !== this.driver?.id) return;
+  pointerMoved(viewerKey: string | undefined, x: number, y: number): void {
+    if (this.mode !== 'one' || viewerKey === undefined || this.byViewerKey.get(viewerKey)?.id !== this.driver?.id) return;
     this.pendingPointer = { x, y };
     if (this.pointerTimer) return;
     const wait = this.pointerAt + POINTER_INTERVAL_MS - this.now();
@@ -181,7 +183,7 @@ export class ControlSeat {
     let refused: string | null = null;
     switch (action.action) {
       case 'take': {
-        // The owner's own viewer drives when one is here; otherwise the owner holds the seat.
+        // The owner's own viewer drives when one is here; otherwise the owner holds control.
         const own = [...this.members.values()].find((member) => member.owner && member.kind === 'person' && member.rights === 'control');
         this.setDriver(own ?? OWNER_HOLDS);
         break;
@@ -221,7 +223,7 @@ export class ControlSeat {
     clearTimeout(this.idleTimer);
     clearTimeout(this.pointerTimer);
     this.members.clear();
-    this.bySeat.clear();
+    this.byViewerKey.clear();
     this.driverWatchers.clear();
   }
 
@@ -254,7 +256,7 @@ export class ControlSeat {
 
   private leave(member: Member): void {
     if (!this.members.delete(member.id)) return;
-    if (this.bySeat.get(member.seat) === member) this.bySeat.delete(member.seat);
+    if (this.byViewerKey.get(member.viewerKey) === member) this.byViewerKey.delete(member.viewerKey);
     if (this.driver?.id === member.id) this.setDriver(this.firstAsking() ?? null);
     else this.changed();
   }
@@ -317,7 +319,8 @@ export class ControlSeat {
     const people = this.people();
     const driver = this.mode === 'one' ? this.driver : null;
     for (const member of this.members.values()) {
-      member.tell({ type: 'control', mode: this.mode, you: member.id, seat: member.seat, people, driver, ...(this.mode === 'one' ? { idleMs: this.idleMs } : {}) });
+      // `seat`: the viewer key's former name, sent for one version (decisions.md 149).
+      member.tell({ type: 'control', mode: this.mode, you: member.id, viewerKey: member.viewerKey, seat: member.viewerKey, people, driver, ...(this.mode === 'one' ? { idleMs: this.idleMs } : {}) });
     }
   }
 }
