@@ -172,8 +172,16 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     if (this.startsWaiting > 0) return 'a session is starting';
     if (performance.now() - this.lastStartEnded < START_QUIET_MS) return 'a session has just started';
     const limit = this.options.sessionLimit;
-    if (limit !== undefined && limit !== null && this.sessions.size >= limit) return `the node runs its limit of ${limit} sessions`;
+    // Sessions in standby do not count (issue 46): they hold no CPU, and the node's capacity counts what is awake.
+    if (limit !== undefined && limit !== null && this.awakeCount() >= limit) return `the node runs its limit of ${limit} sessions`;
     return hostMemoryShort();
+  }
+
+  /** Sessions running here that are not in standby (their processes not frozen). */
+  private awakeCount(): number {
+    let awake = 0;
+    for (const entry of this.sessions.values()) if (!entry.session.sandbox.frozen?.()) awake++;
+    return awake;
   }
 
   private get startTimeoutMs(): number {
@@ -254,7 +262,9 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     // An app window is a launch of its own (kiosk mode), and so is a Firefox programs may drive (its
     // remote agent is started with it): each takes a warm display, never a warm browser (decisions.md 104, 143).
     const ownLaunch = spec.profile !== undefined || spec.window === 'app' || (spec.automation === true && image.family === 'firefox');
-    const warm = fitsWarm ? this.warm.take(image, spec.language, timeZone, ownLaunch) : undefined;
+    let warm = fitsWarm ? this.warm.take(image, spec.language, timeZone, ownLaunch) : undefined;
+    // A warm slot waits frozen (standby on): thawed before anything is handed out; one the kernel does not thaw is let go, and the session starts cold.
+    if (warm) await this.warm.awaken(warm.slot).catch(() => (warm = undefined));
     let slot = warm?.slot;
     const start: StartKind = warm?.kind ?? 'cold';
     // The parts of readyMs: the slot from the start; the hand-out and the browser each from the
