@@ -95,6 +95,12 @@ export interface ViewerState {
   video?: boolean;
   /** Whether the session is being recorded (issue 35): the viewer says so; absent means false. */
   recording?: boolean;
+  /**
+   * Whether the running session is in standby (issue 46): its processes frozen with nothing
+   * attached. The viewer's connection wakes it first; meanwhile the viewer says "waking up…".
+   * Absent means awake.
+   */
+  standby?: boolean;
   /** Whether the engine tells this link's viewer when a text field has the focus (the `editing` route, issue 36); absent means false. */
   editing?: boolean;
   /**

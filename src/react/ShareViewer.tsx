@@ -174,6 +174,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, o
             viewOnly={viewOnly || state?.control === false}
             viewers={typeof state?.viewers === 'number' ? state.viewers : null}
             recording={state?.recording === true}
+            waking={state?.standby === true}
             // An engine from before sound says nothing: no sound.
             sound={state?.sound === true}
             video={state?.video === true}

@@ -152,8 +152,20 @@ describe('standby', () => {
     expect(Date.parse(resumed!.time)).toBeGreaterThanOrEqual(Date.parse(standby!.time));
     // Left alone again, it goes back into standby: a second event, with an id of its own.
     await waitFor(() => eventsOf(id, 'session.standby'), (got) => got.length === 2, 30_000);
+    expect((await entry(id)).standby).toBe(true);
     const ids = new Set(events.filter((e) => e.vmId === id).map((e) => e.id));
     expect(ids.size).toBe(events.filter((e) => e.vmId === id).length);
+
+    // A program wakes it too: its first command (sent as it connects, while the session thaws) is answered.
+    const again = await fixture.call(`/vm/automation?id=${id}`);
+    const program = await chromium.connectOverCDP(again.browserWSEndpoint, { timeout: 20_000 });
+    try {
+      const page = program.contexts()[0]!.pages().find((p) => p.url().startsWith(fixture.site.origin))!;
+      expect(await page.evaluate(() => document.title)).toBe('counting');
+    } finally {
+      await program.close();
+    }
+    expect((await fixture.engine.store.session(id))?.wakes).toBe(2);
     expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
   }, 120_000);
 
