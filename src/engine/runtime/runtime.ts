@@ -161,6 +161,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       startSlot: (shape) => this.startSlot(shape),
       discard: (slot) => this.discard(slot),
       busy: () => this.busy(),
+      warn: (message) => (this.options.warn ?? console.warn)(message),
     });
   }
 
@@ -264,7 +265,12 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     const ownLaunch = spec.profile !== undefined || spec.window === 'app' || (spec.automation === true && image.family === 'firefox');
     let warm = fitsWarm ? this.warm.take(image, spec.language, timeZone, ownLaunch) : undefined;
     // A warm slot waits frozen (standby on): thawed before anything is handed out; one the kernel does not thaw is let go, and the session starts cold.
-    if (warm) await this.warm.awaken(warm.slot).catch(() => (warm = undefined));
+    if (warm) {
+      await this.warm.awaken(warm.slot).catch((error: Error) => {
+        (this.options.warn ?? console.warn)(`a warm slot could not be thawed, so the session starts cold: ${error.message}`);
+        warm = undefined;
+      });
+    }
     let slot = warm?.slot;
     const start: StartKind = warm?.kind ?? 'cold';
     // The parts of readyMs: the slot from the start; the hand-out and the browser each from the

@@ -39,6 +39,8 @@ export interface WarmPoolHost {
   discard(slot: SessionSlot): Promise<void>;
   /** Why warming must wait now (a live session's start, the node's limit), or null when it may go on. */
   busy(): string | null;
+  /** What the operator should know that ends nothing (a ready slot that could not be frozen). */
+  warn?(message: string): void;
 }
 
 /** What the pool holds, for doctor, the health answer and the metrics. */
@@ -146,7 +148,8 @@ export class WarmPool {
     if (!this.options?.freeze || !slot.sandbox.freeze) return;
     const freezing = slot.sandbox
       .freeze(true)
-      .catch(async () => {
+      .catch(async (error: Error) => {
+        this.host.warn?.(`a warm slot could not be frozen while it waits, so it waits awake: ${error.message}`);
         await slot.sandbox.freeze!(false).catch(() => this.drop(slot));
       })
       .finally(() => this.resting.delete(slot));
