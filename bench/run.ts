@@ -12,9 +12,10 @@ import { videoStillBench } from './video-still.js';
 import { runtimeBench } from './runtime.js';
 import { soakBench } from './soak.js';
 import { soundBench } from './sound.js';
+import { standbyBench } from './standby.js';
 import { viewerBench } from './viewer.js';
 
-const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench, operations: operationsBench, recording: recordingBench, profiles: profilesBench, control: controlBench, 'video-still': videoStillBench };
+const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench, operations: operationsBench, recording: recordingBench, profiles: profilesBench, control: controlBench, 'video-still': videoStillBench, standby: standbyBench };
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const chosen = names.length > 0 ? names : Object.keys(benches);
 for (const name of chosen) {

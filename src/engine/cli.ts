@@ -198,7 +198,7 @@ export function buildCli(): Command {
   const nodes = program.command('nodes').description('the nodes of a cluster: their load, drain, remove');
   common(nodes.command('list').description('list the nodes with their state, load and capacity')).action((options: Common) =>
     withData(options, ({ store }, config) => listNodes(store, config), (list) =>
-      list.map((n) => `${n.id.padEnd(20)} ${n.state.padEnd(9)} ${n.alive ? 'alive' : 'silent'}  ${n.load}/${n.capacity ?? 'no limit'} sessions  ${n.browsers.join(', ')}  ${n.internalUrl}`).join('\n') || 'no nodes',
+      list.map((n) => `${n.id.padEnd(20)} ${n.state.padEnd(9)} ${n.alive ? 'alive' : 'silent'}  ${n.load}/${n.capacity ?? 'no limit'} sessions awake, ${n.standby} in standby  ${n.browsers.join(', ')}  ${n.internalUrl}`).join('\n') || 'no nodes',
     ),
   );
   common(nodes.command('drain').description('take no new sessions on a node; its sessions run to their end').argument('<nodeId>', 'node id from nodes list')).action(

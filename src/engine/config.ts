@@ -351,12 +351,16 @@ export async function loadEngineConfig(file?: string): Promise<EngineConfig> {
   return parseEngineConfig(json, file);
 }
 
-/** The runtime's warm pool from the configuration: Chromium browsers by demand, and ready displays. */
+/**
+ * The runtime's warm pool from the configuration: Chromium browsers by demand, and ready displays,
+ * frozen while they wait when standby is on (issue 46).
+ */
 export function warmPoolOptions(config: EngineConfig): WarmPoolOptions | undefined {
   const { memoryMb, browsers, displays, languages, quietMinutes } = config.warm;
   if (memoryMb === 0 && displays === 0) return undefined;
   const demand = memoryMb > 0 && browsers !== 0
     ? { memoryMb, maxBrowsers: browsers, kept: languages.map((language) => ({ browser: 'chromium', language })), quietMs: quietMinutes * 60_000 }
     : undefined;
-  return { displays, ...(demand ? { demand } : {}) };
+  const freeze = config.standby.afterSeconds !== false && config.standby.afterSeconds > 0;
+  return { displays, ...(demand ? { demand } : {}), ...(freeze ? { freeze } : {}) };
 }

@@ -101,6 +101,12 @@ export interface ViewerState {
   video?: boolean;
   /** Whether the session is being recorded (issue 35): the viewer says so; absent means false. */
   recording?: boolean;
+  /**
+   * Whether the running session is in standby (issue 46): its processes frozen with nothing
+   * attached. The viewer's connection wakes it first; meanwhile the viewer says "waking up…".
+   * Absent means awake.
+   */
+  standby?: boolean;
   /** @deprecated Read `channels.editing` (`offersChannel`): said at the top level too for one version (decisions.md 150). Whether the engine tells this link's viewer when a text field has the focus (issue 36). */
   editing?: boolean;
   /**

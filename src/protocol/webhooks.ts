@@ -10,8 +10,11 @@ export const WEBHOOK_URL_MAX = 2000;
 /** The header that carries `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
 export const WEBHOOK_SIGNATURE_HEADER = 'rbk-signature';
 
-/** The events a session's account is told about. */
-export const WEBHOOK_EVENT_TYPES = ['session.running', 'session.error', 'session.ended'] as const;
+/**
+ * The events a session's account is told about: it is running, failed to start, ended; and (issue
+ * 46) it went into standby with nothing attached, or resumed from it on the first touch (each time).
+ */
+export const WEBHOOK_EVENT_TYPES = ['session.running', 'session.error', 'session.ended', 'session.standby', 'session.resumed'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /**
@@ -56,7 +59,7 @@ export const webhookEventSchema = z.object({
   /** When it happened (ISO 8601). */
   time: z.string(),
   vmId: z.string(),
-  /** The session's status after the event: running, error, stopping or suspended. */
+  /** The session's status after the event: running, error, stopping or suspended (running for standby and resumed). */
   status: z.string(),
   /** session.ended and session.error: why, as a category and in words. */
   category: z.enum(END_CATEGORIES).optional(),

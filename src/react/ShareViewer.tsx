@@ -173,6 +173,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, o
             viewOnly={viewOnly || state?.control === false}
             viewers={typeof state?.viewers === 'number' ? state.viewers : null}
             recording={state?.recording === true}
+            waking={state?.standby === true}
             // The channels the session is offered (an engine from before sound says nothing: no sound).
             sound={offersChannel(state, 'sound')}
             video={offersChannel(state, 'video')}

@@ -46,6 +46,20 @@ describe('placement in a cluster', () => {
     expect(await placeSession(storeOf(nodes), { browser: 'chromium', language: 'en', nodeId: 'a', capacity: null, alive: always })).toBe('b');
   });
 
+  it('counts what is awake, and prefers a node that keeps room to wake one of its sessions in standby (issue 46)', async () => {
+    // One machine: two sessions in standby do not fill a capacity of 2.
+    expect(await placeSession(storeOf([node('a', 0, 2, { standby: 2 })]), { browser: 'chromium', nodeId: 'a', capacity: 2 })).toBe('a');
+    // A node's sessions in standby are not its load: b, with three of them, has the most free room.
+    expect(leastLoaded([node('a', 2, 5, { standby: 1 }), node('b', 0, 4, { standby: 3 })], 'chromium', always)?.id).toBe('b');
+    // b has more free room (half), but a new session there leaves none to wake its sleeper; a keeps room for both.
+    const tight = [node('a', 3, 5, { standby: 1 }), node('b', 1, 2, { standby: 1 })];
+    expect(leastLoaded(tight, 'chromium', always)?.id).toBe('a');
+    expect(leastLoaded([node('a', 3, 5), node('b', 1, 2)], 'chromium', always)?.id).toBe('b');
+    // Before a warm browser: a warm node without room to wake one comes after one with room.
+    const warmTight = node('w', 3, 4, { standby: 1, warm: '["chromium en"]' });
+    expect(leastLoaded([warmTight, node('a', 3, 5, { standby: 1 })], 'chromium', always, 'en')?.id).toBe('a');
+  });
+
   it('takes the node with the most free room for its capacity, then the fewest sessions, then the id', () => {
     expect(leastLoaded([node('a', 3, 4), node('b', 2, 4), node('c', 4, 10)], 'chromium', always)?.id).toBe('c');
     // Half free each: the fewer sessions win.

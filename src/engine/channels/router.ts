@@ -151,13 +151,23 @@ export class ChannelRouter {
     // Counted first, so the session is not put back into standby while it wakes.
     const attachment = this.options.presence.attach(sessionId, channel.attachment, { channel: channel.name, rights });
     const { wake } = this.options;
+    // What the client sends while the session wakes (a program speaks first) waits in the socket,
+    // unread, until the channel carries the connection: a message read before it listens is lost.
+    ws.pause();
     // A channel's failure ends its connection, never the engine.
     Promise.resolve()
       .then(() => wake?.(sessionId))
       .then(
-        () => channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}), ...(viewerKey ? { viewerKey } : {}) }),
+        () => {
+          const carried = channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}), ...(viewerKey ? { viewerKey } : {}) });
+          ws.resume();
+          return carried;
+        },
         // Not woken: it ends with the reason; the connection is told it no longer runs.
-        () => ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason),
+        () => {
+          ws.resume();
+          ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+        },
       )
       .catch(() => ws.terminate())
       .finally(() => {

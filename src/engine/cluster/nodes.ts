@@ -9,7 +9,10 @@ export interface NodeView {
   state: string;
   /** Whether its last heartbeat is recent (a stopped node stays in the list until removed). */
   alive: boolean;
+  /** Sessions it holds awake (starting, or running and not in standby): what its capacity counts. */
   load: number;
+  /** Its running sessions in standby (issue 46): they do not fill its capacity. */
+  standby: number;
   capacity: number | null;
   browsers: string[];
   internalUrl: string;
@@ -23,6 +26,7 @@ export async function listNodes(store: Store, config: EngineConfig, now = Date.n
     state: node.state,
     alive: node.state !== 'lost' && now - node.heartbeat_at < config.cluster.lostAfterMs,
     load: node.load,
+    standby: node.standby ?? 0,
     capacity: node.capacity,
     browsers: JSON.parse(node.browsers) as string[],
     internalUrl: node.internal_url,

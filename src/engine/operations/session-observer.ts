@@ -1,7 +1,7 @@
 // What follows each session move this node makes (decisions.md 60, 61): one log line (running with
 // its start time, ended with its reason; at debug level also the start's trace, issue 37), the
 // metrics of starts and ends, and the account's
-// webhook event. Also the runtime's refusals (a target the session may not reach), logged with
+// webhook event; the same for each standby and resume (issue 46). Also the runtime's refusals (a target the session may not reach), logged with
 // their category and host, never the address a name resolved to.
 import type { NodeRuntime } from '../sessions/node-runtime.js';
 import type { SessionMove, SessionService } from '../sessions/service.js';
@@ -18,8 +18,8 @@ export interface SessionObserverOptions {
   store: Store;
   logger: Logger;
   metrics: EngineMetrics | null;
-  /** The account's webhook event is queued (webhooks/webhooks.ts SessionWebhooks). */
-  webhooks: { queueEvent(row: SessionRow, type: WebhookEventType): Promise<unknown> };
+  /** The account's webhook event is queued (webhooks/webhooks.ts SessionWebhooks); `ordinal`: the n-th standby or resume. */
+  webhooks: { queueEvent(row: SessionRow, type: WebhookEventType, ordinal?: number): Promise<unknown> };
 }
 
 /** Follows the service's moves until the engine closes; answers when every follow-up begun has ended. */
@@ -55,6 +55,21 @@ export function observeSessions(options: SessionObserverOptions): { settled(): P
     if (move.trace) logger.debug({ vmId: move.id, ...move.trace }, 'session start trace');
     const work = follow(move)
       .catch((error: unknown) => logger.warn({ err: error, vmId: move.id, to: move.to }, 'a session event could not be logged or queued for its webhook'))
+      .finally(() => pending.delete(work));
+    pending.add(work);
+  });
+
+  // Standby and its end (issue 46): one line each and the account's event; the n-th standby and
+  // the wake that ends it share n.
+  const followStandby = async ({ id, asleep, ordinal }: { id: string; asleep: boolean; ordinal: number }): Promise<void> => {
+    const row = await store.session(id);
+    if (!row || row.status !== 'running') return;
+    logger.info({ vmId: row.id, account: row.account_id, standby: ordinal }, asleep ? 'session in standby' : 'session resumed from standby');
+    await webhooks.queueEvent(row, asleep ? 'session.standby' : 'session.resumed', ordinal);
+  };
+  sessions.on('standby', (change) => {
+    const work = followStandby(change)
+      .catch((error: unknown) => logger.warn({ err: error, vmId: change.id }, 'a standby event could not be logged or queued for its webhook'))
       .finally(() => pending.delete(work));
     pending.add(work);
   });

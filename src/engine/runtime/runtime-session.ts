@@ -55,8 +55,8 @@ export interface SessionStartContext {
   /** The display size of warm slots (and of sessions that name none). */
   geometry: { width: number; height: number };
   timeoutMs: number;
-  /** A warm slot that fits, taken from the pool; `displayOnly`: a warm display, never a warm browser. */
-  takeWarm(image: BrowserImage, language: string, timeZone: string, displayOnly: boolean): { slot: SessionSlot; kind: 'warm-browser' | 'warm-display' } | undefined;
+  /** A warm slot that fits, taken from the pool (and thawed, if it waited frozen); `displayOnly`: a warm display, never a warm browser. */
+  takeWarm(image: BrowserImage, language: string, timeZone: string, displayOnly: boolean): Promise<{ slot: SessionSlot; kind: 'warm-browser' | 'warm-display' } | undefined>;
   /** Starts a new slot (the runtime tracks it until it stops). */
   startSlot(shape: SlotShape): Promise<SessionSlot>;
   /** Stops a slot that came up after its start was cancelled. */
@@ -85,7 +85,7 @@ export async function startRuntimeSession(spec: SessionSpec, chosen: ChosenStart
   // An app window is a launch of its own (kiosk mode), and so is a Firefox programs may drive (its
   // remote agent is started with it): each takes a warm display, never a warm browser (decisions.md 104, 143).
   const ownLaunch = spec.profile !== undefined || spec.window === 'app' || (spec.automation === true && image.family === 'firefox');
-  const warm = fitsWarm ? context.takeWarm(image, spec.language, timeZone, ownLaunch) : undefined;
+  const warm = fitsWarm ? await context.takeWarm(image, spec.language, timeZone, ownLaunch) : undefined;
   let slot = warm?.slot;
   const start: StartKind = warm?.kind ?? 'cold';
   // The parts of readyMs: the slot from the start; the hand-out and the browser each from the

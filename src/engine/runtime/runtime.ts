@@ -124,6 +124,7 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       startSlot: (shape) => this.startSlot(shape),
       discard: (slot) => this.discard(slot),
       busy: () => this.busy(),
+      warn: (message) => (this.options.warn ?? console.warn)(message),
     });
   }
 
@@ -135,8 +136,16 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     if (this.startsWaiting > 0) return 'a session is starting';
     if (performance.now() - this.lastStartEnded < START_QUIET_MS) return 'a session has just started';
     const limit = this.options.sessionLimit;
-    if (limit !== undefined && limit !== null && this.sessions.size >= limit) return `the node runs its limit of ${limit} sessions`;
+    // Sessions in standby do not count (issue 46): they hold no CPU, and the node's capacity counts what is awake.
+    if (limit !== undefined && limit !== null && this.awakeCount() >= limit) return `the node runs its limit of ${limit} sessions`;
     return hostMemoryShort();
+  }
+
+  /** Sessions running here that are not in standby (their processes not frozen). */
+  private awakeCount(): number {
+    let awake = 0;
+    for (const entry of this.sessions.values()) if (!entry.session.sandbox.frozen?.()) awake++;
+    return awake;
   }
 
   private get startTimeoutMs(): number {
@@ -204,7 +213,15 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
       const { session, slot } = await startRuntimeSession(spec, { image, locale, url, timeZone }, {
         geometry: this.geometry,
         timeoutMs: this.startTimeoutMs,
-        takeWarm: (...args) => this.warm.take(...args),
+        // A warm slot waits frozen (standby on): thawed before anything is handed out; one the kernel does not thaw is let go, and the session starts cold.
+        takeWarm: async (...args) => {
+          const warm = this.warm.take(...args);
+          if (!warm) return undefined;
+          return this.warm.awaken(warm.slot).then(() => warm, (error: Error) => {
+            (this.options.warn ?? console.warn)(`a warm slot could not be thawed, so the session starts cold: ${error.message}`);
+            return undefined;
+          });
+        },
         startSlot: (shape) => this.startSlot(shape),
         discard: (late) => this.discard(late),
       });

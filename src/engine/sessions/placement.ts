@@ -1,7 +1,8 @@
 // Which node a new session runs on (decided inside the create transaction, with the quota): on
 // one machine this node, unless it drains or is full; in a cluster the least loaded node that is
-// alive, takes new sessions and can start the browser, a node with a warm browser of the session's
-// kind first (decisions.md 64). Reads the store through two queries only, so it is tested with plain rows.
+// alive, takes new sessions and can start the browser, a node with room left to wake one of its
+// sessions in standby first, then one with a warm browser of the session's kind (decisions.md 64,
+// 159). A node's load is what it holds awake: sessions in standby do not fill it (issue 46). Reads the store through two queries only, so it is tested with plain rows.
 import type { NodeRow, NodeWithLoad } from '../store/store.js';
 
 /** What placement reads of the store (a transaction's). */
@@ -47,8 +48,17 @@ function hasWarm(node: NodeWithLoad, browser: string, language: string | undefin
 }
 
 /**
- * The cluster's choice: a node with a warm browser of the session's kind, then the most free room
- * for its capacity, then the fewest sessions, then the id.
+ * Whether the node, given the new session, still has room to wake one of its sessions in standby
+ * (always, when it has none in standby or no limit).
+ */
+function roomToWake(node: NodeWithLoad): boolean {
+  return node.capacity === null || (node.standby ?? 0) === 0 || node.load + 2 <= node.capacity;
+}
+
+/**
+ * The cluster's choice: a node with room to wake one of its sessions in standby, then one with a
+ * warm browser of the session's kind, then the most free room for its capacity, then the fewest
+ * sessions, then the id.
  */
 export function leastLoaded(nodes: readonly NodeWithLoad[], browser: string, alive: (node: NodeWithLoad) => boolean, language?: string): NodeWithLoad | undefined {
   const room = (node: NodeWithLoad) => (node.capacity === null ? 1 : (node.capacity - node.load) / Math.max(node.capacity, 1));
@@ -60,6 +70,7 @@ export function leastLoaded(nodes: readonly NodeWithLoad[], browser: string, ali
       (JSON.parse(node.browsers) as string[]).includes(browser),
   );
   const warm = (node: NodeWithLoad) => (hasWarm(node, browser, language) ? 1 : 0);
-  candidates.sort((a, b) => warm(b) - warm(a) || room(b) - room(a) || a.load - b.load || a.id.localeCompare(b.id));
+  const wakeRoom = (node: NodeWithLoad) => (roomToWake(node) ? 1 : 0);
+  candidates.sort((a, b) => wakeRoom(b) - wakeRoom(a) || warm(b) - warm(a) || room(b) - room(a) || a.load - b.load || a.id.localeCompare(b.id));
   return candidates[0];
 }

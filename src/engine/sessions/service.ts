@@ -74,6 +74,8 @@ export interface SessionServiceEvents {
   status: [{ id: string; status: string }];
   /** A move made here, with its cause (operations/session-observer.ts). */
   moved: [SessionMove];
+  /** A session of this node went into standby (`asleep`) or was woken from it, its n-th time (`ordinal`; standby.ts; its row says so already). */
+  standby: [{ id: string; asleep: boolean; ordinal: number }];
 }
 
 export class SessionService extends EventEmitter<SessionServiceEvents> {
@@ -112,6 +114,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       },
       end: (id, reason) => this.suspend(id, reason),
       ...(options.onWake ? { onWake: options.onWake } : {}),
+      told: (id, asleep, ordinal) => this.emit('standby', { id, asleep, ordinal }),
     });
     // A session that ends here is forgotten by standby (its runtime thaws it before stopping it).
     this.on('status', ({ id, status }) => {

@@ -22,11 +22,16 @@ export interface StandbyOptions {
   end(sessionId: string, reason: string): Promise<void>;
   /** A wake done (`woken`, with its ms) or failed (`failed`). */
   onWake?(outcome: 'woken' | 'failed', ms: number): void;
+  /**
+   * The session went into standby (`asleep`) or was woken from it, once its row says so (logs,
+   * webhooks); `ordinal`: its n-th standby, and the wake that ends it, share n.
+   */
+  told?(sessionId: string, asleep: boolean, ordinal: number): void;
 }
 
 export class Standby {
-  /** Sessions frozen now. */
-  private readonly frozen = new Set<string>();
+  /** Sessions frozen now, with which standby of theirs it is (1 the first; the row's wakes + 1). */
+  private readonly frozen = new Map<string, number>();
   /** A freeze under way, per session: a wake asked meanwhile waits for it, then thaws. */
   private readonly freezing = new Map<string, Promise<void>>();
   /** A wake under way, per session: every arrival meanwhile waits for the same one. */
@@ -132,14 +137,14 @@ export class Standby {
       if (!this.after.has(id)) this.after.set(id, await this.options.afterSeconds(row));
       const after = this.after.get(id);
       if (after === null || after === undefined || now - since < after * 1000) continue;
-      const freezing = this.freeze(id).finally(() => this.freezing.delete(id));
+      const freezing = this.freeze(id, (row.wakes ?? 0) + 1).finally(() => this.freezing.delete(id));
       this.freezing.set(id, freezing);
       await freezing;
     }
   }
 
   /** Freezes the session's processes; an attachment that came meanwhile thaws it again at once. */
-  private async freeze(sessionId: string): Promise<void> {
+  private async freeze(sessionId: string, ordinal: number): Promise<void> {
     const runtimeId = this.options.runtimeOf(sessionId);
     if (!runtimeId || !this.options.runtime.freeze) return;
     try {
@@ -155,8 +160,9 @@ export class Standby {
       });
       return;
     }
-    this.frozen.add(sessionId);
+    this.frozen.set(sessionId, ordinal);
     await this.options.store.updateSession(sessionId, { standby: true }).catch(() => undefined);
+    this.options.told?.(sessionId, true, ordinal);
   }
 
   private async thaw(sessionId: string): Promise<void> {
@@ -172,9 +178,11 @@ export class Standby {
       await this.options.end(sessionId, reason).catch(() => undefined);
       throw new Error(reason);
     }
+    const ordinal = this.frozen.get(sessionId) ?? 0;
     this.frozen.delete(sessionId);
     this.quietSince.set(sessionId, performance.now());
     this.options.onWake?.('woken', performance.now() - began);
     await this.options.store.sessionWoke(sessionId).catch(() => undefined);
+    this.options.told?.(sessionId, false, ordinal);
   }
 }

@@ -122,7 +122,8 @@ export interface NodeRow {
   heartbeat_at: number;
 }
 
-export type NodeWithLoad = NodeRow & { load: number };
+/** A node with `load`, the sessions it holds awake (what its capacity counts), and those in `standby` (issue 46). */
+export type NodeWithLoad = NodeRow & { load: number; standby?: number };
 
 const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window', 'standby', 'automation'] as const;
 

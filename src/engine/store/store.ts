@@ -340,12 +340,16 @@ export class Store {
     return this.get<NodeRow>('SELECT * FROM nodes WHERE id = ?', [id]);
   }
 
-  /** Every node with the sessions it holds now (starting or running). */
+  /**
+   * Every node with the sessions it holds awake now (starting, or running and not in standby: what
+   * its capacity counts, issue 46) and those in standby.
+   */
   async nodes(): Promise<NodeWithLoad[]> {
     const rows = await this.all<NodeWithLoad>(
-      `SELECT n.*, (SELECT COUNT(*) FROM sessions s WHERE s.node_id = n.id AND s.status IN ${ACTIVE_STATUSES}) AS load FROM nodes n ORDER BY n.id`,
+      `SELECT n.*, (SELECT COUNT(*) FROM sessions s WHERE s.node_id = n.id AND s.status IN ${ACTIVE_STATUSES} AND NOT s.standby) AS load,
+         (SELECT COUNT(*) FROM sessions s WHERE s.node_id = n.id AND s.status = 'running' AND s.standby) AS standby FROM nodes n ORDER BY n.id`,
     );
-    return rows.map((row) => ({ ...row, load: Number(row.load) }));
+    return rows.map((row) => ({ ...row, load: Number(row.load), standby: Number(row.standby) }));
   }
 
   async setNodeState(id: string, state: NodeRow['state']): Promise<boolean> {

@@ -90,6 +90,8 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, o
     channels: flags(offered),
     // A recording stopped by a cap or the node's floor (decisions.md 131) is no longer said while the session runs on.
     ...(row.recorded && !row.recording_stopped ? { recording: true } : {}),
+    // In standby (issue 46): the viewer that connects wakes it, and says so meanwhile.
+    ...(row.standby && row.status === 'running' ? { standby: true } : {}),
     ...(tabs && row.status === 'running' ? { tabs } : {}),
     ...controlOf(row),
     ...(frameOrigins.length > 0 ? { frameOrigins: [...frameOrigins] } : {}),

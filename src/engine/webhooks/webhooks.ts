@@ -98,10 +98,10 @@ export class SessionWebhooks {
 
   // Events --------------------------------------------------------------------------------------
 
-  /** Queues the event of a session's move for its account's receiver (none: nothing happens). */
-  async queueEvent(row: SessionRow, type: WebhookEventType): Promise<void> {
+  /** Queues the event of a session's move (or its n-th standby or resume: `ordinal`) for its account's receiver (none: nothing happens). */
+  async queueEvent(row: SessionRow, type: WebhookEventType, ordinal?: number): Promise<void> {
     const at = this.options.now();
-    const event = sessionEvent(row, type, at);
+    const event = sessionEvent(row, type, at, ordinal);
     if (await this.queue.enqueue({ id: event.id, accountId: row.account_id, type, body: JSON.stringify(event), at })) this.kick();
   }
 

@@ -27,6 +27,8 @@ export interface LiveScreenProps {
   viewers: number | null;
   /** The session is being recorded: the toolbar says so. */
   recording?: boolean;
+  /** The session is in standby (the state's `standby`): while connecting, the toolbar says it is waking up. */
+  waking?: boolean;
   /** Whether the session has sound (the share API says). */
   sound: boolean;
   /** Whether the engine offers video while the display moves (the share API says). */
@@ -48,7 +50,7 @@ export interface LiveScreenProps {
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, waking = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -95,6 +97,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
           viewOnly={viewOnly}
           viewers={viewers}
           recording={recording}
+          waking={waking}
           viewLinkShown={viewLink !== null}
           onViewLink={() => (viewLink ? setViewLink(null) : void shareViewOnly())}
           onKeyboard={touchKeyboard.open}

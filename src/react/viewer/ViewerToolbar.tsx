@@ -21,6 +21,8 @@ export interface ViewerToolbarProps {
   viewers: number | null;
   /** The session is being recorded (the share state's `recording`): everyone watching is told. */
   recording?: boolean;
+  /** The session is in standby (the share state's `standby`): connecting wakes it, and the status says so. */
+  waking?: boolean;
   /** Whether the view-only link (or its failure) shows. */
   viewLinkShown: boolean;
   onViewLink: () => void;
@@ -44,7 +46,7 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
   const { t } = useTranslation('viewer');
   const { connection, rttMs, viewOnly, viewers, modifiers, fullscreen } = props;
   const quality = connectionQuality(rttMs);
-  const statusText = connection === 'connected' ? t('running.connected') : connection === 'connecting' ? t('running.connecting') : t('running.reconnecting', { seconds: props.reconnectIn });
+  const statusText = connection === 'connected' ? t('running.connected') : connection === 'connecting' ? t(props.waking ? 'running.waking' : 'running.connecting') : t('running.reconnecting', { seconds: props.reconnectIn });
 
   return (
     <div className="rbk-viewer__toolbar" role="toolbar" aria-label={t('toolbar.label')}>

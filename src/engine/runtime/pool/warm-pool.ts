@@ -5,7 +5,9 @@
 // firefox-handout.ts; a Firefox keeps the zone it started in); a warm browser serves one session
 // only. How many of each kind is the demand's business (warm-demand.ts) under a memory budget;
 // warming yields to live sessions: nothing starts while a session's start waits, just after one,
-// or while the node is at its limit (decisions.md 63, 64).
+// or while the node is at its limit (decisions.md 63, 64). With `freeze` (standby on, issue 46,
+// decisions.md 160) a ready slot's processes are frozen with the cgroup freezer while it waits, as
+// a session in standby is, and thawed as it is taken (`awaken`), before anything is handed out.
 import { launchBrowser, WARM_PAGE } from '../browser/browser.js';
 import type { BrowserImage } from '../browser/catalog.js';
 import { BrowserControl } from '../browser/control.js';
@@ -21,6 +23,8 @@ export interface WarmPoolOptions {
   browsers?: Array<{ browser: string; language?: string; count?: number }>;
   /** Warm browsers sized by the recent creates, under a memory budget (the engine's default). */
   demand?: WarmDemandSettings;
+  /** Freeze each ready slot while it waits (standby on): it uses no CPU until taken. */
+  freeze?: boolean;
 }
 
 /** What the pool needs of its runtime. */
@@ -35,6 +39,8 @@ export interface WarmPoolHost {
   discard(slot: SessionSlot): Promise<void>;
   /** Why warming must wait now (a live session's start, the node's limit), or null when it may go on. */
   busy(): string | null;
+  /** What the operator should know that ends nothing (a ready slot that could not be frozen). */
+  warn?(message: string): void;
 }
 
 /** What the pool holds, for doctor, the health answer and the metrics. */
@@ -78,6 +84,8 @@ export class WarmPool {
   private failed = 0;
   /** What a warm browser of each image was last measured to hold: kept when none is ready, so the plan does not swing. */
   private readonly measuredMb = new Map<string, number>();
+  /** A freeze under way, per ready slot: its taker waits for it before the thaw. */
+  private readonly resting = new Map<SessionSlot, Promise<void>>();
 
   constructor(
     private readonly options: WarmPoolOptions | undefined,
@@ -120,6 +128,45 @@ export class WarmPool {
     return taken;
   }
 
+  /**
+   * Thaws a slot take() handed back, if it waits frozen; resolves once its processes run. Rejects
+   * when the kernel does not thaw it: the slot is then discarded, and the caller starts cold.
+   */
+  async awaken(slot: SessionSlot): Promise<void> {
+    await this.resting.get(slot);
+    if (!slot.sandbox.frozen?.()) return;
+    try {
+      await slot.sandbox.freeze!(false);
+    } catch (error) {
+      void this.host.discard(slot);
+      throw error;
+    }
+  }
+
+  /** Freezes a slot that now waits in the pool (with `freeze`); one that cannot be frozen waits awake, one that is left half frozen is let go. */
+  private rest(slot: SessionSlot): void {
+    if (!this.options?.freeze || !slot.sandbox.freeze) return;
+    const freezing = slot.sandbox
+      .freeze(true)
+      .catch(async (error: Error) => {
+        this.host.warn?.(`a warm slot could not be frozen while it waits, so it waits awake: ${error.message}`);
+        await slot.sandbox.freeze!(false).catch(() => this.drop(slot));
+      })
+      .finally(() => this.resting.delete(slot));
+    this.resting.set(slot, freezing);
+  }
+
+  /** Lets a ready slot go (it ended, lost its guard, or could not be thawed after a failed freeze). */
+  private drop(slot: SessionSlot): void {
+    for (const list of [this.browsers, this.displays]) {
+      const at = list.indexOf(slot);
+      if (at === -1) continue;
+      list.splice(at, 1);
+      void this.host.discard(slot);
+      this.poke();
+    }
+  }
+
   /** Number of ready warm slots (the health answer). */
   count(): { displays: number; browsers: number } {
     return { displays: this.displays.length, browsers: this.browsers.length };
@@ -159,6 +206,7 @@ export class WarmPool {
     this.closed = true;
     this.poke();
     await this.loop;
+    await Promise.all(this.resting.values());
     return [...this.displays.splice(0), ...this.browsers.splice(0)];
   }
 
@@ -209,11 +257,15 @@ export class WarmPool {
       });
       if (surplus) {
         this.browsers.splice(this.browsers.indexOf(surplus), 1);
+        // A freeze under way ends first: the stop thaws a frozen slot before it kills.
+        await this.resting.get(surplus);
         await this.host.discard(surplus);
         continue;
       }
       if (this.displays.length > plan.displays) {
-        await this.host.discard(this.displays.pop()!);
+        const display = this.displays.pop()!;
+        await this.resting.get(display);
+        await this.host.discard(display);
         continue;
       }
       const missing = plan.browsers.find((want) => this.ofKind(want.kind).length < want.count);
@@ -221,8 +273,11 @@ export class WarmPool {
       this.settled = !needed;
       if (needed && this.host.busy() === null) {
         try {
-          if (this.displays.length < plan.displays) this.displays.push(await this.host.startSlot({ ...this.host.geometry, layout: 'us', language: 'en' }));
-          else await this.warmBrowser(missing!.kind);
+          if (this.displays.length < plan.displays) {
+            const display = await this.host.startSlot({ ...this.host.geometry, layout: 'us', language: 'en' });
+            this.displays.push(display);
+            this.rest(display);
+          } else await this.warmBrowser(missing!.kind);
         } catch {
           // A warm slot that cannot start leaves the pool short; cold starts still work and say why.
           this.failed++;
@@ -268,16 +323,11 @@ export class WarmPool {
     if (this.closed) return void (await this.host.discard(slot));
     this.browsers.push(slot);
     // A warm browser that loses its guard, or whose browser or display ends, while it waits is not kept (decisions.md 49).
-    const drop = () => {
-      const at = this.browsers.indexOf(slot);
-      if (at === -1) return;
-      this.browsers.splice(at, 1);
-      void this.host.discard(slot);
-      this.poke();
-    };
+    const drop = () => this.drop(slot);
     slot.browser?.control?.once('guard-lost', drop);
     void slot.browser?.process.process.exited.then(drop);
     void slot.display.server.exited.then(drop);
+    this.rest(slot);
   }
 }
 
