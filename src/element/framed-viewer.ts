@@ -108,6 +108,44 @@ export class FramedViewer {
     this.send({ type: 'control', action });
   }
 
+  /** Puts the keyboard focus in the remote screen: the iframe first (a page moves focus into a frame), then the viewer's own input. */
+  focus(): void {
+    this.iframe.focus();
+    this.send({ type: 'focus' });
+  }
+
+  /** Mutes the session's sound at this viewer (`unmute()`, `setVolume()`); the `sound` event tells what it is now. */
+  mute(): void {
+    this.send({ type: 'sound', muted: true });
+  }
+
+  unmute(): void {
+    this.send({ type: 'sound', muted: false });
+  }
+
+  /** The volume, 0 to 1. */
+  setVolume(volume: number): void {
+    this.send({ type: 'sound', volume: Math.min(1, Math.max(0, volume)) });
+  }
+
+  /**
+   * Shows the viewer in full screen, from the host page: call it from a press's handler (a
+   * browser allows full screen only then). `exitFullscreen()` leaves it.
+   */
+  fullscreen(): Promise<void> {
+    return this.iframe.requestFullscreen();
+  }
+
+  exitFullscreen(): Promise<void> {
+    const document = this.iframe.ownerDocument;
+    return document.fullscreenElement ? document.exitFullscreen() : Promise.resolve();
+  }
+
+  /** Leaves as the viewer's Leave button does: it closes its connections and answers `closed`. */
+  leave(): void {
+    this.send({ type: 'leave' });
+  }
+
   /** Stops listening and removes the iframe. */
   destroy(): void {
     this.iframe.ownerDocument.defaultView?.removeEventListener('message', this.#onMessage);

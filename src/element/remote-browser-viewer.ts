@@ -1,9 +1,11 @@
 // <remote-browser-viewer src="<share link>">: the share link's viewer in any page, with no
 // framework (issue 44, decisions.md 136). It holds the framed viewer (framed-viewer.ts) in a
 // shadow root and sends the message API's events as DOM events named `rbk-<type>` (`rbk-ready`,
-// `rbk-state`, `rbk-tabs`, `rbk-control`, `rbk-error`) whose `detail` is the message itself; its
-// methods are the commands. Attributes: `src`, `chrome` (`compact`), `view-only`, `title`,
-// `language` (the viewer's, instead of the link's).
+// `rbk-state`, `rbk-tabs`, `rbk-control`, `rbk-people`, `rbk-joined`, `rbk-left`, `rbk-download`,
+// `rbk-recording`, `rbk-sound`, `rbk-closed`, `rbk-error`) whose `detail` is the message itself;
+// its methods are the commands. Attributes: `src`, `chrome` (`compact`), `view-only`, `title`,
+// `language` (the viewer's, instead of the link's). Full screen is the element's own
+// `requestFullscreen()`, from a press's handler.
 // Styled from outside with `::part(frame)` and the custom properties --rbk-viewer-border,
 // --rbk-viewer-radius and --rbk-viewer-background. Defined only in a browser (SSR imports it safely).
 import type { EmbedEvent } from '../protocol/embed-messages.js';
@@ -74,6 +76,27 @@ function elementClass(): CustomElementConstructor {
 
     takeControl(): void {
       this.#viewer?.control('take');
+    }
+
+    focus(): void {
+      if (this.#viewer) this.#viewer.focus();
+      else super.focus();
+    }
+
+    mute(): void {
+      this.#viewer?.mute();
+    }
+
+    unmute(): void {
+      this.#viewer?.unmute();
+    }
+
+    setVolume(volume: number): void {
+      this.#viewer?.setVolume(volume);
+    }
+
+    leave(): void {
+      this.#viewer?.leave();
     }
 
     #load(): void {

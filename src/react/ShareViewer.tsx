@@ -17,6 +17,7 @@ import { TabStrip } from './viewer/TabStrip.js';
 import { useCountdown } from './viewer/useCountdown.js';
 import { useViewerState } from './viewer/useViewerState.js';
 import type { PeopleBinding } from './viewer/usePeople.js';
+import type { RemoteSound } from './viewer/useRemoteSound.js';
 import type { ViewerState } from '../protocol/share.js';
 
 export interface ShareViewerProps {
@@ -42,6 +43,8 @@ export interface ShareViewerProps {
    * changes, and `request` to ask for control, stop asking, release or take it as this viewer.
    */
   onPeople?: (people: PeopleBinding) => void;
+  /** Called, while the session runs, with its sound at this viewer each time that changes (available, muted, volume, blocked) and the way to mute it or set its volume. */
+  onSound?: (sound: RemoteSound) => void;
   /** Called when the viewer presses Leave, with where leaving goes. Default: navigate there. */
   onLeave?: (leaveUrl: string) => void;
   /**
@@ -130,9 +133,9 @@ function useTabsReport(tabs: ShareTab[] | undefined, onTabsChange: ((tabs: Share
 // ---------------------------------------------------------------------------------------------
 // The component
 
-type ScreensProps = Pick<ShareViewerProps, 'viewerPass' | 'onStateChange' | 'onTabsChange' | 'onViewerState' | 'onPeople' | 'onLeave'> & { shareBase: string | null; linkId: string | null; viewOnly: boolean; chrome: ViewerChrome; shareFetch?: typeof fetch };
+type ScreensProps = Pick<ShareViewerProps, 'viewerPass' | 'onStateChange' | 'onTabsChange' | 'onViewerState' | 'onPeople' | 'onSound' | 'onLeave'> & { shareBase: string | null; linkId: string | null; viewOnly: boolean; chrome: ViewerChrome; shareFetch?: typeof fetch };
 
-function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, onStateChange, onTabsChange, onViewerState, onPeople, onLeave, shareFetch }: ScreensProps) {
+function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, onStateChange, onTabsChange, onViewerState, onPeople, onSound, onLeave, shareFetch }: ScreensProps) {
   const { state, screen, retryAt } = useViewerState(shareBase, linkId, shareFetch);
   useEffect(() => {
     if (state) onViewerState?.(state);
@@ -183,6 +186,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, o
             people={state?.people === true}
             viewerPass={viewerPass}
             onPeople={onPeople}
+            onSound={onSound}
             {...(shareFetch ? { shareFetch } : {})}
           />
         </>
@@ -196,7 +200,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, o
   }
 }
 
-export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onViewerState, onPeople, onLeave, viewOnly = false, viewerPass, chrome = 'full', className, style, fetch: shareFetch }: ShareViewerProps) {
+export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onViewerState, onPeople, onSound, onLeave, viewOnly = false, viewerPass, chrome = 'full', className, style, fetch: shareFetch }: ShareViewerProps) {
   const link = useMemo(() => {
     if (shareUrl) {
       const parsed = parseShareLink(shareUrl);
@@ -218,7 +222,7 @@ export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChan
   return (
     <I18nextProvider i18n={i18n}>
       <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'} data-chrome={chrome}>
-        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} chrome={chrome} viewerPass={viewerPass} onStateChange={report} onTabsChange={onTabsChange} onViewerState={onViewerState} onPeople={onPeople} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
+        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} chrome={chrome} viewerPass={viewerPass} onStateChange={report} onTabsChange={onTabsChange} onViewerState={onViewerState} onPeople={onPeople} onSound={onSound} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
       </div>
     </I18nextProvider>
   );
