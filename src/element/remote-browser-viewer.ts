@@ -9,6 +9,7 @@
 // Styled from outside with `::part(frame)` and the custom properties --rbk-viewer-border,
 // --rbk-viewer-radius and --rbk-viewer-background. Defined only in a browser (SSR imports it safely).
 import type { EmbedEvent } from '../protocol/embed-messages.js';
+import type { ViewerToolbarChoice } from '../protocol/share.js';
 import { FramedViewer } from './framed-viewer.js';
 
 export const ELEMENT_NAME = 'remote-browser-viewer';
@@ -21,7 +22,7 @@ p{margin:0;padding:1em;font:inherit;color:inherit}`;
 /** The element's class, made when first asked for (HTMLElement exists only in a browser). */
 function elementClass(): CustomElementConstructor {
   return class RemoteBrowserViewerElement extends HTMLElement {
-    static observedAttributes = ['src', 'chrome', 'view-only', 'title', 'language'];
+    static observedAttributes = ['src', 'chrome', 'toolbar', 'view-only', 'title', 'language'];
     #viewer: FramedViewer | null = null;
     #shown = '';
 
@@ -101,7 +102,8 @@ function elementClass(): CustomElementConstructor {
 
     #load(): void {
       const src = this.getAttribute('src') ?? '';
-      const options = { chrome: this.getAttribute('chrome') === 'compact' ? 'compact' as const : 'full' as const, viewOnly: this.hasAttribute('view-only'), title: this.getAttribute('title') ?? 'Remote browser', language: this.getAttribute('language') ?? '' };
+      const toolbar = this.getAttribute('toolbar');
+      const options = { chrome: this.getAttribute('chrome') === 'compact' ? 'compact' as const : 'full' as const, toolbar: (toolbar === 'compact' || toolbar === 'none' ? toolbar : 'full') as ViewerToolbarChoice, viewOnly: this.hasAttribute('view-only'), title: this.getAttribute('title') ?? 'Remote browser', language: this.getAttribute('language') ?? '' };
       const wanted = JSON.stringify([src, options]);
       if (wanted === this.#shown) return;
       this.#shown = wanted;

@@ -93,7 +93,7 @@ describe('the framed viewer tells the page around it', () => {
     expect(followFiles.mock.calls[0]!.slice(0, 2)).toEqual(['http://viewer.localhost:8640', 'AbCdEfGhIjKlMnOpQrSt_-']);
     const old = { name: 'old.pdf', size: 10, kind: 'download' as const, created: '2026-11-28T12:00:00.000Z', state: 'complete' as const };
     const fresh = { name: 'report.csv', size: 2048, kind: 'download' as const, created: '2026-11-28T12:01:00.000Z', state: 'complete' as const };
-    const list = (files: FilesChannelMessage['files']) => ({ type: 'files', files, enabled: true, maxFileBytes: 1e9 }) as FilesChannelMessage;
+    const list = (files: FilesChannelMessage['files']) => ({ type: 'files', files, downloads: true, uploads: true, maxFileBytes: 1e9, maxSessionBytes: 1e9 }) satisfies FilesChannelMessage;
     deliver!(list([old]));
     deliver!(list([old, { ...fresh, size: 100, state: 'downloading' }]));
     expect(page.events('download')).toEqual([]);

@@ -45,12 +45,14 @@ export interface LiveScreenProps {
   onPeople?: ((people: PeopleBinding) => void) | undefined;
   /** Called with the sound at this viewer each time it changes, while the live screen shows (ShareViewer's `onSound`). */
   onSound?: ((sound: RemoteSound) => void) | undefined;
+  /** The toolbar: every control, one row (`compact`), or none (ShareViewer's `toolbar`). */
+  toolbar?: 'full' | 'compact' | 'none';
 }
 
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople, onSound }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople, onSound, toolbar = 'full' }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -95,9 +97,10 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
     );
 
   return (
-    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-video={showingVideo || undefined} data-fullscreen={fullscreen || undefined} data-zoom={touch.zoom > 1 ? touch.zoom.toFixed(2) : undefined} aria-hidden={hidden || undefined}>
-      {hidden ? null : (
+    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-video={showingVideo || undefined} data-fullscreen={fullscreen || undefined} data-zoom={touch.zoom > 1 ? touch.zoom.toFixed(2) : undefined} data-toolbar={toolbar} aria-hidden={hidden || undefined}>
+      {hidden || toolbar === 'none' ? null : (
         <ViewerToolbar
+          compact={toolbar === 'compact'}
           connection={connection}
           reconnectIn={reconnectIn}
           rttMs={rttMs}

@@ -19,8 +19,9 @@ root.render(
   <StrictMode>
     <ShareViewer
       shareUrl={window.location.href}
-      // The embedder's options after the link id (issue 44): `&chrome=compact`, `&view-only`.
+      // The embedder's options after the link id (issue 44): `&chrome=compact`, `&toolbar=compact|none`, `&view-only`.
       chrome={options.chrome}
+      toolbar={options.toolbar}
       viewOnly={options.viewOnly}
       {...embedded}
       onStateChange={(state) => {
