@@ -43,7 +43,9 @@ function elementClass(): CustomElementConstructor {
     }
 
     attributeChangedCallback(): void {
-      if (this.isConnected) this.#load();
+      // An element already in the page when the script defines it hears its attributes before
+      // connectedCallback: the shadow root (and the first load) come there.
+      if (this.isConnected && this.shadowRoot) this.#load();
     }
 
     /** The framed viewer (its iframe and commands); null while `src` is not a share link. */

@@ -5,6 +5,7 @@
 // element's handle posting those commands to its frame only.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FramedViewer } from '../../src/element/framed-viewer.js';
+import { defineRemoteBrowserViewer } from '../../src/element/remote-browser-viewer.js';
 import { embedHooks } from '../../src/engine/viewer/site/embed.js';
 import { parseEmbedCommand, type EmbedEvent } from '../../src/protocol/embed-messages.js';
 import type { FilesChannelMessage } from '../../src/protocol/files.js';
@@ -215,5 +216,14 @@ describe('the new commands', () => {
       [{ rbk: 1, type: 'leave' }, 'http://viewer.localhost:8640'],
     ]);
     viewer.destroy();
+  });
+});
+
+describe('<remote-browser-viewer>', () => {
+  it('frames its link when it was in the page before its script defined it (a deferred module script)', () => {
+    document.body.innerHTML = `<rbk-early-viewer src="${LINK}" toolbar="compact"></rbk-early-viewer>`;
+    defineRemoteBrowserViewer('rbk-early-viewer');
+    const frame = document.querySelector('rbk-early-viewer')!.shadowRoot?.querySelector('iframe');
+    expect(frame?.src).toBe(`${LINK}&toolbar=compact`);
   });
 });
