@@ -20,6 +20,8 @@ import { percentile, report } from './stats.js';
 
 const SAMPLES = Number(process.env.RBK_BENCH_SAMPLES ?? 5);
 const SCREENSHOTS = process.env.RBK_BENCH_SCREENSHOTS;
+/** `RBK_BENCH_EMBED=share`: the display's share of the viewer alone (no first-frame tries). */
+const shareOnly = process.env.RBK_BENCH_EMBED === 'share';
 const REMOTE_PAGE = '<!doctype html><title>embedded</title><body style="margin:0;background:#2f6f4f;color:#fff;font:32px sans-serif"><p style="margin:40px">A remote page, framed.</p>';
 /** In every frame: the wall-clock time the live screen first showed a remote pixel (as bench/viewer.ts). */
 const FIRST_PIXEL = `(() => {
@@ -54,22 +56,23 @@ async function firstPixelAt(page: Page, timeoutMs = 60_000): Promise<number> {
 async function displayShare(page: Page): Promise<{ share: number; toolbarPx: number }> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const seen = await page.evaluate(() => {
-      const viewer = document.querySelector('.rbk-viewer')!.getBoundingClientRect();
-      const area = document.querySelector('.rbk-viewer__screen')!.getBoundingClientRect();
-      const canvas = document.querySelector('.rbk-viewer__screen canvas') as HTMLCanvasElement | null;
-      const shown = canvas?.getBoundingClientRect();
-      const toolbar = document.querySelector('.rbk-viewer__toolbar')?.getBoundingClientRect();
-      const tabs = document.querySelector('.rbk-viewer__tabs, .rbk-viewer__tablist')?.getBoundingClientRect();
-      const clip = (r: DOMRect) => Math.max(0, Math.min(r.right, viewer.right) - Math.max(r.left, viewer.left)) * Math.max(0, Math.min(r.bottom, viewer.bottom) - Math.max(r.top, viewer.top));
+    // A string: tsx's helpers (__name) do not exist in the page.
+    const seen = (await page.evaluate(`(() => {
+      const viewer = document.querySelector('.rbk-viewer').getBoundingClientRect();
+      const area = document.querySelector('.rbk-viewer__screen').getBoundingClientRect();
+      const canvas = document.querySelector('.rbk-viewer__screen canvas');
+      const shown = canvas && canvas.getBoundingClientRect();
+      const bar = document.querySelector('.rbk-viewer__toolbar');
+      const tabs = document.querySelector('.rbk-viewer__tabs, .rbk-viewer__tablist');
+      const clip = (r) => Math.max(0, Math.min(r.right, viewer.right) - Math.max(r.left, viewer.left)) * Math.max(0, Math.min(r.bottom, viewer.bottom) - Math.max(r.top, viewer.top));
       return {
         area: [Math.floor(area.width), Math.floor(area.height)],
         canvas: canvas ? [canvas.width, canvas.height] : [0, 0],
         share: shown ? clip(shown) / (viewer.width * viewer.height) : 0,
         // Chrome above the remote picture that takes room from it (the compact phone toolbar floats over it).
-        toolbarPx: (toolbar && getComputedStyle(document.querySelector('.rbk-viewer__toolbar')!).position !== 'absolute' ? toolbar.height : 0) + (tabs?.height ?? 0),
+        toolbarPx: (bar && getComputedStyle(bar).position !== 'absolute' ? bar.getBoundingClientRect().height : 0) + (tabs ? tabs.getBoundingClientRect().height : 0),
       };
-    });
+    })()`)) as { area: number[]; canvas: number[]; share: number; toolbarPx: number };
     const [w, h] = displaySizeFor(seen.area[0]!, seen.area[1]!);
     if (seen.canvas[0] === w && seen.canvas[1] === h) return { share: seen.share, toolbarPx: seen.toolbarPx };
     if (Date.now() > deadline) throw new Error(`the display did not follow the viewer's area: ${JSON.stringify(seen)}`);
@@ -133,10 +136,10 @@ export async function embedBench(): Promise<void> {
     };
     const times: Record<keyof typeof ways, number[]> = { direct: [], iframe: [], element: [] };
     // One unmeasured try first: the engine's and Chromium's own first-use costs.
-    await firstFrame(ways.direct);
-    for (let i = 0; i < SAMPLES; i++) for (const way of Object.keys(ways) as (keyof typeof ways)[]) times[way].push(await firstFrame(ways[way]));
+    if (!shareOnly) await firstFrame(ways.direct);
+    for (let i = 0; i < (shareOnly ? 0 : SAMPLES); i++) for (const way of Object.keys(ways) as (keyof typeof ways)[]) times[way].push(await firstFrame(ways[way]));
     const extra = { samples: SAMPLES, load: loadavg().map((n) => Math.round(n * 100) / 100).join(' ') };
-    for (const way of Object.keys(ways) as (keyof typeof ways)[]) {
+    for (const way of shareOnly ? [] : (Object.keys(ways) as (keyof typeof ways)[])) {
       report('viewer', `embed_first_frame_${way}_ms_p50`, percentile(times[way], 50), 'ms', { ...extra, measured: `a running session: page asked for -> first remote pixel shown (${way === 'direct' ? 'the share page itself' : way === 'iframe' ? 'the share page in an iframe of an allowed origin' : "<remote-browser-viewer>, the host page loading the engine's /element.js"}), a fresh browser context each try` });
       report('viewer', `embed_first_frame_${way}_ms_p90`, percentile(times[way], 90), 'ms', extra);
     }
@@ -155,6 +158,12 @@ export async function embedBench(): Promise<void> {
           await page.goto(toolbar === 'full' ? shareUrl : `${shareUrl}&toolbar=compact`);
           await firstPixelAt(page);
           const { share, toolbarPx } = await displayShare(page);
+          // For the picture: the remote page redrawn at the new size (its colour low in the canvas).
+          if (SCREENSHOTS) await page.waitForFunction(() => {
+            const canvas = document.querySelector('.rbk-viewer__screen canvas') as HTMLCanvasElement;
+            const [r, g, b] = canvas.getContext('2d')!.getImageData(canvas.width / 2, canvas.height * 0.9, 1, 1).data;
+            return r === 0x2f && g === 0x6f && b === 0x4f;
+          }, undefined, { timeout: 20_000 }).catch(() => undefined);
           if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `viewer-${name}-${toolbar}.png`) });
           const size = `${options.viewport.width}x${options.viewport.height}`;
           report('viewer', `display_share_${name}_${toolbar}_pct`, share * 100, '%', { viewport: size, toolbar, chromePx: Math.round(toolbarPx), measured: "the remote picture's area over the viewer's (the share page filling the window), once the display follows the viewer's area" });
