@@ -4,7 +4,8 @@
 // static pages, and the CPU the display's VNC server spends streaming; and the session's sound as
 // the viewer hears it (bench/viewer-sound.ts) and video in the live view (bench/viewer-video.ts,
 // and how many sessions playing video the machine carries: bench/viewer-video-density.ts), and how
-// soon a tab the remote browser opens shows in the viewer's tab strip (bench/viewer-tabs.ts).
+// soon a tab the remote browser opens shows in the viewer's tab strip (bench/viewer-tabs.ts), and
+// the viewer embedded in another site's page (bench/viewer-embed.ts).
 // A real engine, a real browser as the viewer.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -19,6 +20,7 @@ import { percentile, report } from './stats.js';
 import { videoBench } from './viewer-video.js';
 import { videoDensityBench } from './viewer-video-density.js';
 import { tabsBench } from './viewer-tabs.js';
+import { embedBench } from './viewer-embed.js';
 import { keyToChangedPixel } from './viewer-input.js';
 
 const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 5);
@@ -30,6 +32,8 @@ const videoOnly = process.env.RBK_BENCH_VIEWER === 'video';
 const videoDensityOnly = process.env.RBK_BENCH_VIEWER === 'video-density';
 /** `RBK_BENCH_VIEWER=tabs`: a tab opened in the remote browser to the viewer's strip (bench/viewer-tabs.ts; issue 36). */
 const tabsOnly = process.env.RBK_BENCH_VIEWER === 'tabs';
+/** `RBK_BENCH_VIEWER=embed`: the first frame framed and through the element against the share page, and the display's share of the viewer (bench/viewer-embed.ts; issue 44). */
+const embedOnly = process.env.RBK_BENCH_VIEWER === 'embed';
 /** A window width's colour (an RGB triple), the same in the '/resize' page and in the watcher. */
 const RESIZE_COLOUR = '(w) => { const h = Math.imul(w, 2654435761) >>> 0; return [h >>> 24, (h >>> 16) & 255, (h >>> 8) & 255]; }';
 /** The display size the engine gives a viewer's area (src/engine/channels/rfb/viewer-room.ts displaySizeFor, default limits). */
@@ -75,6 +79,7 @@ export async function viewerBench(): Promise<void> {
   if (videoOnly) return videoBench();
   if (videoDensityOnly) return videoDensityBench();
   if (tabsOnly) return tabsBench();
+  if (embedOnly) return embedBench();
   const site = createServer((request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(PAGES[request.url ?? ''] ?? PAGES['/static']));
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
@@ -316,6 +321,7 @@ export async function viewerBench(): Promise<void> {
     await videoBench();
     await videoDensityBench();
     await tabsBench();
+    await embedBench();
   } finally {
     await browser.close();
     await engine.close();

@@ -20,18 +20,22 @@ interface ViewerStoryProps {
   viewers: number;
   /** Whether the share API says the session has sound. */
   sound: boolean;
+  /** The toolbar choice (issue 44): full, compact, none. */
+  toolbar: 'full' | 'compact' | 'none';
+  /** The viewer's width in px (a phone's 390); 0: the canvas's. */
+  width: number;
   onLeave: (leaveUrl: string) => void;
 }
 
 /** The viewer for a share link on this page's origin, answered by the share API stand-in. */
-function ViewerStory({ language, scenario, viewOnly, control, viewers, sound, onLeave }: ViewerStoryProps) {
+function ViewerStory({ language, scenario, viewOnly, control, viewers, sound, toolbar, width, onLeave }: ViewerStoryProps) {
   const shareFetch = useMemo(() => shareApiFetch(scenario, 'Chromium', { control, viewers, sound }), [scenario, control, viewers, sound]);
   // The live screen's VNC connection goes to this origin, where nothing answers it: it shows
   // its reconnecting state, with the toolbar.
   const shareUrl = `${window.location.origin}/share-stand-in/${language}/s?${SHARE_LINK_ID}`;
   return (
-    <div style={{ height: 420, border: '1px solid #d0d7de' }}>
-      <ShareViewer key={`${scenario}-${language}-${control}-${sound}`} shareUrl={shareUrl} fetch={shareFetch} viewOnly={viewOnly} onLeave={onLeave} />
+    <div style={{ height: width ? 700 : 420, ...(width ? { width } : {}), border: '1px solid #d0d7de' }}>
+      <ShareViewer key={`${scenario}-${language}-${control}-${sound}`} shareUrl={shareUrl} fetch={shareFetch} viewOnly={viewOnly} toolbar={toolbar} onLeave={onLeave} />
     </div>
   );
 }
@@ -39,8 +43,9 @@ function ViewerStory({ language, scenario, viewOnly, control, viewers, sound, on
 const meta = {
   title: 'Components/ShareViewer',
   component: ViewerStory,
-  args: { language: 'en', scenario: 'waiting', viewOnly: false, control: true, viewers: 1, sound: false, onLeave: fn() },
+  args: { language: 'en', scenario: 'waiting', viewOnly: false, control: true, viewers: 1, sound: false, toolbar: 'full', width: 0, onLeave: fn() },
   argTypes: {
+    toolbar: { control: 'inline-radio', options: ['full', 'compact', 'none'] },
     language: { control: 'select', options: [...SHARE_LANGUAGES] },
     scenario: { control: 'select', options: ['waiting', 'running', 'ended', 'gone', 'unreachable'] },
   },
@@ -68,6 +73,38 @@ export const Running: Story = {
     await userEvent.click(canvas.getByRole('button', { name: t.leave }));
     await expect(args.onLeave).toHaveBeenCalledWith(LEAVE_URL);
   },
+};
+
+/** The compact toolbar (issue 44): one row; "More" opens the input controls over the screen. */
+export const RunningCompactToolbar: Story = {
+  args: { scenario: 'running', toolbar: 'compact' },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const t = text(args.language);
+    const more = await canvas.findByRole('button', { name: t.toolbar.more });
+    await expect(canvas.queryByRole('button', { name: t.toolbar.paste })).toBeNull();
+    await userEvent.click(more);
+    await expect(await canvas.findByRole('button', { name: t.toolbar.paste })).toBeVisible();
+  },
+};
+
+/** The compact toolbar on a 390 px wide viewer (a phone): one floating button at the corner opens every control. */
+export const RunningCompactOnPhone: Story = {
+  args: { scenario: 'running', toolbar: 'compact', width: 390 },
+  play: async ({ canvasElement, args }) => {
+    const canvas = within(canvasElement);
+    const t = text(args.language);
+    const more = await canvas.findByRole('button', { name: t.toolbar.more });
+    await expect(more).toBeVisible();
+    await expect(canvas.getByRole('button', { name: t.leave })).not.toBeVisible();
+    await userEvent.click(more);
+    await expect(canvas.getByRole('button', { name: t.leave })).toBeVisible();
+  },
+};
+
+/** No toolbar: the page around the viewer gives the commands (the message API). */
+export const RunningNoToolbar: Story = {
+  args: { scenario: 'running', toolbar: 'none' },
 };
 
 export const RunningViewOnly: Story = {

@@ -18,7 +18,7 @@ export interface EmbedBridgeOptions {
 /** Messages held while the allowed origins are not known yet (the first state read), at most this many. */
 const EARLY_MAX = 8;
 /** The events the bridge repeats after each `ready`: the latest of each. */
-const REPEATED: readonly EmbedEventType[] = ['state', 'tabs', 'control'];
+const REPEATED: readonly EmbedEventType[] = ['state', 'tabs', 'control', 'people', 'recording', 'sound'];
 
 export class EmbedBridge {
   #origins: readonly string[] | null = null;

@@ -5,7 +5,7 @@
 // `<remote-browser-viewer>` are built on it. No framework, nothing at import.
 import { EMBED_MESSAGE_VERSION, parseEmbedEvent, type EmbedCommand, type EmbedEvent, type WithoutVersion } from '../protocol/embed-messages.js';
 import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
-import type { ViewerChrome } from '../protocol/share.js';
+import type { ViewerChrome, ViewerToolbarChoice } from '../protocol/share.js';
 
 /** What the framed viewer is allowed in the host page: the remote clipboard, sound, fullscreen. */
 export const VIEWER_FRAME_ALLOW = 'clipboard-read; clipboard-write; autoplay; fullscreen';
@@ -13,6 +13,8 @@ export const VIEWER_FRAME_ALLOW = 'clipboard-read; clipboard-write; autoplay; fu
 export interface FramedViewerOptions {
   /** `compact`: the waiting screen's title and progress only. Default `full`. */
   chrome?: ViewerChrome;
+  /** The live screen's toolbar: `full` (default), `compact` (one row, the rest behind "More"; a floating button on a phone), `none` (your page gives the commands). */
+  toolbar?: ViewerToolbarChoice;
   /** Watch only, whatever the link allows (the viewer sends no input and acts on no command). */
   viewOnly?: boolean;
   /** The iframe's title, for screen readers. Default "Remote browser". */
@@ -33,7 +35,8 @@ export function framedViewerUrl(shareUrl: string, options: FramedViewerOptions =
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !/\/s$/.test(url.pathname) || !/^[A-Za-z0-9_-]{16,64}$/.test(linkId)) {
     throw new TypeError('not a share link: expected https://<service>/<lang>/s?<link_id>');
   }
-  url.search = `?${linkId}${options.chrome === 'compact' ? '&chrome=compact' : ''}${options.viewOnly ? '&view-only' : ''}`;
+  const toolbar = options.toolbar === 'compact' || options.toolbar === 'none' ? `&toolbar=${options.toolbar}` : '';
+  url.search = `?${linkId}${options.chrome === 'compact' ? '&chrome=compact' : ''}${toolbar}${options.viewOnly ? '&view-only' : ''}`;
   // The viewer speaks the language of the link's `/<lang>/s` segment: replaced (or added) here.
   if (isShareLanguage(options.language)) url.pathname = url.pathname.replace(/(?:\/[a-z]{2})?\/s$/, `/${options.language}/s`);
   url.hash = '';
@@ -106,6 +109,44 @@ export class FramedViewer {
   /** In one-driver mode: ask for control, stop asking, hand it back, or (the owner's viewer) take it. */
   control(action: 'ask' | 'cancel' | 'release' | 'take'): void {
     this.send({ type: 'control', action });
+  }
+
+  /** Puts the keyboard focus in the remote screen: the iframe first (a page moves focus into a frame), then the viewer's own input. */
+  focus(): void {
+    this.iframe.focus();
+    this.send({ type: 'focus' });
+  }
+
+  /** Mutes the session's sound at this viewer (`unmute()`, `setVolume()`); the `sound` event tells what it is now. */
+  mute(): void {
+    this.send({ type: 'sound', muted: true });
+  }
+
+  unmute(): void {
+    this.send({ type: 'sound', muted: false });
+  }
+
+  /** The volume, 0 to 1. */
+  setVolume(volume: number): void {
+    this.send({ type: 'sound', volume: Math.min(1, Math.max(0, volume)) });
+  }
+
+  /**
+   * Shows the viewer in full screen, from the host page: call it from a press's handler (a
+   * browser allows full screen only then). `exitFullscreen()` leaves it.
+   */
+  fullscreen(): Promise<void> {
+    return this.iframe.requestFullscreen();
+  }
+
+  exitFullscreen(): Promise<void> {
+    const document = this.iframe.ownerDocument;
+    return document.fullscreenElement ? document.exitFullscreen() : Promise.resolve();
+  }
+
+  /** Leaves as the viewer's Leave button does: it closes its connections and answers `closed`. */
+  leave(): void {
+    this.send({ type: 'leave' });
   }
 
   /** Stops listening and removes the iframe. */

@@ -1,12 +1,15 @@
 // <remote-browser-viewer src="<share link>">: the share link's viewer in any page, with no
 // framework (issue 44, decisions.md 136). It holds the framed viewer (framed-viewer.ts) in a
 // shadow root and sends the message API's events as DOM events named `rbk-<type>` (`rbk-ready`,
-// `rbk-state`, `rbk-tabs`, `rbk-control`, `rbk-error`) whose `detail` is the message itself; its
-// methods are the commands. Attributes: `src`, `chrome` (`compact`), `view-only`, `title`,
-// `language` (the viewer's, instead of the link's).
+// `rbk-state`, `rbk-tabs`, `rbk-control`, `rbk-people`, `rbk-joined`, `rbk-left`, `rbk-download`,
+// `rbk-recording`, `rbk-sound`, `rbk-closed`, `rbk-error`) whose `detail` is the message itself;
+// its methods are the commands. Attributes: `src`, `chrome` (`compact`), `view-only`, `title`,
+// `language` (the viewer's, instead of the link's). Full screen is the element's own
+// `requestFullscreen()`, from a press's handler.
 // Styled from outside with `::part(frame)` and the custom properties --rbk-viewer-border,
 // --rbk-viewer-radius and --rbk-viewer-background. Defined only in a browser (SSR imports it safely).
 import type { EmbedEvent } from '../protocol/embed-messages.js';
+import type { ViewerToolbarChoice } from '../protocol/share.js';
 import { FramedViewer } from './framed-viewer.js';
 
 export const ELEMENT_NAME = 'remote-browser-viewer';
@@ -19,7 +22,7 @@ p{margin:0;padding:1em;font:inherit;color:inherit}`;
 /** The element's class, made when first asked for (HTMLElement exists only in a browser). */
 function elementClass(): CustomElementConstructor {
   return class RemoteBrowserViewerElement extends HTMLElement {
-    static observedAttributes = ['src', 'chrome', 'view-only', 'title', 'language'];
+    static observedAttributes = ['src', 'chrome', 'toolbar', 'view-only', 'title', 'language'];
     #viewer: FramedViewer | null = null;
     #shown = '';
 
@@ -40,7 +43,9 @@ function elementClass(): CustomElementConstructor {
     }
 
     attributeChangedCallback(): void {
-      if (this.isConnected) this.#load();
+      // An element already in the page when the script defines it hears its attributes before
+      // connectedCallback: the shadow root (and the first load) come there.
+      if (this.isConnected && this.shadowRoot) this.#load();
     }
 
     /** The framed viewer (its iframe and commands); null while `src` is not a share link. */
@@ -76,9 +81,31 @@ function elementClass(): CustomElementConstructor {
       this.#viewer?.control('take');
     }
 
+    focus(): void {
+      if (this.#viewer) this.#viewer.focus();
+      else super.focus();
+    }
+
+    mute(): void {
+      this.#viewer?.mute();
+    }
+
+    unmute(): void {
+      this.#viewer?.unmute();
+    }
+
+    setVolume(volume: number): void {
+      this.#viewer?.setVolume(volume);
+    }
+
+    leave(): void {
+      this.#viewer?.leave();
+    }
+
     #load(): void {
       const src = this.getAttribute('src') ?? '';
-      const options = { chrome: this.getAttribute('chrome') === 'compact' ? 'compact' as const : 'full' as const, viewOnly: this.hasAttribute('view-only'), title: this.getAttribute('title') ?? 'Remote browser', language: this.getAttribute('language') ?? '' };
+      const toolbar = this.getAttribute('toolbar');
+      const options = { chrome: this.getAttribute('chrome') === 'compact' ? 'compact' as const : 'full' as const, toolbar: (toolbar === 'compact' || toolbar === 'none' ? toolbar : 'full') as ViewerToolbarChoice, viewOnly: this.hasAttribute('view-only'), title: this.getAttribute('title') ?? 'Remote browser', language: this.getAttribute('language') ?? '' };
       const wanted = JSON.stringify([src, options]);
       if (wanted === this.#shown) return;
       this.#shown = wanted;

@@ -22,6 +22,13 @@ const driverSchema = z.object({
   guest: z.optional(z.number()),
   owner: z.optional(z.literal(true)),
 });
+const personSchema = z.object({
+  ...driverSchema.shape,
+  /** Watching through a view-only link: never drives. */
+  watching: z.optional(z.literal(true)),
+  /** Asked for control and waits. */
+  asks: z.optional(z.literal(true)),
+});
 
 /** Viewer -> page. */
 export const embedEventSchema = z.discriminatedUnion('type', [
@@ -33,6 +40,20 @@ export const embedEventSchema = z.discriminatedUnion('type', [
   z.object({ rbk: version, type: z.literal('tabs'), tabs: z.array(tabSchema) }),
   /** Who drives: the mode, the driver (null: nobody, or everyone in `shared`), this viewer's own id once known, whether it waits for control. */
   z.object({ rbk: version, type: z.literal('control'), mode: z.enum(CONTROL_MODES), driver: z.nullable(driverSchema), you: z.nullable(z.string()), asking: z.boolean() }),
+  /** Who is attached now (people and programs), with this viewer's own id; sent whenever it changes, while the session tells it (`people` in the share state). */
+  z.object({ rbk: version, type: z.literal('people'), people: z.array(personSchema), you: z.nullable(z.string()) }),
+  /** Someone came (after the first `people`, which is the starting picture, not news). */
+  z.object({ rbk: version, type: z.literal('joined'), person: personSchema }),
+  /** Someone went. */
+  z.object({ rbk: version, type: z.literal('left'), person: personSchema }),
+  /** The remote browser finished a download while the viewer watched (a link that controls: only it is offered files). */
+  z.object({ rbk: version, type: z.literal('download'), name: z.string(), size: z.number(), created: z.string() }),
+  /** Whether the session is being recorded now (everyone watching is told). */
+  z.object({ rbk: version, type: z.literal('recording'), recording: z.boolean() }),
+  /** The session's sound at this viewer: `available` (`yes`; `no-webcodecs`: this browser cannot play it; `no-sound`: the session has none), muted, volume (0-1), `blocked` until a press in the frame lets it play. */
+  z.object({ rbk: version, type: z.literal('sound'), available: z.enum(['yes', 'no-webcodecs', 'no-sound']), muted: z.boolean(), volume: z.number(), blocked: z.boolean() }),
+  /** The viewer left (the Leave button or the `leave` command): its connections are closed; `leaveUrl` is where its own page would go. */
+  z.object({ rbk: version, type: z.literal('closed'), leaveUrl: z.nullable(z.string()) }),
   /** A command was not understood or was refused (`command`: its type, null when it had none). */
   z.object({ rbk: version, type: z.literal('error'), command: z.nullable(z.string()), message: z.string() }),
 ]);
@@ -50,6 +71,16 @@ export const embedCommandSchema = z.discriminatedUnion('type', [
     z.object({ rbk: version, type: z.literal('tab'), action: z.enum(['switch', 'close']), tab: z.string().check(z.minLength(1), z.maxLength(100)) }),
     z.object({ rbk: version, type: z.literal('tab'), action: z.literal('open'), url: z.optional(z.string().check(z.maxLength(2048))) }),
   ]),
+  /** Puts the keyboard focus in the remote screen (the host focuses the iframe first: a browser moves focus into a frame only from its parent). */
+  z.object({ rbk: version, type: z.literal('focus') }),
+  /** Mutes or unmutes the session's sound at this viewer, or sets its volume (0-1); at least one of them. */
+  z.object({ rbk: version, type: z.literal('sound'), muted: z.optional(z.boolean()), volume: z.optional(z.number().check(z.gte(0), z.lte(1))) }).check(
+    z.refine((command) => command.muted !== undefined || command.volume !== undefined, { message: 'give muted, volume or both', path: ['muted'] }),
+  ),
+  /** The live screen in full screen, or out of it. A browser allows it only after a press in the frame, or when the page delegates it (`postMessage(..., { targetOrigin, delegate: "fullscreen" })`, Chromium); else `error`. */
+  z.object({ rbk: version, type: z.literal('fullscreen'), on: z.boolean() }),
+  /** Leaves as the Leave button does: the viewer closes its connections and answers `closed`. */
+  z.object({ rbk: version, type: z.literal('leave') }),
 ]);
 export type EmbedCommand = z.infer<typeof embedCommandSchema>;
 

@@ -68,11 +68,20 @@ export function isWebAddress(value: string): boolean {
  */
 export type ViewerChrome = 'full' | 'compact';
 
-/** The embedder's options after a share link's id: `&chrome=compact`, `&view-only` (watch, whatever the link allows). */
-export function shareLinkOptions(urlOrPath: string): { chrome: ViewerChrome; viewOnly: boolean } {
+/**
+ * The live screen's toolbar (issue 44, decisions.md 153): `full` (every control), `compact` (one
+ * row; the rest behind "More"; on a phone one floating button that opens them), `none` (the
+ * page around the viewer gives the commands through the message API), as `&toolbar=` names it.
+ */
+export type ViewerToolbarChoice = 'full' | 'compact' | 'none';
+export const VIEWER_TOOLBARS: readonly ViewerToolbarChoice[] = ['full', 'compact', 'none'];
+
+/** The embedder's options after a share link's id: `&chrome=compact`, `&toolbar=compact|none`, `&view-only` (watch, whatever the link allows). */
+export function shareLinkOptions(urlOrPath: string): { chrome: ViewerChrome; toolbar: ViewerToolbarChoice; viewOnly: boolean } {
   const query = urlOrPath.includes('?') ? urlOrPath.slice(urlOrPath.indexOf('?') + 1).split('#')[0]! : '';
   const options = new URLSearchParams(query.split('&').slice(1).join('&'));
-  return { chrome: options.get('chrome') === 'compact' ? 'compact' : 'full', viewOnly: options.has('view-only') };
+  const toolbar = VIEWER_TOOLBARS.find((choice) => choice === options.get('toolbar')) ?? 'full';
+  return { chrome: options.get('chrome') === 'compact' ? 'compact' : 'full', toolbar, viewOnly: options.has('view-only') };
 }
 
 /** What the viewer shows: waiting screen, live session, ended screen, or "link gone". */

@@ -9,7 +9,7 @@ import { I18nextProvider, useTranslation } from 'react-i18next';
 import type { ViewerScreen } from '../core/viewer-state.js';
 // Zod-free parts of the protocol only: the viewer must stay small in any host page.
 import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
-import { isWebAddress, offersChannel, parseShareLink, shareBaseOf, type ViewerChrome, type ViewerState, type ViewerStateName } from '../protocol/share.js';
+import { isWebAddress, offersChannel, parseShareLink, shareBaseOf, type ViewerChrome, type ViewerState, type ViewerStateName, type ViewerToolbarChoice } from '../protocol/share.js';
 import type { ShareTab } from '../protocol/tabs.js';
 import { createComponentI18n } from './i18n.js';
 import { LiveScreen } from './viewer/LiveScreen.js';
@@ -17,6 +17,7 @@ import { TabStrip } from './viewer/TabStrip.js';
 import { useCountdown } from './viewer/useCountdown.js';
 import { useViewerState } from './viewer/useViewerState.js';
 import type { PeopleBinding } from './viewer/usePeople.js';
+import type { RemoteSound } from './viewer/useRemoteSound.js';
 
 export interface ShareViewerProps {
   /** The full share link, `{share_base}/<lang>/s?<link_id>`. */
@@ -41,6 +42,8 @@ export interface ShareViewerProps {
    * changes, and `request` to ask for control, stop asking, release or take it as this viewer.
    */
   onPeople?: (people: PeopleBinding) => void;
+  /** Called, while the session runs, with its sound at this viewer each time that changes (available, muted, volume, blocked) and the way to mute it or set its volume. */
+  onSound?: (sound: RemoteSound) => void;
   /** Called when the viewer presses Leave, with where leaving goes. Default: navigate there. */
   onLeave?: (leaveUrl: string) => void;
   /**
@@ -55,6 +58,8 @@ export interface ShareViewerProps {
   viewerPass?: string;
   /** `compact` (issue 44): the waiting screen shows its title and progress only, for a viewer framed in another page. Default `full`. */
   chrome?: ViewerChrome;
+  /** The live screen's toolbar (issue 44): `full` (default), `compact` (one row, the rest behind "More"; one floating button on a narrow viewer), `none` (the host gives the commands). */
+  toolbar?: ViewerToolbarChoice;
   className?: string;
   style?: CSSProperties;
   /**
@@ -129,9 +134,9 @@ function useTabsReport(tabs: ShareTab[] | undefined, onTabsChange: ((tabs: Share
 // ---------------------------------------------------------------------------------------------
 // The component
 
-type ScreensProps = Pick<ShareViewerProps, 'viewerPass' | 'onStateChange' | 'onTabsChange' | 'onViewerState' | 'onPeople' | 'onLeave'> & { shareBase: string | null; linkId: string | null; viewOnly: boolean; chrome: ViewerChrome; shareFetch?: typeof fetch };
+type ScreensProps = Pick<ShareViewerProps, 'viewerPass' | 'onStateChange' | 'onTabsChange' | 'onViewerState' | 'onPeople' | 'onSound' | 'onLeave'> & { shareBase: string | null; linkId: string | null; viewOnly: boolean; chrome: ViewerChrome; toolbar: ViewerToolbarChoice; shareFetch?: typeof fetch };
 
-function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, onStateChange, onTabsChange, onViewerState, onPeople, onLeave, shareFetch }: ScreensProps) {
+function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, toolbar, viewerPass, onStateChange, onTabsChange, onViewerState, onPeople, onSound, onLeave, shareFetch }: ScreensProps) {
   const { state, screen, retryAt } = useViewerState(shareBase, linkId, shareFetch);
   useEffect(() => {
     if (state) onViewerState?.(state);
@@ -183,6 +188,8 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, o
             people={offersChannel(state, 'people')}
             viewerPass={viewerPass}
             onPeople={onPeople}
+            onSound={onSound}
+            toolbar={toolbar}
             {...(shareFetch ? { shareFetch } : {})}
           />
         </>
@@ -196,7 +203,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, viewerPass, o
   }
 }
 
-export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onViewerState, onPeople, onLeave, viewOnly = false, viewerPass, chrome = 'full', className, style, fetch: shareFetch }: ShareViewerProps) {
+export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onViewerState, onPeople, onSound, onLeave, viewOnly = false, viewerPass, chrome = 'full', toolbar = 'full', className, style, fetch: shareFetch }: ShareViewerProps) {
   const link = useMemo(() => {
     if (shareUrl) {
       const parsed = parseShareLink(shareUrl);
@@ -217,8 +224,8 @@ export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChan
 
   return (
     <I18nextProvider i18n={i18n}>
-      <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'} data-chrome={chrome}>
-        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} chrome={chrome} viewerPass={viewerPass} onStateChange={report} onTabsChange={onTabsChange} onViewerState={onViewerState} onPeople={onPeople} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
+      <div className={['rbk-root', 'rbk-viewer', className].filter(Boolean).join(' ')} style={style} lang={lang} data-state={screen ?? 'loading'} data-chrome={chrome} data-toolbar={toolbar}>
+        <ShareViewerScreens shareBase={link.base} linkId={link.linkId} viewOnly={viewOnly} chrome={chrome} toolbar={toolbar} viewerPass={viewerPass} onStateChange={report} onTabsChange={onTabsChange} onViewerState={onViewerState} onPeople={onPeople} onSound={onSound} onLeave={onLeave} {...(shareFetch ? { shareFetch } : {})} />
       </div>
     </I18nextProvider>
   );

@@ -150,4 +150,29 @@ describe('the message API of a framed viewer', () => {
       await watcher.close();
     }
   });
+
+  it('tells who comes and goes and the recording, focuses, and leaves on the page\'s command (decisions.md 152)', async () => {
+    const second = await browser.newPage();
+    try {
+      await second.goto(`${allowed}/host?src=${encodeURIComponent(share)}&evil=about:blank`);
+      const people = await nextEvent(second, 'people', (event) => event.you !== null && event.people.length >= 1);
+      expect(people.people.some((person) => person.id === people.you)).toBe(true);
+      expect(await nextEvent(second, 'recording')).toMatchObject({ recording: false });
+      // The first page's viewer hears the second come.
+      await nextEvent(page, 'joined', (event) => event.person.id === people.you);
+      await second.locator('iframe#viewer').focus();
+      const before = (await eventsOf(second)).length;
+      await command(second, { rbk: 1, type: 'focus' });
+      await expect.poll(() => viewerFrame(second).evaluate(() => document.activeElement?.className ?? ''), { timeout: 15_000 }).toContain('rbk-viewer__keyboard-input');
+      await command(second, { rbk: 1, type: 'leave' });
+      expect(await nextEvent(second, 'closed', () => true, before)).toEqual({ rbk: 1, type: 'closed', leaveUrl: `${new URL(fixture.engine.url).origin}/` });
+      // Closed: no viewer in the frame any more, the frame still where it was, and the first page hears it go.
+      await expect.poll(() => viewerFrame(second).evaluate(() => document.querySelector('.rbk-viewer') === null)).toBe(true);
+      expect(viewerFrame(second).url()).toBe(share);
+      await nextEvent(page, 'left', (event) => event.person.id === people.you);
+      expect((await eventsOf(second)).slice(before).some((seen) => seen.data.type === 'error')).toBe(false);
+    } finally {
+      await second.close();
+    }
+  });
 });

@@ -175,6 +175,23 @@ describe('the sound control', () => {
     expect(await axeViolations(container)).toEqual([]);
   });
 
+  it('tells a host its sound through onSound, and mutes and sets the volume when the host asks (issue 44)', async () => {
+    standInWebCodecs();
+    autoplay = true;
+    const told: Array<{ available: string; muted: boolean; volume: number; setMuted: (muted: boolean) => void; setVolume: (volume: number) => void }> = [];
+    render(<ShareViewer shareUrl={await runningSession()} fetch={shareApiSaying(true)} onSound={(sound) => told.push(sound)} />);
+    // The sound player loads with import(): slow on a loaded machine.
+    await screen.findByRole('slider', { name: en.sound.volume }, { timeout: 20_000 });
+    await waitFor(() => expect(told.at(-1)).toMatchObject({ available: 'yes', muted: false, volume: 1 }));
+    act(() => told.at(-1)!.setMuted(true));
+    // The toolbar follows what the host asked, as if the person had pressed it.
+    await waitFor(() => expect(screen.getByRole('button', { name: en.sound.mute })).toHaveAttribute('aria-pressed', 'true'));
+    await waitFor(() => expect(told.at(-1)).toMatchObject({ muted: true }));
+    act(() => told.at(-1)!.setVolume(0.5));
+    await waitFor(() => expect(screen.getByRole('slider', { name: en.sound.volume })).toHaveAttribute('aria-valuetext', '50 %'));
+    expect(told.at(-1)).toMatchObject({ muted: true, volume: 0.5 });
+  });
+
   it('connects again after the engine drops the sound, with the back-off of the picture', async () => {
     standInWebCodecs();
     autoplay = true;

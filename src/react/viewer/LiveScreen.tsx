@@ -9,7 +9,7 @@ import { useCountdown } from './useCountdown.js';
 import { useFullscreen } from './useFullscreen.js';
 import { useRemoteKeyboard } from './useRemoteKeyboard.js';
 import { useRemoteScreen } from './useRemoteScreen.js';
-import { useRemoteSound } from './useRemoteSound.js';
+import { useRemoteSound, type RemoteSound } from './useRemoteSound.js';
 import { useRoundTrip } from './useRoundTrip.js';
 import { ViewerToolbar } from './ViewerToolbar.js';
 import { FilesControl } from './FilesControl.js';
@@ -45,12 +45,16 @@ export interface LiveScreenProps {
   viewerPass?: string | undefined;
   /** Called with who watches and drives each time it changes, and the way to ask for control (ShareViewer's `onPeople`). */
   onPeople?: ((people: PeopleBinding) => void) | undefined;
+  /** Called with the sound at this viewer each time it changes, while the live screen shows (ShareViewer's `onSound`). */
+  onSound?: ((sound: RemoteSound) => void) | undefined;
+  /** The toolbar: every control, one row (`compact`), or none (ShareViewer's `toolbar`). */
+  toolbar?: 'full' | 'compact' | 'none';
 }
 
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, waking = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, waking = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople, onSound, toolbar = 'full' }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -71,6 +75,13 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
   const { connection, reconnectAt, remoteClipboard, remote, showingVideo } = useRemoteScreen({ shareBase, linkId, viewerKey: people.viewerKey, viewOnly, video, hidden, screenRef });
   const reconnectIn = useCountdown(reconnectAt);
   const remoteSound = useRemoteSound({ shareBase, linkId, sound, hidden, rootRef });
+  const soundRef = useRef(remoteSound);
+  soundRef.current = remoteSound;
+  useEffect(() => {
+    if (hidden || !onSound) return;
+    const now = soundRef.current;
+    onSound({ ...now, setMuted: (muted) => soundRef.current.setMuted(muted), setVolume: (volume) => soundRef.current.setVolume(volume), resume: () => soundRef.current.resume() });
+  }, [hidden, onSound, remoteSound.available, remoteSound.muted, remoteSound.volume, remoteSound.blocked]);
   const rttMs = useRoundTrip(shareBase, linkId, shareFetch, !hidden);
   const { fullscreen, toggleFullscreen } = useFullscreen(rootRef);
   // Esc twice moves the keyboard focus out of the remote screen, to the toolbar.
@@ -88,9 +99,10 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
     );
 
   return (
-    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-video={showingVideo || undefined} data-fullscreen={fullscreen || undefined} data-zoom={touch.zoom > 1 ? touch.zoom.toFixed(2) : undefined} aria-hidden={hidden || undefined}>
-      {hidden ? null : (
+    <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-video={showingVideo || undefined} data-fullscreen={fullscreen || undefined} data-zoom={touch.zoom > 1 ? touch.zoom.toFixed(2) : undefined} data-toolbar={toolbar} aria-hidden={hidden || undefined}>
+      {hidden || toolbar === 'none' ? null : (
         <ViewerToolbar
+          compact={toolbar === 'compact'}
           connection={connection}
           reconnectIn={reconnectIn}
           rttMs={rttMs}

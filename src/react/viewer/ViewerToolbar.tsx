@@ -1,7 +1,7 @@
 // The live screen's toolbar: connection state and quality, what this link lets its holder do,
 // who watches, and the controls (view-only link, keyboard, sticky keys, paste, sound, full screen,
 // leave), and the session's files (FilesControl.tsx).
-import type { ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ConnectionState } from '../../core/reconnect.js';
 import { connectionQuality } from '../../core/share-api.js';
@@ -40,6 +40,11 @@ export interface ViewerToolbarProps {
   fullscreen: boolean;
   onFullscreen: () => void;
   onLeave: () => void;
+  /**
+   * One row (issue 44): the connection as a dot, sound, full screen, leave, and "More" for the
+   * rest; in a narrow viewer (a phone) one floating button that opens them all as a sheet.
+   */
+  compact?: boolean;
 }
 
 export function ViewerToolbar(props: ViewerToolbarProps) {
@@ -47,6 +52,8 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
   const { connection, rttMs, viewOnly, viewers, modifiers, fullscreen } = props;
   const quality = connectionQuality(rttMs);
   const statusText = connection === 'connected' ? t('running.connected') : connection === 'connecting' ? t(props.waking ? 'running.waking' : 'running.connecting') : t('running.reconnecting', { seconds: props.reconnectIn });
+  const [more, setMore] = useState(false);
+  if (props.compact) return <CompactToolbar {...props} statusText={statusText} quality={quality} more={more} onMore={() => setMore((open) => !open)} />;
 
   return (
     <div className="rbk-viewer__toolbar" role="toolbar" aria-label={t('toolbar.label')}>
@@ -71,7 +78,24 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
       ) : null}
       <span className="rbk-viewer__spacer" />
       {/* ---------------------------------------------------------------- Controls (a link that controls) */}
-      {!viewOnly ? (
+      {!viewOnly ? <InputControls {...props} /> : null}
+      {/* ---------------------------------------------------------------- Every viewer */}
+      <SoundControl sound={props.sound} />
+      <button type="button" className="rbk-button" aria-pressed={fullscreen} onClick={props.onFullscreen}>
+        {fullscreen ? t('toolbar.exitFullscreen') : t('toolbar.fullscreen')}
+      </button>
+      <button type="button" className="rbk-button" onClick={props.onLeave}>
+        {t('leave')}
+      </button>
+    </div>
+  );
+}
+
+/** The controls that send input (a link that controls): the view-only link, keyboard, keys, paste, files. */
+function InputControls(props: ViewerToolbarProps) {
+  const { t } = useTranslation('viewer');
+  const { modifiers } = props;
+  return (
         <>
           <button type="button" className="rbk-button" aria-expanded={props.viewLinkShown} onClick={props.onViewLink}>
             {t('toolbar.shareViewOnly')}
@@ -97,15 +121,45 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
           </button>
           {props.files}
         </>
+  );
+}
+
+/** The compact toolbar: one row, or on a phone a floating button (styles.css, `data-toolbar='compact'`); its sheet holds the rest. */
+function CompactToolbar(props: ViewerToolbarProps & { statusText: string; quality: string; more: boolean; onMore: () => void }) {
+  const { t } = useTranslation('viewer');
+  const { rttMs, viewOnly, fullscreen, more } = props;
+  return (
+    <div className="rbk-viewer__toolbar" data-toolbar="compact" data-open={more || undefined} role="toolbar" aria-label={t('toolbar.label')}>
+      <span className="rbk-viewer__quality" data-quality={props.quality} title={`${props.statusText} · ${t(`running.quality.${props.quality}`, { ms: rttMs ?? 0 })}`}>
+        <span className="rbk-viewer__quality-dot" aria-hidden="true" />
+        <span className="rbk-viewer__sr-only" role="status" aria-live="polite">
+          {props.statusText}
+        </span>
+      </span>
+      {props.recording ? (
+        <span className="rbk-viewer__recorded" title={t('running.recordedNote')}>
+          <span className="rbk-viewer__recorded-dot" aria-hidden="true" />
+          <span className="rbk-viewer__sr-only">{`${t('running.recorded')} ${t('running.recordedNote')}`}</span>
+        </span>
       ) : null}
-      {/* ---------------------------------------------------------------- Every viewer */}
-      <SoundControl sound={props.sound} />
-      <button type="button" className="rbk-button" aria-pressed={fullscreen} onClick={props.onFullscreen}>
-        {fullscreen ? t('toolbar.exitFullscreen') : t('toolbar.fullscreen')}
+      <span className="rbk-viewer__spacer" />
+      <span className="rbk-viewer__always">
+        <SoundControl sound={props.sound} />
+        <button type="button" className="rbk-button" aria-pressed={fullscreen} onClick={props.onFullscreen}>
+          {fullscreen ? t('toolbar.exitFullscreen') : t('toolbar.fullscreen')}
+        </button>
+        <button type="button" className="rbk-button" onClick={props.onLeave}>
+          {t('leave')}
+        </button>
+      </span>
+      <button type="button" className="rbk-button rbk-viewer__more" aria-expanded={more} data-input={!viewOnly || undefined} onClick={props.onMore}>
+        {t('toolbar.more')}
       </button>
-      <button type="button" className="rbk-button" onClick={props.onLeave}>
-        {t('leave')}
-      </button>
+      {!viewOnly && more ? (
+        <div className="rbk-viewer__sheet">
+          <InputControls {...props} />
+        </div>
+      ) : null}
     </div>
   );
 }

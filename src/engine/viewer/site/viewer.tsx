@@ -9,16 +9,19 @@ import { shareLinkOptions } from '../../../protocol/share.js';
 const element = document.getElementById('viewer')!;
 // In another site's iframe: the message API to the page around it (issue 44), loaded only there
 // (it carries the schemas that check the page's messages).
-const embedded = window.parent === window ? null : (await import('./embed.js')).embedHooks(window);
+// Leaving there closes the viewer (every connection ends) and tells the page, which decides where to go.
+const embedded = window.parent === window ? null : (await import('./embed.js')).embedHooks(window, { close: () => root.unmount() });
 const options = shareLinkOptions(window.location.href);
 const language = element.ownerDocument.location.pathname.split('/').at(-2);
 if (language) document.documentElement.lang = language;
-createRoot(element).render(
+const root = createRoot(element);
+root.render(
   <StrictMode>
     <ShareViewer
       shareUrl={window.location.href}
-      // The embedder's options after the link id (issue 44): `&chrome=compact`, `&view-only`.
+      // The embedder's options after the link id (issue 44): `&chrome=compact`, `&toolbar=compact|none`, `&view-only`.
       chrome={options.chrome}
+      toolbar={options.toolbar}
       viewOnly={options.viewOnly}
       {...embedded}
       onStateChange={(state) => {
