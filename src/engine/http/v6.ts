@@ -30,6 +30,7 @@ import type { EngineRuntime } from '../sessions/node-runtime.js';
 import type { CreateTerms } from '../sessions/outcomes.js';
 import type { SessionService } from '../sessions/service.js';
 import type { AccountRow, Store } from '../store/store.js';
+import { V6Store } from '../store/v6-store.js';
 import type { LimitSettings } from './limits.js';
 import { isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './calls.js';
 import { refusalMessage } from './outcomes.js';
@@ -84,6 +85,7 @@ export function isV6Path(pathname: string): boolean {
 
 export function createV6Api(options: V6Options): (request: ApiRequest) => Promise<ApiAnswer> {
   const { config, store, accounts, usage, sessions, runtime, now } = options;
+  const v6Store = new V6Store(store);
   // Requests without a key (short URLs) have a budget per client address.
   const clientLimiter = options.limiter({ points: config.rateLimit.requests, duration: config.rateLimit.perSeconds, keyPrefix: 'v6-client' });
 
@@ -122,7 +124,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     const keyRow = (await store.keyByHash(keyHash))!;
     const token = `${TOKEN_PREFIX}${randomBytes(24).toString('base64url')}`;
     const issued = now();
-    await store.insertV6Token(hashSecret(token), keyRow.id, issued, issued + V6_TOKEN_TTL_HOURS * 3_600_000);
+    await v6Store.insertToken(hashSecret(token), keyRow.id, issued, issued + V6_TOKEN_TTL_HOURS * 3_600_000);
     return success({ token, ...(await meters(account)) });
   };
 
@@ -154,7 +156,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
   };
 
   const launchFor = async (query: V6LaunchQuery, tokenHash: string, request: ApiRequest): Promise<ApiAnswer> => {
-    const client = await store.accountByV6Token(tokenHash, now());
+    const client = await v6Store.accountByToken(tokenHash, now());
     if (!client) return failure('auth-failed', 'unknown or expired session key; get a new one from GET /api/v6/getKey (keys last 2 hours)', 401);
     const limited = await admitOn(options.keyLimiter, client.key_hash);
     if (limited) return limited;
@@ -182,7 +184,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     // `detail` is the sentence v8 would give (decisions.md 29).
     if (outcome.status === 'upgrade') return failure('quota-exceeded', refusalMessage(outcome, 'v8'), 200, await meters(account));
     if (outcome.status !== 'ok') return failure('srv-error', refusalMessage(outcome, 'v8'), outcome.status === 'denied' ? 400 : 200);
-    await store.setV6TokenSession(tokenHash, outcome.sessionId);
+    await v6Store.setTokenSession(tokenHash, outcome.sessionId);
     const { shareUrl } = outcome.shareLink;
     return success({ shareUrl }, 302, { location: shareUrl });
   };
@@ -196,7 +198,7 @@ export function createV6Api(options: V6Options): (request: ApiRequest) => Promis
     if (!parsed.ok) return failure('srv-error', parsed.message, 400);
     for (let attempt = 0; attempt < 5; attempt++) {
       const id = `url_${String(randomBytes(8).readBigUInt64BE() % 10n ** BigInt(V6_SHORT_URL_ID_DIGITS)).padStart(V6_SHORT_URL_ID_DIGITS, '0')}`;
-      if (await store.insertShortUrl(id, parsed.value.url, now())) return success({ id });
+      if (await v6Store.insertShortUrl(id, parsed.value.url, now())) return success({ id });
     }
     return failure('srv-error', 'no free short-URL id; try again');
   };

@@ -7,6 +7,7 @@ import type { PoolState } from '../accounts/meters.js';
 import type { EngineConfig, ExitCity } from '../config.js';
 import { type BrowserImage, interfaceLocale } from '../runtime/index.js';
 import type { AccountRow, Store } from '../store/store.js';
+import { V6Store } from '../store/v6-store.js';
 import { chooseExit } from './exits.js';
 import type { CreateTerms, Refusal } from './outcomes.js';
 
@@ -26,7 +27,7 @@ export interface Admitted {
 export interface AdmissionContext {
   image(id: string): BrowserImage | undefined;
   config: Pick<EngineConfig, 'locations' | 'residential'>;
-  store: Pick<Store, 'shortUrl' | 'exitCityLoads'>;
+  store: Pick<Store, 'sql' | 'exitCityLoads'>;
   /** The account's pools with their meters now. */
   pools(): Promise<PoolState[]>;
   /** A recording's caps (recordings/caps.ts): absent where this node records nothing. */
@@ -59,7 +60,7 @@ export async function admit(context: AdmissionContext, account: AccountRow, requ
   // A v6 short-URL id stands for the address it was made for, while it has not expired (decisions.md 23).
   let firstUrl = request.url;
   if (firstUrl?.startsWith('url_')) {
-    firstUrl = /^url_\d{1,20}$/.test(firstUrl) ? await context.store.shortUrl(firstUrl, context.now - V6_SHORT_URL_TTL_HOURS * 3_600_000) : undefined;
+    firstUrl = /^url_\d{1,20}$/.test(firstUrl) ? await new V6Store(context.store).shortUrl(firstUrl, context.now - V6_SHORT_URL_TTL_HOURS * 3_600_000) : undefined;
     if (firstUrl === undefined) return { status: 'denied', field: 'url', reason: 'short-url-unknown' };
   }
   // Kept, and handed to the browser, as the parsed address: never the caller's string (its

@@ -5,6 +5,7 @@
 import { IDEMPOTENCY_TTL_HOURS, V6_SHORT_URL_TTL_HOURS } from '../../protocol/index.js';
 import type { Plan } from '../config.js';
 import type { SessionRow, Store } from '../store/store.js';
+import { V6Store } from '../store/v6-store.js';
 
 export interface SweepContext {
   store: Store;
@@ -44,7 +45,7 @@ async function sweepRunning(context: SweepContext, tx: Store): Promise<Array<[st
     else if (now - Math.max(since, row.last_viewer_at ?? 0) >= plan.idle_timeout_minutes * 60_000) ending.push([row.id, 'no viewer for the idle timeout']);
   }
   await tx.forgetIdempotencyBefore(now - IDEMPOTENCY_TTL_HOURS * 3_600_000);
-  await tx.forgetV6Before(now - V6_SHORT_URL_TTL_HOURS * 3_600_000, now);
+  await new V6Store(tx).forgetBefore(now - V6_SHORT_URL_TTL_HOURS * 3_600_000, now);
   return ending;
 }
 

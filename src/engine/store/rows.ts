@@ -1,6 +1,6 @@
 // The store's rows (store.ts): what a record of each table is, as the store hands it out in the
 // product's words on both databases (SQLite's 0/1 flags made booleans here). The queries that
-// read and write them are all in store.ts.
+// read and write them are all in store.ts (a v6 session key's account also in v6-store.ts).
 
 export interface AccountRow {
   id: string;

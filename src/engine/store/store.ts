@@ -3,6 +3,9 @@
 // embedded SQLite file in the data directory, or Postgres shared by a cluster of nodes. Atomic
 // work (quota checks with the insert, idempotency, placement) runs in one transaction that no
 // other writer on any node interleaves with. The rows it hands out are declared in rows.ts.
+// Every query of these tables is here, one short method each, so that a change of the schema is
+// read in one file; tables of their own that no transaction spans with these have their store
+// beside it or in their part (v6-store.ts, webhooks/webhook-store.ts, profiles/profile-store.ts).
 import type { Database, SqlConnection, SqlValue } from './database.js';
 import { SUMMARY_COLUMNS, withFlags, type AccountRow, type ApiKeyRow, type IdempotencyRow, type NodeRow, type NodeWithLoad, type PoolUsage, type SessionRow, type SessionSummaryRow, type SubscriptionRow } from './rows.js';
 
@@ -164,13 +167,13 @@ export class Store {
     return withFlags(await this.get<SessionRow>('SELECT * FROM sessions WHERE id = ?', [id]));
   }
 
-  /** What a session list entry shows: a few columns, as status polling reads them all the time. */
   /** An account's recorded sessions (issue 35), or every account's: what their recordings' meters and retention read. */
   async recordedSessions(accountId?: string): Promise<SessionRow[]> {
     const rows = await this.all<SessionRow>(`SELECT * FROM sessions WHERE recorded = ?${accountId ? ' AND account_id = ?' : ''}`, accountId ? [true, accountId] : [true]);
     return rows.map((row) => withFlags(row)!);
   }
 
+  /** What a session list entry shows: a few columns, as status polling reads them all the time. */
   async sessionSummary(id: string): Promise<SessionSummaryRow | undefined> {
     return withFlags(await this.get<SessionSummaryRow>(`SELECT ${SUMMARY_COLUMNS} FROM sessions WHERE id = ?`, [id]));
   }
@@ -278,45 +281,6 @@ export class Store {
 
   async forgetIdempotencyBefore(cutoffMs: number): Promise<void> {
     await this.run('DELETE FROM idempotency WHERE created_at < ?', [cutoffMs]);
-  }
-
-  // v6 short URLs and session keys ------------------------------------------------------------
-
-  /** Stores a short URL; false when the id is taken (the caller draws another). */
-  async insertShortUrl(id: string, url: string, now: number): Promise<boolean> {
-    return (await this.run('INSERT INTO short_urls (id, url, created_at) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING', [id, url, now])) > 0;
-  }
-
-  /** The address behind a short-URL id made at or after `sinceMs`. */
-  async shortUrl(id: string, sinceMs: number): Promise<string | undefined> {
-    return (await this.get<{ url: string }>('SELECT url FROM short_urls WHERE id = ? AND created_at >= ?', [id, sinceMs]))?.url;
-  }
-
-  async insertV6Token(tokenHash: string, keyId: string, now: number, expiresAt: number): Promise<void> {
-    await this.run('INSERT INTO v6_tokens (token_hash, key_id, created_at, expires_at) VALUES (?, ?, ?, ?)', [tokenHash, keyId, now, expiresAt]);
-  }
-
-  /**
-   * The account behind a v6 session key that has not expired and whose API key is not revoked,
-   * with the session its client launched last and the hash of the API key it was made from.
-   */
-  accountByV6Token(tokenHash: string, now: number): Promise<(AccountRow & { session_id: string | null; key_hash: string }) | undefined> {
-    return this.get(
-      `SELECT a.id, a.contact, a.language, a.layout, a.created_at, t.session_id, k.key_hash
-       FROM v6_tokens t JOIN api_keys k ON k.id = t.key_id JOIN accounts a ON a.id = k.account_id
-       WHERE t.token_hash = ? AND t.expires_at > ? AND k.revoked_at IS NULL`,
-      [tokenHash, now],
-    );
-  }
-
-  async setV6TokenSession(tokenHash: string, sessionId: string): Promise<void> {
-    await this.run('UPDATE v6_tokens SET session_id = ? WHERE token_hash = ?', [sessionId, tokenHash]);
-  }
-
-  /** Forgets short URLs made before `shortUrlCutoffMs` and session keys expired before `now`. */
-  async forgetV6Before(shortUrlCutoffMs: number, now: number): Promise<void> {
-    await this.run('DELETE FROM short_urls WHERE created_at < ?', [shortUrlCutoffMs]);
-    await this.run('DELETE FROM v6_tokens WHERE expires_at <= ?', [now]);
   }
 
   // Nodes --------------------------------------------------------------------------------------
