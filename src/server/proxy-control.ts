@@ -4,7 +4,7 @@
 // the name the customer's server gives, `policy.viewerName`; never one the browser sends).
 import { parseControlAction, VIEWER_NAME_MAX } from '../protocol/index.js';
 import { readJsonObject } from './proxy-body.js';
-import type { RemoteBrowserService } from './service-client.js';
+import type { RemoteBrowserService } from './remote-browser-service.js';
 
 type Reply = (body: unknown, status?: number) => Response;
 

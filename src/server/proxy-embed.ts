@@ -4,7 +4,7 @@
 // The list is checked here with the service's own words before it goes on.
 import { parseEmbedRequest } from '../protocol/index.js';
 import { readJsonObject } from './proxy-body.js';
-import type { RemoteBrowserService } from './service-client.js';
+import type { RemoteBrowserService } from './remote-browser-service.js';
 
 type Reply = (body: unknown, status?: number) => Response;
 

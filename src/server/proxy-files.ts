@@ -5,7 +5,7 @@
 // bytes pass through as they come: the route never holds a file whole.
 import { SECURITY_HEADERS } from '../http/headers.js';
 import { attachmentDisposition, fileNameProblem } from '../protocol/files.js';
-import type { RemoteBrowserService } from './service-client.js';
+import type { RemoteBrowserService } from './remote-browser-service.js';
 
 export type FilesEndpoint = 'files' | 'download' | 'upload';
 

@@ -9,7 +9,7 @@
 // `profile.id`.
 import { PROFILE_NAME_MAX, type Profile } from '../protocol/index.js';
 import type { ProxyProfile } from '../protocol/proxy.js';
-import type { RemoteBrowserService } from './service-client.js';
+import type { RemoteBrowserService } from './remote-browser-service.js';
 import type { SessionHandles } from './session-handles.js';
 
 /** What a profile handle seals, so that a session's handle never opens as a profile's (nor the other way). */

@@ -10,7 +10,7 @@
 import { SECURITY_HEADERS } from '../http/headers.js';
 import type { ProxyRecordingRefusal } from '../protocol/proxy.js';
 import { RemoteBrowserError } from './errors.js';
-import type { RemoteBrowserService } from './service-client.js';
+import type { RemoteBrowserService } from './remote-browser-service.js';
 
 const UNKNOWN_SESSION = 'unknown session: it may belong to someone else or have been deleted';
 

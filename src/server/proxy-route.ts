@@ -1,5 +1,6 @@
 // createProxyRoute(): the customer's backend route between their web app and the service. One
 // Web-standard handler: authorize, cross-site checks, rate limits, policy, signed session handles.
+// Its options (end user, policy, rate limits) are declared in proxy-options.ts.
 // The memory limiter's own file, not the package's main entry, which also loads the cluster limiter
 // and with it Node's `cluster` and `crypto`: the route stays importable on Web-standard runtimes.
 import RateLimiterMemory from 'rate-limiter-flexible/lib/RateLimiterMemory.js';
@@ -7,7 +8,6 @@ import { JSON_CONTENT_TYPE, retryAfterSeconds, SECURITY_HEADERS } from '../http/
 import { readJsonRequest } from '../http/json-body.js';
 import { parseCreateRequest, parseVmDataWait, type CreateRequest, type ImageListResponse, type UserQuotaResponse } from '../protocol/index.js';
 import { RemoteBrowserError } from './errors.js';
-import type { RemoteBrowserService } from './service-client.js';
 import { serveFiles } from './proxy-files.js';
 import { endpointOf, type Endpoint } from './proxy-endpoints.js';
 import { serveRecording } from './proxy-recordings.js';
@@ -17,98 +17,7 @@ import { readJsonObject } from './proxy-body.js';
 import { openProfileHandle, serveProfiles, UNKNOWN_PROFILE } from './proxy-profiles.js';
 import { createSessionHandles, SECRET_MIN_CHARS, type SessionHandles } from './session-handles.js';
 import type { ProxyCreateResponse, ProxyEndResponse, ProxySessionResponse } from './wire.js';
-
-/** The signed-in end user; `id` is what handles, idempotency keys and rate limits are bound to. */
-export interface EndUser {
-  id: string;
-}
-
-type Awaitable<T> = T | Promise<T>;
-
-/** A policy's refusal, sent to the browser in the envelope (denied: HTTP 403, upgrade: 402). */
-export interface PolicyRefusal {
-  status: 'denied' | 'upgrade';
-  message: string;
-}
-
-export interface PolicyContext<User extends EndUser> {
-  user: User;
-  /** The browser's request to the route (headers, cookies). */
-  request: Request;
-}
-
-export interface ProxyPolicy<User extends EndUser> {
-  /**
-   * Browsers this user may start (image ids); the image list shows only these. Default: all.
-   */
-  browsers?: readonly string[] | ((context: PolicyContext<User>) => Awaitable<readonly string[] | undefined>);
-  /**
-   * Restrict or fill in a create request: return the request to send (changed or not), or a
-   * refusal. URL rules, a forced callbackUrl, a fixed language... The result is checked again.
-   * Keep it deterministic: a retried launch must send the same request for its idempotency key.
-   */
-  create?: (request: CreateRequest, context: PolicyContext<User>) => Awaitable<CreateRequest | PolicyRefusal>;
-  /**
-   * Whether this user may read the account's usage meters. Default: nobody, since the meters are
-   * the whole account's, not the user's.
-   */
-  usage?: (context: PolicyContext<User>) => Awaitable<boolean>;
-  /**
-   * Whether this user may read and set the origins that may frame the account's share links
-   * (`<base>/embed`, issue 44). Default: nobody, since the list is the whole account's.
-   */
-  embed?: (context: PolicyContext<User>) => Awaitable<boolean>;
-  /**
-   * The display name the other viewers see for this user when they watch their own session
-   * (issue 36): your app's name for them, 1 to 64 characters. Default: none, so they show as "Guest N".
-   */
-  viewerName?: (context: PolicyContext<User>) => Awaitable<string | undefined>;
-}
-
-/** What a limiter must do: rate-limiter-flexible's limiters (memory, Redis, Postgres...) all fit. */
-export interface RouteLimiter {
-  consume(key: string, points?: number): Promise<unknown>;
-}
-
-export interface ProxyRateLimit {
-  /** Requests per end user in each window, every endpoint together. Default 120. */
-  requests?: number;
-  /** Session creations per end user in each window, counted in addition. Default 10. */
-  creates?: number;
-  /** The window, in seconds. Default 60. */
-  perSeconds?: number;
-  /** Your own limiter for all requests, e.g. RateLimiterRedis when several servers share the count. */
-  limiter?: RouteLimiter;
-  /** Your own limiter for creations. */
-  createLimiter?: RouteLimiter;
-}
-
-export interface ProxyRouteOptions<User extends EndUser = EndUser> {
-  /** `createServiceClient({ baseUrl, apiKey })`, or `engineService(engine, { apiKey })` in-process. */
-  service: RemoteBrowserService;
-  /** The signed-in end user of this request, or null (throwing also refuses): HTTP 401. */
-  authorize: (request: Request) => Awaitable<User | null | undefined>;
-  /**
-   * Signs the session handles: at least 32 characters, the same on every server behind the app.
-   * Default: the `REMOTE_BROWSER_SECRET` environment variable, read at the first request.
-   */
-  secret?: string;
-  /** Where the route is mounted. Default `/api/remote-browser`. */
-  basePath?: string;
-  policy?: ProxyPolicy<User>;
-  /** Per-user rate limits; `false` turns them off (when a gateway in front does it). */
-  rateLimit?: ProxyRateLimit | false;
-  /**
-   * Origins besides the request's own that may call the route (`https://app.example.com`):
-   * needed when a proxy in front changes the host or scheme the route sees.
-   */
-  allowedOrigins?: readonly string[];
-  /**
-   * Failures the browser only sees as "try again later" (service unreachable, configuration,
-   * authorize throwing), with their details. Default: console.error.
-   */
-  onError?: (error: unknown, request: Request) => void;
-}
+import type { EndUser, PolicyContext, PolicyRefusal, ProxyRouteOptions, RouteLimiter } from './proxy-options.js';
 
 /** The handler, and where it is mounted (adapters pass other paths on). */
 export type ProxyRoute = ((request: Request) => Promise<Response>) & { readonly basePath: string };
