@@ -62,15 +62,14 @@ async function displayShare(page: Page): Promise<{ share: number; toolbarPx: num
       const area = document.querySelector('.rbk-viewer__screen').getBoundingClientRect();
       const canvas = document.querySelector('.rbk-viewer__screen canvas');
       const shown = canvas && canvas.getBoundingClientRect();
-      const bar = document.querySelector('.rbk-viewer__toolbar');
-      const tabs = document.querySelector('.rbk-viewer__tabs, .rbk-viewer__tablist');
       const clip = (r) => Math.max(0, Math.min(r.right, viewer.right) - Math.max(r.left, viewer.left)) * Math.max(0, Math.min(r.bottom, viewer.bottom) - Math.max(r.top, viewer.top));
       return {
         area: [Math.floor(area.width), Math.floor(area.height)],
         canvas: canvas ? [canvas.width, canvas.height] : [0, 0],
         share: shown ? clip(shown) / (viewer.width * viewer.height) : 0,
-        // Chrome above the remote picture that takes room from it (the compact phone toolbar floats over it).
-        toolbarPx: (bar && getComputedStyle(bar).position !== 'absolute' ? bar.getBoundingClientRect().height : 0) + (tabs ? tabs.getBoundingClientRect().height : 0),
+        // Chrome that takes room from the remote picture's area: the toolbar, the tab strip and the
+        // people row wherever they sit (the compact phone toolbar floats over it: none).
+        toolbarPx: viewer.height - area.height,
       };
     })()`)) as { area: number[]; canvas: number[]; share: number; toolbarPx: number };
     const [w, h] = displaySizeFor(seen.area[0]!, seen.area[1]!);

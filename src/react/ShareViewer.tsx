@@ -169,8 +169,9 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, toolbar, view
       return (
         <>
           {screen === 'waiting' ? <WaitingScreen browserName={state?.browserName ?? ''} chrome={chrome} /> : null}
-          {screen === 'running' && state?.tabs ? <TabStrip tabs={state.tabs} mayDrive={!viewOnly && state.control !== false} api={{ shareBase: shareBase!, linkId: linkId!, fetch: shareFetch }} /> : null}
           <LiveScreen
+            // Above the toolbar, or in its one row when the toolbar is compact (LiveScreen decides).
+            tabStrip={screen === 'running' && state?.tabs ? <TabStrip tabs={state.tabs} mayDrive={!viewOnly && state.control !== false} api={{ shareBase: shareBase!, linkId: linkId!, fetch: shareFetch }} /> : null}
             shareBase={shareBase!}
             linkId={linkId!}
             browserName={state?.browserName ?? ''}

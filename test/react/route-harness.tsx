@@ -1,6 +1,6 @@
 // Component test harness: the real proxy route (node adapter on a loopback server) in front of a
 // real engine, and a render helper that wraps a component in <RemoteBrowserProvider>.
-import { render } from '@testing-library/react';
+import { render, type RenderResult } from '@testing-library/react';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ReactNode } from 'react';
@@ -35,7 +35,7 @@ export async function mountRoute(engine: Engine<EngineRuntime> | null, apiKey: s
   };
 }
 
-export function renderWithRoute(ui: ReactNode, endpoint: string, language: ShareLanguage = 'en') {
+export function renderWithRoute(ui: ReactNode, endpoint: string, language: ShareLanguage = 'en'): RenderResult {
   return render(
     <RemoteBrowserProvider endpoint={endpoint} language={language}>
       {ui}

@@ -2,7 +2,7 @@
 // keys and text to it, the session's sound, the toolbar, and the panels it opens (paste, the
 // view-only link, the remote clipboard). Mounted behind the waiting screen too (`hidden`), so it is connected when the
 // session runs.
-import { useCallback, useEffect, useId, useRef, useState } from 'react';
+import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { requestViewOnlyLink } from '../../core/share-api.js';
 import { useCountdown } from './useCountdown.js';
@@ -18,6 +18,7 @@ import { useTouchKeyboard } from './useTouchKeyboard.js';
 import { ZoomControl } from './ZoomControl.js';
 import { DriverPointer, PeoplePanel } from './PeoplePanel.js';
 import { usePeople, type PeopleBinding } from './usePeople.js';
+import { useNarrowViewer } from './useNarrowViewer.js';
 
 export interface LiveScreenProps {
   shareBase: string;
@@ -47,14 +48,19 @@ export interface LiveScreenProps {
   onPeople?: ((people: PeopleBinding) => void) | undefined;
   /** Called with the sound at this viewer each time it changes, while the live screen shows (ShareViewer's `onSound`). */
   onSound?: ((sound: RemoteSound) => void) | undefined;
-  /** The toolbar: every control, one row (`compact`), or none (ShareViewer's `toolbar`). */
+  /**
+   * The toolbar: every control, one row (`compact`), or none (ShareViewer's `toolbar`). `full` in a
+   * viewer 560 px wide or less (a phone, a small frame) is shown as `compact`: one floating button.
+   */
   toolbar?: 'full' | 'compact' | 'none';
+  /** The remote browser's tabs (TabStrip): a row above the toolbar, or inside the compact toolbar's one row. */
+  tabStrip?: ReactNode;
 }
 
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, waking = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople, onSound, toolbar = 'full' }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, waking = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople, onSound, toolbar: chosen = 'full', tabStrip = null }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);
@@ -84,6 +90,12 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
   }, [hidden, onSound, remoteSound.available, remoteSound.muted, remoteSound.volume, remoteSound.blocked]);
   const rttMs = useRoundTrip(shareBase, linkId, shareFetch, !hidden);
   const { fullscreen, toggleFullscreen } = useFullscreen(rootRef);
+  // On a phone (or in a small frame) the full toolbar's rows would take a third of the screen: one floating button instead.
+  const narrow = useNarrowViewer(rootRef);
+  const toolbar = chosen === 'full' && narrow ? 'compact' : chosen;
+  const compact = toolbar === 'compact';
+  // Who watches and drives: its own row, or a button in the compact toolbar's one row.
+  const peoplePanel = offersPeople && !hidden ? <PeoplePanel snapshot={people.snapshot} onRequest={people.request} /> : null;
   // Esc twice moves the keyboard focus out of the remote screen, to the toolbar.
   const leaveKeyboard = useCallback(() => rootRef.current?.querySelector<HTMLElement>('.rbk-viewer__toolbar button')?.focus(), []);
   const keyboard = useRemoteKeyboard({ remote, keyboardRef, onLeaveKeys: leaveKeyboard });
@@ -100,9 +112,12 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
 
   return (
     <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-video={showingVideo || undefined} data-fullscreen={fullscreen || undefined} data-zoom={touch.zoom > 1 ? touch.zoom.toFixed(2) : undefined} data-toolbar={toolbar} aria-hidden={hidden || undefined}>
+      {compact ? null : tabStrip}
       {hidden || toolbar === 'none' ? null : (
         <ViewerToolbar
-          compact={toolbar === 'compact'}
+          compact={compact}
+          tabs={compact ? tabStrip : null}
+          people={compact ? peoplePanel : null}
           connection={connection}
           reconnectIn={reconnectIn}
           rttMs={rttMs}
@@ -137,7 +152,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
           onCancel={() => setPasting(false)}
         />
       ) : null}
-      {offersPeople && !hidden ? <PeoplePanel snapshot={people.snapshot} onRequest={people.request} /> : null}
+      {compact ? null : peoplePanel}
       {viewLink && !hidden ? <ViewLinkPanel viewLink={viewLink} /> : null}
       {remoteClipboard && !hidden ? <RemoteClipboardPanel text={remoteClipboard} /> : null}
       <div

@@ -1,6 +1,7 @@
 // The live screen's toolbar: connection state and quality, what this link lets its holder do,
 // who watches, and the controls (view-only link, keyboard, sticky keys, paste, sound, full screen,
-// leave), and the session's files (FilesControl.tsx).
+// leave), and the session's files (FilesControl.tsx). Compact, it is one row that also holds the
+// remote browser's tabs and who watches and drives (issue 44), or on a phone one floating button.
 import { useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ConnectionState } from '../../core/reconnect.js';
@@ -45,6 +46,10 @@ export interface ViewerToolbarProps {
    * rest; in a narrow viewer (a phone) one floating button that opens them all as a sheet.
    */
   compact?: boolean;
+  /** The remote browser's tabs (TabStrip), in the compact row (the full toolbar leaves them to their own row). */
+  tabs?: ReactNode;
+  /** Who watches and drives (PeoplePanel), in the compact row (the full toolbar leaves it to its own row). */
+  people?: ReactNode;
 }
 
 export function ViewerToolbar(props: ViewerToolbarProps) {
@@ -142,7 +147,8 @@ function CompactToolbar(props: ViewerToolbarProps & { statusText: string; qualit
           <span className="rbk-viewer__sr-only">{`${t('running.recorded')} ${t('running.recordedNote')}`}</span>
         </span>
       ) : null}
-      <span className="rbk-viewer__spacer" />
+      {props.tabs ?? <span className="rbk-viewer__spacer" />}
+      {props.people}
       <span className="rbk-viewer__always">
         <SoundControl sound={props.sound} />
         <button type="button" className="rbk-button" aria-pressed={fullscreen} onClick={props.onFullscreen}>
