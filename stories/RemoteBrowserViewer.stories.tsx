@@ -7,7 +7,7 @@ import type { Meta, StoryObj } from '@storybook/react-vite';
 import { createElement } from 'react';
 import { expect, waitFor } from 'storybook/test';
 import { VIEWER_FRAME_ALLOW } from '../src/element/framed-viewer.js';
-import '../src/element/index.js';
+import { defineRemoteBrowserViewer } from '../src/element/index.js';
 import { SHARE_LINK_ID } from './fixtures.js';
 
 interface ElementStoryProps {
@@ -38,6 +38,10 @@ const meta = {
     language: { control: 'select', options: ['en', 'de', 'fr', 'es', 'it', 'pt', 'ja'] },
   },
 } satisfies Meta<typeof ElementStory>;
+
+// Defined by a call, not by the import alone: the package declares src/ free of side effects, so a
+// bare import would be dropped from Storybook's build.
+defineRemoteBrowserViewer();
 
 export default meta;
 type Story = StoryObj<typeof meta>;

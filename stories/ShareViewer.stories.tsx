@@ -96,7 +96,7 @@ export const RunningCompactOnPhone: Story = {
     const t = text(args.language);
     const more = await canvas.findByRole('button', { name: t.toolbar.more });
     await expect(more).toBeVisible();
-    await expect(canvas.getByRole('button', { name: t.leave })).not.toBeVisible();
+    await expect(canvas.queryByRole('button', { name: t.leave })).toBeNull();
     await userEvent.click(more);
     await expect(canvas.getByRole('button', { name: t.leave })).toBeVisible();
   },
