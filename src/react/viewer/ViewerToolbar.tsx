@@ -85,14 +85,24 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
       {/* ---------------------------------------------------------------- Controls (a link that controls) */}
       {!viewOnly ? <InputControls {...props} /> : null}
       {/* ---------------------------------------------------------------- Every viewer */}
+      <EveryViewerControls {...props} />
+    </div>
+  );
+}
+
+/** What every viewer has, whatever its link: sound, full screen, leave. */
+function EveryViewerControls(props: ViewerToolbarProps) {
+  const { t } = useTranslation('viewer');
+  return (
+    <>
       <SoundControl sound={props.sound} />
-      <button type="button" className="rbk-button" aria-pressed={fullscreen} onClick={props.onFullscreen}>
-        {fullscreen ? t('toolbar.exitFullscreen') : t('toolbar.fullscreen')}
+      <button type="button" className="rbk-button" aria-pressed={props.fullscreen} onClick={props.onFullscreen}>
+        {props.fullscreen ? t('toolbar.exitFullscreen') : t('toolbar.fullscreen')}
       </button>
       <button type="button" className="rbk-button" onClick={props.onLeave}>
         {t('leave')}
       </button>
-    </div>
+    </>
   );
 }
 
@@ -150,13 +160,7 @@ function CompactToolbar(props: ViewerToolbarProps & { statusText: string; qualit
       {props.tabs ?? <span className="rbk-viewer__spacer" />}
       {props.people}
       <span className="rbk-viewer__always">
-        <SoundControl sound={props.sound} />
-        <button type="button" className="rbk-button" aria-pressed={fullscreen} onClick={props.onFullscreen}>
-          {fullscreen ? t('toolbar.exitFullscreen') : t('toolbar.fullscreen')}
-        </button>
-        <button type="button" className="rbk-button" onClick={props.onLeave}>
-          {t('leave')}
-        </button>
+        <EveryViewerControls {...props} />
       </span>
       <button type="button" className="rbk-button rbk-viewer__more" aria-expanded={more} data-input={!viewOnly || undefined} onClick={props.onMore}>
         {t('toolbar.more')}
