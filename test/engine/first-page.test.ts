@@ -11,8 +11,8 @@ import { SessionRuntime } from '../../src/engine/runtime/runtime.js';
 import { waitFor } from '../helpers/session.js';
 
 const REPETITIONS = 20;
-/** What "the normal start time" allows: the runtime's own start timeout is 20 s. */
-const NORMAL_START_MS = 10_000;
+/** How long the late site takes to answer: longer than the runtime's own start deadline (20 s). */
+const LATE_MS = 30_000;
 
 let root: string;
 let runtime: SessionRuntime;
@@ -38,7 +38,7 @@ beforeAll(async () => {
   });
   const late = createServer((_, response) => {
     open.push(response);
-    setTimeout(() => response.end('<!doctype html><title>Late</title>'), 30_000).unref();
+    setTimeout(() => response.end('<!doctype html><title>Late</title>'), LATE_MS).unref();
   });
   const streaming = createServer((_, response) => {
     open.push(response);
@@ -74,7 +74,10 @@ async function round(browser: string): Promise<Record<string, string>> {
   for (const [kind, url] of Object.entries(firstPages)) {
     try {
       const session = await runtime.startSession({ browser, url, language: 'en', layout: 'us' });
-      outcomes[kind] = session.readyMs < NORMAL_START_MS ? 'running' : `ready after ${Math.round(session.readyMs)} ms`;
+      // Ready at all means it did not wait for the page: the late site answers after the runtime's
+      // start deadline, so a start that waited for it would have failed (how long a start takes is
+      // bench/'s figure, not this test's).
+      outcomes[kind] = session.readyMs < LATE_MS ? 'running' : `ready after ${Math.round(session.readyMs)} ms`;
       if (session.control) {
         const pages = await session.control.pages();
         if (!pages.includes(url)) outcomes[kind] = `shows ${pages.join(', ')}`;
