@@ -16,7 +16,8 @@ import { FilesControl } from './FilesControl.js';
 import { useTouchGestures } from './useTouchGestures.js';
 import { useTouchKeyboard } from './useTouchKeyboard.js';
 import { ZoomControl } from './ZoomControl.js';
-import { DriverPointer, PeoplePanel } from './PeoplePanel.js';
+import { DriverPointer, PeoplePanel, usePeopleStatus } from './PeoplePanel.js';
+import { ViewerStatus } from './ViewerStatus.js';
 import { usePeople, type PeopleBinding } from './usePeople.js';
 import { useNarrowViewer } from './useNarrowViewer.js';
 
@@ -95,7 +96,9 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
   const toolbar = chosen === 'full' && narrow ? 'compact' : chosen;
   const compact = toolbar === 'compact';
   // Who watches and drives: its own row, or a button in the compact toolbar's one row.
-  const peoplePanel = offersPeople && !hidden ? <PeoplePanel snapshot={people.snapshot} onRequest={people.request} /> : null;
+  // Its status line is for the eye: ViewerStatus says who drives, even with the panel in a closed sheet.
+  const peoplePanel = offersPeople && !hidden ? <PeoplePanel snapshot={people.snapshot} onRequest={people.request} announce={false} /> : null;
+  const peopleStatus = usePeopleStatus(people.snapshot);
   // Esc twice moves the keyboard focus out of the remote screen, to the toolbar.
   const leaveKeyboard = useCallback(() => rootRef.current?.querySelector<HTMLElement>('.rbk-viewer__toolbar button')?.focus(), []);
   const keyboard = useRemoteKeyboard({ remote, keyboardRef, onLeaveKeys: leaveKeyboard });
@@ -112,6 +115,8 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
 
   return (
     <div ref={rootRef} className="rbk-viewer__live" data-connection={connection} data-video={showingVideo || undefined} data-fullscreen={fullscreen || undefined} data-zoom={touch.zoom > 1 ? touch.zoom.toFixed(2) : undefined} data-toolbar={toolbar} aria-hidden={hidden || undefined}>
+      {/* What screen readers hear as it changes, whatever the toolbar shows (decisions.md 172). */}
+      {hidden ? null : <ViewerStatus connection={connection} reconnectIn={reconnectIn} waking={waking} recording={recording} people={offersPeople ? peopleStatus : null} editing={!viewOnly && touchKeyboard.remoteEditing} />}
       {compact ? null : tabStrip}
       {hidden || toolbar === 'none' ? null : (
         <ViewerToolbar
@@ -172,11 +177,6 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
       {!viewOnly && !hidden ? (
         <span id={leaveKeysId} className="rbk-viewer__sr-only">
           {t('running.leaveKeys')}
-        </span>
-      ) : null}
-      {!viewOnly && !hidden ? (
-        <span className="rbk-viewer__sr-only" role="status">
-          {touchKeyboard.remoteEditing ? t('touch.editing') : ''}
         </span>
       ) : null}
       {!viewOnly && !hidden ? (

@@ -13,6 +13,11 @@ export interface PeoplePanelProps {
   onRequest: (message: ControlClientMessage) => void;
   /** Starts open (stories). */
   defaultOpen?: boolean;
+  /**
+   * Whether its status line is a live region (default). The live screen says who drives in its own
+   * status (ViewerStatus), heard even when this panel sits in a closed sheet; there it is false.
+   */
+  announce?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -24,15 +29,30 @@ export function useDisplayName(): (person: Pick<Person, 'kind' | 'name' | 'guest
   return (person) => person.name ?? (person.kind === 'program' ? t('people.program') : t('people.guest', { n: person.guest ?? 0 }));
 }
 
+/** Who drives, in the words the panel's status line shows; `null` before the engine told anyone. */
+export function usePeopleStatus(snapshot: PeopleSnapshot): string | null {
+  const { t } = useTranslation('viewer');
+  const nameOf = useDisplayName();
+  const picture = snapshot.picture;
+  if (!picture) return null;
+  const me = picture.people.find((person) => person.id === picture.you);
+  const driver = picture.driver;
+  if (picture.mode !== 'one') return t('people.everyone');
+  if (driver?.id === picture.you) return t('people.youDrive');
+  if (driver === null) return t(me !== undefined && me.watching !== true ? 'people.nobodyDrives' : 'people.nobody');
+  return driver.id === 'owner' ? t('people.ownerHolds') : t('people.driverIs', { name: nameOf(driver) });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Panel
 
-export function PeoplePanel({ snapshot, onRequest, defaultOpen = false }: PeoplePanelProps) {
+export function PeoplePanel({ snapshot, onRequest, defaultOpen = false, announce = true }: PeoplePanelProps) {
   const { t } = useTranslation('viewer');
   const [open, setOpen] = useState(defaultOpen);
   const listId = useId();
   const toggle = useRef<HTMLButtonElement>(null);
   const nameOf = useDisplayName();
+  const status = usePeopleStatus(snapshot);
   const picture = snapshot.picture;
   if (!picture) return null;
   const me = picture.people.find((person) => person.id === picture.you);
@@ -50,25 +70,21 @@ export function PeoplePanel({ snapshot, onRequest, defaultOpen = false }: People
       : me?.asks
         ? { request: 'cancel', primary: false }
         : { request: 'ask', primary: true };
-  const status = !one
-    ? t('people.everyone')
-    : iDrive
-      ? t('people.youDrive')
-      : driver === null
-        ? t(canDrive ? 'people.nobodyDrives' : 'people.nobody')
-        : driverName === null
-          ? t('people.ownerHolds')
-          : t('people.driverIs', { name: driverName });
-
   return (
     <div className="rbk-viewer__people" data-state={open ? 'open' : 'closed'} data-mode={picture.mode}>
       <button ref={toggle} type="button" className="rbk-button" aria-expanded={open} aria-controls={listId} onClick={() => setOpen((o) => !o)}>
         {t('people.button', { count: picture.people.length })}
       </button>
-      {/* Heard whenever control moves, panel open or not. */}
-      <p className="rbk-viewer__people-status" role="status" aria-live="polite">
-        {status}
-      </p>
+      {/* Heard whenever control moves, panel open or not (said by the live screen's status when it holds the panel). */}
+      {announce ? (
+        <p className="rbk-viewer__people-status" role="status" aria-live="polite">
+          {status}
+        </p>
+      ) : (
+        <p className="rbk-viewer__people-status" aria-hidden="true">
+          {status}
+        </p>
+      )}
       {open ? (
         <div
           id={listId}

@@ -8,6 +8,7 @@ import type { ConnectionState } from '../../core/reconnect.js';
 import { connectionQuality } from '../../core/share-api.js';
 import { KEYSYM, type StickyModifier } from '../../core/keyboard.js';
 import { SoundControl } from './SoundControl.js';
+import { useConnectionText } from './ViewerStatus.js';
 import type { StickyModifiers } from './useRemoteKeyboard.js';
 import type { RemoteSound } from './useRemoteSound.js';
 
@@ -56,14 +57,16 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
   const { t } = useTranslation('viewer');
   const { connection, rttMs, viewOnly, viewers, modifiers, fullscreen } = props;
   const quality = connectionQuality(rttMs);
-  const statusText = connection === 'connected' ? t('running.connected') : connection === 'connecting' ? t(props.waking ? 'running.waking' : 'running.connecting') : t('running.reconnecting', { seconds: props.reconnectIn });
+  // Written for the eye only: the live screen's status (ViewerStatus) says it to screen readers,
+  // whatever this toolbar shows (decisions.md 172).
+  const statusText = useConnectionText(connection, props.reconnectIn, props.waking === true);
   const [more, setMore] = useState(false);
   if (props.compact) return <CompactToolbar {...props} statusText={statusText} quality={quality} more={more} onMore={() => setMore((open) => !open)} />;
 
   return (
     <div className="rbk-viewer__toolbar" role="toolbar" aria-label={t('toolbar.label')}>
       {/* ---------------------------------------------------------------- Status */}
-      <span className="rbk-viewer__connection" role="status" aria-live="polite">
+      <span className="rbk-viewer__connection" aria-hidden="true">
         {statusText}
       </span>
       <span className="rbk-viewer__quality" data-quality={quality} title={t(`running.quality.${quality}`, { ms: rttMs ?? 0 })}>
@@ -75,10 +78,9 @@ export function ViewerToolbar(props: ViewerToolbarProps) {
       </span>
       {viewers !== null && viewers > 0 ? <span className="rbk-viewer__watching">{t('running.watching', { count: viewers })}</span> : null}
       {props.recording ? (
-        <span className="rbk-viewer__recorded" title={t('running.recordedNote')}>
-          <span className="rbk-viewer__recorded-dot" aria-hidden="true" />
+        <span className="rbk-viewer__recorded" title={t('running.recordedNote')} aria-hidden="true">
+          <span className="rbk-viewer__recorded-dot" />
           {t('running.recorded')}
-          <span className="rbk-viewer__sr-only">{` ${t('running.recordedNote')}`}</span>
         </span>
       ) : null}
       <span className="rbk-viewer__spacer" />
@@ -147,14 +149,10 @@ function CompactToolbar(props: ViewerToolbarProps & { statusText: string; qualit
     <div className="rbk-viewer__toolbar" data-toolbar="compact" data-open={more || undefined} role="toolbar" aria-label={t('toolbar.label')}>
       <span className="rbk-viewer__quality" data-quality={props.quality} title={`${props.statusText} · ${t(`running.quality.${props.quality}`, { ms: rttMs ?? 0 })}`}>
         <span className="rbk-viewer__quality-dot" aria-hidden="true" />
-        <span className="rbk-viewer__sr-only" role="status" aria-live="polite">
-          {props.statusText}
-        </span>
       </span>
       {props.recording ? (
-        <span className="rbk-viewer__recorded" title={t('running.recordedNote')}>
-          <span className="rbk-viewer__recorded-dot" aria-hidden="true" />
-          <span className="rbk-viewer__sr-only">{`${t('running.recorded')} ${t('running.recordedNote')}`}</span>
+        <span className="rbk-viewer__recorded" title={t('running.recordedNote')} aria-hidden="true">
+          <span className="rbk-viewer__recorded-dot" />
         </span>
       ) : null}
       {props.tabs ?? <span className="rbk-viewer__spacer" />}
