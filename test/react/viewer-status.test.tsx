@@ -113,6 +113,6 @@ describe('the status a screen reader hears', () => {
     act(() => StandInResizeObserver.resize(1280));
     expect(within(toolbar).queryAllByRole('status')).toEqual([]);
     await waitFor(() => expect(connectionWords).toContain(said().connection));
-    expect(toolbar.querySelector('.rbk-viewer__connection')).toHaveTextContent(said().connection);
+    expect(toolbar.querySelector('.rbk-viewer__connection')).toHaveTextContent(said().connection!);
   });
 });

@@ -121,6 +121,7 @@ export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, 
       {hidden || toolbar === 'none' ? null : (
         <ViewerToolbar
           compact={compact}
+          floating={compact && narrow}
           tabs={compact ? tabStrip : null}
           people={compact ? peoplePanel : null}
           connection={connection}

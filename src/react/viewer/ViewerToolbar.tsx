@@ -9,6 +9,8 @@ import { connectionQuality } from '../../core/share-api.js';
 import { KEYSYM, type StickyModifier } from '../../core/keyboard.js';
 import { SoundControl } from './SoundControl.js';
 import { useConnectionText } from './ViewerStatus.js';
+import { FLOATING_CORNERS, readFloatingCorner, writeFloatingCorner, type FloatingCorner } from './floating-corner.js';
+import { useCornerDrag } from './useCornerDrag.js';
 import type { StickyModifiers } from './useRemoteKeyboard.js';
 import type { RemoteSound } from './useRemoteSound.js';
 
@@ -51,6 +53,11 @@ export interface ViewerToolbarProps {
   tabs?: ReactNode;
   /** Who watches and drives (PeoplePanel), in the compact row (the full toolbar leaves it to its own row). */
   people?: ReactNode;
+  /**
+   * The compact toolbar is one floating button (a viewer 560 px wide or less): it can be dragged to
+   * another corner, or placed from its sheet, and the corner is remembered (decisions.md 173).
+   */
+  floating?: boolean;
 }
 
 export function ViewerToolbar(props: ViewerToolbarProps) {
@@ -144,9 +151,25 @@ function InputControls(props: ViewerToolbarProps) {
 /** The compact toolbar: one row, or on a phone a floating button (styles.css, `data-toolbar='compact'`); its sheet holds the rest. */
 function CompactToolbar(props: ViewerToolbarProps & { statusText: string; quality: string; more: boolean; onMore: () => void }) {
   const { t } = useTranslation('viewer');
-  const { rttMs, viewOnly, fullscreen, more } = props;
+  const { rttMs, viewOnly, more } = props;
+  // The floating button's corner (styles.css places it only in a narrow viewer, where it floats).
+  const [corner, setCorner] = useState<FloatingCorner>(readFloatingCorner);
+  const place = (next: FloatingCorner) => {
+    setCorner(next);
+    writeFloatingCorner(next);
+  };
+  const drag = useCornerDrag(props.floating === true, place);
   return (
-    <div className="rbk-viewer__toolbar" data-toolbar="compact" data-open={more || undefined} role="toolbar" aria-label={t('toolbar.label')}>
+    <div
+      className="rbk-viewer__toolbar"
+      data-toolbar="compact"
+      data-open={more || undefined}
+      data-corner={corner}
+      data-dragging={drag.offset ? '' : undefined}
+      style={drag.offset ? { transform: `translate(${drag.offset.x}px, ${drag.offset.y}px)` } : undefined}
+      role="toolbar"
+      aria-label={t('toolbar.label')}
+    >
       <span className="rbk-viewer__quality" data-quality={props.quality} title={`${props.statusText} · ${t(`running.quality.${props.quality}`, { ms: rttMs ?? 0 })}`}>
         <span className="rbk-viewer__quality-dot" aria-hidden="true" />
       </span>
@@ -160,7 +183,26 @@ function CompactToolbar(props: ViewerToolbarProps & { statusText: string; qualit
       <span className="rbk-viewer__always">
         <EveryViewerControls {...props} />
       </span>
-      <button type="button" className="rbk-button rbk-viewer__more" aria-expanded={more} data-input={!viewOnly || undefined} onClick={props.onMore}>
+      {props.floating && more ? (
+        // Where the floating button sits, for the keyboard (and anyone who does not drag).
+        <span role="group" aria-label={t('toolbar.place')} className="rbk-viewer__place">
+          {FLOATING_CORNERS.map((option) => (
+            <button key={option} type="button" className="rbk-button" aria-pressed={corner === option} onClick={() => place(option)}>
+              {t(`toolbar.corner.${option}`)}
+            </button>
+          ))}
+        </span>
+      ) : null}
+      <button
+        type="button"
+        className="rbk-button rbk-viewer__more"
+        aria-expanded={more}
+        data-input={!viewOnly || undefined}
+        {...drag.handlers}
+        onClick={() => {
+          if (!drag.consumeDrag()) props.onMore();
+        }}
+      >
         {t('toolbar.more')}
       </button>
       {!viewOnly && more ? (
