@@ -123,6 +123,12 @@ export interface ViewerState {
    * the engine cannot tell them (the session is not running, or runs Firefox ESR in a browser window).
    */
   tabs?: ShareTab[];
+  /**
+   * Whether the session's browser is an app window (`window: "app"`, decisions.md 104): it shows
+   * no tab strip and no address bar of its own, so the viewer's tab strip shows the shown tab's
+   * address, which a link that may drive edits (`{action:"go"}`, issue 44). Absent: a browser window.
+   */
+  appWindow?: true;
   /** @deprecated Read `channels.people` (`offersChannel`): said at the top level too for one version (decisions.md 150). Whether the share API offers `people` (issue 36). */
   people?: boolean;
   /** `one` while one person drives at a time (issue 36, src/protocol/control.ts); absent: everyone with the share link controls. */

@@ -1,7 +1,9 @@
 // The remote browser's tabs on the share API (issue 36, decisions.md 102): the viewer state's
 // `tabs` (`GET /share/<link>` and each `state` event of `/share/<link>/events`), and the driver's
 // actions, `POST /share/<link>/tabs` with one of `{action:"switch",tab}`, `{action:"close",tab}`,
-// `{action:"open"[,url]}`, answered `{status:"ok",tabs}` or a refusal in the usual envelope.
+// `{action:"open"[,url]}`, `{action:"go",tab,url}` (the tab shows another address: what an app
+// window's missing address bar would do, issue 44), answered `{status:"ok",tabs}` or a refusal in
+// the usual envelope.
 
 /** One tab of the remote browser, in the order the tabs opened. */
 export interface ShareTab {
@@ -29,23 +31,35 @@ export function isFavicon(value: unknown): value is string {
 }
 
 /** What the driver may do with the tabs. */
-export type TabAction = { action: 'switch'; tab: string } | { action: 'close'; tab: string } | { action: 'open'; url?: string };
+export type TabAction = { action: 'switch'; tab: string } | { action: 'close'; tab: string } | { action: 'open'; url?: string } | { action: 'go'; tab: string; url: string };
 
-export const TAB_ACTIONS = ['switch', 'close', 'open'] as const;
+export const TAB_ACTIONS = ['switch', 'close', 'open', 'go'] as const;
+
+/** The longest address a tab action carries. */
+export const MAX_TAB_URL = 2048;
 
 /** Checks a tab action's body: the action, or what is wrong with it (a message for the refusal). */
 export function parseTabAction(value: unknown): TabAction | { error: string } {
   const body = value as Record<string, unknown> | null;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: 'send a JSON object: {"action":"switch"|"close","tab":"<id>"} or {"action":"open","url":"https://…"}' };
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: 'send a JSON object: {"action":"switch"|"close","tab":"<id>"}, {"action":"open","url":"https://…"} or {"action":"go","tab":"<id>","url":"https://…"}' };
   const { action, tab, url } = body;
+  const badTab = (name: string) => ({ error: `"${name}" names the tab: "tab" is one of the ids in the state's "tabs"` });
+  const badUrl = { error: `"url" is an http or https address of at most ${MAX_TAB_URL} characters` };
+  const isTab = (value: unknown): value is string => typeof value === 'string' && value.length > 0 && value.length <= 100;
   if (action === 'switch' || action === 'close') {
-    if (typeof tab !== 'string' || tab.length === 0 || tab.length > 100) return { error: `"${action}" names the tab: "tab" is one of the ids in the state's "tabs"` };
+    if (!isTab(tab)) return badTab(action);
     return { action, tab };
   }
   if (action === 'open') {
     if (url === undefined) return { action };
-    if (typeof url !== 'string' || url.length > 2048) return { error: '"url" is an http or https address of at most 2048 characters' };
+    if (typeof url !== 'string' || url.length > MAX_TAB_URL) return badUrl;
     return { action, url };
+  }
+  // The address is checked as `open`'s is, where the browser is asked (runtime/browser/tabs.ts: http or https only).
+  if (action === 'go') {
+    if (!isTab(tab)) return badTab(action);
+    if (typeof url !== 'string' || url.length === 0 || url.length > MAX_TAB_URL) return badUrl;
+    return { action, tab, url };
   }
   return { error: `"action" is one of ${TAB_ACTIONS.map((name) => `"${name}"`).join(', ')}` };
 }

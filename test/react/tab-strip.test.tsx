@@ -55,6 +55,13 @@ class StandInTabs extends SessionTabs {
     return this.shown;
   }
 
+  /** Where each `go` took a tab. */
+  readonly went: string[] = [];
+  protected async navigateTab(id: string, url: string): Promise<void> {
+    if (this.failing) throw new Error(this.failing);
+    this.went.push(`${id} ${url}`);
+  }
+
   protected async probe(id: string): Promise<TabProbe> {
     return { visible: id === this.shown, icon: id === 'tab-1' ? 'https://first.example/icon.png' : '' };
   }

@@ -35,6 +35,7 @@ class StandInTabs extends SessionTabs {
   protected async openTab(): Promise<string> {
     return 'tab-3';
   }
+  protected async navigateTab(): Promise<void> {}
   protected async probe(id: string): Promise<TabProbe> {
     return { visible: id === 'tab-2', icon: '' };
   }

@@ -93,6 +93,8 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, o
     // In standby (issue 46): the viewer that connects wakes it, and says so meanwhile.
     ...(row.standby && row.status === 'running' ? { standby: true } : {}),
     ...(tabs && row.status === 'running' ? { tabs } : {}),
+    // No address bar of its own: the viewer's strip shows the address (decisions.md 174).
+    ...(row.app_window ? { appWindow: true as const } : {}),
     ...controlOf(row),
     ...(frameOrigins.length > 0 ? { frameOrigins: [...frameOrigins] } : {}),
   };

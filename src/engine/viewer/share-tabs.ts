@@ -99,11 +99,12 @@ async function actOnTabs(tabs: Tabs | undefined, row: SessionRow, action: TabAct
   try {
     if (action.action === 'switch') await tabs.activate(action.tab);
     else if (action.action === 'close') await tabs.close(action.tab);
+    else if (action.action === 'go') await tabs.navigate(action.tab, action.url);
     else await tabs.open(action.url);
   } catch (error) {
     const reason = (error as { reason?: keyof typeof REFUSALS }).reason;
     if (reason && reason in REFUSALS) return { status: 'denied', code: REFUSALS[reason], message: (error as Error).message };
-    return { status: 'error', code: 502, message: `the browser did not ${action.action} the tab: ${(error as Error).message.slice(0, 200)}` };
+    return { status: 'error', code: 502, message: `the browser did not ${action.action === 'go' ? 'take the tab to that address' : `${action.action} the tab`}: ${(error as Error).message.slice(0, 200)}` };
   }
   return { status: 'ok', tabs: tabs.list() };
 }
@@ -112,7 +113,7 @@ async function actOnTabs(tabs: Tabs | undefined, row: SessionRow, action: TabAct
 export async function answerTabAction(request: IncomingMessage, response: ServerResponse, tabs: TabsAccess, link: { rights: ViewerRights; row: SessionRow }, headers: Record<string, string>): Promise<void> {
   const body = await readJsonBody(request, 8 * 1024);
   const refuse = (status: number, message: string) => sendJson(response, { status: 'denied', message }, status, headers);
-  if (!mayDrive(link)) return refuse(403, "a view-only link watches the tabs but cannot switch, close or open them; ask whoever shared the session for its share link");
+  if (!mayDrive(link)) return refuse(403, "a view-only link watches the tabs but cannot switch, close, open or navigate them; ask whoever shared the session for its share link");
   if (!body.ok) return refuse(400, body.message);
   const action = parseTabAction(body.value);
   if ('error' in action) return refuse(400, action.error);

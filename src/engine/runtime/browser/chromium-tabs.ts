@@ -1,6 +1,7 @@
 // A Chromium-family session's tabs (tabs.ts) through the engine's DevTools guard (control.ts): the
 // guard tells every page target as it opens, changes and closes; a tab is switched with
-// `Target.activateTarget`, closed with `Target.closeTarget`, opened with `Target.createTarget`.
+// `Target.activateTarget`, closed with `Target.closeTarget`, opened with `Target.createTarget`,
+// sent to another address with `Page.navigate` on the guard's attachment to it.
 // Which tab is on screen is read from each page (`document.visibilityState`, evaluated without
 // enabling any domain, so the page sees nothing), with its title and the address of its icon, in
 // an isolated world of the engine's own, where the page's scripts cannot redefine what they answer
@@ -14,6 +15,8 @@ import { SessionTabs, TAB_LOOK, type TabProbe } from './tabs.js';
 
 /** The isolated world the engine reads tabs and fetches icons in (the page's scripts neither see nor change it). */
 const TABS_WORLD = 'rbk-tabs';
+/** How long a tab's navigation is waited for before the action answers (the site may be slow). */
+const NAVIGATE_ANSWER_MS = 3000;
 
 export class ChromiumTabs extends SessionTabs {
   /** The guard's attachment to each tab, on the connection it was made on (a re-arm makes a new one). */
@@ -54,6 +57,28 @@ export class ChromiumTabs extends SessionTabs {
   protected async openTab(url: string | undefined): Promise<string> {
     const { targetId } = await this.control.client.send('Target.createTarget', { url: url ?? 'about:blank' });
     return targetId;
+  }
+
+  protected async navigateTab(id: string, url: string): Promise<void> {
+    const { client, sessionId, forget } = await this.attachment(id);
+    // Page.navigate needs no domain enabled (the page sees nothing of it). It answers only when the
+    // site does: a slow site is not waited for past NAVIGATE_ANSWER_MS, the navigation carries on
+    // and the guard tells its address. A page that fails to load shows the browser's error page.
+    const answered = client.send('Page.navigate', { url, transitionType: 'typed' }, sessionId).then(
+      () => undefined,
+      (error: unknown) => {
+        forget();
+        throw error;
+      },
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, NAVIGATE_ANSWER_MS)));
+    try {
+      await Promise.race([answered, waited]);
+    } finally {
+      clearTimeout(timer);
+      answered.catch(() => undefined);
+    }
   }
 
   protected async probe(id: string): Promise<TabProbe> {

@@ -91,6 +91,11 @@ export class FirefoxTabs extends SessionTabs {
     return context;
   }
 
+  protected async navigateTab(id: string, url: string): Promise<void> {
+    // Not waited for: the tab's address is told as its navigation starts (navigationStarted), its title when it loads.
+    await this.send('browsingContext.navigate', { context: id, url, wait: 'none' });
+  }
+
   protected async probe(id: string): Promise<TabProbe> {
     const answer = (await this.send('script.evaluate', {
       expression: TAB_LOOK,

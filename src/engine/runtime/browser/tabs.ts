@@ -143,6 +143,19 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
     return id;
   }
 
+  /**
+   * Shows `url` (http or https) in the tab `id`, as a person typing it in the address bar would:
+   * what an app window, which has none, is driven with (issue 44). Told at once with the new address.
+   */
+  async navigate(id: string, url: string): Promise<void> {
+    this.known(id);
+    if (!isWebAddress(url)) throw new TabRefusal('bad-url', 'a tab goes to an http or https address');
+    const href = new URL(url).href;
+    await this.navigateTab(id, href);
+    this.opened(id, href, '');
+    void this.look();
+  }
+
   /** Stops watching the browser (the session ends). */
   stop(): void {
     this.closed = true;
@@ -153,6 +166,8 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
   protected abstract activateTab(id: string): Promise<void>;
   protected abstract closeTab(id: string): Promise<void>;
   protected abstract openTab(url: string | undefined): Promise<string>;
+  /** Navigates the tab to `url` (an http or https address, checked). */
+  protected abstract navigateTab(id: string, url: string): Promise<void>;
   /** Reads whether the tab is on screen (and its title, where the browser tells it no other way). */
   protected abstract probe(id: string): Promise<TabProbe>;
   /** Fetches the icon at `href` in the tab, in a world of the engine's own (favicon.ts fetchIconScript): what the script answered. */
