@@ -171,7 +171,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, toolbar, view
           {screen === 'waiting' ? <WaitingScreen browserName={state?.browserName ?? ''} chrome={chrome} /> : null}
           <LiveScreen
             // Above the toolbar, or in its one row when the toolbar is compact (LiveScreen decides).
-            tabStrip={screen === 'running' && state?.tabs ? <TabStrip tabs={state.tabs} mayDrive={!viewOnly && state.control !== false} api={{ shareBase: shareBase!, linkId: linkId!, fetch: shareFetch }} /> : null}
+            tabStrip={screen === 'running' && state?.tabs ? <TabStrip tabs={state.tabs} mayDrive={!viewOnly && state.control !== false} address={state.appWindow === true} api={{ shareBase: shareBase!, linkId: linkId!, fetch: shareFetch }} /> : null}
             shareBase={shareBase!}
             linkId={linkId!}
             browserName={state?.browserName ?? ''}

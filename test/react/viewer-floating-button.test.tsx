@@ -9,6 +9,7 @@
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SHARE_LANGUAGES } from '../../src/protocol/index.js';
 import { resources } from '../../src/react/i18n.js';
 import { ShareViewer } from '../../src/react/ShareViewer.js';
 import { FLOATING_CORNER_KEY } from '../../src/react/viewer/floating-corner.js';
@@ -124,6 +125,19 @@ describe('the floating "More" button', () => {
     expect(bottomLeft).toHaveAttribute('aria-pressed', 'true');
     cleanup();
     expect((await phoneViewer(link)).toolbar).toHaveAttribute('data-corner', 'bottom-left');
+  });
+
+  it.each(SHARE_LANGUAGES)('offers the corners in %s', async (language) => {
+    const words = resources[language].viewer.toolbar;
+    render(<ShareViewer shareUrl={await runningLink()} language={language} />);
+    await screen.findByRole('toolbar', { name: words.label }, { timeout: 10_000 });
+    act(() => StandInResizeObserver.resize(390));
+    const toolbar = screen.getByRole('toolbar', { name: words.label });
+    await userEvent.click(within(toolbar).getByRole('button', { name: words.more }));
+    const place = within(toolbar).getByRole('group', { name: words.place });
+    const names = within(place).getAllByRole('button').map((button) => button.textContent);
+    expect(new Set(names).size).toBe(4);
+    if (language !== 'en') expect(names).not.toEqual(Object.values(text.toolbar.corner));
   });
 
   it('a stored value that is not a corner is the default; a wide compact row has no corner to choose', async () => {

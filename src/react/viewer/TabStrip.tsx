@@ -6,6 +6,9 @@
 // End move between tabs (one tab stop for the strip, as a tablist has). Each tab shows its page's
 // icon when the engine told one: a data: image it fetched inside the session, never an address on
 // the web (a viewer loads nothing from the sites the session visits; decisions.md 112).
+// In an app window (the state's `appWindow`), which has no address bar of its own, the strip shows
+// the shown tab's address in a field: a link that may drive edits it and Enter takes the tab there
+// (`{action:"go"}`); a view-only link reads it (issue 44, decisions.md 174).
 import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import { useTranslation } from 'react-i18next';
 import { actOnTab, type ShareApiTarget } from '../../core/share-api.js';
@@ -18,6 +21,14 @@ export interface TabStripProps {
   mayDrive: boolean;
   /** The link's share API, where actions go. */
   api: ShareApiTarget;
+  /** Show the shown tab's address (an app window has no address bar of its own): editable when `mayDrive`, else read-only. */
+  address?: boolean;
+}
+
+/** What a person typed, as an address: one without a scheme is an https address, as a browser's address bar takes it. */
+function typedAddress(text: string): string {
+  const trimmed = text.trim();
+  return /^[a-z][a-z0-9+.-]*:/i.test(trimmed) ? trimmed : `https://${trimmed}`;
 }
 
 /** A tab's name as shown: its title, else its address's host, else "New tab". */
@@ -32,7 +43,7 @@ function tabName(tab: ShareTab, untitled: string): string {
   return untitled;
 }
 
-export function TabStrip({ tabs, mayDrive, api }: TabStripProps) {
+export function TabStrip({ tabs, mayDrive, api, address = false }: TabStripProps) {
   const { t } = useTranslation('viewer');
   // The browser's answer to the last action shows at once; the next state replaces it.
   const [answered, setAnswered] = useState<ShareTab[] | null>(null);
@@ -45,14 +56,19 @@ export function TabStrip({ tabs, mayDrive, api }: TabStripProps) {
   const active = shown.find((tab) => tab.active) ?? shown[0];
   const stop = focused && shown.some((tab) => tab.id === focused) ? focused : active?.id;
 
-  const act = async (action: TabAction) => {
-    if (!mayDrive || busy) return;
+  // The address being typed (null: the field shows the shown tab's).
+  const [draft, setDraft] = useState<string | null>(null);
+
+  const act = async (action: TabAction): Promise<boolean> => {
+    if (!mayDrive || busy) return false;
     setBusy(true);
     setRefusal(null);
     try {
       setAnswered(await actOnTab(api, action));
+      return true;
     } catch (error) {
       setRefusal(t('tabs.refused', { message: (error as Error).message }));
+      return false;
     } finally {
       setBusy(false);
     }
@@ -109,6 +125,37 @@ export function TabStrip({ tabs, mayDrive, api }: TabStripProps) {
           );
         })}
       </div>
+      {address && active ? (
+        <form
+          className="rbk-viewer__address"
+          onSubmit={(event) => {
+            event.preventDefault();
+            if (!mayDrive || draft === null || !draft.trim()) return;
+            void act({ action: 'go', tab: active.id, url: typedAddress(draft) }).then((went) => went && setDraft(null));
+          }}
+        >
+          <input
+            className="rbk-viewer__address-input"
+            aria-label={t('tabs.address')}
+            value={draft ?? active.url}
+            readOnly={!mayDrive}
+            inputMode="url"
+            enterKeyHint="go"
+            autoCapitalize="off"
+            autoComplete="off"
+            autoCorrect="off"
+            spellCheck={false}
+            onFocus={(event) => event.currentTarget.select()}
+            onChange={(event) => mayDrive && setDraft(event.currentTarget.value)}
+            onBlur={() => setDraft(null)}
+            onKeyDown={(event) => {
+              if (event.key !== 'Escape' || draft === null) return;
+              event.preventDefault();
+              setDraft(null);
+            }}
+          />
+        </form>
+      ) : null}
       {mayDrive ? (
         <button type="button" className="rbk-viewer__tab-open" aria-label={t('tabs.open')} title={t('tabs.open')} onClick={() => void act({ action: 'open' })}>
           +
