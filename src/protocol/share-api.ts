@@ -10,7 +10,7 @@
  * a download) and `files/upload?name=` (POST, the body), for the share link's holder only;
  * `editing` (issue 36), a WebSocket that says whether a text field in the session's browser has
  * the focus (src/protocol/editing.ts), for the share link's holder only; `tabs` (POST: switch,
- * close or open one of the remote browser's tabs, protocol/tabs.ts), for a link that may drive;
+ * close or open one of the remote browser's tabs, or take one to another address, protocol/tabs.ts), for a link that may drive;
  * and `people` (issue 36), a WebSocket of who watches and who drives (src/protocol/control.ts).
  */
 export const SHARE_API_ROUTES = ['state', 'events', 'rfb', 'sound', 'video', 'ping', 'view-only', 'files', 'files/download', 'files/upload', 'editing', 'tabs', 'people'] as const;

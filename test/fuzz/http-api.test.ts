@@ -16,6 +16,7 @@ import {
   failureSchema,
   imageListResponseSchema,
   removeResponseSchema,
+  isShareTab,
   SHARE_LANGUAGES,
   userApiResponseSchema,
   userQuotaResponseSchema,
@@ -100,6 +101,8 @@ const known = {
   links: [] as string[],
   shortUrls: [] as string[],
   browsers: ['chromium'] as string[],
+  /** The tab ids the live link's state told (the tab actions name them). */
+  tabIds: [] as string[],
 };
 
 const pick = <T>(pool: readonly T[], index: number, fallback: T): T => (pool.length === 0 ? fallback : pool[index % pool.length]!);
@@ -257,6 +260,35 @@ const shareTarget: fc.Arbitrary<Target> = fc.record({
   body: maybe(bodyBytes(fc.jsonValue({ maxDepth: 1 }))),
 });
 
+// A tab action (protocol/tabs.ts) on the share API: `go` (an app window's address, issue 44) most,
+// each field valid, junk or of the wrong type, the addresses a stranger would try (other schemes,
+// the engine's own loopback); `open` and `close` rarely (a real browser runs the live link's session).
+const tabActionBody = fc.record({
+  action: field(fc.constantFrom('go', 'go', 'go', 'switch', 'open', 'close', 'jump')),
+  tab: maybe(field(fc.oneof(fc.nat().map((i) => pick(known.tabIds, i, 'no-such-tab')), fc.stringMatching(/^[A-F0-9]{32}$/)))),
+  url: maybe(field(fc.oneof(
+    { weight: 4, arbitrary: fc.constant('page').map(() => ctx.pages.page) },
+    { weight: 1, arbitrary: fc.webUrl() },
+    { weight: 3, arbitrary: fc.constantFrom('javascript:alert(1)', 'file:///etc/passwd', 'data:text/html,<title>x</title>', 'about:blank', 'chrome://settings', 'view-source:http://a.example/', 'blob:http://a.example/x', 'http://127.0.0.1:1/', 'ftp://a.example/', `https://a.example/${'a'.repeat(2100)}`) },
+  ))),
+  extra: maybe(fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'tabs', 'x'), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 2 })),
+}).map(({ extra, ...fields }) => {
+  const body: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(fields)) if (value !== undefined) body[name] = value;
+  for (const [name, value] of Object.entries(extra ?? {})) Object.defineProperty(body, name, { value, enumerable: true, configurable: true, writable: true });
+  return body;
+});
+
+// Mostly the live link with a well-formed body, so that the actions reach the browser's tabs.
+const tabsTarget: fc.Arbitrary<Target> = fc.record({
+  method: methodFor('POST'),
+  path: fc.tuple(fc.oneof({ weight: 4, arbitrary: fc.constant('live').map(() => known.liveLink) }, { weight: 1, arbitrary: linkId }), spelling, pathJunk).map(([id, how, junk]) => spell(`/share/${id}/tabs`, how, junk)),
+  body: fc.oneof(
+    { weight: 4, arbitrary: tabActionBody.map((body) => Buffer.from(JSON.stringify(body), 'utf8')) },
+    { weight: 1, arbitrary: maybe(bodyBytes(fc.oneof({ weight: 3, arbitrary: tabActionBody }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) }))) },
+  ),
+});
+
 // Replay links (decisions.md 110): no token the fuzz makes is signed, so none opens a recording.
 const replayToken = fc.oneof(
   fc.stringMatching(/^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,119}$/),
@@ -327,7 +359,7 @@ const headers = fc.record({
 });
 
 const request: fc.Arbitrary<Exchange> = fc.tuple(
-  fc.oneof({ weight: 12, arbitrary: apiTarget }, { weight: 5, arbitrary: v6Target }, { weight: 4, arbitrary: shareTarget }, { weight: 2, arbitrary: replayTarget }, { weight: 3, arbitrary: siteTarget }, { weight: 1, arbitrary: otherTarget }),
+  fc.oneof({ weight: 12, arbitrary: apiTarget }, { weight: 5, arbitrary: v6Target }, { weight: 4, arbitrary: shareTarget }, { weight: 2, arbitrary: tabsTarget }, { weight: 2, arbitrary: replayTarget }, { weight: 3, arbitrary: siteTarget }, { weight: 1, arbitrary: otherTarget }),
   headers,
   fc.boolean(),
 ).map(([target, h, chunked]) => ({ ...target, headers: h, chunked: target.body !== undefined && target.body.length > 0 && chunked && target.method !== 'GET' && target.method !== 'HEAD' }));
@@ -358,7 +390,7 @@ function keyHolder(h: Record<string, string>): 'fuzz' | 'viewer' | 'none' {
   return match?.[1] === known.fuzzKey ? 'fuzz' : match?.[1] === known.viewerKey ? 'viewer' : 'none';
 }
 
-const SHARE_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(\/events|\/rfb|\/ping)?$/;
+const SHARE_PATH = /^\/share\/([A-Za-z0-9_-]{1,64})(\/events|\/rfb|\/ping|\/tabs)?$/;
 const SHARE_PAGE = /^\/(?:[A-Za-z-]{1,10}\/)?s$/;
 const REPLAY_PATH = /^\/replay\/([A-Za-z0-9_.-]{1,200})(?:\/(recording|media))?$/;
 const okSchemas = {
@@ -528,6 +560,7 @@ function judgeShare(req: Exchange, answer: Answer, match: RegExpExecArray, conte
     expect(answer.text, context).toBe('');
     return;
   }
+  if (suffix === '/tabs') return judgeTabs(req, answer, id!, context);
   if (req.method !== 'GET' || suffix === '/rfb') {
     expect(answer.http, context).toBe(405);
     if (req.method !== 'HEAD') expect(answer.json?.status, context).toBe('denied');
@@ -552,7 +585,54 @@ function judgeShare(req: Exchange, answer: Answer, match: RegExpExecArray, conte
   } else {
     expect(answer.json?.status, context).toBe('ok');
     expect(viewerStateSchema.safeParse(answer.json).success, context).toBe(true);
+    if (id === known.liveLink) rememberTabs(answer.json.tabs);
   }
+}
+
+function rememberTabs(tabs: unknown): void {
+  if (!Array.isArray(tabs)) return;
+  for (const tab of tabs) if (isShareTab(tab) && !known.tabIds.includes(tab.id)) known.tabIds.push(tab.id);
+}
+
+/**
+ * A tab action (protocol/tabs.ts, `go` among them): POST only; a live link's answer is the tabs
+ * (each one a tab) or a refusal in the envelope with a documented status, never a browser left on
+ * an address that is not http or https.
+ */
+function judgeTabs(req: Exchange, answer: Answer, id: string, context: string): void {
+  if (req.method === 'OPTIONS') {
+    expect(answer.http, context).toBe(204);
+    return;
+  }
+  if (req.method !== 'POST') {
+    expect(answer.http, context).toBe(405);
+    if (req.method !== 'HEAD') expect(answer.json?.status, context).toBe('denied');
+    return;
+  }
+  if (answer.http === 429) {
+    expect(answer.json, context).toMatchObject({ status: 'insecure', reason: 'rate_limited' });
+    return;
+  }
+  // How deep each action got: the tally names the answer's first words.
+  let sent: unknown;
+  try {
+    sent = (JSON.parse(req.body?.toString('utf8') ?? '') as { action?: unknown }).action;
+  } catch {
+    sent = undefined;
+  }
+  outcomes.add(`  tab action ${typeof sent === 'string' ? sent.slice(0, 10) : '?'} (${typeof answer.json?.message === 'string' ? answer.json.message.split(/[:;(]/)[0]!.slice(0, 60) : answer.json?.status}) -> ${answer.http}`);
+  // The live link is valid: a 404 is a tab the browser does not have, never the link.
+  if (id === known.liveLink && answer.http === 404) expect(answer.json?.message, context).not.toMatch(/share link is not valid/);
+  if (answer.http === 200) {
+    expect(answer.json?.status, context).toBe('ok');
+    expect(Array.isArray(answer.json.tabs) && answer.json.tabs.every(isShareTab), context).toBe(true);
+    for (const tab of answer.json.tabs) expect(/^(https?:|about:blank$|chrome-error:)/.test(tab.url) || tab.url === '', `${context}: a tab at ${tab.url}`).toBe(true);
+    rememberTabs(answer.json.tabs);
+    return;
+  }
+  expect([400, 403, 404, 409, 502, 503], context).toContain(answer.http);
+  expect(answer.json?.status, context).toBe(answer.http >= 500 ? 'error' : 'denied');
+  expect(typeof answer.json?.message, context).toBe('string');
 }
 
 /** The page of a share link or the launch page (decisions.md 8, 9); false when the path is none of the site's. */
