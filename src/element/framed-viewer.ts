@@ -106,6 +106,11 @@ export class FramedViewer {
     this.send(url === undefined ? { type: 'tab', action: 'open' } : { type: 'tab', action: 'open', url });
   }
 
+  /** Takes the tab to another http or https address (an app window has no address bar of its own). */
+  goTab(tab: string, url: string): void {
+    this.send({ type: 'tab', action: 'go', tab, url });
+  }
+
   /** In one-driver mode: ask for control, stop asking, hand it back, or (the owner's viewer) take it. */
   control(action: 'ask' | 'cancel' | 'release' | 'take'): void {
     this.send({ type: 'control', action });

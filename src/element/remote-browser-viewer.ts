@@ -65,6 +65,10 @@ function elementClass(): CustomElementConstructor {
       this.#viewer?.openTab(url);
     }
 
+    goTab(tab: string, url: string): void {
+      this.#viewer?.goTab(tab, url);
+    }
+
     requestControl(): void {
       this.#viewer?.control('ask');
     }

@@ -66,10 +66,11 @@ export const embedCommandSchema = z.discriminatedUnion('type', [
   z.object({ rbk: version, type: z.literal('hello') }),
   /** In `one` mode: ask for control, stop asking, hand it back, or (the owner's viewer) take it. */
   z.object({ rbk: version, type: z.literal('control'), action: z.enum(['ask', 'cancel', 'release', 'take']) }),
-  /** Show or close one of the remote browser's tabs (its `id` from `tabs`), or open one. */
+  /** Show or close one of the remote browser's tabs (its `id` from `tabs`), open one, or take one to another http(s) address (`go`, issue 44). */
   z.discriminatedUnion('action', [
     z.object({ rbk: version, type: z.literal('tab'), action: z.enum(['switch', 'close']), tab: z.string().check(z.minLength(1), z.maxLength(100)) }),
     z.object({ rbk: version, type: z.literal('tab'), action: z.literal('open'), url: z.optional(z.string().check(z.maxLength(2048))) }),
+    z.object({ rbk: version, type: z.literal('tab'), action: z.literal('go'), tab: z.string().check(z.minLength(1), z.maxLength(100)), url: z.string().check(z.minLength(1), z.maxLength(2048)) }),
   ]),
   /** Puts the keyboard focus in the remote screen (the host focuses the iframe first: a browser moves focus into a frame only from its parent). */
   z.object({ rbk: version, type: z.literal('focus') }),

@@ -24,7 +24,7 @@ describe('an origin allowed to frame the viewer', () => {
 
 describe('a command from the page around the viewer', () => {
   it('is taken when it is one of version 1', () => {
-    for (const command of [{ rbk: 1, type: 'hello' }, { rbk: 1, type: 'control', action: 'ask' }, { rbk: 1, type: 'tab', action: 'switch', tab: '7' }, { rbk: 1, type: 'tab', action: 'open' }, { rbk: 1, type: 'tab', action: 'open', url: 'https://example.com' }]) {
+    for (const command of [{ rbk: 1, type: 'hello' }, { rbk: 1, type: 'control', action: 'ask' }, { rbk: 1, type: 'tab', action: 'switch', tab: '7' }, { rbk: 1, type: 'tab', action: 'open' }, { rbk: 1, type: 'tab', action: 'open', url: 'https://example.com' }, { rbk: 1, type: 'tab', action: 'go', tab: '7', url: 'https://example.com/next' }]) {
       expect(parseEmbedCommand(command), JSON.stringify(command)).toEqual({ ok: true, command });
     }
   });
@@ -40,6 +40,7 @@ describe('a command from the page around the viewer', () => {
       [{ rbk: 1, type: 'tab', action: 'switch', tab: '' }, 'tab', /^not understood: tab: /],
       [{ rbk: 1, type: 'tab', action: 'switch', tab: 'x'.repeat(101) }, 'tab', /^not understood: tab: /],
       [{ rbk: 1, type: 'tab', action: 'open', url: 'x'.repeat(2049) }, 'tab', /^not understood: url: /],
+      [{ rbk: 1, type: 'tab', action: 'go', tab: '7' }, 'tab', /^not understood: url: /],
     ];
     for (const [data, command, message] of refusals) {
       const parsed = parseEmbedCommand(data);
