@@ -36,7 +36,7 @@ export type TabAction = { action: 'switch'; tab: string } | { action: 'close'; t
 export const TAB_ACTIONS = ['switch', 'close', 'open', 'go'] as const;
 
 /** The longest address a tab action carries. */
-export const MAX_TAB_URL = 2048;
+const MAX_TAB_URL = 2048;
 
 /** Checks a tab action's body: the action, or what is wrong with it (a message for the refusal). */
 export function parseTabAction(value: unknown): TabAction | { error: string } {
