@@ -5,7 +5,7 @@
 // tab, that node's stream shows both as it happens (the owner tells the change; the renewal that
 // would catch a missed message comes only after the waits below). A switch through that node
 // changes the tab the browser shows, a view-only link through it is refused, bad input is refused
-// with what is wrong, and closing leaves one.
+// with what is wrong, and closing leaves one; a `go` through it takes the tab to another address.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -133,5 +133,16 @@ describe("the remote browser's tabs on a two-node cluster", () => {
     expect(titles(watcher.latest())).toBe('First*');
     expect(titles((await stateThere(linkId)).tabs)).toBe('First*');
     expect(await act(linkId, { action: 'close', tab: first.id })).toMatchObject({ status: 409, body: { status: 'denied' } });
+
+    // The tab goes to another address (an app window's address, decisions.md 174) through the
+    // owner too; an address that is not http or https is refused there, the browser unmoved.
+    const secondPage = `http://127.0.0.1:${(site.address() as AddressInfo).port}/second`;
+    expect(await act(linkId, { action: 'go', tab: first.id, url: 'javascript:document.title="Second"' })).toMatchObject({ status: 400, body: { status: 'denied', message: expect.stringContaining('http or https') } });
+    expect(await act(viewLinkId, { action: 'go', tab: first.id, url: secondPage })).toMatchObject({ status: 403 });
+    expect(await windowTitle()).toContain('First');
+    const went = await act(linkId, { action: 'go', tab: first.id, url: secondPage });
+    expect(went.status).toBe(200);
+    expect((went.body.tabs as ShareTab[]).map((tab) => tab.url)).toEqual([secondPage]);
+    expect(await waitFor(windowTitle, (t) => t.includes('Second'), 10_000)).toContain('Second');
   }, 90_000);
 });
