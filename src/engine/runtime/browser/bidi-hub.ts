@@ -124,6 +124,7 @@ export class BiDiHub {
     if (!socket || socket.readyState !== WebSocket.OPEN) return error('unknown error', `${command.method}: the browser's WebDriver BiDi connection is closed`);
     const id = ++this.nextId;
     this.pending.set(id, { member, command });
+    if (process.env.HUB_DEBUG) console.error('HUB >', id, command.method);
     socket.send(JSON.stringify({ ...command, id }));
   }
 
@@ -151,20 +152,24 @@ export class BiDiHub {
     }
   }
 
-  /** Ends the browser's session once no client holds one or is opening one, and closes the connection once no client is left. */
+  /**
+   * Ends the browser's session once no client holds one or is opening one. Firefox closes the
+   * connection after a session.end (measured on 153.8.0esr), so the hub lets it go with the session
+   * (not told to the clients as a loss), and the next session.new opens both again; so too when
+   * no client is left and no session was opened.
+   */
   private endIfUnheld(): void {
     if (this.openers > 0 || this.holders() > 0) return;
     const session = this.session;
+    if (!session && this.members.size > 0) return;
     this.session = null;
-    const ended = session ? session.then((answer) => answer.type === 'success' ? this.call('session.end', {}, END_SESSION_MS) : undefined) : this.ending;
-    this.ending = ended.then((answer) => {
-      // Still open after the wait: the agent keeps it, and no later session.new would open; the connection is cut.
-      if (answer && answer.type === 'error' && answer.error === 'timeout') this.socket?.terminate();
-    }, () => undefined).then(() => {
-      if (this.members.size === 0 && this.session === null && this.socket) {
-        const socket = this.socket;
+    const socket = this.socket;
+    const ended = session ? session.then((answer) => (answer.type === 'success' ? this.call('session.end', {}, END_SESSION_MS) : undefined)) : Promise.resolve(undefined);
+    this.ending = this.ending.then(() => ended).then(() => undefined, () => undefined).then(() => {
+      // Ended or not (after the wait the agent may still keep it), the connection goes with the session.
+      if (socket && this.socket === socket) {
         this.forget(socket);
-        socket.close();
+        socket.terminate();
       }
     });
   }
@@ -197,6 +202,7 @@ export class BiDiHub {
         resolve({ type: 'error', id, error: 'timeout', message: `${method}: no answer from Firefox` });
       }, timeoutMs);
       this.pending.set(id, { member: null, command: { id, method, params }, answered: (answer) => (clearTimeout(timer), resolve(answer)) });
+      if (process.env.HUB_DEBUG) console.error('HUB > own', id, method);
       socket.send(JSON.stringify({ id, method, params }));
     });
   }
@@ -215,16 +221,15 @@ export class BiDiHub {
       if (!isBinary) this.receive(data.toString('utf8'));
     });
     socket.on('error', () => undefined);
-    socket.on('close', () => this.lose(socket));
+    socket.on('close', (code, reason) => { if (process.env.HUB_DEBUG) console.error('HUB closed', code, String(reason)); this.lose(socket); });
     return this.opened;
   }
 
-  /** Drops `socket` as the hub's connection: a later client opens a new one. */
+  /** Drops `socket` as the hub's connection: a later client opens a new one (a session.new already waiting for it included). */
   private forget(socket: WebSocket): void {
     if (this.socket !== socket) return;
     this.socket = null;
     this.opened = null;
-    this.session = null;
     for (const [, pending] of this.pending) pending.answered?.({ type: 'error', id: null, error: 'unknown error', message: 'the browser\'s WebDriver BiDi connection closed' });
     this.pending.clear();
   }
@@ -233,6 +238,7 @@ export class BiDiHub {
   private lose(socket: WebSocket): void {
     if (this.socket !== socket) return;
     this.forget(socket);
+    this.session = null;
     const members = [...this.members];
     this.members.clear();
     for (const member of members) {
@@ -243,6 +249,7 @@ export class BiDiHub {
   }
 
   private receive(text: string): void {
+    if (process.env.HUB_DEBUG) console.error('HUB <', text.slice(0, 200));
     let message: { id?: unknown; type?: unknown; method?: unknown; params?: Record<string, any>; result?: Record<string, unknown> };
     try {
       message = JSON.parse(text);
