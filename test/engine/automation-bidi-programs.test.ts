@@ -124,7 +124,8 @@ describe('several programs on one Firefox ESR session', () => {
     const intercept = await a.call('network.addIntercept', { phases: ['beforeRequestSent'], urlPatterns: [{ type: 'pattern', pathname: '/held' }] });
     expect(intercept.type).toBe('success');
     expect((await b.call('session.subscribe', { events: ['network.beforeRequestSent'] })).type).toBe('success');
-    expect(await b.call('browsingContext.navigate', { context: pageB, url: `${origin}/held`, wait: 'none' })).toMatchObject({ type: 'success' });
+    // Firefox answers the navigation once its request goes on: it waits while A's intercept holds it.
+    const going = b.call('browsingContext.navigate', { context: pageB, url: `${origin}/held`, wait: 'none' });
     const held = (events: BiDiProgram['events']) => events.find((event) => event.method === 'network.beforeRequestSent' && String(event.params.request.url).endsWith('/held'));
     const seenByA = await waitFor(() => held(a.events), (event) => event !== undefined, 15_000);
     const seenByB = await waitFor(() => held(b.events), (event) => event !== undefined, 15_000);
@@ -135,6 +136,7 @@ describe('several programs on one Firefox ESR session', () => {
     expect(await read(b, pageB, 'document.title')).not.toBe('Held');
     // A leaves: its held request goes on, and its script runs in no new page.
     a.socket.close();
+    expect(await going).toMatchObject({ type: 'success' });
     expect(await waitFor(() => read(b, pageB, 'document.title'), (title) => title === 'Held', 15_000)).toBe('Held');
     await b.call('browsingContext.navigate', { context: pageB, url: `${origin}/plums`, wait: 'complete' });
     expect(await read(b, pageB, 'String(window.preloadedBy)')).toBe('undefined');

@@ -124,7 +124,6 @@ export class BiDiHub {
     if (!socket || socket.readyState !== WebSocket.OPEN) return error('unknown error', `${command.method}: the browser's WebDriver BiDi connection is closed`);
     const id = ++this.nextId;
     this.pending.set(id, { member, command });
-    if (process.env.HUB_DEBUG) console.error('HUB >', id, command.method);
     socket.send(JSON.stringify({ ...command, id }));
   }
 
@@ -202,7 +201,6 @@ export class BiDiHub {
         resolve({ type: 'error', id, error: 'timeout', message: `${method}: no answer from Firefox` });
       }, timeoutMs);
       this.pending.set(id, { member: null, command: { id, method, params }, answered: (answer) => (clearTimeout(timer), resolve(answer)) });
-      if (process.env.HUB_DEBUG) console.error('HUB > own', id, method);
       socket.send(JSON.stringify({ id, method, params }));
     });
   }
@@ -221,7 +219,7 @@ export class BiDiHub {
       if (!isBinary) this.receive(data.toString('utf8'));
     });
     socket.on('error', () => undefined);
-    socket.on('close', (code, reason) => { if (process.env.HUB_DEBUG) console.error('HUB closed', code, String(reason)); this.lose(socket); });
+    socket.on('close', () => this.lose(socket));
     return this.opened;
   }
 
@@ -249,7 +247,6 @@ export class BiDiHub {
   }
 
   private receive(text: string): void {
-    if (process.env.HUB_DEBUG) console.error('HUB <', text.slice(0, 200));
     let message: { id?: unknown; type?: unknown; method?: unknown; params?: Record<string, any>; result?: Record<string, unknown> };
     try {
       message = JSON.parse(text);
