@@ -158,6 +158,9 @@ describe('several programs on one Firefox ESR session', () => {
       const [page] = await browser.pages();
       await page!.goto(`${origin}/pears`);
       expect(await page!.evaluate(() => document.title)).toBe('Pears');
+      // Prompts wait for whoever answers them (the watcher opened the session with "ignore"): here the program.
+      page!.once('dialog', (dialog) => void dialog.accept());
+      expect(await page!.evaluate(() => confirm('Go on?'))).toBe(true);
       // The engine's tab watcher, on the same BiDi session, still follows the page.
       expect(await waitFor(titles, (value) => value === 'Pears', 15_000)).toBe('Pears');
       await browser.disconnect();

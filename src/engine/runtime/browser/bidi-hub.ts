@@ -105,7 +105,7 @@ export class BiDiHub {
         if (member.sessionId !== null) return error('session not created', 'session.new: this connection has a session already; end it first (session.end)');
         this.openers += 1;
         const answer = await this.openSession(command.params ?? {}).finally(() => (this.openers -= 1));
-        if (member.left) return this.endIfUnheld();
+        if (member.left) return void this.endIfUnheld();
         if (answer.type === 'error') return reply({ ...answer });
         member.sessionId = randomUUID();
         return reply({ type: 'success', result: { sessionId: member.sessionId, capabilities: answer.result?.capabilities ?? {} } });
@@ -115,8 +115,9 @@ export class BiDiHub {
     if (command.method === 'session.end') {
       member.sessionId = null;
       this.undo(member);
-      reply({ type: 'success', result: {} });
-      return this.endIfUnheld();
+      // The last holder's answer waits for the browser's session to end: a client may then open one elsewhere at once.
+      await this.endIfUnheld();
+      return reply({ type: 'success', result: {} });
     }
     const refused = member.ledger.refusal(command, (request) => this.blocked.owners(request));
     if (refused) return error('invalid argument', `${command.method} is refused in remote-browser-kit sessions: ${refused}`);
@@ -157,10 +158,10 @@ export class BiDiHub {
    * (not told to the clients as a loss), and the next session.new opens both again; so too when
    * no client is left and no session was opened.
    */
-  private endIfUnheld(): void {
-    if (this.openers > 0 || this.holders() > 0) return;
+  private endIfUnheld(): Promise<void> {
+    if (this.openers > 0 || this.holders() > 0) return Promise.resolve();
     const session = this.session;
-    if (!session && this.members.size > 0) return;
+    if (!session && this.members.size > 0) return Promise.resolve();
     this.session = null;
     const socket = this.socket;
     const ended = session ? session.then((answer) => (answer.type === 'success' ? this.call('session.end', {}, END_SESSION_MS) : undefined)) : Promise.resolve(undefined);
@@ -171,6 +172,7 @@ export class BiDiHub {
         socket.terminate();
       }
     });
+    return this.ending;
   }
 
   private leave(member: Member): void {
@@ -181,7 +183,7 @@ export class BiDiHub {
       member.sessionId = null;
       this.undo(member);
     }
-    this.endIfUnheld();
+    void this.endIfUnheld();
   }
 
   /** Sends the commands that undo what the client made: the requests only it held go on, then its ids are removed. */
