@@ -5,13 +5,14 @@
 // intercept, a subscription) is its own (the other cannot remove it, nor hears its events, nor lets
 // its held request go) and is undone when it leaves (its script runs no more, its held request goes
 // on); and a Firefox app window, whose tab watcher is one client of the same hub, is driven by a
-// program while the viewer's tab strip follows, before and after.
+// program while the viewer's tab strip follows, before and after, its prompts left for the program
+// to answer, and its recording's timeline shows the program coming and going.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
 import { bidiProgram, type BiDiProgram } from '../helpers/bidi-program.js';
-import { startEngine, type EngineFixture } from '../helpers/engine.js';
+import { recordedPlan, startEngine, type EngineFixture } from '../helpers/engine.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
 
@@ -63,7 +64,9 @@ async function read(program: BiDiProgram, context: string, expression: string): 
 }
 
 beforeAll(async () => {
-  fixture = await startEngine({ name: 'bidi-programs', site, config: { automation: { programsPerSession: CAP } } });
+  // Recording allowed: a recorded app window's timeline shows the program coming and going.
+  const recorded = recordedPlan();
+  fixture = await startEngine({ name: 'bidi-programs', site, ...recorded, config: { ...recorded.config, automation: { programsPerSession: CAP } } });
   ({ engine, account: { key }, site: { origin } } = fixture);
   const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, automation: true });
   expect(created.status).toBe('ok');
@@ -143,8 +146,8 @@ describe('several programs on one Firefox ESR session', () => {
     await b.call('browsingContext.close', { context: pageB });
   }, 90_000);
 
-  it('drives a Firefox ESR app window while the viewer\'s tab strip follows, before and after', async () => {
-    const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/apples`, window: 'app', automation: true });
+  it('drives a Firefox ESR app window while the viewer\'s tab strip follows, before and after, and its recording\'s timeline shows the program coming and going', async () => {
+    const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/apples`, window: 'app', automation: true, record: true });
     expect(created.status).toBe('ok');
     const appId = created.vmId as string;
     try {
@@ -167,6 +170,15 @@ describe('several programs on one Firefox ESR session', () => {
       // The program gone, the watcher's own session stays: a tab the viewer opens is seen.
       await tabs.open(`${origin}/plums`);
       expect(await waitFor(titles, (value) => value === 'Pears,Plums', 15_000)).toBe('Pears,Plums');
+      // The recording's timeline: the program attached, the page it opened, the program left, in that order.
+      const told = (entry: { type: string; url?: string }) => ['program-attached', 'program-left'].includes(entry.type) || (entry.type === 'navigation' && /\/(pears|plums)$/.test(entry.url ?? ''));
+      const timeline = await waitFor(
+        async () => ((await api(`/vm/recording?id=${appId}`)).recording?.timeline ?? []) as Array<{ type: string; url?: string; channel?: string }>,
+        (entries) => entries.some((entry) => entry.type === 'navigation' && entry.url?.endsWith('/plums')),
+        30_000,
+      );
+      expect(timeline.filter(told).map((entry) => entry.type === 'navigation' ? new URL(entry.url!).pathname : `${entry.type} ${entry.channel}`))
+        .toEqual(['program-attached automation', '/pears', 'program-left automation', '/plums']);
     } finally {
       expect((await api('/vm/remove', { id: appId })).status).toBe('ok');
     }
