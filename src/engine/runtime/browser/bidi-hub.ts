@@ -230,6 +230,7 @@ export class BiDiHub {
     if (this.socket !== socket) return;
     this.socket = null;
     this.opened = null;
+    this.blocked.clear();
     for (const [, pending] of this.pending) pending.answered?.({ type: 'error', id: null, error: 'unknown error', message: 'the browser\'s WebDriver BiDi connection closed' });
     this.pending.clear();
   }

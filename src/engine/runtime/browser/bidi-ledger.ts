@@ -22,6 +22,18 @@ const GOES_ON: Record<string, (request: string) => HubCommand> = {
 /** Commands that act on a blocked request: only a client whose intercept blocked it sends them. */
 const ON_BLOCKED_REQUEST = new Set(['network.continueRequest', 'network.continueResponse', 'network.continueWithAuth', 'network.failRequest', 'network.provideResponse']);
 
+/** Ids of one kind a client may hold at once (each is kept here and costs the browser too); Puppeteer makes a few a page. */
+export const OWNED_PER_KIND = 1000;
+
+/** The commands that make an id, and the kind it is counted in. */
+const MAKES: Record<string, (ledger: ClientLedger) => { size: number }> = {
+  'session.subscribe': (ledger) => ledger.subscriptions,
+  'script.addPreloadScript': (ledger) => ledger.preloadScripts,
+  'network.addIntercept': (ledger) => ledger.intercepts,
+  'network.addDataCollector': (ledger) => ledger.collectors,
+  'browser.createUserContext': (ledger) => ledger.userContexts,
+};
+
 /** A client's own ids, by kind. */
 export class ClientLedger {
   /** Subscription id → the events and modules it names. */
@@ -43,6 +55,8 @@ export class ClientLedger {
   /** Why the command may not be sent for this client (it names ids of another), or null. */
   refusal(command: HubCommand, blockedBy: (request: string) => Set<ClientLedger> | undefined): string | null {
     const params = command.params ?? {};
+    const kind = MAKES[command.method]?.(this);
+    if (kind && kind.size >= OWNED_PER_KIND) return `a program holds at most ${OWNED_PER_KIND} of these at once; remove some first`;
     const own = (value: unknown, ids: { has(id: string): boolean }, what: string) =>
       typeof value === 'string' && !ids.has(value) ? `${what} ${value.slice(0, 60)} is not one this program made` : null;
     switch (command.method) {
@@ -162,6 +176,11 @@ export class BlockedRequests {
       return { ...rest, isBlocked: false };
     };
     return { view, orphan: owners.size > 0 ? null : (GOES_ON[method]?.(request) ?? null) };
+  }
+
+  /** Forgets every request (the browser's session ended with them). */
+  clear(): void {
+    this.held.clear();
   }
 
   owners(request: string): Set<ClientLedger> | undefined {
