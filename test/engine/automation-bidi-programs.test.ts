@@ -4,11 +4,12 @@
 // the other drives on, a third beyond the cap is refused; what a program made (a preload script, an
 // intercept, a subscription) is its own (the other cannot remove it, nor hears its events, nor lets
 // its held request go) and is undone when it leaves (its script runs no more, its held request goes
-// on); and a Firefox app window, whose tab watcher is one client of the same hub, is driven by a
-// program while the viewer's tab strip follows, before and after, its prompts left for the program
-// to answer, and its recording's timeline shows the program coming and going.
+// on); a saved profile keeps what a program stored for the next session's program; and a Firefox
+// app window, whose tab watcher is one client of the same hub, is driven by a program while the
+// viewer's tab strip follows, before and after, its prompts left for the program to answer, and
+// its recording's timeline shows the program coming and going.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
 import { bidiProgram, type BiDiProgram } from '../helpers/bidi-program.js';
@@ -145,6 +146,29 @@ describe('several programs on one Firefox ESR session', () => {
     expect(await read(b, pageB, 'String(window.preloadedBy)')).toBe('undefined');
     await b.call('browsingContext.close', { context: pageB });
   }, 90_000);
+
+  it('stores, through a program, what a saved profile gives back to the next session\'s program', async () => {
+    const profileId = (await api('/profile/create', { name: 'Fruit', browser: 'firefox-esr' })).profile.id as string;
+    /** A session on the profile, driven by a Puppeteer program on its first page; removed (its profile saved) once `drive` has run. */
+    const onProfile = async <T>(drive: (page: Page) => Promise<T>): Promise<T> => {
+      const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/apples`, automation: true, profile: { id: profileId } });
+      expect(created.status, JSON.stringify(created)).toBe('ok');
+      expect(await waitFor(() => statusOf(created.vmId), (status) => status === 'running', 60_000)).toBe('running');
+      const browser = await puppeteerProgram(created.vmId);
+      const [page] = await browser.pages();
+      await page!.goto(`${origin}/apples`);
+      const result = await drive(page!);
+      await browser.disconnect();
+      expect((await api('/vm/remove', { id: created.vmId })).status).toBe('ok');
+      expect(await waitFor(() => statusOf(created.vmId), (status) => status === 'deleted', 60_000)).toBe('deleted');
+      return result;
+    };
+    await onProfile((page) => page.evaluate(() => {
+      document.cookie = 'fruit=apple; max-age=3600; path=/';
+      localStorage.setItem('basket', 'three apples');
+    }));
+    expect(await onProfile((page) => page.evaluate(() => [document.cookie, localStorage.getItem('basket')]))).toEqual(['fruit=apple', 'three apples']);
+  }, 240_000);
 
   it('drives a Firefox ESR app window while the viewer\'s tab strip follows, before and after, and its recording\'s timeline shows the program coming and going', async () => {
     const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/apples`, window: 'app', automation: true, record: true });
