@@ -147,6 +147,20 @@ describe('several programs on one Firefox ESR session', () => {
     await b.call('browsingContext.close', { context: pageB });
   }, 90_000);
 
+  it('answers what a connection\'s own session is: none before session.new and after session.end, one at a time, opened again', async () => {
+    const program = await bidiProgram(await endpoint(), closers);
+    expect(await program.call('session.status')).toMatchObject({ type: 'success', result: { ready: true } });
+    expect(await program.call('browsingContext.getTree', { maxDepth: 0 })).toMatchObject({ type: 'error', error: 'invalid session id' });
+    expect((await program.call('session.new', { capabilities: {} })).type).toBe('success');
+    expect(await program.call('session.new', { capabilities: {} })).toMatchObject({ type: 'error', error: 'session not created', message: expect.stringContaining('has a session already') });
+    // By event name it would reach another program's subscriptions: by id only.
+    expect(await program.call('session.unsubscribe', { events: ['browsingContext.load'] })).toMatchObject({ type: 'error', error: 'invalid argument', message: expect.stringContaining('unsubscribe by the ids') });
+    expect(await program.call('session.end')).toMatchObject({ type: 'success' });
+    expect(await program.call('browsingContext.getTree', { maxDepth: 0 })).toMatchObject({ type: 'error', error: 'invalid session id' });
+    expect((await program.call('session.new', { capabilities: {} })).type).toBe('success');
+    expect(await program.call('browsingContext.getTree', { maxDepth: 0 })).toMatchObject({ type: 'success' });
+  });
+
   it('stores, through a program, what a saved profile gives back to the next session\'s program', async () => {
     const profileId = (await api('/profile/create', { name: 'Fruit', browser: 'firefox-esr' })).profile.id as string;
     /** A session on the profile, driven by a Puppeteer program on its first page; removed (its profile saved) once `drive` has run. */
