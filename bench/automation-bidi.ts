@@ -6,10 +6,13 @@
 //   page answers an evaluate (the token already fetched; Puppeteer's session.new included);
 // - the round trip of one simple command (script.evaluate 1 + 1 in the first tab) through the
 //   automation channel (the engine's WebSocket, the BiDi policy, the relay into the session) against
-//   a direct connection to the same agent (the session's relay, as the channel connects). Firefox
+//   a direct connection to the same agent (the session's relay, as the hub connects). Firefox
 //   holds one BiDi session at a time, so the two cannot be open together: they take turns in blocks
 //   (each a connection, session.new, a warm-up, the block, session.end), the first path swapped
 //   each block;
+// - the same round trip through the automation channel while a second program, attached at the
+//   same time, sends its own without pause (both on the browser's one BiDi session, shared by the
+//   node's hub; decisions.md 169);
 // - create + connect + go to a page + release, with no warm pool and with a warm display waiting
 //   (a session created with `automation: true` launches its Firefox for itself; decisions.md 143),
 //   and how many sessions failed to start meanwhile (counted, replaced by another round).
@@ -186,6 +189,29 @@ export async function automationBiDiBench(page: string, root: string, config: No
     report('automation', 'firefox_round_trip_added_us_p50', us(percentile(filteredMs, 50) - percentile(directMs, 50)), 'us', { target: '<= 1000 us' });
     report('automation', 'firefox_round_trip_added_us_mean', us(mean(filteredMs) - mean(directMs)), 'us', {});
     report('automation', 'firefox_round_trip_added_us_p90', us(percentile(filteredMs, 90) - percentile(directMs, 90)), 'us', {});
+
+    // Two programs at once on the browser's one BiDi session (decisions.md 169): the round trip of
+    // one while another runs its own round trips without pause, through the same hub.
+    const other = await filtered();
+    const otherEvaluate = await other.evaluator();
+    let busy = true;
+    let otherCount = 0;
+    const beside = (async () => {
+      while (busy) {
+        await otherEvaluate();
+        otherCount++;
+      }
+    })();
+    const besideMs: number[] = [];
+    try {
+      for (let turn = 0; turn < Math.ceil(roundTrips / BLOCK); turn++) besideMs.push(...(await block(filtered, Math.min(BLOCK, roundTrips - turn * BLOCK))));
+    } finally {
+      busy = false;
+      await beside;
+      await other.close();
+    }
+    report('automation', 'firefox_round_trip_two_programs_us_p50', us(percentile(besideMs, 50)), 'us', { samples: roundTrips, other: otherCount, what: 'one program\'s script.evaluate 1 + 1 while a second program sends its own without pause' });
+    report('automation', 'firefox_round_trip_two_programs_us_p90', us(percentile(besideMs, 90)), 'us', { samples: roundTrips });
     await api.call('/vm/remove', { id: created.vmId });
 
     await lifecycles(cold, page, 'firefox_lifecycle_cold', false);

@@ -1,23 +1,22 @@
 // Programs driving a real engine's confined Firefox ESR session over WebDriver BiDi (issue 45):
 // the address the API answers (webDriverBiDiEndpoint), a raw BiDi client (the `ws` package) that
 // opens a session, lists the tabs, opens the test site and reads its title; every refused command
-// answered with a BiDi error naming it while the connection goes on; Firefox's one BiDi session at
-// a time said in the service's words and the per-address cap held; the program seen among the
+// answered with a BiDi error naming it while the connection goes on; a session of each program's
+// own on the browser's one (decisions.md 169) and the per-address cap held; the program seen among the
 // session's people, driving under `control: "one"`, handing over to a person (its input then
 // refused) and taking back; a person typing about:debugging and the other developer pages into the
 // address bar and refused, while a program still drives (decisions.md 155); Puppeteer connecting
 // with `protocol: 'webDriverBiDi'`: goto, type, click, evaluate, a new page, its screenshot and a
-// download the files API lists; a Firefox app window, whose one BiDi session the engine holds,
-// refused at create with the reason (decisions.md 156); and a Firefox ESR
+// download the files API lists; and a Firefox ESR
 // session created without `automation: true`, whose address is denied naming the field and whose
 // pages read navigator.webdriver as false (no remote agent; decisions.md 143).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import puppeteer from 'puppeteer-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import type { Engine } from '../../src/engine/engine.js';
 import { createServiceClient } from '../../src/server/service-client.js';
 import { ORDER_PAGE, shareLinkOf } from '../helpers/automation.js';
+import { bidiProgram, type BiDiProgram } from '../helpers/bidi-program.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { connectPeople, type PeopleClient } from '../helpers/people-client.js';
 import { visitByTyping, waitFor, x } from '../helpers/session.js';
@@ -61,45 +60,9 @@ async function endpoint(): Promise<string> {
   return answer.webDriverBiDiEndpoint as string;
 }
 
-interface BiDiProgram {
-  socket: WebSocket;
-  call(method: string, params?: Record<string, unknown>): Promise<Record<string, any>>;
-  send(text: string): Promise<Record<string, any>>;
-  events: Array<Record<string, any>>;
-  closed: Promise<number>;
-}
-
-/** A raw BiDi client: each call waits for the answer of its id (or, for `send`, the next answer without a known id). */
+/** A raw BiDi client on a fresh address of the session. */
 async function program(): Promise<BiDiProgram> {
-  const socket = new WebSocket(await endpoint(), { perMessageDeflate: false });
-  closers.push(() => socket.terminate());
-  const waiting = new Map<number | null, (message: Record<string, any>) => void>();
-  const events: Array<Record<string, any>> = [];
-  const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
-  socket.on('message', (data: Buffer) => {
-    const message = JSON.parse(data.toString('utf8')) as Record<string, any>;
-    if (message.type === 'event') return void events.push(message);
-    const id = typeof message.id === 'number' ? message.id : null;
-    waiting.get(id)?.(message);
-    waiting.delete(id);
-  });
-  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
-  let next = 0;
-  const answerOf = (id: number | null, text: string) => new Promise<Record<string, any>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer to ${text.slice(0, 80)}`)), 20_000);
-    waiting.set(id, (message) => (clearTimeout(timer), resolve(message)));
-    socket.send(text);
-  });
-  return {
-    socket,
-    events,
-    closed,
-    call: (method, params = {}) => {
-      const id = ++next;
-      return answerOf(id, JSON.stringify({ id, method, params }));
-    },
-    send: (text) => answerOf(null, text),
-  };
+  return bidiProgram(await endpoint(), closers);
 }
 
 async function topContext(bidi: BiDiProgram): Promise<string> {
@@ -183,18 +146,25 @@ describe('a Firefox ESR session driven over WebDriver BiDi', () => {
     expect(url.result.result.value).toBe(`${origin}/`);
   });
 
-  it('holds one program session at a time, said in the service\'s words, and the per-address cap', async () => {
+  it('gives each program a session of its own on the browser\'s one, and holds the per-address cap', async () => {
     const first = await program();
-    expect((await first.call('session.new', { capabilities: {} })).type).toBe('success');
+    const opened = await first.call('session.new', { capabilities: {} });
+    expect(opened).toMatchObject({ type: 'success', result: { capabilities: { browserName: 'firefox' } } });
+    // Firefox holds one BiDi session; the node's hub gives the second program one of its own on it (decisions.md 169).
     const second = await program();
-    const taken = await second.call('session.new', { capabilities: {} });
-    expect(taken).toMatchObject({ type: 'error', error: 'session not created', message: expect.stringContaining('another program drives this session now') });
+    const also = await second.call('session.new', { capabilities: {} });
+    expect(also).toMatchObject({ type: 'success', result: { capabilities: opened.result.capabilities } });
+    expect(also.result.sessionId).not.toBe(opened.result.sessionId);
     // The cap: a third connection is closed at once.
     const third = await program();
     expect(await third.closed).toBe(4002);
-    // Once the first leaves, the second opens its session.
+    // The first leaves; the second drives on, and a newcomer opens its session again.
     first.socket.close();
-    expect(await waitFor(() => second.call('session.new', { capabilities: {} }), (answer) => answer.type === 'success', 15_000)).toMatchObject({ type: 'success' });
+    await first.closed;
+    const context = await topContext(second);
+    expect(await second.call('browsingContext.navigate', { context, url: `${origin}/`, wait: 'complete' })).toMatchObject({ type: 'success' });
+    const fourth = await program();
+    expect(await waitFor(() => fourth.call('session.new', { capabilities: {} }), (answer) => answer.type === 'success', 15_000)).toMatchObject({ type: 'success' });
   });
 
   it('hands control to a person and takes it back; its input is refused meanwhile', async () => {
@@ -269,19 +239,6 @@ describe('a Firefox ESR session driven over WebDriver BiDi', () => {
     expect(await fetched.text()).toBe(REPORT);
     await page.close();
   }, 90_000);
-
-  it('refuses a Firefox ESR app window for programs at create, saying why', async () => {
-    // The engine holds an app window's one BiDi session for its tabs (decisions.md 156): said at create, no session started.
-    const refused = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/`, window: 'app', automation: true });
-    expect(refused).toEqual({
-      status: 'denied',
-      message: 'automation: a Firefox ESR app window (window: "app") cannot be driven by a program: the engine holds its browser\'s one WebDriver BiDi session for the viewer\'s tab strip. Create it with window: "browser" (the default) to drive it, or without automation: true to open it as an app window',
-    });
-    // Chromium app windows are driven as before: their DevTools end has room for programs.
-    const chromium = await api('/vm/create', { browser: 'chromium', url: `${origin}/`, window: 'app', automation: true });
-    expect(chromium.status).toBe('ok');
-    expect((await api('/vm/remove', { id: chromium.vmId })).status).toBe('ok');
-  });
 
   it('denies the address of a Firefox ESR session created without automation: true, naming the field, and its pages read navigator.webdriver as false', async () => {
     const created = await api('/vm/create', { browser: 'firefox-esr', url: `${origin}/webdriver` });

@@ -147,18 +147,14 @@ describe('the automation address of a Firefox ESR session', () => {
     });
   });
 
-  it('is denied, saying why, for an app window, whose one BiDi session the engine holds for its tabs (decisions.md 156)', async () => {
+  it('answers a WebDriver BiDi address for a Firefox app window created for programs, whose one BiDi session programs share with the tab watcher (decisions.md 171)', async () => {
     const { createAutomation } = await import('../../src/engine/http/automation.js');
-    // Create refuses this pair now; a session kept from before it is told at its address.
     const row = { id: 'ab'.repeat(16), account_id: 'acc', status: 'running', browser: 'firefox-esr', browser_name: 'Firefox ESR', automation: true, app_window: true };
     const automation = createAutomation({
       session: async () => row as never,
       image: () => ({ family: 'firefox' }) as never,
       secret: 's'.repeat(43), tokenSeconds: 600, now: () => 0, base: () => 'http://x', router: {} as never, clientAddress: () => '',
     });
-    expect(await automation.address({ id: 'acc' } as never, row.id, 'v8')).toEqual({
-      status: 'denied',
-      message: 'id: this Firefox ESR session is an app window (window: "app"): the engine holds its browser\'s one WebDriver BiDi session for the viewer\'s tab strip, so no program can drive it; create a session with window: "browser" and automation: true to drive it',
-    });
+    expect(await automation.address({ id: 'acc' } as never, row.id, 'v8')).toMatchObject({ status: 'ok', webDriverBiDiEndpoint: expect.stringMatching(/^ws:\/\/x\/automation\//) });
   });
 });

@@ -49,11 +49,6 @@ export function createAutomation(options: AutomationOptions) {
     if (protocol === 'bidi' && !row.automation) {
       return { status: 'denied', message: `id: this ${row.browser_name} session was not created for programs: create the session with automation: true (POST /${version}/vm/create) to drive it over WebDriver BiDi` };
     }
-    // Its app window's one BiDi session is the engine's (decisions.md 156): create refuses the pair
-    // now; a row from before says so here too.
-    if (protocol === 'bidi' && row.app_window) {
-      return { status: 'denied', message: `id: this ${row.browser_name} session is an app window (window: "app"): the engine holds its browser's one WebDriver BiDi session for the viewer's tab strip, so no program can drive it; create a session with window: "browser" and automation: true to drive it` };
-    }
     if (row.status !== 'running') {
       const now = row.status === 'starting'
         ? `is still ${row.status}; ask again once GET /${version}/vm/data shows it running`

@@ -18,8 +18,6 @@ function refusalText(refusal: Refusal, version: WordingVersion): string {
       return `unknown browser "${refusal.browser.slice(0, 50)}"; GET /${version}/image lists the browsers`;
     case 'browser-disabled':
       return `${refusal.browserName} cannot start right now; choose an enabled browser from GET /${version}/image`;
-    case 'automation-app-window':
-      return `a ${refusal.browserName} app window (window: "app") cannot be driven by a program: the engine holds its browser's one WebDriver BiDi session for the viewer's tab strip. Create it with window: "browser" (the default) to drive it, or without automation: true to open it as an app window`;
     case 'language-unavailable': {
       const from = refusal.accountDefault ? ' (the account\'s default language)' : '';
       return `${refusal.browserName} cannot show its interface in ${refusal.language.slice(0, 20)}${from} on this service; it shows ${refusal.locales.join(', ')}`;

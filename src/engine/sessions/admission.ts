@@ -47,11 +47,6 @@ export async function admit(context: AdmissionContext, account: AccountRow, requ
   const image = context.image(request.browser);
   if (!image) return { status: 'denied', field: 'browser', reason: 'unknown-browser', browser: request.browser };
   if (!image.enabled) return { status: 'denied', field: 'browser', reason: 'browser-disabled', browserName: image.name };
-  // A Firefox app window's one WebDriver BiDi session is the engine's, for its tabs: no program can
-  // drive it, so the create says so rather than hand out an address that cannot work (decisions.md 156).
-  if (request.automation === true && request.window === 'app' && image.family === 'firefox') {
-    return { status: 'denied', field: 'automation', reason: 'automation-app-window', browserName: image.name };
-  }
   // The interface language must be one the image can show, exactly or nearly (decisions.md 42).
   const language = request.language ?? account.language ?? 'en';
   if (!interfaceLocale(language, image.locales)) {

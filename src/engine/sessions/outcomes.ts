@@ -11,7 +11,6 @@ export type RequestField = keyof CreateRequest | 'id';
 export type Refusal =
   | { status: 'denied'; field: 'browser'; reason: 'unknown-browser'; browser: string }
   | { status: 'denied'; field: 'browser'; reason: 'browser-disabled'; browserName: string }
-  | { status: 'denied'; field: 'automation'; reason: 'automation-app-window'; browserName: string }
   | { status: 'denied'; field: 'language'; reason: 'language-unavailable'; browserName: string; language: string; accountDefault: boolean; locales: readonly string[] }
   | { status: 'denied'; field: 'url'; reason: 'short-url-unknown' }
   | { status: 'denied'; field: 'url'; reason: 'not-web-address' }

@@ -4,8 +4,9 @@
 // support, Selenium's BiDi) uses, and refusals, as BiDi errors the client reads, for what would
 // reach outside the session: closing the browser, extensions, a user context or session with a
 // proxy of its own, addresses a person may not open (file:, the about: pages that change the
-// browser), and files or downloads outside the session's folders. The engine's own BiDi session
-// (an app window's tabs) is on a connection of its own that no program's command reaches.
+// browser), and files or downloads outside the session's folders. What passes goes to the
+// browser's BiDi hub (runtime/browser/bidi-hub.ts), which refuses commands naming another client's
+// ids (another program's, or in an app window the engine's tab watcher's; decisions.md 169-171).
 import { posix } from 'node:path';
 import type { SessionFolders } from '../channel.js';
 

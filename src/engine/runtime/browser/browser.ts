@@ -4,6 +4,7 @@
 import { lstat, readFile, realpath, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
+import { BiDiHub } from './bidi-hub.js';
 import type { BrowserImage } from './catalog.js';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 import type { Display } from '../display/display.js';
@@ -52,8 +53,12 @@ export interface BrowserProcess {
   readonly process: SupervisedProcess;
   /** Chromium family: the browser-level DevTools WebSocket address. */
   readonly devtoolsUrl: string | null;
-  /** Firefox: its remote agent's WebDriver BiDi WebSocket address (`ws+unix:` through a relay when confined; decisions.md 143) and the Host header it takes. */
-  readonly bidi: { url: string; host: string } | null;
+  /**
+   * Firefox: its remote agent's WebDriver BiDi WebSocket address (`ws+unix:` through a relay when
+   * confined; decisions.md 143), the Host header it takes, and the hub that shares the agent's one
+   * BiDi session among programs and the engine's tab watcher (bidi-hub.ts, decisions.md 169).
+   */
+  readonly bidi: { url: string; host: string; hub: BiDiHub } | null;
   /**
    * Resolves once the browser's window is on the display (rejects, saying so, if it is not within
    * the start time). Chromium answers on DevTools before it maps its window: the runtime connects
@@ -308,7 +313,11 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
   await withTimeout(waitForWindow(sandbox, env, process, FIREFOX_WINDOW), launch.timeoutMs, `${launch.image.name}'s window`).catch(failed);
   // Its remote agent listens by then (it writes its port before the window is mapped).
   const bidi = !agent ? null : await agentPort(sandbox, launch.timeoutMs)
-    .then(async (port) => ({ url: await reachDevTools(sandbox, { port, path: AGENT_PATH }, process, 'bidi.sock'), host: `127.0.0.1:${port}` }))
+    .then(async (port) => {
+      const url = await reachDevTools(sandbox, { port, path: AGENT_PATH }, process, 'bidi.sock');
+      const host = `127.0.0.1:${port}`;
+      return { url, host, hub: new BiDiHub(url, host) };
+    })
     .catch(failed);
   return { image: launch.image, process, devtoolsUrl: null, bidi, windowShown: Promise.resolve(), stop: stopper(process) };
 }

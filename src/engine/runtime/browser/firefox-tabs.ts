@@ -1,16 +1,14 @@
 // A Firefox ESR session's tabs (tabs.ts) through its remote agent, WebDriver BiDi (decisions.md
 // 103). Watched only in app-window sessions (`window: "app"`), where the browser's own strip is
-// hidden. The agent runs there and in sessions created for programs (firefox-agent.ts, decisions.md 143); a confined
-// session's loopback is reached through a relay inside it (SessionSandbox.connect), as Chromium's
-// DevTools are. In an app window the engine holds the agent's one BiDi session, so no program can.
+// hidden. The agent runs there and in sessions created for programs (firefox-agent.ts, decisions.md 143). The watcher
+// is one client of the browser's BiDi hub (bidi-hub.ts, decisions.md 169), which shares the agent's one
+// BiDi session with the programs that drive an app window: its subscriptions, answers and sandbox reads are its own.
 // Tabs are the top-level browsing contexts; what a tab shows and its title are read in a sandbox
 // of the engine's own (a BiDi sandbox: the page's scripts never see it, nor change what `document`
 // answers there), every string cut there before it crosses (issue 43), and its icon fetched there
 // (favicon.ts). Same-document navigations (`history.pushState`, a fragment) are followed too, so
 // they reach the tab strip and a recording's timeline (issue 49).
-import WebSocket from 'ws';
-import type { SessionSandbox } from '../sandbox/session-sandbox.js';
-import { AGENT_PATH, agentPort } from './firefox-agent.js';
+import type { BiDiHub, BiDiHubClient } from './bidi-hub.js';
 import { fetchIconScript } from './favicon.js';
 import { SessionTabs, TAB_LOOK, type TabProbe } from './tabs.js';
 
@@ -31,36 +29,28 @@ export class FirefoxTabs extends SessionTabs {
   /** Whether this Firefox tells same-document navigations (SAME_DOCUMENT_EVENTS): set as it connects. */
   sameDocument = false;
   private readonly pending = new Map<number, { resolve: (value: any) => void; reject: (error: Error) => void; timer: NodeJS.Timeout }>();
+  private readonly client: BiDiHubClient;
+  private hubLost = false;
 
-  private constructor(private readonly socket: WebSocket) {
+  private constructor(hub: BiDiHub) {
     super();
-    socket.on('message', (data) => this.receive(String(data)));
-    socket.on('close', () => {
+    this.client = hub.join((text) => this.receive(text), () => {
+      this.hubLost = true;
       for (const [, call] of this.pending) call.reject(new Error('the BiDi connection closed'));
       this.pending.clear();
     });
-    socket.on('error', () => undefined);
   }
 
   /**
-   * Connects to the remote agent of the Firefox running in `sandbox` (its profile at
-   * `<sandbox.dir>/profile`), within `timeoutMs`, and starts from the tabs open now.
+   * Opens a session of the engine's own on the hub of the Firefox's remote agent, within
+   * `timeoutMs`, and starts from the tabs open now.
    */
-  static async connect(sandbox: SessionSandbox, timeoutMs: number): Promise<FirefoxTabs> {
-    const port = await agentPort(sandbox, timeoutMs);
-    const socket = new WebSocket(`ws://127.0.0.1:${port}${AGENT_PATH}`, {
-      perMessageDeflate: false,
-      ...(sandbox.confined ? { createConnection: () => sandbox.connect(port) as never } : {}),
-    });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the Firefox remote agent did not answer')), timeoutMs);
-      socket.once('open', () => (clearTimeout(timer), resolve()));
-      socket.once('error', (error) => (clearTimeout(timer), reject(error)));
-    });
-    const tabs = new FirefoxTabs(socket);
+  static async connect(hub: BiDiHub, timeoutMs: number): Promise<FirefoxTabs> {
+    const tabs = new FirefoxTabs(hub);
     try {
       // Within the start's time: a busy machine's Firefox, still loading its first page, answers late.
-      await tabs.send('session.new', { capabilities: {} }, timeoutMs);
+      // Prompts are left alone ("ignore"): a person answers them, as in any Firefox, or a program that drives (decisions.md 170).
+      await tabs.send('session.new', { capabilities: { alwaysMatch: { unhandledPromptBehavior: { default: 'ignore' } } } }, timeoutMs);
       await tabs.send('session.subscribe', { events: ['browsingContext.contextCreated', 'browsingContext.contextDestroyed', 'browsingContext.navigationStarted', 'browsingContext.load'] }, timeoutMs);
       // Same-document navigations (history.pushState and replaceState, a new fragment): the address
       // changes with no navigation begun (issue 49). Asked apart, so a Firefox older than these
@@ -69,7 +59,7 @@ export class FirefoxTabs extends SessionTabs {
       const { contexts } = (await tabs.send('browsingContext.getTree', { maxDepth: 0 }, timeoutMs)) as { contexts: ContextInfo[] };
       for (const context of contexts) tabs.opened(context.context, context.url, '');
     } catch (error) {
-      socket.terminate();
+      tabs.release();
       throw error;
     }
     return tabs;
@@ -119,11 +109,12 @@ export class FirefoxTabs extends SessionTabs {
   }
 
   protected release(): void {
-    this.socket.terminate();
+    this.hubLost = true;
+    this.client.leave();
   }
 
   private send(method: string, params: Record<string, unknown>, timeoutMs = COMMAND_TIMEOUT_MS): Promise<unknown> {
-    if (this.socket.readyState !== WebSocket.OPEN) return Promise.reject(new Error('the BiDi connection is closed'));
+    if (this.hubLost) return Promise.reject(new Error('the BiDi connection is closed'));
     const id = ++this.nextId;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -131,7 +122,7 @@ export class FirefoxTabs extends SessionTabs {
         reject(new Error(`${method}: no answer from Firefox`));
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
-      this.socket.send(JSON.stringify({ id, method, params }));
+      this.client.send({ id, method, params });
     });
   }
 

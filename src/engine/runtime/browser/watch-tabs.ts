@@ -5,15 +5,16 @@ import type { BrowserImage } from './catalog.js';
 import { ChromiumTabs } from './chromium-tabs.js';
 import type { BrowserControl } from './control.js';
 import { FirefoxTabs } from './firefox-tabs.js';
-import type { SessionSandbox } from '../sandbox/session-sandbox.js';
+import type { BiDiHub } from './bidi-hub.js';
 import type { SessionTabs } from './tabs.js';
 
 export type { SessionTabs };
 
-export async function watchTabs(browser: { control: BrowserControl | null; image: BrowserImage }, sandbox: SessionSandbox, appWindow: boolean, timeoutMs: number): Promise<SessionTabs | null> {
+export async function watchTabs(browser: { control: BrowserControl | null; image: BrowserImage; bidi: { hub: BiDiHub } | null }, appWindow: boolean, timeoutMs: number): Promise<SessionTabs | null> {
   if (browser.control) return ChromiumTabs.start(browser.control);
   if (browser.image.family !== 'chromium' && appWindow) {
-    return FirefoxTabs.connect(sandbox, timeoutMs).catch((error: Error) => {
+    if (!browser.bidi) throw new Error(`${browser.image.name}'s tabs cannot be reached in an app window: its remote agent is not running`);
+    return FirefoxTabs.connect(browser.bidi.hub, timeoutMs).catch((error: Error) => {
       throw new Error(`${browser.image.name}'s tabs cannot be reached in an app window: ${error.message}`);
     });
   }

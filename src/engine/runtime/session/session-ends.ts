@@ -10,6 +10,9 @@ import { SessionFiles } from './session-files.js';
 import type { SessionSlot } from './slot.js';
 import type { BrowserControl } from '../browser/control.js';
 import type { SessionTabs } from '../browser/tabs.js';
+import type { BiDiHubClient } from '../browser/bidi-hub.js';
+
+export type { BiDiHubClient };
 
 /** Where a session may read and write files, as its browser sees them. */
 export interface SessionFolders {
@@ -35,8 +38,12 @@ export interface SessionBiDi {
   host: string;
   /** The session's folders as its browser sees them. */
   folders: SessionFolders;
-  /** Whether the engine holds the agent's one BiDi session (an app window's tab watcher), so that no program can open one. */
-  engineHolds(): boolean;
+  /**
+   * A session of the caller's own on the agent's one BiDi session, which the browser's hub shares
+   * among programs and the engine's tab watcher (browser/bidi-hub.ts, decisions.md 169): `deliver`
+   * hears answers and subscribed events, `lost` that the browser's connection closed.
+   */
+  join(deliver: (text: string) => void, lost: () => void): BiDiHubClient;
 }
 
 /** Whether a text field in the session's browser has the keyboard focus, and its changes (browser/editing-watch.ts). */
@@ -87,8 +94,7 @@ export function endsOfSlot(slot: SessionSlot): SessionEnds {
           isEngineTarget: (targetId) => browser.control?.isOwnTarget(targetId) ?? false,
         }
       : null,
-    // Asked each time: the tab watcher comes after the browser joins.
-    bidi: agent ? { url: agent.url, host: agent.host, folders, engineHolds: () => browser.tabs !== null } : null,
+    bidi: agent ? { url: agent.url, host: agent.host, folders, join: (deliver, lost) => agent.hub.join(deliver, lost) } : null,
     files: browser ? new SessionFiles(sandbox) : null,
     editing: browser?.control ? editingOf(browser.control) : null,
     tabs: browser?.tabs ?? null,
