@@ -21,7 +21,7 @@ import puppeteer from 'puppeteer-core';
 import { WebSocket } from 'ws';
 import { createEngine, type Engine } from '../src/engine/engine.js';
 import type { EngineOptions } from '../src/engine/engine.js';
-import { serveOn, type BenchApi } from './automation-api.js';
+import { lifecycles, serveOn, type BenchProgram } from './automation-api.js';
 import { percentile, report } from './stats.js';
 
 const samples = Number(process.env.RBK_BENCH_SAMPLES ?? 10);
@@ -95,55 +95,15 @@ async function block(open: () => Promise<BiDiClient>, count: number): Promise<nu
   }
 }
 
-/** A created session that did not come to run. */
-class StartFailed extends Error {}
-
-/** Create + connect + go to a page + release for a Firefox ESR session, each step timed (ms). */
-async function lifecycle(api: BenchApi, page: string): Promise<Record<'create' | 'connect' | 'goto' | 'release' | 'total', number>> {
-  const started = performance.now();
-  const created = await api.call('/vm/create', { browser: 'firefox-esr', automation: true });
-  if (created.status !== 'ok') throw new Error(`create: ${JSON.stringify(created)}`);
-  await api.running(created.vmId).catch((error: Error) => {
-    throw new StartFailed(error.message);
-  });
-  const createdAt = performance.now();
-  const browser = await puppeteer.connect({ browserWSEndpoint: await api.endpoint(created.vmId), protocol: 'webDriverBiDi', defaultViewport: null, protocolTimeout: 30_000 });
-  const tab = (await browser.pages())[0] ?? (await browser.newPage());
-  const connectedAt = performance.now();
-  await tab.goto(page);
-  const wentAt = performance.now();
-  const removed = await api.call('/vm/remove', { id: created.vmId });
-  if (removed.status !== 'ok') throw new Error(`remove: ${JSON.stringify(removed)}`);
-  const releasedAt = performance.now();
-  await browser.disconnect();
-  return { create: createdAt - started, connect: connectedAt - createdAt, goto: wentAt - connectedAt, release: releasedAt - wentAt, total: releasedAt - started };
-}
-
-async function lifecycles(engine: Engine, page: string, name: string, warm: boolean): Promise<void> {
-  const api = await serveOn(engine);
-  const rounds: Array<Awaited<ReturnType<typeof lifecycle>>> = [];
-  // A session that fails to start (its browser past the runtime's 20 s start deadline on a loaded
-  // machine) is counted and reported, and another round takes its place, up to as many again.
-  let failedStarts = 0;
-  while (rounds.length < samples && failedStarts < samples) {
-    if (warm) await engine.runtime.warmed();
-    // Each round starts with no other session of the account running (the last one's browser stopped).
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    try {
-      rounds.push(await lifecycle(api, page));
-    } catch (error) {
-      if (!(error instanceof StartFailed)) throw error;
-      failedStarts++;
-    }
-  }
-  report('automation', `${name}_failed_starts`, failedStarts, 'sessions', { of: rounds.length + failedStarts });
-  const measured = rounds.length;
-  for (const step of ['create', 'connect', 'goto', 'release'] as const) {
-    report('automation', `${name}_${step}_ms_p50`, percentile(rounds.map((r) => r[step]), 50), 'ms', { samples: measured });
-  }
-  report('automation', `${name}_ms_p50`, percentile(rounds.map((r) => r.total), 50), 'ms', { samples: measured, steps: 'create + connect + go to a page + release' });
-  report('automation', `${name}_ms_p90`, percentile(rounds.map((r) => r.total), 90), 'ms', { samples: measured });
-}
+/** A Puppeteer program over WebDriver BiDi, on a Firefox ESR session created for programs. */
+const PUPPETEER: BenchProgram = {
+  create: { browser: 'firefox-esr', automation: true },
+  async connect(endpoint) {
+    const browser = await puppeteer.connect({ browserWSEndpoint: endpoint, protocol: 'webDriverBiDi', defaultViewport: null, protocolTimeout: 30_000 });
+    const tab = (await browser.pages())[0] ?? (await browser.newPage());
+    return { goto: (url) => tab.goto(url), close: () => browser.disconnect() };
+  },
+};
 
 /** The Firefox ESR figures, on engines of their own under `root`, opening `page`. */
 export async function automationBiDiBench(page: string, root: string, config: NonNullable<EngineOptions['config']>): Promise<void> {
@@ -214,13 +174,13 @@ export async function automationBiDiBench(page: string, root: string, config: No
     report('automation', 'firefox_round_trip_two_programs_us_p90', us(percentile(besideMs, 90)), 'us', { samples: roundTrips });
     await api.call('/vm/remove', { id: created.vmId });
 
-    await lifecycles(cold, page, 'firefox_lifecycle_cold', false);
+    await lifecycles(cold, page, 'firefox_lifecycle_cold', false, PUPPETEER);
   } finally {
     await cold.close();
   }
   const warm = await createEngine({ dataDir: join(root, 'firefox-warm'), port: 0, config: { ...config, warm: { memoryMb: 0, displays: 1 } } });
   try {
-    await lifecycles(warm, page, 'firefox_lifecycle_warm_display', true);
+    await lifecycles(warm, page, 'firefox_lifecycle_warm_display', true, PUPPETEER);
   } finally {
     await warm.close();
   }

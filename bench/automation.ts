@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { WebSocket } from 'ws';
 import { createEngine, type Engine } from '../src/engine/engine.js';
-import { serveOn } from './automation-api.js';
+import { lifecycles, serveOn, type BenchProgram } from './automation-api.js';
 import { automationBiDiBench } from './automation-bidi.js';
 import { percentile, report } from './stats.js';
 
@@ -75,40 +75,15 @@ class DevToolsClient {
   }
 }
 
-/** Create + connect + go to a page + release, each step timed (ms). */
-async function lifecycle(api: Awaited<ReturnType<typeof serveOn>>, page: string): Promise<Record<'create' | 'connect' | 'goto' | 'release' | 'total', number>> {
-  const started = performance.now();
-  const created = await api.call('/vm/create', { browser: 'chromium' });
-  if (created.status !== 'ok') throw new Error(`create: ${JSON.stringify(created)}`);
-  await api.running(created.vmId);
-  const createdAt = performance.now();
-  const browser = await chromium.connectOverCDP(await api.endpoint(created.vmId), { timeout: 30_000 });
-  const tab = browser.contexts()[0]!.pages()[0] ?? (await browser.contexts()[0]!.newPage());
-  const connectedAt = performance.now();
-  await tab.goto(page);
-  const wentAt = performance.now();
-  const removed = await api.call('/vm/remove', { id: created.vmId });
-  if (removed.status !== 'ok') throw new Error(`remove: ${JSON.stringify(removed)}`);
-  const releasedAt = performance.now();
-  await browser.close();
-  return { create: createdAt - started, connect: connectedAt - createdAt, goto: wentAt - connectedAt, release: releasedAt - wentAt, total: releasedAt - started };
-}
-
-async function lifecycles(engine: Engine, page: string, name: string, warm: boolean): Promise<void> {
-  const api = await serveOn(engine);
-  const rounds: Array<Awaited<ReturnType<typeof lifecycle>>> = [];
-  for (let round = 0; round < samples; round++) {
-    if (warm) await engine.runtime.warmed();
-    // Each round starts with no other session of the account running (the last one's browser stopped).
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    rounds.push(await lifecycle(api, page));
-  }
-  for (const step of ['create', 'connect', 'goto', 'release'] as const) {
-    report('automation', `${name}_${step}_ms_p50`, percentile(rounds.map((r) => r[step]), 50), 'ms', { samples });
-  }
-  report('automation', `${name}_ms_p50`, percentile(rounds.map((r) => r.total), 50), 'ms', { samples, steps: 'create + connect + go to a page + release' });
-  report('automation', `${name}_ms_p90`, percentile(rounds.map((r) => r.total), 90), 'ms', { samples });
-}
+/** Playwright over DevTools, on a Chromium session. */
+const PLAYWRIGHT: BenchProgram = {
+  create: { browser: 'chromium' },
+  async connect(endpoint) {
+    const browser = await chromium.connectOverCDP(endpoint, { timeout: 30_000 });
+    const tab = browser.contexts()[0]!.pages()[0] ?? (await browser.contexts()[0]!.newPage());
+    return { goto: (url) => tab.goto(url), close: () => browser.close() };
+  },
+};
 
 export async function automationBench(): Promise<void> {
   const site = createServer((_, response) => response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE));
@@ -162,13 +137,13 @@ export async function automationBench(): Promise<void> {
     report('automation', 'round_trip_added_us_p90', us(percentile(filteredMs, 90) - percentile(directMs, 90)), 'us', {});
     await api.call('/vm/remove', { id: created.vmId });
 
-    await lifecycles(cold, page, 'lifecycle_cold', false);
+    await lifecycles(cold, page, 'lifecycle_cold', false, PLAYWRIGHT);
   } finally {
     await cold.close();
   }
   const warm = await createEngine({ dataDir: join(root, 'warm'), port: 0, config: { ...config, warm: { browsers: 1 } } });
   try {
-    await lifecycles(warm, page, 'lifecycle_warm', true);
+    await lifecycles(warm, page, 'lifecycle_warm', true, PLAYWRIGHT);
   } finally {
     await warm.close();
   }
