@@ -74,6 +74,15 @@ export function observeSessions(options: SessionObserverOptions): { settled(): P
     pending.add(work);
   });
 
+  // Hibernation (decisions.md 168): a log line; its resume is told as standby's end (session.resumed).
+  sessions.on('hibernated', ({ id, ordinal }) => {
+    const work = store.session(id)
+      .then((row) => void (row && logger.info({ vmId: row.id, account: row.account_id, standby: ordinal }, 'session hibernated')))
+      .catch(() => undefined)
+      .finally(() => pending.delete(work));
+    pending.add(work);
+  });
+
   runtime.on('event', (event) => {
     if (event.ends) return;
     const vmId = sessions.sessionOfRuntime(event.sessionId);
