@@ -130,11 +130,12 @@ export class Hibernation {
       await runs.flushBytes(row, runtimeId);
       const written = await states.write(id, profileFamily(image), (capture, consume) => runtime.captureProfile!(runtimeId, capture, consume));
       const fields = { hibernated: true, hibernation_state: written.stateId, hibernation_chunks: written.chunks, hibernation_tabs: JSON.stringify(saved), node_id: null, runtime_id: null };
+      // Its processes end first: once the API says hibernated, they are gone.
+      await runs.hibernated(id);
       if (!(await store.updateRunningSession(id, fields))) {
         await states.drop(id);
         return;
       }
-      await runs.hibernated(id);
       await states.drop(id, written.stateId);
       this.asleepSince.delete(id);
       this.options.told?.(id, true, (row.wakes ?? 0) + 1);
@@ -176,7 +177,10 @@ export class Hibernation {
     this.options.told?.(sessionId, false, ordinal);
   }
 
-  /** Puts the tab that was active back on screen once the restored tabs are there (the browser's restore may show another first). */
+  /**
+   * Puts the tabs back in their saved order and the one that was active on screen, once the
+   * browser's restore has told them all (it opens the active one first, and may show another).
+   */
   private async activate(sessionId: string, stored: string | null | undefined): Promise<void> {
     const tabs = this.options.runs.endsOf(sessionId)?.tabs;
     let saved: SavedTabs;
@@ -185,21 +189,29 @@ export class Hibernation {
     } catch {
       return;
     }
-    const wanted = saved.urls[saved.active];
-    if (!tabs || !wanted || saved.urls.length < 2) return;
+    if (!tabs || saved.urls.length < 2) return;
     const until = performance.now() + TABS_WAIT_MS;
-    let list: BrowserTab[] = tabs.list();
-    while (list.length < saved.urls.length && performance.now() < until) {
+    let order = match(saved.urls, tabs.list());
+    while (order.includes(undefined) && performance.now() < until) {
       await new Promise<void>((resolve) => {
         const done = () => (clearTimeout(timer), tabs.off('changed', done), resolve());
         const timer = setTimeout(done, 250);
         tabs.on('changed', done);
       });
-      list = tabs.list();
+      order = match(saved.urls, tabs.list());
     }
-    // The n-th tab of the saved order with that address (two tabs may show the same one).
-    const nth = saved.urls.slice(0, saved.active).filter((url) => url === wanted).length;
-    const target = list.filter((tab) => tab.url === wanted)[nth] ?? list.find((tab) => tab.url === wanted);
-    if (target && !target.active) await tabs.activate(target.id).catch(() => undefined);
+    const ids = order.filter((id): id is string => id !== undefined);
+    tabs.arrange(ids);
+    const active = order[saved.active];
+    if (active && !tabs.list().find((tab) => tab.id === active)?.active) await tabs.activate(active).catch(() => undefined);
   }
+}
+
+/** For each saved address in order, the id of a restored tab showing it (each tab used once), or undefined while none does. */
+function match(urls: readonly string[], tabs: readonly BrowserTab[]): Array<string | undefined> {
+  const free = [...tabs];
+  return urls.map((url) => {
+    const index = free.findIndex((tab) => tab.url === url);
+    return index < 0 ? undefined : free.splice(index, 1)[0]!.id;
+  });
 }
