@@ -62,7 +62,7 @@ describe('a hibernated session', () => {
     const three = await waitFor(() => shareState(link), (s) => (s.tabs ?? []).length === 3, 20_000);
     const second = (three.tabs as Array<{ id: string; url: string }>).find((tab) => tab.url.endsWith('/second'))!;
     expect((await tabAction(link, { action: 'switch', tab: second.id })).status).toBe(200);
-    expect(tabsOf(await waitFor(() => shareState(link), (s) => tabsOf(s) === '/login,/second*,/third', 10_000))).toBe('/login,/second*,/third');
+    expect(tabsOf(await waitFor(() => shareState(link), (s) => tabsOf(s) === '/home,/second*,/third', 10_000))).toBe('/home,/second*,/third');
     const runtimeId = (await fixture.engine.store.session(id))!.runtime_id!;
     await hibernated(id, runtimeId);
     // The share link still says it runs, asleep: its viewer says "Waking up…".
@@ -76,12 +76,12 @@ describe('a hibernated session', () => {
     try {
       await viewer.waitForPixel(640, 600, PAGE_COLOURS.second, 60_000);
       console.log(`resume to the first frame of the active tab through a viewer: ${Math.round(performance.now() - began)} ms`);
-      const state = await waitFor(() => shareState(link), (s) => tabsOf(s) === '/login,/second*,/third', 20_000);
-      expect(tabsOf(state)).toBe('/login,/second*,/third');
+      const state = await waitFor(() => shareState(link), (s) => tabsOf(s) === '/home,/second*,/third', 20_000);
+      expect(tabsOf(state)).toBe('/home,/second*,/third');
       expect(state.standby).toBeUndefined();
       // Every page reloaded in the restored browser, each with the login cookie.
-      const pages = await waitFor(() => new Set(reports.slice(since).map((r) => r.page)), (seen) => ['login', 'second', 'third'].every((p) => seen.has(p)), 30_000);
-      expect([...pages].sort()).toEqual(['login', 'second', 'third']);
+      const pages = await waitFor(() => new Set(reports.slice(since).map((r) => r.page)), (seen) => ['home', 'second', 'third'].every((p) => seen.has(p)), 30_000);
+      expect([...pages].sort()).toEqual(['home', 'second', 'third']);
       for (const report of reports.slice(since)) expect(report.cookie).toContain('login=alice');
       const awake = await entry(id);
       expect(awake.status).toBe('running');
@@ -105,7 +105,7 @@ describe('a hibernated session', () => {
       const pages = await waitFor(() => browser.contexts().flatMap((context) => context.pages()), (list) => list.length >= 3, 20_000);
       console.log(`resume to a program's pages: ${Math.round(performance.now() - began)} ms`);
       const paths = pages.map((page) => new URL(page.url()).pathname).sort();
-      expect(paths).toEqual(['/login', '/second', '/third']);
+      expect(paths).toEqual(['/home', '/second', '/third']);
       const second = pages.find((page) => page.url().endsWith('/second'))!;
       expect(await second.evaluate(() => document.cookie)).toContain('login=alice');
       expect(await second.evaluate(() => document.visibilityState)).toBe('visible');

@@ -1,6 +1,7 @@
 // Test helper for hibernation (issue 46): a loopback site whose /login answer sets a login cookie
-// (as a site's sign-in does) and whose three pages, each a colour of its own, report to the site
-// on every load whether the cookie is there; the tests read the reports and the colour on screen.
+// and sends the browser on to /home (as a site's sign-in does: no page a tab keeps sets it again),
+// and whose three pages, each a colour of its own, report to the site on every load whether the
+// cookie is there; the tests read the reports and the colour on screen.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface PageReport {
@@ -8,8 +9,8 @@ export interface PageReport {
   cookie: string;
 }
 
-export const PAGE_COLOURS: Record<'login' | 'second' | 'third', [number, number, number]> = {
-  login: [200, 40, 40],
+export const PAGE_COLOURS: Record<'home' | 'second' | 'third', [number, number, number]> = {
+  home: [200, 40, 40],
   second: [40, 170, 60],
   third: [40, 70, 200],
 };
@@ -38,13 +39,12 @@ export function hibernationSite(reports: PageReport[]): (request: IncomingMessag
       });
       return;
     }
+    if (path === '/login') {
+      return void response.writeHead(302, { location: '/home', 'cache-control': 'no-store', 'set-cookie': 'login=alice; Max-Age=86400; Path=/; SameSite=Lax' }).end();
+    }
     const name = path.slice(1) as keyof typeof PAGE_COLOURS;
     if (!(name in PAGE_COLOURS)) return void response.writeHead(404).end();
-    response.writeHead(200, {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      ...(name === 'login' ? { 'set-cookie': 'login=alice; Max-Age=86400; Path=/; SameSite=Lax' } : {}),
-    });
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
     response.end(page(name));
   };
 }
