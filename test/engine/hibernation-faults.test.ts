@@ -1,7 +1,8 @@
 // Hibernation's faults (issue 46, decisions.md 165-168) with a real engine and real, confined
 // Chromium: a saved state altered in the database ends the session at its resume with the reason,
 // which vm/data and the share link say, its viewer told it no longer runs; five viewers arriving at
-// once on a hibernated session resume it once and each sees it; a hibernated session past its
+// once on a hibernated session resume it once and each sees it; a session with a file in its
+// uploads stays in standby (its files would go with its sandbox); a hibernated session past its
 // plan's idle timeout ends normally, with nothing to stop; and after a kill -9 of the engine (a
 // child process on SQLite) and a restart, a hibernated session is still hibernated and resumes.
 import { createServer, type Server } from 'node:http';
@@ -82,6 +83,21 @@ describe('on one engine', () => {
       for (const viewer of viewers) viewer.close();
     }
     expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
+  }, 180_000);
+
+  it('keeps a session with a file in its uploads in standby, while a later one without is hibernated', async () => {
+    const created = await fixture.call('/vm/create', { browser: 'chromium', url: `${fixture.site.origin}/login` });
+    expect((await fixture.call(`/vm/data?id=${created.vmId}&wait=30000`)).data[0].status).toBe('running');
+    const link = shareLinkOf(created.shareUrl);
+    expect((await fetch(`${fixture.engine.url}/share/${link}/files/upload?name=notes.txt`, { method: 'POST', body: 'kept across the nap' })).status).toBe(200);
+    // Created after the upload: once it is hibernated, the first has been in standby at least as long.
+    const later = await hibernatedSession(fixture.call, fixture.site.origin);
+    const first = (await fixture.call(`/vm/data?id=${created.vmId}`)).data[0];
+    expect(first).toMatchObject({ status: 'running', standby: true });
+    expect(first.hibernated).toBeUndefined();
+    const files = await fixture.call(`/vm/files?id=${created.vmId}`);
+    expect(files.files.map((file: { name: string }) => file.name)).toEqual(['notes.txt']);
+    for (const id of [created.vmId, later.id]) expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
   }, 180_000);
 
   it('ends a hibernated session past its idle timeout, normally', async () => {
