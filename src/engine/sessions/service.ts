@@ -79,7 +79,7 @@ export interface SessionServiceEvents {
   /** A move made here, with its cause (operations/session-observer.ts). */
   moved: [SessionMove];
   /** A session of this node went into standby (`asleep`) or was woken from it, its n-th time (`ordinal`; standby.ts; its row says so already). */
-  standby: [{ id: string; asleep: boolean; ordinal: number }];
+  standby: [{ id: string; asleep: boolean; ordinal: number; hibernated?: boolean }];
   /** A session of this node was hibernated (hibernation.ts; its row says so already); its resume is told as `standby` with `asleep: false`. */
   hibernated: [{ id: string; ordinal: number }];
 }
@@ -137,7 +137,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       },
       end: (id, reason) => this.suspend(id, reason),
       ...(options.onResume ? { onResume: options.onResume } : {}),
-      told: (id, hibernated, ordinal) => (hibernated ? this.emit('hibernated', { id, ordinal }) : this.emit('standby', { id, asleep: false, ordinal })),
+      told: (id, hibernated, ordinal) => (hibernated ? this.emit('hibernated', { id, ordinal }) : this.emit('standby', { id, asleep: false, ordinal, hibernated: true })),
     });
     // A session that ends is forgotten by standby (its runtime thaws it before stopping it) and hibernation (its saved state goes).
     this.on('status', ({ id, status }) => {
