@@ -361,9 +361,12 @@ export class Store {
   /**
    * Ends the sessions a node left behind (it was lost, or restarted) by the moves the caller gives,
    * in order (the lifecycle's table, sessions/lifecycle.ts nodeGoneMoves: running ones suspended,
-   * starting ones error, stopping ones deleted). Answers what moved.
+   * starting ones error, stopping ones deleted); a hibernated one it was resuming stays
+   * hibernated, nobody's. Answers what moved.
    */
   async endSessionsOfNode(nodeId: string, moves: ReadonlyArray<{ from: string; to: string; fields: Partial<SessionRow> }>): Promise<Array<{ id: string; status: string }>> {
+    // A hibernated session it was resuming is nobody's again, its saved state intact (decisions.md 167).
+    await this.run('UPDATE sessions SET node_id = NULL, runtime_id = NULL WHERE node_id = ? AND hibernated', [nodeId]);
     const moved: Array<{ id: string; status: string }> = [];
     for (const { from, to, fields } of moves) {
       const keys = Object.keys(fields);
