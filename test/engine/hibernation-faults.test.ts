@@ -39,8 +39,8 @@ describe('on one engine', () => {
 
   beforeAll(async () => {
     const pro = DEFAULT_PLANS.find((plan) => plan.id === 'pro')!;
-    // A plan whose sessions end after 20 s without a viewer.
-    fixture = await startEngine({ name: 'hibernation-faults', site: hibernationSite(reports), config: { ...SLEEPY, plans: [...DEFAULT_PLANS, { ...pro, id: 'brief', name: 'Brief', idle_timeout_minutes: 1 / 3 }] } });
+    // A plan whose sessions end after 20 s without a viewer, and whose hibernated sessions do not fill its running limit.
+    fixture = await startEngine({ name: 'hibernation-faults', site: hibernationSite(reports), config: { ...SLEEPY, plans: [...DEFAULT_PLANS, { ...pro, id: 'brief', name: 'Brief', idle_timeout_minutes: 1 / 3, hibernated_count_running: false }] } });
     briefKey = (await fixture.engine.accounts.create({ contact: 'brief@example.com', plans: ['brief'] })).apiKey.key;
   }, 180_000);
 
@@ -100,8 +100,15 @@ describe('on one engine', () => {
     for (const id of [created.vmId, later.id]) expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
   }, 180_000);
 
-  it('ends a hibernated session past its idle timeout, normally', async () => {
+  it('counts hibernated sessions as running unless the plan says not', async () => {
+    const { id } = await hibernatedSession(fixture.call, fixture.site.origin);
+    expect((await fixture.call('/user/quota')).running_sessions_used).toBe(1);
+    expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
+  }, 180_000);
+
+  it('ends a hibernated session past its idle timeout, normally (its plan not counting it as running meanwhile)', async () => {
     const { id } = await hibernatedSession(brief, fixture.site.origin);
+    expect((await brief('/user/quota')).running_sessions_used).toBe(0);
     const ended = await waitFor(async () => (await brief(`/vm/data?id=${id}`)).data[0], (e) => e.status !== 'running', 60_000);
     expect(ended.status).toBe('suspended');
     expect(ended.hibernated).toBeUndefined();
