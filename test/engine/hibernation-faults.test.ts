@@ -2,7 +2,8 @@
 // Chromium: a saved state altered in the database ends the session at its resume with the reason,
 // which vm/data and the share link say, its viewer told it no longer runs; five viewers arriving at
 // once on a hibernated session resume it once and each sees it; a session with a file in its
-// uploads stays in standby (its files would go with its sandbox); a hibernated session past its
+// uploads, or whose state is past the cap, stays in standby (its files would go with its
+// sandbox; its state could not be kept); a hibernated session past its
 // plan's idle timeout ends normally, with nothing to stop; and after a kill -9 of the engine (a
 // child process on SQLite) and a restart, a hibernated session is still hibernated and resumes.
 import { createServer, type Server } from 'node:http';
@@ -114,6 +115,31 @@ describe('on one engine', () => {
     expect(ended.hibernated).toBeUndefined();
     expect((await fixture.engine.store.session(id))!.end_reason).toBe('no viewer for the idle timeout');
     expect(await fixture.engine.store.sql.all('SELECT state_id FROM hibernation_chunks WHERE session_id = ?', [id])).toEqual([]);
+  }, 180_000);
+});
+
+describe('a state past the cap', () => {
+  let fixture: EngineFixture;
+
+  beforeAll(async () => {
+    fixture = await startEngine({ name: 'hibernation-cap', site: hibernationSite(reports), config: { ...SLEEPY, profiles: { maxProfileMb: 1 } } });
+  }, 180_000);
+
+  afterAll(async () => {
+    await fixture?.close();
+  });
+
+  it('keeps the session in standby, while a small one is hibernated', async () => {
+    const since = reports.length;
+    const created = await fixture.call('/vm/create', { browser: 'chromium', url: `${fixture.site.origin}/big` });
+    expect(created.status, JSON.stringify(created)).toBe('ok');
+    expect(await waitFor(() => reports.slice(since).some((r) => r.page === 'big'), Boolean, 60_000)).toBe(true);
+    // Created after the big one stored its 20 MB: once it is hibernated, the big one had as long.
+    const small = await hibernatedSession(fixture.call, fixture.site.origin);
+    const big = (await fixture.call(`/vm/data?id=${created.vmId}`)).data[0];
+    expect(big).toMatchObject({ status: 'running', standby: true });
+    expect(big.hibernated).toBeUndefined();
+    for (const id of [created.vmId, small.id]) expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
   }, 180_000);
 });
 

@@ -1,7 +1,8 @@
 // Test helper for hibernation (issue 46): a loopback site whose /login answer sets a login cookie
 // and sends the browser on to /home (as a site's sign-in does: no page a tab keeps sets it again),
 // and whose three pages, each a colour of its own, report to the site on every load whether the
-// cookie is there; the tests read the reports and the colour on screen.
+// cookie is there; the tests read the reports and the colour on screen. /big stores 20 MB that
+// do not compress in IndexedDB, and reports once they are stored.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 export interface PageReport {
@@ -38,6 +39,20 @@ export function hibernationSite(reports: PageReport[]): (request: IncomingMessag
         response.writeHead(204).end();
       });
       return;
+    }
+    if (path === '/big') {
+      // 20 MB that do not compress, stored in IndexedDB: a state past a small cap.
+      return void response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(`<!doctype html><title>big</title><script>
+const open = indexedDB.open('big', 1);
+open.onupgradeneeded = () => open.result.createObjectStore('things');
+open.onsuccess = () => {
+  const big = new Uint8Array(20 * 1024 * 1024);
+  for (let i = 0; i < big.length; i += 65536) crypto.getRandomValues(big.subarray(i, i + 65536));
+  const tx = open.result.transaction('things', 'readwrite');
+  tx.objectStore('things').put(big, 'big');
+  tx.oncomplete = () => fetch('/report', { method: 'POST', body: JSON.stringify({ page: 'big', cookie: document.cookie }) });
+};
+</script>`);
     }
     if (path === '/login') {
       return void response.writeHead(302, { location: '/home', 'cache-control': 'no-store', 'set-cookie': 'login=alice; Max-Age=86400; Path=/; SameSite=Lax' }).end();

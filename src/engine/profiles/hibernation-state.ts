@@ -64,6 +64,11 @@ export class HibernationStates {
     return this.profiles?.sealing()?.maxProfileMb ?? 0;
   }
 
+  /** The most one state's archive may hold, whole (the profile cap and the archive's headers). */
+  get cap(): number {
+    return this.profiles?.sealing()?.unpackedCap ?? 0;
+  }
+
   private context(): ProfileStreamContext & { transfers: NonNullable<ReturnType<ProfileService['sealing']>>['transfers'] } {
     const sealing = this.profiles?.sealing();
     if (!sealing) throw new Error('hibernation needs saved profiles on, with a profile key');

@@ -7,7 +7,8 @@
 // as standby's wake (`wake()`), a warm display, its state restored and its tabs reopened with the
 // same one active. Many arrivals at once share one resume. A state that does not open, or passes
 // the caps, ends the session with the reason. A session with files in its downloads or uploads
-// folders is not hibernated (they live in its sandbox, which hibernation ends): it stays in standby.
+// folders (they live in its sandbox, which hibernation ends), or whose state is past the cap, is
+// not hibernated: it stays in standby.
 import { profileFamily, type BrowserTab } from '../runtime/index.js';
 import type { HibernationStates } from '../profiles/hibernation-state.js';
 import type { SessionRow, Store } from '../store/store.js';
@@ -27,7 +28,7 @@ const TABS_WAIT_MS = 5_000;
 export interface HibernationOptions {
   store: Store;
   nodeId: string;
-  runtime: Pick<NodeRuntime, 'freeze' | 'captureProfile' | 'image'>;
+  runtime: Pick<NodeRuntime, 'freeze' | 'captureProfile' | 'measureProfile' | 'image'>;
   runs: Pick<NodeRuns, 'runtimeOf' | 'endsOf' | 'resume' | 'hibernated' | 'flushBytes'>;
   standby: Pick<Standby, 'isFrozen' | 'setAside'>;
   states: HibernationStates;
@@ -116,7 +117,9 @@ export class Hibernation {
     await runtime.freeze(runtimeId, false);
     const ends = runs.endsOf(id);
     const files = await (ends?.files?.list(['download', 'upload']) ?? Promise.resolve([])).catch(() => null);
-    if (files === null || files.length > 0) {
+    // A state past the cap could not be kept, and its browser would be closed for nothing: it stays in standby.
+    const fits = !runtime.measureProfile || (await runtime.measureProfile(runtimeId, { tabs: true, maxBytes: states.cap }).then(() => true, () => false));
+    if (files === null || files.length > 0 || !fits) {
       this.kept.add(id);
       // Back to sleep, unless an attachment woke it meanwhile.
       if (standby.isFrozen(id)) await runtime.freeze(runtimeId, true).catch(() => undefined);
