@@ -125,6 +125,8 @@ export class Hibernation {
       if (standby.isFrozen(id)) await runtime.freeze(runtimeId, true).catch(() => undefined);
       return;
     }
+    // An attachment that came meanwhile woke it: it stays awake.
+    if (!standby.isFrozen(id)) return;
     const tabs = ends?.tabs?.list() ?? [];
     const saved: SavedTabs = { urls: tabs.map((tab) => tab.url), active: Math.max(0, tabs.findIndex((tab) => tab.active)) };
     // From here a wake waits for this hibernation (wake()), then resumes.

@@ -31,6 +31,8 @@ import { every, sweep } from './sweeper.js';
 export type { ClusterLink, NodeAnswer as Reply };
 
 const DAY_MS = 86_400_000;
+/** A wait of standby or hibernation as configured: `0` or `false` turns it off (null). */
+const offWhenZero = (after: number | false): number | null => (after === false || after === 0 ? null : after);
 /** What a session id looks like (vm/create makes them): anything else is no session, without a look-up. */
 const SESSION_ID = /^[0-9a-f]{32}$/;
 
@@ -116,10 +118,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       presence: options.presence,
       store: this.store,
       runtimeOf: (id) => this.runs.runtimeOf(id),
-      afterSeconds: async (row) => {
-        const after = (await this.planOf(row))?.standby_after_seconds ?? options.config.standby.afterSeconds;
-        return after === false || after === 0 ? null : after;
-      },
+      afterSeconds: async (row) => offWhenZero((await this.planOf(row))?.standby_after_seconds ?? options.config.standby.afterSeconds),
       end: (id, reason) => this.suspend(id, reason),
       ...(options.onWake ? { onWake: options.onWake } : {}),
       told: (id, asleep, ordinal) => this.emit('standby', { id, asleep, ordinal }),
@@ -131,20 +130,16 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       runs: this.runs,
       standby: this.standby,
       states: new HibernationStates(this.store, options.profiles),
-      afterMinutes: async (row) => {
-        const after = (await this.planOf(row))?.standby_hibernate_after_minutes ?? options.config.standby.hibernateAfterMinutes;
-        return after === false || after === 0 ? null : after;
-      },
+      afterMinutes: async (row) => offWhenZero((await this.planOf(row))?.standby_hibernate_after_minutes ?? options.config.standby.hibernateAfterMinutes),
       end: (id, reason) => this.suspend(id, reason),
       ...(options.onResume ? { onResume: options.onResume } : {}),
       told: (id, hibernated, ordinal) => (hibernated ? this.emit('hibernated', { id, ordinal }) : this.emit('standby', { id, asleep: false, ordinal, hibernated: true })),
     });
     // A session that ends is forgotten by standby (its runtime thaws it before stopping it) and hibernation (its saved state goes).
     this.on('status', ({ id, status }) => {
-      if (status !== 'running' && status !== 'starting') {
-        this.standby.forget(id);
-        this.hibernation.forget(id);
-      }
+      if (status === 'running' || status === 'starting') return;
+      this.standby.forget(id);
+      this.hibernation.forget(id);
     });
     this.options.runtime.on('event', (event) => {
       // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
@@ -202,10 +197,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return this.options.usage.planOf(row);
   }
 
-  /**
-   * Wakes a session from standby, or resumes it from hibernation on this node: resolves once it
-   * runs here (rejects when it could not be woken or resumed; it then ends).
-   */
+  /** Wakes a session from standby, or resumes it from hibernation here: resolves once it runs (rejects when it could not; it then ends). */
   wake(sessionId: string): Promise<void> {
     return this.hibernation.wake(sessionId, (id) => this.standby.wake(id));
   }
