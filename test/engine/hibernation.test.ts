@@ -5,7 +5,8 @@
 // A viewer's connection resumes it: the middle page is on screen, the share state lists the same
 // three tabs with the middle one active, and each page still has the login cookie. Left alone
 // again, it is hibernated again, and a program (Playwright's connectOverCDP through the automation
-// address) resumes it and finds its three pages, logged in.
+// address) resumes it and finds its three pages, logged in. A Firefox ESR session is hibernated
+// and resumed by a viewer the same way, on its page, logged in.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -113,6 +114,27 @@ describe('a hibernated session', () => {
       await browser.close();
     }
     expect((await entry(id)).hibernated).toBeUndefined();
+    expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
+  }, 180_000);
+});
+
+describe('a hibernated Firefox ESR session', () => {
+  it('is resumed by a viewer on its page, still logged in', async () => {
+    const created = await fixture.call('/vm/create', { browser: 'firefox-esr', url: `${fixture.site.origin}/login` });
+    expect(created.status, JSON.stringify(created)).toBe('ok');
+    const id = created.vmId as string;
+    const link = shareLinkOf(created.shareUrl);
+    expect((await fixture.call(`/vm/data?id=${id}&wait=30000`)).data[0].status).toBe('running');
+    await hibernated(id, (await fixture.engine.store.session(id))!.runtime_id!);
+    const since = reports.length;
+    const viewer = await connectRfb(`${fixture.engine.url.replace(/^http/, 'ws')}/share/${link}/rfb`, 60_000);
+    try {
+      await viewer.waitForPixel(640, 600, PAGE_COLOURS.home, 60_000);
+      const report = await waitFor(() => reports.slice(since).find((r) => r.page === 'home'), Boolean, 30_000);
+      expect(report?.cookie).toContain('login=alice');
+    } finally {
+      viewer.close();
+    }
     expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
   }, 180_000);
 });
