@@ -3,14 +3,19 @@
 // middle one on screen, is left alone; it goes into standby, then is hibernated: its processes end
 // (its runtime and its freezer group are gone, no node holds it) and vm/data says `hibernated`.
 // A viewer's connection resumes it: the middle page is on screen, the share state lists the same
-// three tabs with the middle one active, and each page still has the login cookie. Left alone
+// three tabs with the middle one active, and each page still has the login cookie; the account's
+// webhook heard one session.standby and one session.resumed. Left alone
 // again, it is hibernated again, and a program (Playwright's connectOverCDP through the automation
 // address) resumes it and finds its three pages, logged in. A Firefox ESR session is hibernated
 // and resumed by a viewer the same way, on its page, logged in.
 import { existsSync, readdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { WebhookEvent } from '../../src/protocol/index.js';
+import { verifyWebhook } from '../../src/server/index.js';
 import { shareLinkOf } from '../helpers/automation.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import { connectRfb } from '../helpers/rfb-client.js';
@@ -22,13 +27,37 @@ const groupOf = (runtimeId: string) => (existsSync(FREEZER) ? readdirSync(FREEZE
 
 let fixture: EngineFixture;
 const reports: PageReport[] = [];
+/** The account's webhook receiver on loopback: every event, its signature checked. */
+let receiver: Server;
+const events: WebhookEvent[] = [];
+const eventsOf = (vmId: string, type: string) => events.filter((e) => e.vmId === vmId && e.type === type);
 
 beforeAll(async () => {
-  fixture = await startEngine({ name: 'hibernation', site: hibernationSite(reports), config: { standby: { afterSeconds: 1, hibernateAfterMinutes: 0.05 } } });
+  let secret = '';
+  receiver = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    request.on('end', () => {
+      verifyWebhook({ secret, body, signature: String(request.headers['rbk-signature'] ?? '') }).then(
+        (event) => (events.push(event), response.writeHead(200).end()),
+        () => response.writeHead(400).end(),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  fixture = await startEngine({
+    name: 'hibernation',
+    site: hibernationSite(reports),
+    config: { standby: { afterSeconds: 1, hibernateAfterMinutes: 0.05 }, webhooks: { allow: ['127.0.0.0/8'], allowHttp: true, firstRetryMs: 300, retryForMs: 60_000, timeoutMs: 5000 } },
+  });
+  const set = await fixture.call('/user/webhook', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks` });
+  expect(set.status).toBe('ok');
+  secret = set.webhook.secret;
 }, 180_000);
 
 afterAll(async () => {
   await fixture?.close();
+  receiver?.close();
 });
 
 const entry = async (id: string) => (await fixture.call(`/vm/data?id=${id}`)).data[0] as Record<string, any>;
@@ -89,7 +118,11 @@ describe('a hibernated session', () => {
       expect(awake.hibernated).toBeUndefined();
       const row = (await fixture.engine.store.session(id))!;
       expect(row.node_id).toBe(fixture.engine.nodeId);
-      expect(row.wakes).toBeGreaterThanOrEqual(1);
+      expect(row.wakes).toBe(1);
+      // The account heard one nap and one resume (no event of its own for hibernation).
+      await waitFor(() => eventsOf(id, 'session.resumed'), (got) => got.length === 1, 30_000);
+      expect(eventsOf(id, 'session.standby')).toHaveLength(1);
+      expect(eventsOf(id, 'session.resumed')[0]).toMatchObject({ vmId: id, status: 'running' });
     } finally {
       viewer.close();
     }
