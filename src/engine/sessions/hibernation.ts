@@ -113,8 +113,8 @@ export class Hibernation {
     const runtimeId = runs.runtimeOf(id);
     const image = runtime.image(row.browser);
     if (!runtimeId || !image || !runtime.freeze || !runtime.captureProfile) return;
-    // Its files are listed by a program inside it, which needs it thawed.
-    await runtime.freeze(runtimeId, false);
+    // Its files are listed by a program inside it, which needs it thawed; one the kernel does not thaw is left to standby's wake.
+    if (!(await runtime.freeze(runtimeId, false).then(() => true, () => false))) return void this.kept.add(id);
     const ends = runs.endsOf(id);
     const files = await (ends?.files?.list(['download', 'upload']) ?? Promise.resolve([])).catch(() => null);
     // A state past the cap could not be kept, and its browser would be closed for nothing: it stays in standby.
