@@ -1,17 +1,21 @@
 // Hibernation on a cluster (issue 46, decisions.md 165-166): three engine nodes on one Postgres
 // with one profile key. A session logged in on one node is hibernated there (its processes end,
 // no node holds it); a viewer connecting to ANOTHER node resumes it on that node, logged in; a
-// viewer on the node it first ran on is then forwarded to the node that resumed it.
+// viewer on the node it first ran on is then forwarded to the node that resumed it. Hibernated
+// again, it is resumed by a program through nginx in front of the three nodes (round robin):
+// Playwright's connectOverCDP finds its page, logged in.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine, type Engine } from '../../src/engine/engine.js';
 import { shareLinkOf } from '../helpers/automation.js';
 import { hibernationSite, PAGE_COLOURS, type PageReport } from '../helpers/hibernation-site.js';
+import { startNginx, type TestNginx } from '../helpers/nginx.js';
 import { testDatabase } from '../helpers/postgres.js';
 import { connectRfb } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
@@ -26,6 +30,7 @@ const reports: PageReport[] = [];
 let site: Server;
 let origin: string;
 let key: string;
+let nginx: TestNginx;
 
 beforeAll(async () => {
   site = createServer(hibernationSite(reports));
@@ -43,6 +48,7 @@ beforeAll(async () => {
         node: { id },
         cluster: { secret: SECRET, heartbeatMs: 500, lostAfterMs: 3000 },
         egress: { allow: ['127.0.0.0/8'] },
+        rateLimit: { requests: 100_000, perSeconds: 1 },
         log: { level: 'silent', pretty: false },
         warm: { memoryMb: 0, displays: 0 },
         profiles: { key: PROFILE_KEY },
@@ -51,9 +57,11 @@ beforeAll(async () => {
     }));
   }
   key = (await engines.get('node-a')!.accounts.create({ contact: 'cluster-hibernation@example.com', plans: ['pro'] })).apiKey.key;
+  nginx = await startNginx({ upstreams: [...engines.values()].map((engine) => engine.url) });
 }, 120_000);
 
 afterAll(async () => {
+  await nginx?.stop();
   for (const engine of engines.values()) await engine.close();
   site?.close();
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
@@ -63,6 +71,8 @@ const api = (id: string) => v8Caller(() => engines.get(id)!.url, () => key);
 const rfbUrl = (id: string, link: string) => `${engines.get(id)!.url.replace(/^http/, 'ws')}/share/${link}/rfb`;
 
 describe('a hibernated session on a three-node cluster', () => {
+  let sessionId = '';
+
   it('is resumed by a viewer on another node, logged in, and reached through the node it first ran on', async () => {
     const created = await api('node-a')('/vm/create', { browser: 'chromium', url: `${origin}/login` });
     expect(created.status, JSON.stringify(created)).toBe('ok');
@@ -95,6 +105,28 @@ describe('a hibernated session on a three-node cluster', () => {
     } finally {
       forwarded.close();
     }
-    expect((await api(other)('/vm/remove', { id })).status).toBe('ok');
+    sessionId = id;
+  }, 240_000);
+
+  it('is resumed by a program through nginx, on whichever node nginx picks, and finds its page logged in', async () => {
+    const id = sessionId;
+    const balanced = v8Caller(() => nginx.url, () => key);
+    await waitFor(async () => (await balanced(`/vm/data?id=${id}`)).data[0], (e) => e?.hibernated === true, 60_000);
+    const answer = await balanced(`/vm/automation?id=${id}`);
+    expect(answer.status, JSON.stringify(answer)).toBe('ok');
+    // The address names the node that answered; a program behind the balancer uses the balancer's.
+    const endpoint = new URL(answer.browserWSEndpoint);
+    const through = `${nginx.url.replace(/^http/, 'ws')}${endpoint.pathname}${endpoint.search}`;
+    const browser = await chromium.connectOverCDP(through, { timeout: 60_000 });
+    try {
+      const page = await waitFor(() => browser.contexts().flatMap((context) => context.pages()).find((p) => p.url().endsWith('/home')), Boolean, 20_000);
+      expect(await page!.evaluate(() => document.cookie)).toContain('login=alice');
+    } finally {
+      await browser.close();
+    }
+    const row = (await engines.get('node-a')!.store.session(id))!;
+    expect(NODES).toContain(row.node_id);
+    expect(row.hibernated).toBe(false);
+    expect((await balanced('/vm/remove', { id })).status).toBe('ok');
   }, 240_000);
 });
