@@ -4,7 +4,7 @@
 // (its runtime and its freezer group are gone, no node holds it) and vm/data says `hibernated`.
 // A viewer's connection resumes it: the middle page is on screen, the share state lists the same
 // three tabs with the middle one active, and each page still has the login cookie; the account's
-// webhook heard one session.standby and one session.resumed. Left alone
+// webhook heard one session.standby and one session.resumed; the metrics count the resumes. Left alone
 // again, it is hibernated again, and a program (Playwright's connectOverCDP through the automation
 // address) resumes it and finds its three pages, logged in. A Firefox ESR session is hibernated
 // and resumed by a viewer the same way, on its page, logged in.
@@ -147,6 +147,11 @@ describe('a hibernated session', () => {
       await browser.close();
     }
     expect((await entry(id)).hibernated).toBeUndefined();
+    // The operator counted two resumes and their times, and sees none hibernated now.
+    const metrics = await (await fetch(`${fixture.engine.operatorUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^rbk_hibernation_resumes_total\{outcome="resumed"\} 2$/m);
+    expect(metrics).toMatch(/^rbk_hibernation_resume_seconds_count 2$/m);
+    expect(metrics).toMatch(/^rbk_sessions_hibernated 0$/m);
     expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
   }, 180_000);
 });
