@@ -5,6 +5,7 @@ import { bundleBench } from './bundle.js';
 import { clusterBench } from './cluster.js';
 import { controlBench } from './control.js';
 import { filesBench } from './files.js';
+import { hibernationBench } from './hibernation.js';
 import { profilesBench } from './profiles.js';
 import { proxyBench } from './proxy.js';
 import { recordingBench } from './recording.js';
@@ -15,7 +16,7 @@ import { soundBench } from './sound.js';
 import { standbyBench } from './standby.js';
 import { viewerBench } from './viewer.js';
 
-const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench, operations: operationsBench, recording: recordingBench, profiles: profilesBench, control: controlBench, 'video-still': videoStillBench, standby: standbyBench };
+const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench, operations: operationsBench, recording: recordingBench, profiles: profilesBench, control: controlBench, 'video-still': videoStillBench, standby: standbyBench, hibernation: hibernationBench };
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const chosen = names.length > 0 ? names : Object.keys(benches);
 for (const name of chosen) {

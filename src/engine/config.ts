@@ -161,11 +161,17 @@ export const engineConfigSchema = z
      * Standby (issue 46, decisions.md 141): a running session with nothing attached (no viewer,
      * listener, watcher or program, no files or tabs call under way) and not recorded has its whole
      * process tree frozen after this many seconds; the first attachment thaws it. 0 or false: never.
-     * A plan's `standby_after_seconds` overrides it.
+     * A plan's `standby_after_seconds` overrides it. `hibernateAfterMinutes` (decisions.md 165): a
+     * session in standby that long is hibernated (its state sealed in the store, its processes
+     * ended; the first attachment resumes it); 0 or false: never; a plan's
+     * `standby_hibernate_after_minutes` overrides it.
      */
     standby: z
-      .object({ afterSeconds: z.union([z.number().int().min(0).max(86_400), z.literal(false)]).default(10) })
-      .default({ afterSeconds: 10 }),
+      .object({
+        afterSeconds: z.union([z.number().int().min(0).max(86_400), z.literal(false)]).default(10),
+        hibernateAfterMinutes: z.union([z.number().min(0).max(10_080), z.literal(false)]).default(10),
+      })
+      .default({ afterSeconds: 10, hibernateAfterMinutes: 10 }),
     /**
      * Files in and out of sessions (decisions.md 55-57): whether downloads are handed out and
      * uploads taken at all, the caps on uploads (one file, and a session's uploads together; they

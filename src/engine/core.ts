@@ -239,6 +239,7 @@ export function openSessions(base: EngineBase, features: SessionFeatures): Engin
     profiles: features.profiles,
     ...(metrics ? { onBytes: (egress: number, residential: number) => (metrics.egressBytes.inc(egress), metrics.residentialBytes.inc(residential)) } : {}),
     ...(metrics ? { onWake: (outcome: 'woken' | 'failed') => metrics.standbyWakes.inc({ outcome }) } : {}),
+    ...(metrics ? { onResume: (outcome: 'resumed' | 'failed', ms: number) => (metrics.hibernationResumes.inc({ outcome }), outcome === 'resumed' && metrics.resumeSeconds.observe(ms / 1000)) } : {}),
     store: base.store,
     presence: base.presence,
     accounts: base.accounts,
@@ -252,6 +253,8 @@ export function openSessions(base: EngineBase, features: SessionFeatures): Engin
     recording: features.recording,
     recordingCaps: features.recordingCaps,
   });
+  // Hibernated sessions are nobody's: every node reports the cluster's count (decisions.md 168).
+  metrics?.addGauge({ name: 'rbk_sessions_hibernated', help: "The service's hibernated sessions now (their state saved, no processes; every node reports the same count)", read: async () => (await base.store.hibernatedSessions()).length });
   metrics?.addGauge({ name: 'rbk_sessions_standby', help: "This node's running sessions in standby now (their processes frozen)", read: async () => sessions.standby.count() });
   // Every stream of a session is a channel (docs/architecture.md "Channels"), registered by the
   // features; every attachment, whatever its channel (and the share API's event streams), passes the door.

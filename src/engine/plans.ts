@@ -45,6 +45,10 @@ export const planSchema = z.object({
   profile_mb_limit: z.number().int().min(0).nullable().optional(),
   /** Seconds with nothing attached before the plan's sessions go into standby (issue 46, decisions.md 141); 0 or false: never. Default the service's `standby.afterSeconds`. */
   standby_after_seconds: z.union([z.number().int().min(0).max(86_400), z.literal(false)]).optional(),
+  /** Minutes in standby before the plan's sessions are hibernated (decisions.md 165); 0 or false: never. Default the service's `standby.hibernateAfterMinutes`. */
+  standby_hibernate_after_minutes: z.union([z.number().int().min(0).max(10_080), z.literal(false)]).optional(),
+  /** Whether the plan's hibernated sessions fill its `running_session_limit` (decisions.md 167); default true. */
+  hibernated_count_running: z.boolean().optional(),
 });
 export type Plan = z.infer<typeof planSchema>;
 

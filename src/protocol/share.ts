@@ -116,6 +116,11 @@ export interface ViewerState {
    * Absent means awake.
    */
   standby?: boolean;
+  /**
+   * Why the session ended, when it ended because it could not be woken from standby or resumed
+   * from hibernation (decisions.md 166), in the engine's words (English); absent otherwise.
+   */
+  reason?: string;
   /** @deprecated Read `channels.editing` (`offersChannel`): said at the top level too for one version (decisions.md 150). Whether the engine tells this link's viewer when a text field has the focus (issue 36). */
   editing?: boolean;
   /**

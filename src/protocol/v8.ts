@@ -148,6 +148,8 @@ export const sessionEntrySchema = z.object({
   created: z.iso.datetime({ precision: 3 }),
   /** An addition to the spec (decisions.md 141): present and true while the running session is in standby, its processes frozen until the next attachment; absent otherwise. The status stays `running`. */
   standby: z.literal(true).optional().describe('Added by this service: true while the running session is in standby (nothing attached; its processes are frozen and wake on the next viewer, program, files or tabs call). Absent otherwise; the status stays running.'),
+  /** An addition (decisions.md 165): present and true while the running session is hibernated, its processes ended and its state saved until the next attachment resumes it; with `standby`. */
+  hibernated: z.literal(true).optional().describe('Added by this service: true while the running session is hibernated (in standby long enough: its state, tabs and logins are saved and its processes ended; the next viewer, program, files or tabs call resumes it, in seconds, on a fresh browser with the same tabs). Comes with standby: true. Absent otherwise; the status stays running.'),
 });
 export type SessionEntry = z.infer<typeof sessionEntrySchema>;
 

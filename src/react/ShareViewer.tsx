@@ -101,13 +101,15 @@ function WaitingScreen({ browserName, chrome }: { browserName: string; chrome: V
 // ---------------------------------------------------------------------------------------------
 // Ended, gone and unreachable screens
 
-function EndScreen({ kind, onLeave, retryIn }: { kind: 'ended' | 'gone' | 'unreachable'; onLeave?: () => void; retryIn?: number }) {
+function EndScreen({ kind, onLeave, retryIn, reason }: { kind: 'ended' | 'gone' | 'unreachable'; onLeave?: () => void; retryIn?: number; reason?: string | undefined }) {
   const { t } = useTranslation('viewer');
   const key = kind === 'unreachable' ? 'error' : kind;
   return (
     <div className="rbk-viewer__panel" role={kind === 'unreachable' ? 'alert' : undefined}>
       <h2 className="rbk-viewer__title">{t(`${key}.title`)}</h2>
       <p className="rbk-viewer__detail">{t(`${key}.detail`, { seconds: retryIn ?? 0 })}</p>
+      {/* Why a wake or resume failed, in the engine's words (the share state's `reason`, decisions.md 166). */}
+      {reason ? <p className="rbk-viewer__detail" lang="en">{reason}</p> : null}
       {onLeave ? (
         <button type="button" className="rbk-button rbk-button--primary" onClick={onLeave}>
           {t('leave')}
@@ -196,7 +198,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, toolbar, view
         </>
       );
     case 'ended':
-      return <EndScreen kind="ended" onLeave={leaveUrl ? leave : undefined} />;
+      return <EndScreen kind="ended" onLeave={leaveUrl ? leave : undefined} reason={state?.reason} />;
     case 'gone':
       return <EndScreen kind="gone" onLeave={leaveUrl ? leave : undefined} />;
     case 'unreachable':

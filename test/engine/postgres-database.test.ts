@@ -27,7 +27,7 @@ describe('PostgresDatabase', () => {
       "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
     );
     expect(tables.map((t) => t.table_name)).toEqual([
-      'accounts', 'api_keys', 'engine_settings', 'idempotency', 'nodes', 'profile_chunks', 'profile_versions', 'profiles', 'rate_limits', 'schema_migrations',
+      'accounts', 'api_keys', 'engine_settings', 'hibernation_chunks', 'idempotency', 'nodes', 'profile_chunks', 'profile_versions', 'profiles', 'rate_limits', 'schema_migrations',
       'sessions', 'short_urls', 'subscriptions', 'v6_tokens', 'webhook_deliveries', 'webhooks',
     ]);
     expect(await first!.all('SELECT version FROM schema_migrations')).toEqual(

@@ -1,7 +1,9 @@
 // <ShareViewer> for a session in standby (issue 46, decisions.md 160), against the real engine's
 // share API: the state says `standby`, and while the live screen connects (the connection wakes
 // the session) the viewer says it is waking up, in every language, where it otherwise says it is
-// connecting. The session row is set in the engine's store (the fake runtime: no browser).
+// connecting. A session ended because it could not be woken or resumed says why (decisions.md
+// 166); one ended otherwise says only that it ended. The session row is set in the engine's store
+// (the fake runtime: no browser).
 import { render, screen, waitFor } from '@testing-library/react';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARE_LANGUAGES } from '../../src/protocol/index.js';
@@ -46,5 +48,23 @@ describe.each(SHARE_LANGUAGES)('in %s', (language) => {
     render(<ShareViewer shareUrl={link} />);
     expect((await screen.findAllByText(text.running.connecting)).length).toBeGreaterThan(0);
     expect(screen.queryByText(text.running.waking)).toBeNull();
+  });
+
+  it('says why a session ended when it could not be resumed from hibernation, and nothing more for other ends', async () => {
+    const reason = 'the session could not be resumed from hibernation: its saved state was refused (it was altered)';
+    const link = await insertLinkedSession(fixture.engine, owner(), { status: 'suspended', share_language: language, end_reason: reason });
+    const state = (await (await fetch(`${fixture.engine.url}/share/${new URL(link).search.slice(1)}`)).json()) as Record<string, unknown>;
+    expect(state).toMatchObject({ state: 'ended', reason });
+    const { container, unmount } = render(<ShareViewer shareUrl={link} />);
+    expect(await screen.findByText(text.ended.title)).toBeInTheDocument();
+    expect(screen.getByText(reason)).toHaveAttribute('lang', 'en');
+    expect(await axeViolations(container)).toEqual([]);
+    unmount();
+    const idle = await insertLinkedSession(fixture.engine, owner(), { status: 'suspended', share_language: language, end_reason: 'no viewer for the idle timeout' });
+    const idleState = (await (await fetch(`${fixture.engine.url}/share/${new URL(idle).search.slice(1)}`)).json()) as Record<string, unknown>;
+    expect(idleState.reason).toBeUndefined();
+    render(<ShareViewer shareUrl={idle} />);
+    expect(await screen.findByText(text.ended.title)).toBeInTheDocument();
+    expect(screen.queryByText('no viewer for the idle timeout')).toBeNull();
   });
 });

@@ -13,7 +13,8 @@ export interface PoolState {
 
 export async function poolState(store: Store, subscription: SubscriptionRow, plan: Plan, now: number): Promise<PoolState> {
   const cycle = currentCycle(subscription.cycle_anchor, now);
-  const usage = await store.poolUsage(subscription.id, cycle.startMs, cycle.endMs);
+  // Hibernated sessions fill the running count unless the plan says otherwise (decisions.md 167).
+  const usage = await store.poolUsage(subscription.id, cycle.startMs, cycle.endMs, plan.hibernated_count_running !== false);
   const cycleRemaining = plan.cycle_session_limit === null ? null : Math.max(0, plan.cycle_session_limit - usage.cycleSessions);
   return {
     subscription,

@@ -143,9 +143,8 @@ export class ChannelRouter {
     // the live session shows the moment it is running.
     // A byte stream needs its end in the session; any other channel only the session to be here
     // (what it carries from the session's parts, it reads from `ends`).
-    const ends = active ? this.options.endsOf(sessionId) : undefined;
-    const openEnd = channel.openEnd && ends ? channel.openEnd(ends) : undefined;
-    if (channel.openEnd ? !openEnd : !active) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+    // A hibernated session has no ends anywhere until its first attachment resumes it here (decisions.md 166).
+    if (!active) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
     const leave = this.seat(channel, sessionId, ws, rights, address);
     if (!leave) return;
     // Counted first, so the session is not put back into standby while it wakes.
@@ -159,9 +158,12 @@ export class ChannelRouter {
       .then(() => wake?.(sessionId))
       .then(
         () => {
-          const carried = channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}), ...(viewerKey ? { viewerKey } : {}) });
+          // Its ends as they are once it runs (a resumed session's are new).
+          const ends = this.options.endsOf(sessionId);
+          const openEnd = channel.openEnd && ends ? channel.openEnd(ends) : undefined;
           ws.resume();
-          return carried;
+          if (channel.openEnd && !openEnd) return ws.close(VIEWER_CLOSE.notRunning.code, VIEWER_CLOSE.notRunning.reason);
+          return channel.carry({ socket: ws, sessionId, rights, ...(ends ? { ends } : {}), ...(openEnd ? { openEnd } : {}), ...(viewerKey ? { viewerKey } : {}) });
         },
         // Not woken: it ends with the reason; the connection is told it no longer runs.
         () => {

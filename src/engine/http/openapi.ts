@@ -217,7 +217,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
         get: { summary: "The account's session webhook (never its secret), or null", security: secured, responses: answer(webhookResponseSchema, 'the webhook') },
         post: {
           summary: 'Set the address that receives session events (https); the answer shows its signing secret, only this once',
-          description: 'Events (session.running, session.error, session.ended; session.standby and session.resumed each time a session with nothing attached goes into standby and is woken by its first touch) are POSTed as JSON with the header RBK-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the secret>; retried with back-off for a day until the receiver answers 2xx; an event may come more than once, drop repeats by its id. Addresses that are not public are refused (denied) unless the operator allows their range.',
+          description: 'Events (session.running, session.error, session.ended; session.standby and session.resumed each time a session with nothing attached goes into standby and is woken by its first touch, or resumed from hibernation) are POSTed as JSON with the header RBK-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the secret>; retried with back-off for a day until the receiver answers 2xx; an event may come more than once, drop repeats by its id. Addresses that are not public are refused (denied) unless the operator allows their range.',
           security: secured,
           requestBody: { required: true, content: { 'application/json': { schema: schema(webhookRequestSchema) } } },
           responses: answer(webhookResponseSchema, 'the webhook, with its secret'),

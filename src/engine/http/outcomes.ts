@@ -100,5 +100,7 @@ export function sessionEntry(row: SessionSummaryRow): SessionEntry {
     created: new Date(row.created_at).toISOString(),
     // An addition (decisions.md 141): only while the session sleeps.
     ...(row.standby && row.status === 'running' ? { standby: true as const } : {}),
+    // Hibernated (decisions.md 165): asleep longer, its processes ended; said with standby.
+    ...(row.hibernated && row.status === 'running' ? { hibernated: true as const } : {}),
   };
 }

@@ -38,6 +38,9 @@ export class EngineMetrics {
   readonly webhookDeliveries: Counter<'outcome'>;
   /** Wakes from standby (decisions.md 141), by outcome (`woken`, `failed`: the session ended). */
   readonly standbyWakes: Counter<'outcome'>;
+  /** Resumes from hibernation (decisions.md 168), by outcome (`resumed`, `failed`: the session ended), and their time. */
+  readonly hibernationResumes: Counter<'outcome'>;
+  readonly resumeSeconds: Histogram;
 
   constructor(nodeId: string, sources: MetricSources) {
     const registers = [this.registry];
@@ -67,6 +70,8 @@ export class EngineMetrics {
         for (const [kind, n] of Object.entries(sources.attachments())) this.set({ kind }, n);
       },
     });
+    this.hibernationResumes = new Counter({ name: 'rbk_hibernation_resumes_total', help: 'Hibernated sessions resumed on this node, by outcome (resumed; failed: the session ended)', labelNames: ['outcome'], registers });
+    this.resumeSeconds = new Histogram({ name: 'rbk_hibernation_resume_seconds', help: 'From the first attachment to a hibernated session running again on this node', buckets: START_BUCKETS, registers });
     this.standbyWakes = new Counter({ name: 'rbk_standby_wakes_total', help: 'Sessions woken from standby on this node, by outcome (woken; failed: the session ended)', labelNames: ['outcome'], registers });
     this.egressBytes = new Counter({ name: 'rbk_egress_bytes_total', help: "Bytes sessions on this node sent and received through their egress route (written every second)", registers });
     this.residentialBytes = new Counter({ name: 'rbk_residential_bytes_total', help: 'Of those, the bytes of residential connections', registers });

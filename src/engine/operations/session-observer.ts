@@ -61,15 +61,24 @@ export function observeSessions(options: SessionObserverOptions): { settled(): P
 
   // Standby and its end (issue 46): one line each and the account's event; the n-th standby and
   // the wake that ends it share n.
-  const followStandby = async ({ id, asleep, ordinal }: { id: string; asleep: boolean; ordinal: number }): Promise<void> => {
+  const followStandby = async ({ id, asleep, ordinal, hibernated }: { id: string; asleep: boolean; ordinal: number; hibernated?: boolean }): Promise<void> => {
     const row = await store.session(id);
     if (!row || row.status !== 'running') return;
-    logger.info({ vmId: row.id, account: row.account_id, standby: ordinal }, asleep ? 'session in standby' : 'session resumed from standby');
+    logger.info({ vmId: row.id, account: row.account_id, standby: ordinal }, asleep ? 'session in standby' : hibernated ? 'session resumed from hibernation' : 'session resumed from standby');
     await webhooks.queueEvent(row, asleep ? 'session.standby' : 'session.resumed', ordinal);
   };
   sessions.on('standby', (change) => {
     const work = followStandby(change)
       .catch((error: unknown) => logger.warn({ err: error, vmId: change.id }, 'a standby event could not be logged or queued for its webhook'))
+      .finally(() => pending.delete(work));
+    pending.add(work);
+  });
+
+  // Hibernation (decisions.md 168): a log line; its resume is told as standby's end (session.resumed).
+  sessions.on('hibernated', ({ id, ordinal }) => {
+    const work = store.session(id)
+      .then((row) => void (row && logger.info({ vmId: row.id, account: row.account_id, standby: ordinal }, 'session hibernated')))
+      .catch(() => undefined)
       .finally(() => pending.delete(work));
     pending.add(work);
   });

@@ -13,8 +13,11 @@ import type { ProfileStore } from './profile-store.js';
 import { openSealed, SealedStateError } from './sealed-state.js';
 import { boundedBytes, CHUNKED_FORMAT, compressor, decompressor, inWords, openChunks, sealChunks } from './sealed-stream.js';
 
+/** Where sealed chunks are kept: a profile's versions (profile-store.ts), a hibernated session's state (hibernation-state.ts). */
+export type ChunkRows = Pick<ProfileStore, 'version' | 'writeChunk' | 'chunk' | 'dropChunks'>;
+
 export interface ProfileStreamContext {
-  rows: ProfileStore;
+  rows: ChunkRows;
   key: Buffer;
   limits: ArchiveLimits;
   /** The most a kept archive may unpack to, whole (headers, long names, padding included). */
@@ -64,7 +67,7 @@ export async function writeVersion(context: ProfileStreamContext, profileId: str
 }
 
 /** A version's sealed chunks, read from the database one at a time. */
-async function* storedChunks(rows: ProfileStore, versionId: string, count: number): AsyncGenerator<Buffer> {
+async function* storedChunks(rows: ChunkRows, versionId: string, count: number): AsyncGenerator<Buffer> {
   for (let seq = 0; seq < count; seq++) {
     const chunk = await rows.chunk(versionId, seq);
     // A missing chunk ends the stream: openChunks says it was cut short.

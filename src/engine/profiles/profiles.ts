@@ -110,6 +110,15 @@ export class ProfileService {
     return { rows: this.rows, key: this.key, limits: this.limits, unpackedCap: this.unpackedCap };
   }
 
+  /**
+   * What a hibernated session's state is sealed and checked with (decisions.md 165): the profile
+   * key, the same caps, the same transfers at once; null where profiles are off or have no key.
+   */
+  sealing(): { key: Buffer; limits: ArchiveLimits; unpackedCap: number; maxProfileMb: number; transfers: ProfileTransfers } | null {
+    if (!this.options.settings.enabled || 'missing' in this.options.key) return null;
+    return { key: this.key, limits: this.limits, unpackedCap: this.unpackedCap, maxProfileMb: this.options.settings.maxProfileMb, transfers: this.transfers };
+  }
+
   /** The account's profile caps, or why it has no profiles. */
   private async caps(account: AccountRow): Promise<ProfileOutcome<{ count: number | null; bytes: number | null }>> {
     if (!this.options.settings.enabled) return { status: 'denied', message: 'saved profiles are not offered by this service' };

@@ -18,7 +18,7 @@ export { DEFAULT_SOUND, probeSound, type SessionSound } from './capture/sound.js
 export { DEFAULT_VIDEO, probeVideo, SessionVideo, type VideoSettings } from './capture/video.js';
 export { discoverImages, IMAGE_DEFINITIONS, speaksDevTools, type BrowserFamily, type BrowserImage } from './browser/catalog.js';
 export { BUILT_IN_LOCALE, interfaceLocale } from './browser/locales.js';
-export { MAX_TITLE } from './browser/tabs.js';
+export { MAX_TITLE, type BrowserTab } from './browser/tabs.js';
 export { COUNTRY_TIME_ZONES, cityTimeZone, countryTimeZone, isTimeZone } from './browser/time-zones.js';
 export { FileRefusal, SessionFiles, type UploadCaps } from './session/session-files.js';
 export type { SessionBiDi, SessionDevTools, SessionEditing, SessionEnds, SessionFolders } from './session/session-ends.js';

@@ -26,7 +26,7 @@ import { hostMemoryShort } from './pool/warm-demand.js';
 import type { SoundSettings } from './capture/sound.js';
 import type { VideoSettings } from './capture/video.js';
 import type { SessionSpec } from './session-spec.js';
-import { closeAndCapture, type ArchiveConsumer, type ProfileCapture } from './session-profile.js';
+import { closeAndCapture, measureProfile, type ArchiveConsumer, type ProfileCapture } from './session-profile.js';
 import { startRuntimeSession, type RuntimeSession } from './runtime-session.js';
 
 export { reapRoot, rootKey, type ReapReport } from './session/reap.js';
@@ -256,6 +256,13 @@ export class SessionRuntime extends EventEmitter<{ event: [RuntimeEvent] }> {
     entry.saving = true;
     await thaw(entry.session.sandbox);
     await closeAndCapture(entry.session, capture, this.startTimeoutMs, consume);
+  }
+
+  /** The bytes a capture of the session's profile would hand over now, its browser running on (hibernation.ts); rejects past `capture.maxBytes`. */
+  async measureProfile(id: string, capture: ProfileCapture): Promise<number> {
+    const entry = this.sessions.get(id);
+    if (!entry || entry.stopping) throw new Error('the session is not running');
+    return measureProfile(entry.session, capture, this.startTimeoutMs);
   }
 
   /**

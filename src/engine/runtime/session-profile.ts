@@ -49,6 +49,19 @@ async function closeCleanly(browser: BrowserProcess, control: BrowserControl | n
   await control?.close().catch(() => undefined);
 }
 
+/**
+ * Packs what the session's profile would keep while its browser runs on, counting the archive's
+ * bytes and keeping none (hibernation's look at the caps before it closes anything). Rejects with
+ * ProfileTooLarge past `capture.maxBytes`.
+ */
+export async function measureProfile(session: { sandbox: SessionSandbox; image: BrowserImage }, capture: ProfileCapture, timeoutMs: number): Promise<number> {
+  let bytes = 0;
+  await captureProfile(session.sandbox, profilePaths(profileFamily(session.image), capture.tabs), capture.maxBytes, timeoutMs, async (archive) => {
+    for await (const chunk of archive) bytes += chunk.length;
+  });
+  return bytes;
+}
+
 /** Ends the session's browser cleanly and packs what its profile keeps, handing the archive to `consume` as it streams. */
 export async function closeAndCapture(
   session: { sandbox: SessionSandbox; display: Display; browser: BrowserProcess; control: BrowserControl | null; image: BrowserImage },

@@ -109,8 +109,23 @@ export class SessionFilesService {
       if (!this.options.remote) return { status: 'denied', message: 'id: the node that runs this session is not reachable from here' };
       return this.options.remote(owner.nodeId, row.id);
     }
-    const here = this.here(row.id);
+    const here = this.here(row.id) ?? (row.hibernated ? this.afterResume(row.id) : undefined);
     return here ?? { status: 'denied', message: 'id: the session is not running on this service any more' };
+  }
+
+  /** The files of a hibernated session (it has none: one with files is not hibernated), each call resuming it here first (decisions.md 166). */
+  private afterResume(sessionId: string): FilesAt {
+    const resumed = async () => {
+      await this.options.sessions.wake(sessionId);
+      const here = this.here(sessionId);
+      if (!here) throw new Error('the session is not running on this service any more');
+      return here;
+    };
+    return {
+      list: async (kinds) => (await resumed()).list(kinds),
+      read: async (kind, name) => (await resumed()).read(kind, name),
+      write: async (name, body, caps, announced) => (await resumed()).write(name, body, caps, announced),
+    };
   }
 
   /** Why the service or the plan keeps this direction closed, or null. */

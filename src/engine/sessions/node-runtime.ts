@@ -32,6 +32,8 @@ export interface NodeRuntime {
    * saved here.
    */
   captureProfile?(id: string, capture: ProfileCapture, consume: ArchiveConsumer): Promise<void>;
+  /** The bytes a capture of the profile would hand over now, the browser running on; rejects past the cap (hibernation's look before it closes anything); absent: not looked at. */
+  measureProfile?(id: string, capture: ProfileCapture): Promise<number>;
   get(id: string): RunningSession | undefined;
   /** Freezes or thaws a running session's processes (standby, decisions.md 141): false where they cannot be frozen; absent: never. */
   freeze?(id: string, frozen: boolean): Promise<boolean>;

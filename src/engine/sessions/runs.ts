@@ -5,7 +5,7 @@ import type { ArchiveSource, RecordingSpec, SessionEnds } from '../runtime/index
 import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
-import type { NodeRuntime } from './node-runtime.js';
+import type { NodeRuntime, SessionSpec } from './node-runtime.js';
 import type { ProfileService } from '../profiles/profiles.js';
 import { StartTrace } from './start-trace.js';
 
@@ -77,28 +77,11 @@ export class NodeRuns {
    */
   start(row: SessionRow, trace: StartTrace = new StartTrace('placed'), profileArchive?: ArchiveSource | null): void {
     const { runtime, now, move } = this.options;
-    const upstreamProxyUrl = upstreamFor(this.options.exits, row);
     const abort = new AbortController();
     this.startAborts.set(row.id, abort);
     trace.step('handoff');
     const task = runtime
-      .startSession({
-        signal: abort.signal,
-        onEnds: (ends, runtimeId) => {
-          this.startingEnds.set(row.id, ends);
-          this.startingRuntimes.set(runtimeId, row.id);
-        },
-        browser: row.browser,
-        language: row.language,
-        timeZone: timeZoneFor(this.options.exits, row),
-        layout: row.layout,
-        ...(row.url ? { url: row.url } : {}),
-        ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
-        ...(row.app_window ? { window: 'app' as const } : {}),
-        ...(row.automation ? { automation: true } : {}),
-        ...(row.recorded && this.options.recording ? { recording: this.options.recording(row.id) } : {}),
-        ...this.profileOf(row, profileArchive),
-      })
+      .startSession({ ...this.specOf(row, abort), ...(row.url ? { url: row.url } : {}), ...this.profileOf(row, profileArchive) })
       .then(
         async (started) => {
           trace.step('runtime');
@@ -141,6 +124,52 @@ export class NodeRuns {
         for (const [runtimeId, sessionId] of this.startingRuntimes) if (sessionId === row.id) this.startingRuntimes.delete(runtimeId);
       });
     this.starting.add(task);
+  }
+
+  /** What the runtime starts for the session (its first page and profile aside); its ends are known while it starts. */
+  private specOf(row: SessionRow, abort: AbortController): SessionSpec {
+    const upstreamProxyUrl = upstreamFor(this.options.exits, row);
+    return {
+      signal: abort.signal,
+      onEnds: (ends, runtimeId) => {
+        this.startingEnds.set(row.id, ends);
+        this.startingRuntimes.set(runtimeId, row.id);
+      },
+      browser: row.browser,
+      language: row.language,
+      timeZone: timeZoneFor(this.options.exits, row),
+      layout: row.layout,
+      ...(upstreamProxyUrl ? { upstreamProxyUrl } : {}),
+      ...(row.app_window ? { window: 'app' as const } : {}),
+      ...(row.automation ? { automation: true } : {}),
+      ...(row.recorded && this.options.recording ? { recording: this.options.recording(row.id) } : {}),
+    };
+  }
+
+  /**
+   * Starts a hibernated session again on its saved state, its tabs restored (hibernation.ts,
+   * decisions.md 166): resolves with its runtime id once its browser is ready and it runs here, or
+   * rejects with why. Its status does not move: it was `running` all along.
+   */
+  async resume(row: SessionRow, archive: ArchiveSource): Promise<string> {
+    const abort = new AbortController();
+    this.startAborts.set(row.id, abort);
+    try {
+      const started = await this.options.runtime.startSession({ ...this.specOf(row, abort), profile: { archive, tabs: true } });
+      this.live.set(row.id, started.id);
+      return started.id;
+    } finally {
+      this.startAborts.delete(row.id);
+      this.startingEnds.delete(row.id);
+      for (const [runtimeId, sessionId] of this.startingRuntimes) if (sessionId === row.id) this.startingRuntimes.delete(runtimeId);
+    }
+  }
+
+  /** A session hibernated here: its runtime stopped after its state was saved; it runs nowhere now. */
+  async hibernated(id: string): Promise<void> {
+    const runtimeId = this.live.get(id);
+    this.live.delete(id);
+    if (runtimeId) await this.options.runtime.stopSession(runtimeId).catch(() => undefined);
   }
 
   /**

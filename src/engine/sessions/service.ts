@@ -24,11 +24,15 @@ import { NodeRuns } from './runs.js';
 import { StartTrace, type StartTraceReport } from './start-trace.js';
 import { nextMoveOf, WakeTurns } from './status-wait.js';
 import { Standby } from './standby.js';
+import { Hibernation } from './hibernation.js';
+import { HibernationStates } from '../profiles/hibernation-state.js';
 import { every, sweep } from './sweeper.js';
 
 export type { ClusterLink, NodeAnswer as Reply };
 
 const DAY_MS = 86_400_000;
+/** A wait of standby or hibernation as configured: `0` or `false` turns it off (null). */
+const offWhenZero = (after: number | false): number | null => (after === false || after === 0 ? null : after);
 /** What a session id looks like (vm/create makes them): anything else is no session, without a look-up. */
 const SESSION_ID = /^[0-9a-f]{32}$/;
 
@@ -58,6 +62,8 @@ export interface SessionServiceOptions {
   profiles?: ProfileService;
   /** A wake from standby done or failed, with its ms (the metrics count them). */
   onWake?: (outcome: 'woken' | 'failed', ms: number) => void;
+  /** A resume from hibernation done or failed, with its ms (the metrics count them). */
+  onResume?: (outcome: 'resumed' | 'failed', ms: number) => void;
 }
 
 /** A move this node made (or, for `node-gone`, made for a lost node): logs, metrics and webhooks follow it. */
@@ -75,7 +81,9 @@ export interface SessionServiceEvents {
   /** A move made here, with its cause (operations/session-observer.ts). */
   moved: [SessionMove];
   /** A session of this node went into standby (`asleep`) or was woken from it, its n-th time (`ordinal`; standby.ts; its row says so already). */
-  standby: [{ id: string; asleep: boolean; ordinal: number }];
+  standby: [{ id: string; asleep: boolean; ordinal: number; hibernated?: boolean }];
+  /** A session of this node was hibernated (hibernation.ts; its row says so already); its resume is told as `standby` with `asleep: false`. */
+  hibernated: [{ id: string; ordinal: number }];
 }
 
 export class SessionService extends EventEmitter<SessionServiceEvents> {
@@ -89,6 +97,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
   private stopStandby: (() => void) | undefined;
   /** Sessions of this node in standby (standby.ts, decisions.md 141). */
   readonly standby: Standby;
+  /** Sessions hibernated, and resumed on the first touch (hibernation.ts, decisions.md 165). */
+  readonly hibernation: Hibernation;
   /** Aborted at close(): reads waiting for a status change answer then. */
   private readonly closing = new AbortController();
   /** Long polls one move wakes are answered a turn at a time (status-wait.ts). */
@@ -108,17 +118,28 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       presence: options.presence,
       store: this.store,
       runtimeOf: (id) => this.runs.runtimeOf(id),
-      afterSeconds: async (row) => {
-        const after = (await this.planOf(row))?.standby_after_seconds ?? options.config.standby.afterSeconds;
-        return after === false || after === 0 ? null : after;
-      },
+      afterSeconds: async (row) => offWhenZero((await this.planOf(row))?.standby_after_seconds ?? options.config.standby.afterSeconds),
       end: (id, reason) => this.suspend(id, reason),
       ...(options.onWake ? { onWake: options.onWake } : {}),
       told: (id, asleep, ordinal) => this.emit('standby', { id, asleep, ordinal }),
     });
-    // A session that ends here is forgotten by standby (its runtime thaws it before stopping it).
+    this.hibernation = new Hibernation({
+      store: this.store,
+      nodeId: this.nodeId,
+      runtime: options.runtime,
+      runs: this.runs,
+      standby: this.standby,
+      states: new HibernationStates(this.store, options.profiles),
+      afterMinutes: async (row) => offWhenZero((await this.planOf(row))?.standby_hibernate_after_minutes ?? options.config.standby.hibernateAfterMinutes),
+      end: (id, reason) => this.suspend(id, reason),
+      ...(options.onResume ? { onResume: options.onResume } : {}),
+      told: (id, hibernated, ordinal) => (hibernated ? this.emit('hibernated', { id, ordinal }) : this.emit('standby', { id, asleep: false, ordinal, hibernated: true })),
+    });
+    // A session that ends is forgotten by standby (its runtime thaws it before stopping it) and hibernation (its saved state goes).
     this.on('status', ({ id, status }) => {
-      if (status !== 'running' && status !== 'starting') this.standby.forget(id);
+      if (status === 'running' || status === 'starting') return;
+      this.standby.forget(id);
+      this.hibernation.forget(id);
     });
     this.options.runtime.on('event', (event) => {
       // Only events that end a session suspend it; notices (a refused navigation) do not (runtime-events.ts).
@@ -176,18 +197,20 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     return this.options.usage.planOf(row);
   }
 
-  /** Wakes a session of this node from standby, if it is in it: resolves once it runs (rejects when it could not be woken; it then ends). */
+  /** Wakes a session from standby, or resumes it from hibernation here: resolves once it runs (rejects when it could not; it then ends). */
   wake(sessionId: string): Promise<void> {
-    return this.standby.wake(sessionId);
+    return this.hibernation.wake(sessionId, (id) => this.standby.wake(id));
   }
 
-  /** Wakes a session of this node and keeps it awake until the answer's release (a files call). */
-  hold(sessionId: string): Promise<() => void> {
+  /** Wakes a session and keeps it awake until the answer's release (a files call). */
+  async hold(sessionId: string): Promise<() => void> {
+    await this.wake(sessionId);
     return this.standby.hold(sessionId);
   }
 
   /** Runs `work` with the session awake (a tabs call). */
-  awake<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+  async awake<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    await this.wake(sessionId);
     return this.standby.awake(sessionId, work);
   }
 
@@ -346,7 +369,9 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     // Standby's look, beside the sweep (not in its transaction: a freeze takes its own time).
     this.stopStandby = every(intervalMs, async () => {
       if (!this.runs.runsAny()) return;
-      await this.standby.tick(await this.store.sessionsWithStatus(['running'], this.nodeId));
+      const rows = await this.store.sessionsWithStatus(['running'], this.nodeId);
+      await this.standby.tick(rows);
+      await this.hibernation.tick(rows);
     });
   }
 

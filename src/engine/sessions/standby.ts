@@ -44,6 +44,8 @@ export class Standby {
   private readonly after = new Map<string, number | null>();
   /** Sessions whose sandbox cannot be frozen (unconfined, no freezer): not tried again. */
   private readonly unfreezable = new Set<string>();
+  /** Sessions set aside while they are hibernated (hibernation.ts): neither frozen nor thawed here. */
+  private readonly aside = new Set<string>();
 
   constructor(private readonly options: StandbyOptions) {
     // Any attachment (whatever path counted it) wakes the session; the router also waits for it.
@@ -114,6 +116,15 @@ export class Standby {
     for (const map of [this.quietSince, this.after, this.busy]) map.delete(sessionId);
     this.frozen.delete(sessionId);
     this.unfreezable.delete(sessionId);
+    this.aside.delete(sessionId);
+  }
+
+  /** Hibernation takes the session (true): standby forgets it and leaves it alone until it is given back (false). */
+  setAside(sessionId: string, aside: boolean): void {
+    if (!aside) return void this.aside.delete(sessionId);
+    this.aside.add(sessionId);
+    this.frozen.delete(sessionId);
+    this.quietSince.delete(sessionId);
   }
 
   /** One look at this node's running sessions (every second): those quiet long enough go into standby. */
@@ -123,7 +134,7 @@ export class Standby {
     for (const id of this.quietSince.keys()) if (!running.has(id)) this.quietSince.delete(id);
     for (const row of rows) {
       const id = row.id;
-      if (this.frozen.has(id) || this.freezing.has(id) || this.waking.has(id) || this.unfreezable.has(id)) continue;
+      if (this.frozen.has(id) || this.freezing.has(id) || this.waking.has(id) || this.unfreezable.has(id) || this.aside.has(id)) continue;
       // A recorded session records on; an attended or busy one is in use.
       if (row.recorded || this.options.presence.attended(id) || this.busy.has(id) || !this.options.runtimeOf(id)) {
         this.quietSince.set(id, now);

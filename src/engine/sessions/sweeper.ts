@@ -1,4 +1,5 @@
-// Limits enforced over time (decisions.md 1-6): every second, this node's running sessions get
+// Limits enforced over time (decisions.md 1-6): every second, this node's running sessions (and
+// the hibernated ones, which no node holds) get
 // their byte meters written and their viewers' last sight, and those past their plan's maximum
 // duration or idle timeout (or whose plan lapsed) are named to end; old idempotency records and
 // v6 short URLs and session keys are forgotten.
@@ -28,7 +29,8 @@ export function sweep(context: SweepContext): Promise<Array<[string, string]>> {
 async function sweepRunning(context: SweepContext, tx: Store): Promise<Array<[string, string]>> {
   const now = context.now();
   const ending: Array<[string, string]> = [];
-  for (const row of await tx.sessionsWithStatus(['running'], context.nodeId)) {
+  // Hibernated sessions are nobody's (decisions.md 165): every node sweeps them; one ends each.
+  for (const row of [...(await tx.sessionsWithStatus(['running'], context.nodeId)), ...(await tx.hibernatedSessions())]) {
     await context.flushBytes(row, tx);
     if (context.watched(row.id)) {
       await tx.updateSession(row.id, { last_viewer_at: now });

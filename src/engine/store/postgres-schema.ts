@@ -198,4 +198,17 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    ALTER TABLE sessions ADD COLUMN wakes INTEGER NOT NULL DEFAULT 0;`,
   // Whether programs may drive a Firefox ESR session (schema.ts, the same migration).
   `ALTER TABLE sessions ADD COLUMN automation BOOLEAN NOT NULL DEFAULT FALSE;`,
+  // Hibernation: the session's sealed state and open tabs while no node holds it (schema.ts, the same migration).
+  `ALTER TABLE sessions ADD COLUMN hibernated BOOLEAN NOT NULL DEFAULT FALSE;
+   ALTER TABLE sessions ADD COLUMN hibernation_state TEXT;
+   ALTER TABLE sessions ADD COLUMN hibernation_chunks INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE sessions ADD COLUMN hibernation_tabs TEXT;
+   CREATE TABLE hibernation_chunks (
+     state_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     session_id TEXT NOT NULL,
+     data BYTEA NOT NULL,
+     PRIMARY KEY (state_id, seq)
+   );
+   CREATE INDEX hibernation_chunks_session ON hibernation_chunks(session_id);`,
 ];

@@ -87,6 +87,15 @@ export interface SessionRow {
   standby?: boolean;
   /** Times it was woken from standby. */
   wakes?: number;
+  /**
+   * Hibernated (issue 46, decisions.md 165): running for the API, its processes ended, its state
+   * sealed in the store (`hibernation_state`, that many chunks) with its open tabs (JSON); no node
+   * holds it (`node_id` null) until the first attachment resumes it on the node that gets it.
+   */
+  hibernated?: boolean;
+  hibernation_state?: string | null;
+  hibernation_chunks?: number;
+  hibernation_tabs?: string | null;
 }
 
 export interface PoolUsage {
@@ -101,8 +110,8 @@ export interface IdempotencyRow {
 }
 
 /** The columns of a session list entry (GET /v8/vm/data). */
-export type SessionSummaryRow = Pick<SessionRow, 'id' | 'account_id' | 'status' | 'browser_name' | 'created_at' | 'location_applied' | 'location_reason' | 'standby'>;
-export const SUMMARY_COLUMNS = 'id, account_id, status, browser_name, created_at, location_applied, location_reason, standby';
+export type SessionSummaryRow = Pick<SessionRow, 'id' | 'account_id' | 'status' | 'browser_name' | 'created_at' | 'location_applied' | 'location_reason' | 'standby' | 'hibernated'>;
+export const SUMMARY_COLUMNS = 'id, account_id, status, browser_name, created_at, location_applied, location_reason, standby, hibernated';
 
 /** A node of the cluster (one engine process), with how many sessions it runs now. */
 export interface NodeRow {
@@ -125,7 +134,7 @@ export interface NodeRow {
 /** A node with `load`, the sessions it holds awake (what its capacity counts), and those in `standby` (issue 46). */
 export type NodeWithLoad = NodeRow & { load: number; standby?: number };
 
-const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window', 'standby', 'automation'] as const;
+const SESSION_FLAGS = ['counted', 'ever_ran', 'location_applied', 'recorded', 'profile_save', 'profile_tabs', 'app_window', 'standby', 'automation', 'hibernated'] as const;
 
 /** SQLite hands flags back as 0/1: the store's rows carry booleans on both databases. */
 export function withFlags<T extends Partial<SessionRow>>(row: T | undefined): T | undefined {

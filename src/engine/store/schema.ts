@@ -202,4 +202,19 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE sessions ADD COLUMN wakes INTEGER NOT NULL DEFAULT 0;`,
   // Whether programs may drive a Firefox ESR session (\`automation: true\`): its remote agent runs (issue 45, decisions.md 143).
   `ALTER TABLE sessions ADD COLUMN automation INTEGER NOT NULL DEFAULT 0;`,
+  // Hibernation (issue 46, decisions.md 165): a running session whose processes ended, its state
+  // sealed in hibernation_chunks (the profile archive's chunks, bound to the session and the
+  // state's id), its open tabs as JSON; no node holds it (node_id NULL) until one resumes it.
+  `ALTER TABLE sessions ADD COLUMN hibernated INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE sessions ADD COLUMN hibernation_state TEXT;
+   ALTER TABLE sessions ADD COLUMN hibernation_chunks INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE sessions ADD COLUMN hibernation_tabs TEXT;
+   CREATE TABLE hibernation_chunks (
+     state_id TEXT NOT NULL,
+     seq INTEGER NOT NULL,
+     session_id TEXT NOT NULL,
+     data BLOB NOT NULL,
+     PRIMARY KEY (state_id, seq)
+   );
+   CREATE INDEX hibernation_chunks_session ON hibernation_chunks(session_id);`,
 ];

@@ -239,16 +239,34 @@ export class Store {
     await this.run('UPDATE sessions SET standby = ?, wakes = wakes + 1 WHERE id = ?', [false, id]);
   }
 
+  /** Hibernated sessions, which no node holds (issue 46, decisions.md 165): every node sweeps them for their limits. */
+  async hibernatedSessions(): Promise<SessionRow[]> {
+    const rows = await this.all<SessionRow>("SELECT * FROM sessions WHERE status = 'running' AND hibernated AND node_id IS NULL");
+    return rows.map((row) => withFlags(row)!);
+  }
+
+  /** Writes `fields` of a session that still runs; false when it no longer does (it ended meanwhile). */
+  async updateRunningSession(id: string, fields: Partial<SessionRow>, extra = ''): Promise<boolean> {
+    const keys = Object.keys(fields);
+    return (await this.run(`UPDATE sessions SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ? AND status = 'running'${extra}`, [...(Object.values(fields) as SqlValue[]), id])) > 0;
+  }
+
+  /** This node takes a hibernated session to resume it; false when it is not hibernated, ended, or another node took it first. */
+  claimHibernated(id: string, nodeId: string): Promise<boolean> {
+    return this.updateRunningSession(id, { node_id: nodeId }, ' AND hibernated AND node_id IS NULL');
+  }
+
   async updateSession(id: string, fields: Partial<SessionRow>): Promise<void> {
     const keys = Object.keys(fields);
     if (keys.length === 0) return;
     await this.run(`UPDATE sessions SET ${keys.map((k) => `${k} = ?`).join(', ')} WHERE id = ?`, [...(Object.values(fields) as SqlValue[]), id]);
   }
 
-  async poolUsage(subscriptionId: string, cycleStartMs: number, cycleEndMs: number): Promise<PoolUsage> {
+  /** `countHibernated` false: hibernated sessions do not fill the running count (a plan's `hibernated_count_running: false`). */
+  async poolUsage(subscriptionId: string, cycleStartMs: number, cycleEndMs: number, countHibernated = true): Promise<PoolUsage> {
     const row = await this.get<{ running: number; cycle_sessions: number; residential_bytes: number }>(
       `SELECT
-         COALESCE(SUM(CASE WHEN status IN ${ACTIVE_STATUSES} THEN 1 ELSE 0 END), 0) AS running,
+         COALESCE(SUM(CASE WHEN status IN ${ACTIVE_STATUSES}${countHibernated ? '' : ' AND NOT hibernated'} THEN 1 ELSE 0 END), 0) AS running,
          COALESCE(SUM(CASE WHEN counted = ? AND created_at >= ? AND created_at < ? THEN 1 ELSE 0 END), 0) AS cycle_sessions,
          COALESCE(SUM(CASE WHEN created_at >= ? AND created_at < ? THEN residential_bytes ELSE 0 END), 0) AS residential_bytes
        FROM sessions WHERE subscription_id = ?`,
@@ -320,9 +338,9 @@ export class Store {
     return (await this.run('UPDATE nodes SET state = ? WHERE id = ?', [state, id])) > 0;
   }
 
-  /** Gives sessions stored before nodes existed (an older SQLite file) to the one node there is. */
+  /** Gives sessions stored before nodes existed (an older SQLite file) to the one node there is; hibernated ones stay nobody's. */
   async adoptSessionsWithoutNode(nodeId: string): Promise<void> {
-    await this.run('UPDATE sessions SET node_id = ? WHERE node_id IS NULL', [nodeId]);
+    await this.run('UPDATE sessions SET node_id = ? WHERE node_id IS NULL AND NOT hibernated', [nodeId]);
   }
 
   async removeNode(id: string): Promise<boolean> {
@@ -343,9 +361,12 @@ export class Store {
   /**
    * Ends the sessions a node left behind (it was lost, or restarted) by the moves the caller gives,
    * in order (the lifecycle's table, sessions/lifecycle.ts nodeGoneMoves: running ones suspended,
-   * starting ones error, stopping ones deleted). Answers what moved.
+   * starting ones error, stopping ones deleted); a hibernated one it was resuming stays
+   * hibernated, nobody's. Answers what moved.
    */
   async endSessionsOfNode(nodeId: string, moves: ReadonlyArray<{ from: string; to: string; fields: Partial<SessionRow> }>): Promise<Array<{ id: string; status: string }>> {
+    // A hibernated session it was resuming is nobody's again, its saved state intact (decisions.md 167).
+    await this.run('UPDATE sessions SET node_id = NULL, runtime_id = NULL WHERE node_id = ? AND hibernated', [nodeId]);
     const moved: Array<{ id: string; status: string }> = [];
     for (const { from, to, fields } of moves) {
       const keys = Object.keys(fields);

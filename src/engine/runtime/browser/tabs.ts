@@ -112,6 +112,16 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
     };
   }
 
+  /** Puts the tabs `ids` first, in that order (a restored session's tabs in their saved order; the browser tells them in another). */
+  arrange(ids: readonly string[]): void {
+    const moved = ids.filter((id) => this.tabs.has(id)).map((id) => [id, this.tabs.get(id)!] as const);
+    for (const [id] of moved) this.tabs.delete(id);
+    const rest = [...this.tabs];
+    this.tabs.clear();
+    for (const [id, tab] of [...moved, ...rest]) this.tabs.set(id, tab);
+    this.tell();
+  }
+
   /** Shows the tab `id`. */
   async activate(id: string): Promise<void> {
     this.known(id);
