@@ -7,7 +7,8 @@
 // both tabs. The page's own fullscreen entered and left, and F11 pressed in the viewer, leave the
 // app window as it is; left some other way (a program's DevTools), it is put back at the engine's
 // next look at the tabs. A session no warm browser serves (an engine without warm browsers) still
-// starts cold in kiosk mode, and fills the display too.
+// starts cold in kiosk mode, and fills the display too. In both, a window Ctrl+N opens (kiosk mode
+// opens one with its own strip) is made to fill the display as well.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ShareTab, ViewerState } from '../../src/protocol/index.js';
 import type { RuntimeEvent, RuntimeSession } from '../../src/engine/runtime/runtime.js';
@@ -27,6 +28,7 @@ const PAGES: Record<string, string> = {
 };
 /** A start on a loaded two-core machine (a warm browser may still be warming). */
 const START_MS = 90_000;
+/** A test's own bound (also the RFB client's, whose deadline counts from its connection). */
 const TEST_MS = 240_000;
 
 function site(request: import('node:http').IncomingMessage, response: import('node:http').ServerResponse): void {
@@ -77,6 +79,23 @@ async function createAppWindow(fixture: EngineFixture): Promise<{ vmId: string; 
   return { vmId: created.vmId, linkId: new URL(created.shareUrl).search.slice(1), session };
 }
 
+function act(fixture: EngineFixture, linkId: string, body: unknown): Promise<number> {
+  return fetch(`${fixture.engine.url}/share/${linkId}/tabs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((response) => response.status);
+}
+
+/**
+ * Ctrl+N in the viewer, then the new window's tab sent to the second page through the share link
+ * (the viewer's address field): answers whether the display then shows that page alone, as notFilled.
+ */
+async function newWindowFills(fixture: EngineFixture, viewer: RfbClient, linkId: string, states: ViewerState[]): Promise<string | null> {
+  const before = states.at(-1)?.tabs?.length ?? 0;
+  await viewer.keyChord(0xffe3, 0x6e);
+  const tabs = await waitFor(() => states.at(-1)?.tabs ?? [], (list) => list.length === before + 1 && list.at(-1)!.active, 20_000);
+  expect(tabs.length).toBe(before + 1);
+  expect(await act(fixture, linkId, { action: 'go', tab: tabs.at(-1)!.id, url: `${fixture.site.origin}/second` })).toBe(200);
+  return fills(viewer, SECOND);
+}
+
 const rfbUrl = (fixture: EngineFixture, linkId: string) => `${fixture.engine.url.replace(/^http/, 'ws')}/share/${linkId}/rfb`;
 const shown = (tabs: ShareTab[] | undefined) => (tabs ?? []).map((tab) => `${tab.title}${tab.active ? '*' : ''}`).join(',');
 
@@ -106,7 +125,7 @@ describe('a Chromium app window from a warm browser', () => {
     const states: ViewerState[] = [];
     const stop = followShareEvents(`${fixture.engine.url}/share/${linkId}/events`, (state) => states.push(state));
     let stopAgain = () => undefined as void;
-    const viewer = await connectRfb(rfbUrl(fixture, linkId), 30_000);
+    const viewer = await connectRfb(rfbUrl(fixture, linkId), TEST_MS);
     try {
       expect(await fills(viewer, FIRST)).toBeNull();
       // And stays so: no bubble about fullscreen comes over the page in the seconds after.
@@ -134,11 +153,16 @@ describe('a Chromium app window from a warm browser', () => {
       expect(await waitFor(() => session.control!.evaluate('keys.join()').catch(() => ''), (keys) => keys === 'b', 10_000)).toBe('b');
       expect(await staysFilled(viewer, SECOND, 2000)).toBeNull();
 
+      // Ctrl+N opens a browser window of its own (kiosk mode's too): the engine makes it fill the display as well.
+      expect(await newWindowFills(fixture, viewer, linkId, states)).toBeNull();
+
       // Left some other way (here through DevTools, as a program driving the session could) with
       // nobody following the tabs, the browser's own strip shows; the engine's next look at the
       // tabs (a viewer following the link again) puts the app window back.
       stop();
-      const { windowId } = await session.control!.client.send('Browser.getWindowForTarget', { targetId: (await session.control!.client.send('Target.getTargets')).targetInfos.find((t) => t.type === 'page')!.targetId });
+      // The window on top: the one of the tab on screen.
+      const onScreen = states.at(-1)!.tabs!.find((tab) => tab.active)!.id;
+      const { windowId } = await session.control!.client.send('Browser.getWindowForTarget', { targetId: onScreen });
       // Until the engine has seen the stream go, a look may still put it back: the strip must stay
       // shown for longer than the looks' period (WATCHED_LOOK_MS) with nobody following.
       const stripStays = async () => {
@@ -168,14 +192,19 @@ describe('a Chromium app window no warm browser serves', () => {
     await fixture?.close();
   });
 
-  it('starts cold in kiosk mode and fills the display with the page', async () => {
+  it('starts cold in kiosk mode, fills the display with the page, and so does a window Ctrl+N opens', async () => {
     const { linkId, session } = await createAppWindow(fixture);
     expect(session.start).toBe('cold');
-    const viewer = await connectRfb(rfbUrl(fixture, linkId), 30_000);
+    const states: ViewerState[] = [];
+    const stop = followShareEvents(`${fixture.engine.url}/share/${linkId}/events`, (state) => states.push(state));
+    const viewer = await connectRfb(rfbUrl(fixture, linkId), TEST_MS);
     try {
       expect(await fills(viewer, FIRST)).toBeNull();
+      expect(await waitFor(() => shown(states.at(-1)?.tabs), (t) => t === 'First*', 20_000)).toBe('First*');
+      expect(await newWindowFills(fixture, viewer, linkId, states)).toBeNull();
     } finally {
       viewer.close();
+      stop();
     }
   }, TEST_MS);
 });

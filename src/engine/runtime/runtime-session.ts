@@ -129,7 +129,7 @@ export async function startRuntimeSession(spec: SessionSpec, chosen: ChosenStart
     });
     await abortable(withTimeout(both, timeoutMs, `${image.name} starting on the first page`), spec.signal);
     const browser = current.browser!;
-    browser.tabs = await watchTabs({ control: browser.control, image, ...(browser.appWindow !== undefined ? { appWindow: browser.appWindow } : {}) }, current.sandbox, spec.window === 'app', timeoutMs);
+    browser.tabs = await watchTabs({ control: browser.control, image }, current.sandbox, spec.window === 'app', timeoutMs);
     const session: RuntimeSession = {
       id: current.id,
       dir: current.dir,

@@ -34,15 +34,15 @@ export class ChromiumTabs extends SessionTabs {
 
   private constructor(
     private readonly control: BrowserControl,
-    /** The fullscreen window of a warm Chromium made an app window (app-window.ts), put back at each look if a person left it. */
-    private readonly appWindow: number | undefined,
+    /** An app window (kiosk mode, or a warm browser made fullscreen): each look puts its windows back to fullscreen (app-window.ts). */
+    private readonly appWindow: boolean,
   ) {
     super();
     control.on('page-target', this.onTarget);
   }
 
-  /** Watches the tabs of the browser `control` guards, starting from those open now; `appWindow`: the window kept fullscreen. */
-  static async start(control: BrowserControl, appWindow?: number): Promise<ChromiumTabs> {
+  /** Watches the tabs of the browser `control` guards, starting from those open now; `appWindow`: its windows kept fullscreen. */
+  static async start(control: BrowserControl, appWindow = false): Promise<ChromiumTabs> {
     const tabs = new ChromiumTabs(control, appWindow);
     const { targetInfos } = await control.client.send('Target.getTargets');
     // Chromium lists the newest first: told in the order they opened.
@@ -55,9 +55,9 @@ export class ChromiumTabs extends SessionTabs {
   }
 
   protected override looked(): void {
-    if (this.appWindow === undefined || this.refilling || this.closed) return;
+    if (!this.appWindow || this.refilling || this.closed) return;
     this.refilling = true;
-    void keepFillingDisplay(this.control, this.appWindow).finally(() => (this.refilling = false));
+    void keepFillingDisplay(this.control).catch(() => undefined).finally(() => (this.refilling = false));
   }
 
   protected async activateTab(id: string): Promise<void> {

@@ -10,9 +10,9 @@ import type { SessionTabs } from './tabs.js';
 
 export type { SessionTabs };
 
-/** `browser.appWindow`: the fullscreen window a warm Chromium was made (app-window.ts), kept so at each look. */
-export async function watchTabs(browser: { control: BrowserControl | null; image: BrowserImage; appWindow?: number }, sandbox: SessionSandbox, appWindow: boolean, timeoutMs: number): Promise<SessionTabs | null> {
-  if (browser.control) return ChromiumTabs.start(browser.control, browser.appWindow);
+/** `appWindow`: a Chromium's windows are kept fullscreen at each look (app-window.ts). */
+export async function watchTabs(browser: { control: BrowserControl | null; image: BrowserImage }, sandbox: SessionSandbox, appWindow: boolean, timeoutMs: number): Promise<SessionTabs | null> {
+  if (browser.control) return ChromiumTabs.start(browser.control, appWindow);
   if (browser.image.family !== 'chromium' && appWindow) {
     return FirefoxTabs.connect(sandbox, timeoutMs).catch((error: Error) => {
       throw new Error(`${browser.image.name}'s tabs cannot be reached in an app window: ${error.message}`);

@@ -46,7 +46,7 @@ export async function browserOnFirstPage(slot: SessionSlot, page: FirstPage): Pr
     // A warm browser waits on an empty page in the default zone: it takes the session's
     // zone, then starts on the first page (or the blank page a browser without one shows). An app
     // window fills the display first, so the person never sees its strip.
-    if (window === 'app') slot.browser.appWindow = await fillDisplay(slot.browser.control);
+    if (window === 'app') await fillDisplay(slot.browser.control);
     if (slot.browser.timeZone !== timeZone) {
       await overrideTimeZone(slot.browser.control, timeZone);
       slot.browser.timeZone = timeZone;

@@ -24,8 +24,6 @@ export interface BrowserPart {
   control: BrowserControl | null;
   /** Its tabs as the viewer's strip shows them (tabs.ts): set as the session starts; null for a Firefox in a browser window (decisions.md 103). */
   tabs: SessionTabs | null;
-  /** A warm Chromium made an app window at hand-out: the window the engine keeps fullscreen (app-window.ts, decisions.md 175). */
-  appWindow?: number;
   image: BrowserImage;
   language: string;
   timeZone: string;
