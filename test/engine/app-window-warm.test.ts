@@ -110,7 +110,7 @@ describe('a Chromium app window from a warm browser', () => {
 
   beforeAll(async () => {
     fixture = await startEngine({ name: 'app-window-warm', site, config: { warm: { memoryMb: 1024, browsers: 1, displays: 0, languages: ['en'], quietMinutes: 10 } } });
-    (fixture.engine.runtime as unknown as { on(event: 'event', listener: (event: RuntimeEvent) => void): void }).on('event', (event) => events.push(event));
+    fixture.engine.runtime.on('event', (event) => events.push(event));
   }, 120_000);
 
   afterAll(async () => {
