@@ -2,7 +2,8 @@
 // confined Chromium: a session created with `window: "app"` takes a warm browser (the runtime says
 // `warm start`), and the display, read through the share link's RFB stream as a viewer reads it,
 // shows the page's colour from its top row to its bottom one (no tab strip, no address bar, no
-// bubble about fullscreen in the seconds after). A tab the page opens (a person's click on a link
+// bubble about fullscreen in the seconds after), and again after the viewer gives the display
+// another size. A tab the page opens (a person's click on a link
 // with target=_blank) stays in that window, still filling the display, and the share state lists
 // both tabs. The page's own fullscreen entered and left, and F11 pressed in the viewer, leave the
 // app window as it is; left some other way (a program's DevTools), it is put back at the engine's
@@ -132,6 +133,10 @@ describe('a Chromium app window from a warm browser', () => {
       expect(await staysFilled(viewer, FIRST, 3000)).toBeNull();
       expect(await waitFor(() => shown(states.at(-1)?.tabs), (t) => t === 'First*', 20_000)).toBe('First*');
       expect(states.at(-1)?.appWindow).toBe(true);
+      // The display follows the controlling viewer's area (decisions.md 46): the app window follows it.
+      viewer.setDesktopSize(1024, 640);
+      expect(await viewer.waitForSize(1024, 640, 20_000)).toEqual({ width: 1024, height: 640 });
+      expect(await fills(viewer, FIRST)).toBeNull();
       const windowsBefore = await windows(session);
 
       // A person's click on the page's link opens the second page in a new tab: in the same window, filling the display.
