@@ -1,5 +1,6 @@
 // Benchmark entry: `npm run bench -- <name>` prints one JSON object per line. Figures, not tests.
 import { apiBench, operationsBench } from './api.js';
+import { appWindowBench } from './app-window.js';
 import { automationBench } from './automation.js';
 import { bundleBench } from './bundle.js';
 import { clusterBench } from './cluster.js';
@@ -16,7 +17,7 @@ import { soundBench } from './sound.js';
 import { standbyBench } from './standby.js';
 import { viewerBench } from './viewer.js';
 
-const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench, operations: operationsBench, recording: recordingBench, profiles: profilesBench, control: controlBench, 'video-still': videoStillBench, standby: standbyBench, hibernation: hibernationBench };
+const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench, operations: operationsBench, recording: recordingBench, profiles: profilesBench, control: controlBench, 'video-still': videoStillBench, standby: standbyBench, hibernation: hibernationBench, 'app-window': appWindowBench };
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const chosen = names.length > 0 ? names : Object.keys(benches);
 for (const name of chosen) {

@@ -36,7 +36,7 @@ import { isBrowserRequest, takePoint, type ApiAnswer, type ApiRequest } from './
 import { refusalMessage } from './outcomes.js';
 
 /** v6 launches under v8's terms: its idempotency records, if it had any, would be v8's. */
-const V6_TERMS: CreateTerms = { idempotencyScope: 'v8', exitUnavailable: 'refuse', linkLanguageByDefault: 'en' };
+const V6_TERMS: CreateTerms = { idempotencyScope: 'v8', exitUnavailable: 'refuse', linkLanguageByDefault: 'en', windowByDefault: 'browser' };
 
 const TOKEN_PREFIX = 'v6t_';
 

@@ -20,7 +20,7 @@ import type { CreateOutcome, CreateTerms } from '../sessions/outcomes.js';
 import type { SessionSummaryRow } from '../store/store.js';
 import { createdAnswer, failureAnswer, sessionEntry } from './outcomes.js';
 
-export const V7_TERMS: CreateTerms = { idempotencyScope: 'v7', exitUnavailable: 'default-connection', linkLanguageByDefault: null };
+export const V7_TERMS: CreateTerms = { idempotencyScope: 'v7', exitUnavailable: 'default-connection', linkLanguageByDefault: null, windowByDefault: 'browser' };
 
 /** Credits are the cycle's sessions, concurrency the running sessions; `null` stays "no cap". */
 function creditMeters(meters: SessionMeters): V7CreditMeters {

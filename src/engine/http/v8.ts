@@ -6,7 +6,7 @@ import type { SessionSummaryRow } from '../store/store.js';
 import { createdAnswer, failureAnswer, sessionEntry } from './outcomes.js';
 
 /** v8 refuses a location without a free exit, and its share links always carry a language. */
-export const V8_TERMS: CreateTerms = { idempotencyScope: 'v8', exitUnavailable: 'refuse', linkLanguageByDefault: 'en' };
+export const V8_TERMS: CreateTerms = { idempotencyScope: 'v8', exitUnavailable: 'refuse', linkLanguageByDefault: 'en', windowByDefault: 'operator' };
 
 export function v8CreateAnswer(outcome: CreateOutcome): unknown {
   return outcome.status === 'ok' ? createdAnswer(outcome) : failureAnswer(outcome, 'v8');

@@ -82,9 +82,10 @@ export async function startRuntimeSession(spec: SessionSpec, chosen: ChosenStart
   const width = spec.width ?? context.geometry.width;
   const height = spec.height ?? context.geometry.height;
   const fitsWarm = width === context.geometry.width && height === context.geometry.height;
-  // An app window is a launch of its own (kiosk mode), and so is a Firefox programs may drive (its
-  // remote agent is started with it): each takes a warm display, never a warm browser (decisions.md 104, 143).
-  const ownLaunch = spec.profile !== undefined || spec.window === 'app' || (spec.automation === true && image.family === 'firefox');
+  // A Firefox app window is a launch of its own (kiosk mode, its remote agent), and so is a Firefox
+  // programs may drive: each takes a warm display, never a warm browser (decisions.md 104, 143). A
+  // Chromium app window takes a warm browser and makes its window fullscreen (decisions.md 175).
+  const ownLaunch = spec.profile !== undefined || (image.family === 'firefox' && (spec.window === 'app' || spec.automation === true));
   const warm = fitsWarm ? await context.takeWarm(image, spec.language, timeZone, ownLaunch) : undefined;
   let slot = warm?.slot;
   const start: StartKind = warm?.kind ?? 'cold';

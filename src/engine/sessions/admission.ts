@@ -22,11 +22,13 @@ export interface Admitted {
   pools: PoolState[];
   /** The exit city, or null for the default connection; `applied` false when the terms started without the requested one. */
   exit: { city: ExitCity | null; applied: boolean };
+  /** The window it runs in: the create's `window`, else the operator's default for Chromium under v8, else a browser window (decisions.md 176). */
+  window: 'browser' | 'app';
 }
 
 export interface AdmissionContext {
   image(id: string): BrowserImage | undefined;
-  config: Pick<EngineConfig, 'locations' | 'residential'>;
+  config: Pick<EngineConfig, 'locations' | 'residential' | 'sessions'>;
   store: Pick<Store, 'sql' | 'exitCityLoads'>;
   /** The account's pools with their meters now. */
   pools(): Promise<PoolState[]>;
@@ -110,7 +112,9 @@ export async function admit(context: AdmissionContext, account: AccountRow, requ
       exit = { city: chosen, applied: true };
     }
   }
-  return { image, language, firstUrl, pools, exit };
+  // The operator's default window is Chromium's only: a Firefox ESR app window runs the remote agent, which pages see (decisions.md 103, 176).
+  const window = request.window ?? (terms.windowByDefault === 'operator' && image.family === 'chromium' ? context.config.sessions.defaultWindow : 'browser');
+  return { image, language, firstUrl, pools, exit, window };
 }
 
 /**

@@ -99,7 +99,7 @@ export async function createSession(
       language,
       layout,
       recorded: request.record === true,
-      ...(request.window === 'app' ? { app_window: true } : {}),
+      ...(admitted.window === 'app' ? { app_window: true } : {}),
       ...(request.automation === true ? { automation: true } : {}),
       control_mode: request.control ?? 'shared',
       country: request.country ?? null,

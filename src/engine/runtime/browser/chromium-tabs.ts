@@ -8,6 +8,7 @@
 // (issue 43); the guard keeps one attachment per tab for it. The icon is fetched in that world too
 // (favicon.ts). Titles also come from the guard, as Chromium itself knows them (control.ts).
 import type CDP from 'chrome-remote-interface';
+import { keepFillingDisplay } from './app-window.js';
 import type { BrowserControl } from './control.js';
 import { untitled } from './page-policy.js';
 import { fetchIconScript } from './favicon.js';
@@ -28,14 +29,21 @@ export class ChromiumTabs extends SessionTabs {
     } else this.opened(change.tab, change.url, change.title);
   };
 
-  private constructor(private readonly control: BrowserControl) {
+  /** Whether the app window is being put back to fullscreen now (one at a time). */
+  private refilling = false;
+
+  private constructor(
+    private readonly control: BrowserControl,
+    /** An app window (kiosk mode, or a warm browser made fullscreen): each look puts its windows back to fullscreen (app-window.ts). */
+    private readonly appWindow: boolean,
+  ) {
     super();
     control.on('page-target', this.onTarget);
   }
 
-  /** Watches the tabs of the browser `control` guards, starting from those open now. */
-  static async start(control: BrowserControl): Promise<ChromiumTabs> {
-    const tabs = new ChromiumTabs(control);
+  /** Watches the tabs of the browser `control` guards, starting from those open now; `appWindow`: its windows kept fullscreen. */
+  static async start(control: BrowserControl, appWindow = false): Promise<ChromiumTabs> {
+    const tabs = new ChromiumTabs(control, appWindow);
     const { targetInfos } = await control.client.send('Target.getTargets');
     // Chromium lists the newest first: told in the order they opened.
     for (const info of targetInfos.reverse()) {
@@ -44,6 +52,12 @@ export class ChromiumTabs extends SessionTabs {
       }
     }
     return tabs;
+  }
+
+  protected override looked(): void {
+    if (!this.appWindow || this.refilling || this.closed) return;
+    this.refilling = true;
+    void keepFillingDisplay(this.control).catch(() => undefined).finally(() => (this.refilling = false));
   }
 
   protected async activateTab(id: string): Promise<void> {

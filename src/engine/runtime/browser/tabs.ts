@@ -184,6 +184,8 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
   protected abstract readIcon(id: string, href: string): Promise<unknown>;
   /** Lets go of what the watcher holds in the browser. */
   protected abstract release(): void;
+  /** Called after each look at the tabs: what else a watcher keeps as it should be (an app window's fullscreen, chromium-tabs.ts). */
+  protected looked(): void {}
 
   /** A tab the browser told of (new, or already known: its address and title change). */
   protected opened(id: string, url: string, title: string): void {
@@ -246,6 +248,7 @@ export abstract class SessionTabs extends EventEmitter<{ changed: [BrowserTab[]]
           if (tab && icon !== undefined && icon !== tab.iconHref) void this.fetchIcon(id, icon);
         });
         this.tell();
+        this.looked();
       } while (this.lookAgain && !this.closed);
     })().finally(() => (this.looking = null));
     return this.looking;

@@ -10,8 +10,9 @@ import type { SessionTabs } from './tabs.js';
 
 export type { SessionTabs };
 
+/** `appWindow`: a Chromium's windows are kept fullscreen at each look (app-window.ts). */
 export async function watchTabs(browser: { control: BrowserControl | null; image: BrowserImage; bidi: { hub: BiDiHub } | null }, appWindow: boolean, timeoutMs: number): Promise<SessionTabs | null> {
-  if (browser.control) return ChromiumTabs.start(browser.control);
+  if (browser.control) return ChromiumTabs.start(browser.control, appWindow);
   if (browser.image.family !== 'chromium' && appWindow) {
     if (!browser.bidi) throw new Error(`${browser.image.name}'s tabs cannot be reached in an app window: its remote agent is not running`);
     return FirefoxTabs.connect(browser.bidi.hub, timeoutMs).catch((error: Error) => {

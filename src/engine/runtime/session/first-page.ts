@@ -1,6 +1,7 @@
 // A session's browser on its first page, in the slot it took: a browser launched there (cold, or on
 // a warm display), or a warm one given the session's zone and first page (decisions.md 63).
 // Resolves once the window is shown and the first navigation has begun, not when the page loads.
+import { fillDisplay } from '../browser/app-window.js';
 import { launchBrowser } from '../browser/browser.js';
 import type { BrowserImage } from '../browser/catalog.js';
 import { BrowserControl } from '../browser/control.js';
@@ -21,7 +22,10 @@ export interface FirstPage {
   timeoutMs: number;
   /** A saved profile's tabs come back (decisions.md 89). */
   restoreTabs?: boolean;
-  /** An app window (kiosk mode, decisions.md 104); only ever launched here, never a warm browser. */
+  /**
+   * An app window: a browser launched here in kiosk mode (decisions.md 104), or a warm Chromium
+   * whose window is made fullscreen at hand-out (decisions.md 175). A warm Firefox never is one.
+   */
   window?: 'browser' | 'app';
   /** Programs may drive it (decisions.md 143): a Firefox is launched with its remote agent, never a warm one. */
   automation?: boolean;
@@ -40,7 +44,9 @@ export async function browserOnFirstPage(slot: SessionSlot, page: FirstPage): Pr
     await Promise.all([process.windowShown, connected()]);
   } else if (slot.browser.control) {
     // A warm browser waits on an empty page in the default zone: it takes the session's
-    // zone, then starts on the first page (or the blank page a browser without one shows).
+    // zone, then starts on the first page (or the blank page a browser without one shows). An app
+    // window fills the display first, so the person never sees its strip.
+    if (window === 'app') await fillDisplay(slot.browser.control);
     if (slot.browser.timeZone !== timeZone) {
       await overrideTimeZone(slot.browser.control, timeZone);
       slot.browser.timeZone = timeZone;
