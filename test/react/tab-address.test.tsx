@@ -18,6 +18,7 @@ import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { waitFor as waitUntil } from '../helpers/session.js';
 import { axeViolations } from './axe.js';
+import { StandInResizeObserver } from './stand-in-resize-observer.js';
 
 const text = resources.en.viewer;
 
@@ -46,27 +47,12 @@ class StandInTabs extends SessionTabs {
   protected release(): void {}
 }
 
-class StandInResizeObserver {
-  static all = new Set<StandInResizeObserver>();
-  constructor(private readonly callback: ResizeObserverCallback) {}
-  observe(): void {
-    StandInResizeObserver.all.add(this);
-  }
-  unobserve(): void {}
-  disconnect(): void {
-    StandInResizeObserver.all.delete(this);
-  }
-  static resize(width: number): void {
-    for (const observer of StandInResizeObserver.all) observer.callback([{ contentRect: { width, height: 844 } } as ResizeObserverEntry], observer as unknown as ResizeObserver);
-  }
-}
-
 let fixture: EngineFixture<FakeRuntime>;
 const sessions: string[] = [];
 
 beforeAll(async () => {
   fixture = await startEngine({ name: 'tab-address', runtime: 'fake' });
-  (globalThis as { ResizeObserver?: unknown }).ResizeObserver = StandInResizeObserver;
+  StandInResizeObserver.install();
 });
 
 afterEach(async () => {
@@ -74,7 +60,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  delete (globalThis as { ResizeObserver?: unknown }).ResizeObserver;
+  StandInResizeObserver.remove();
   await fixture?.close();
 });
 
@@ -101,7 +87,7 @@ describe("an app window's address in the tab strip", () => {
   it('shows the tab address; Enter takes the tab to what was typed; a refusal is said; Escape puts it back', async () => {
     const { shareUrl, tabs } = await session(true);
     const { container } = render(<ShareViewer shareUrl={shareUrl} />);
-    act(() => StandInResizeObserver.resize(1280));
+    act(() => StandInResizeObserver.resize(1280, 844));
     const address = await field();
     expect(address).toHaveValue('https://first.example/start');
     expect(address).not.toHaveAttribute('readonly');
@@ -156,14 +142,14 @@ describe("an app window's address in the tab strip", () => {
   it('in the compact row, and in the phone sheet', async () => {
     const { shareUrl, tabs } = await session(true);
     const { unmount } = render(<ShareViewer shareUrl={shareUrl} toolbar="compact" />);
-    act(() => StandInResizeObserver.resize(1280));
+    act(() => StandInResizeObserver.resize(1280, 844));
     const address = await field();
     expect(screen.getByRole('toolbar', { name: text.toolbar.label })).toContainElement(address);
     unmount();
 
     const { container } = render(<ShareViewer shareUrl={shareUrl} />);
     await field();
-    act(() => StandInResizeObserver.resize(390));
+    act(() => StandInResizeObserver.resize(390, 844));
     const toolbar = screen.getByRole('toolbar', { name: text.toolbar.label });
     expect(toolbar).toHaveAttribute('data-toolbar', 'compact');
     await userEvent.click(within(toolbar).getByRole('button', { name: text.toolbar.more }));

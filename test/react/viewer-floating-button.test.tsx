@@ -17,35 +17,21 @@ import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { insertLinkedSession } from '../helpers/linked-session.js';
 import { axeViolations } from './axe.js';
+import { StandInResizeObserver } from './stand-in-resize-observer.js';
 
 const text = resources.en.viewer;
-
-class StandInResizeObserver {
-  static all = new Set<StandInResizeObserver>();
-  constructor(private readonly callback: ResizeObserverCallback) {}
-  observe(): void {
-    StandInResizeObserver.all.add(this);
-  }
-  unobserve(): void {}
-  disconnect(): void {
-    StandInResizeObserver.all.delete(this);
-  }
-  static resize(width: number): void {
-    for (const observer of StandInResizeObserver.all) observer.callback([{ contentRect: { width, height: 844 } } as ResizeObserverEntry], observer as unknown as ResizeObserver);
-  }
-}
 
 let fixture: EngineFixture<FakeRuntime>;
 
 beforeAll(async () => {
   fixture = await startEngine({ name: 'viewer-floating-button', runtime: 'fake' });
-  (globalThis as { ResizeObserver?: unknown }).ResizeObserver = StandInResizeObserver;
+  StandInResizeObserver.install();
 });
 
 afterEach(() => localStorage.clear());
 
 afterAll(async () => {
-  delete (globalThis as { ResizeObserver?: unknown }).ResizeObserver;
+  StandInResizeObserver.remove();
   await fixture?.close();
 });
 
@@ -57,7 +43,7 @@ function runningLink(): Promise<string> {
 async function phoneViewer(link: string): Promise<{ toolbar: HTMLElement; more: HTMLElement; container: HTMLElement }> {
   const { container } = render(<ShareViewer shareUrl={link} />);
   await screen.findByRole('toolbar', { name: text.toolbar.label }, { timeout: 10_000 });
-  act(() => StandInResizeObserver.resize(390));
+  act(() => StandInResizeObserver.resize(390, 844));
   const live = container.querySelector<HTMLElement>('.rbk-viewer__live')!;
   live.getBoundingClientRect = () => ({ left: 0, top: 0, right: 390, bottom: 844, width: 390, height: 844, x: 0, y: 0, toJSON: () => ({}) });
   const compact = screen.getByRole('toolbar', { name: text.toolbar.label });
@@ -131,7 +117,7 @@ describe('the floating "More" button', () => {
     const words = resources[language].viewer.toolbar;
     render(<ShareViewer shareUrl={await runningLink()} language={language} />);
     await screen.findByRole('toolbar', { name: words.label }, { timeout: 10_000 });
-    act(() => StandInResizeObserver.resize(390));
+    act(() => StandInResizeObserver.resize(390, 844));
     const toolbar = screen.getByRole('toolbar', { name: words.label });
     await userEvent.click(within(toolbar).getByRole('button', { name: words.more }));
     const place = within(toolbar).getByRole('group', { name: words.place });
@@ -147,7 +133,7 @@ describe('the floating "More" button', () => {
     cleanup();
     render(<ShareViewer shareUrl={await runningLink()} toolbar="compact" />);
     const row = await screen.findByRole('toolbar', { name: text.toolbar.label }, { timeout: 10_000 });
-    act(() => StandInResizeObserver.resize(1280));
+    act(() => StandInResizeObserver.resize(1280, 844));
     await userEvent.click(within(row).getByRole('button', { name: text.toolbar.more }));
     expect(within(row).queryByRole('group', { name: text.toolbar.place })).toBeNull();
   });

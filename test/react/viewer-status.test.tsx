@@ -12,31 +12,16 @@ import { startEngine, type EngineFixture } from '../helpers/engine.js';
 import type { FakeRuntime } from '../helpers/fake-runtime.js';
 import { waitFor as waitUntil } from '../helpers/session.js';
 import { axeViolations } from './axe.js';
+import { StandInResizeObserver } from './stand-in-resize-observer.js';
 
 const text = resources.en.viewer;
-
-/** jsdom lays nothing out: a ResizeObserver the test tells the viewer's width. */
-class StandInResizeObserver {
-  static all = new Set<StandInResizeObserver>();
-  constructor(private readonly callback: ResizeObserverCallback) {}
-  observe(): void {
-    StandInResizeObserver.all.add(this);
-  }
-  unobserve(): void {}
-  disconnect(): void {
-    StandInResizeObserver.all.delete(this);
-  }
-  static resize(width: number): void {
-    for (const observer of StandInResizeObserver.all) observer.callback([{ contentRect: { width, height: 600 } } as ResizeObserverEntry], observer as unknown as ResizeObserver);
-  }
-}
 
 let fixture: EngineFixture<FakeRuntime>;
 const sessions: string[] = [];
 
 beforeAll(async () => {
   fixture = await startEngine({ name: 'viewer-status', runtime: 'fake' });
-  (globalThis as { ResizeObserver?: unknown }).ResizeObserver = StandInResizeObserver;
+  StandInResizeObserver.install();
 });
 
 afterEach(async () => {
@@ -44,7 +29,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  delete (globalThis as { ResizeObserver?: unknown }).ResizeObserver;
+  StandInResizeObserver.remove();
   await fixture?.close();
 });
 
