@@ -1,11 +1,12 @@
 // Hibernation's faults (issue 46, decisions.md 165-168) with a real engine and real, confined
 // Chromium: a saved state altered in the database ends the session at its resume with the reason,
 // which vm/data and the share link say, its viewer told it no longer runs; five viewers arriving at
-// once on a hibernated session resume it once and each sees it; a session with a file in its
-// uploads, or whose state is past the cap, stays in standby (its files would go with its
-// sandbox; its state could not be kept); a hibernated session past its
+// once on a hibernated session resume it once and each sees it; a session with an uploaded file
+// and a download is hibernated, and after the resume lists and serves the same bytes; one whose
+// state is past the cap stays in standby (its state could not be kept); a hibernated session past its
 // plan's idle timeout ends normally, with nothing to stop; and after a kill -9 of the engine (a
 // child process on SQLite) and a restart, a hibernated session is still hibernated and resumes.
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import { DEFAULT_PLANS } from '../../src/engine/config.js';
 import { createAccount, makeWorkspace, removeWorkspace, startEngine as startEngineProcess, testConfig, PLANS, type EngineProcess, type Workspace } from '../api/harness.js';
 import { shareLinkOf } from '../helpers/automation.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
-import { hibernationSite, PAGE_COLOURS, type PageReport } from '../helpers/hibernation-site.js';
+import { DOWNLOAD_BYTES, hibernationSite, PAGE_COLOURS, type PageReport } from '../helpers/hibernation-site.js';
 import { connectRfb } from '../helpers/rfb-client.js';
 import { waitFor } from '../helpers/session.js';
 import { v8Caller } from '../helpers/site.js';
@@ -86,19 +87,33 @@ describe('on one engine', () => {
     expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
   }, 180_000);
 
-  it('keeps a session with a file in its uploads in standby, while a later one without is hibernated', async () => {
-    const created = await fixture.call('/vm/create', { browser: 'chromium', url: `${fixture.site.origin}/login` });
+  it('hibernates a session with an uploaded file and a download, and after the resume lists and serves the same bytes', async () => {
+    const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
+    // Its page downloads a file as it loads: the browser saves it into the session's downloads folder.
+    const created = await fixture.call('/vm/create', { browser: 'chromium', url: `${fixture.site.origin}/get` });
+    expect(created.status, JSON.stringify(created)).toBe('ok');
     expect((await fixture.call(`/vm/data?id=${created.vmId}&wait=30000`)).data[0].status).toBe('running');
     const link = shareLinkOf(created.shareUrl);
-    expect((await fetch(`${fixture.engine.url}/share/${link}/files/upload?name=notes.txt`, { method: 'POST', body: 'kept across the nap' })).status).toBe(200);
-    // Created after the upload: once it is hibernated, the first has been in standby at least as long.
-    const later = await hibernatedSession(fixture.call, fixture.site.origin);
-    const first = (await fixture.call(`/vm/data?id=${created.vmId}`)).data[0];
-    expect(first).toMatchObject({ status: 'running', standby: true });
-    expect(first.hibernated).toBeUndefined();
-    const files = await fixture.call(`/vm/files?id=${created.vmId}`);
-    expect(files.files.map((file: { name: string }) => file.name)).toEqual(['notes.txt']);
-    for (const id of [created.vmId, later.id]) expect((await fixture.call('/vm/remove', { id })).status).toBe('ok');
+    const given = randomBytes(150 * 1024);
+    expect((await fetch(`${fixture.engine.url}/share/${link}/files/upload?name=${encodeURIComponent('notes 1.bin')}`, { method: 'POST', body: new Uint8Array(given) as unknown as BodyInit })).status).toBe(200);
+    const listed = (list: Record<string, any>) => ((list.files ?? []) as Array<{ kind: string; name: string; size: number; state?: string }>).map((f) => `${f.kind} ${f.name} ${f.size} ${f.state ?? ''}`).sort();
+    const before = await waitFor(async () => listed(await fixture.call(`/vm/files?id=${created.vmId}`)), (files) => files.some((f) => f.startsWith('download report.bin') && f.endsWith('complete')), 30_000);
+    expect(before, before.join(', ')).toEqual([`download report.bin ${DOWNLOAD_BYTES.length} complete`, `upload notes 1.bin ${given.length} complete`]);
+    const runtimeId = (await fixture.engine.store.session(created.vmId))!.runtime_id!;
+    expect(fixture.engine.runtime.get(runtimeId)).toBeDefined();
+    const asleep = await waitFor(async () => (await fixture.call(`/vm/data?id=${created.vmId}`)).data[0], (e) => e.hibernated === true || e.status !== 'running', 60_000);
+    expect(asleep).toMatchObject({ status: 'running', hibernated: true });
+    // Its sandbox, which held its folders, is gone.
+    expect(fixture.engine.runtime.get(runtimeId)).toBeUndefined();
+    // The files call resumes it, and finds what it had.
+    expect(listed(await fixture.call(`/vm/files?id=${created.vmId}`))).toEqual(before);
+    expect((await fixture.call(`/vm/data?id=${created.vmId}`)).data[0].hibernated).toBeUndefined();
+    for (const [name, bytes] of [['report.bin', DOWNLOAD_BYTES], ['notes 1.bin', given]] as const) {
+      const response = await fetch(`${fixture.engine.url}/share/${link}/files/download?name=${encodeURIComponent(name)}`);
+      expect(response.status).toBe(200);
+      expect(sha(new Uint8Array(await response.arrayBuffer()))).toBe(sha(bytes));
+    }
+    expect((await fixture.call('/vm/remove', { id: created.vmId })).status).toBe('ok');
   }, 180_000);
 
   it('counts hibernated sessions as running unless the plan says not', async () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ArchiveRefusal, readArchive, writeArchive, type ArchiveEntry } from '../../src/engine/profiles/profile-archive.js';
 import { openState, sealState, SealedStateError } from '../../src/engine/profiles/sealed-state.js';
-import { keepsProfilePath } from '../../src/engine/runtime/index.js';
+import { keepsHibernationPath, keepsProfilePath } from '../../src/engine/runtime/index.js';
 
 const LIMITS = { maxBytes: 10 * 1024 * 1024, maxEntries: 1000 };
 let dir: string;
@@ -106,6 +106,24 @@ describe("a profile's archive", () => {
     ['a FIFO', [{ name: 'Default/Cookies', type: '6' }], /FIFO/],
   ])('refuses %s', (_what, entries, message) => {
     expect(() => readArchive(crafted(entries), LIMITS, true)).toThrow(message);
+  });
+
+  it("keeps a hibernated session's finished downloads and uploads beside its profile, and nothing else of its folders (decision 177)", async () => {
+    const session = join(dir, 'session');
+    for (const folder of ['profile/Default', 'downloads/inner', 'uploads', 'elsewhere']) await mkdir(join(session, folder), { recursive: true });
+    await writeFile(join(session, 'profile', 'Default', 'Cookies'), 'cookies');
+    await writeFile(join(session, 'downloads', 'report.pdf'), 'pdf');
+    await writeFile(join(session, 'downloads', 'half.pdf.crdownload'), 'half');
+    await writeFile(join(session, 'downloads', 'inner', 'deep.txt'), 'deep');
+    await writeFile(join(session, 'uploads', 'notes 1.txt'), 'notes');
+    await writeFile(join(session, 'uploads', '.rbk-upload-123'), 'temporary');
+    await writeFile(join(session, 'elsewhere', 'x'), 'x');
+    // As the session's tar packs a state: the profile's paths, then its two folders.
+    const archive = execFileSync('tar', ['-c', '-f', '-', '--format=gnu', '-C', join(session, 'profile'), 'Default/Cookies', '-C', session, 'downloads', 'uploads', 'elsewhere']);
+    const kept = readArchive(archive, LIMITS, true, keepsHibernationPath('chromium')).entries.filter((e) => e.kind === 'file').map((e) => e.path);
+    expect(kept.sort()).toEqual(['Default/Cookies', 'downloads/report.pdf', 'uploads/notes 1.txt']);
+    // A saved profile keeps none of them.
+    expect(readArchive(archive, LIMITS, true, keepsProfilePath('chromium', true)).entries.filter((e) => e.kind === 'file').map((e) => e.path)).toEqual(['Default/Cookies']);
   });
 
   it('refuses too many entries, too many bytes, a damaged header and a cut archive', () => {

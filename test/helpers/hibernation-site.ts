@@ -2,8 +2,13 @@
 // and sends the browser on to /home (as a site's sign-in does: no page a tab keeps sets it again),
 // and whose three pages, each a colour of its own, report to the site on every load whether the
 // cookie is there; the tests read the reports and the colour on screen. /big stores 20 MB that
-// do not compress in IndexedDB, and reports once they are stored.
+// do not compress in IndexedDB, and reports once they are stored. /get downloads /report.bin
+// (`DOWNLOAD_BYTES`, an attachment) as it first loads in a profile (loaded again, it does not).
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** What /report.bin downloads: 200 KB that do not compress. */
+export const DOWNLOAD_BYTES = randomBytes(200 * 1024);
 
 export interface PageReport {
   page: string;
@@ -53,6 +58,12 @@ open.onsuccess = () => {
   tx.oncomplete = () => fetch('/report', { method: 'POST', body: JSON.stringify({ page: 'big', cookie: document.cookie }) });
 };
 </script>`);
+    }
+    if (path === '/get') {
+      return void response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end('<!doctype html><title>get</title><a id="get" href="/report.bin" download>report</a><script>if (!localStorage.got) { localStorage.got = "1"; document.getElementById("get").click(); }</script>');
+    }
+    if (path === '/report.bin') {
+      return void response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="report.bin"', 'content-length': DOWNLOAD_BYTES.length }).end(DOWNLOAD_BYTES);
     }
     if (path === '/login') {
       return void response.writeHead(302, { location: '/home', 'cache-control': 'no-store', 'set-cookie': 'login=alice; Max-Age=86400; Path=/; SameSite=Lax' }).end();

@@ -1,12 +1,12 @@
-// A hibernated session's state at rest (issue 46, decisions.md 165): the archive of its browser's
-// profile directory with its open tabs, streamed through the very checks, brotli and sealed chunks
+// A hibernated session's state at rest (issue 46, decisions.md 165, 177): the archive of its browser's
+// profile directory with its open tabs and of its downloads and uploads folders, streamed through the very checks, brotli and sealed chunks
 // of a saved profile's version (profile-streams.ts), under the profile key and within the same
 // caps, each chunk bound to the session and the state's id (a state moved to another session or
 // into a profile does not open). Its chunks are in `hibernation_chunks`; the session's row says
 // which state is current and how many chunks it has, so any node of a cluster reads it.
 import { randomBytes } from 'node:crypto';
 import type { SessionRow, Store } from '../store/store.js';
-import { keepsProfilePath, type ArchiveConsumer, type ArchiveSource, type ProfileCapture, type ProfileFamily } from '../runtime/index.js';
+import { keepsHibernationPath, type ArchiveConsumer, type ArchiveSource, type ProfileCapture, type ProfileFamily } from '../runtime/index.js';
 import type { ProfileService } from './profiles.js';
 import { readVersion, writeVersion, type ChunkRows, type ProfileStreamContext } from './profile-streams.js';
 import { CHUNKED_FORMAT } from './sealed-stream.js';
@@ -86,8 +86,8 @@ export class HibernationStates {
     return context.transfers.run(async () => {
       let written: WrittenState | undefined;
       try {
-        await capture({ tabs: true, maxBytes: context.unpackedCap }, async (archive) => {
-          const version = await writeVersion(context, owner(sessionId), stateId, archive, keepsProfilePath(family, true));
+        await capture({ tabs: true, files: true, maxBytes: context.unpackedCap }, async (archive) => {
+          const version = await writeVersion(context, owner(sessionId), stateId, archive, keepsHibernationPath(family));
           written = { stateId, chunks: version.chunks, bytes: version.bytes };
         });
       } catch (error) {
@@ -111,7 +111,7 @@ export class HibernationStates {
   source(row: Pick<SessionRow, 'id' | 'hibernation_state'>, family: ProfileFamily): ArchiveSource {
     const context = this.context();
     const stateId = row.hibernation_state!;
-    const keep = keepsProfilePath(family, true);
+    const keep = keepsHibernationPath(family);
     return (sink) => context.transfers.run(() => readVersion(context, owner(row.id), stateId, keep, sink), true);
   }
 

@@ -23,6 +23,6 @@ export { COUNTRY_TIME_ZONES, cityTimeZone, countryTimeZone, isTimeZone } from '.
 export { FileRefusal, SessionFiles, type UploadCaps } from './session/session-files.js';
 export type { SessionBiDi, SessionDevTools, SessionEditing, SessionEnds, SessionFolders } from './session/session-ends.js';
 export { WARM_ESTIMATE_MB } from './pool/warm-pool.js';
-export { keepsProfilePath, profileFamily, ProfileTooLarge, type ArchiveConsumer, type ArchiveSource, type ProfileCapture, type ProfileFamily, type ProfileRestore } from './session-profile.js';
+export { keepsHibernationPath, keepsProfilePath, profileFamily, ProfileTooLarge, type ArchiveConsumer, type ArchiveSource, type ProfileCapture, type ProfileFamily, type ProfileRestore } from './session-profile.js';
 export { RECORDING_CLOSED, RECORDING_FILES, RECORDING_MEDIA, RECORDING_MP4, RECORDING_START, RECORDING_TIMELINE } from './capture/recording-layout.js';
 export { canFreeze } from './sandbox/cgroups.js';

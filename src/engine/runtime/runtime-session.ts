@@ -120,7 +120,7 @@ export async function startRuntimeSession(spec: SessionSpec, chosen: ChosenStart
     spec.onEnds?.(endsOfSlot(current), current.id);
     const browserBegan = performance.now();
     // A saved profile is unpacked into the fresh profile directory first (session-profile.ts).
-    const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((source) => restoreProfile(current.sandbox, source, timeoutMs)).then(() => void part('profile', browserBegan)) : Promise.resolve();
+    const restored = spec.profile ? Promise.resolve(spec.profile.archive).then((source) => restoreProfile(current.sandbox, source, timeoutMs, spec.profile?.files === true)).then(() => void part('profile', browserBegan)) : Promise.resolve();
     const browserReady = restored.then(() => browserOnFirstPage(current, { image, url, language: spec.language, locale, timeZone, width, height, timeoutMs, ...(spec.profile?.tabs ? { restoreTabs: true } : {}), ...(spec.window ? { window: spec.window } : {}), ...(spec.automation ? { automation: true } : {}) })).then(() => void part('browser', browserBegan));
     // Both settle before a failure is thrown: a layout still being set must not outlive its slot's stop.
     const both = Promise.allSettled([handedOut, browserReady]).then(async () => {

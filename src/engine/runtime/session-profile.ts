@@ -15,19 +15,23 @@ import { signalProcess, withTimeout } from './sandbox/processes.js';
 import { captureProfile, type ArchiveConsumer, type ArchiveSource } from './session/profile-transfer.js';
 
 export { restoreProfile, ProfileTooLarge, type ArchiveConsumer, type ArchiveSource } from './session/profile-transfer.js';
-export { keepsProfilePath, profileFamily, profilePaths, type ProfileFamily } from './browser/profile-contents.js';
+export { keepsHibernationPath, keepsProfilePath, profileFamily, profilePaths, type ProfileFamily } from './browser/profile-contents.js';
 
 /** What a session starts on: its profile's archive, checked as it streams in (or the promise of it, read while the display starts). */
 export interface ProfileRestore {
   archive: ArchiveSource | Promise<ArchiveSource>;
   /** Its open tabs come back too. */
   tabs?: boolean;
+  /** Its downloads and uploads come back too (a hibernated state, decisions.md 177). */
+  files?: boolean;
 }
 
 /** What to keep at the end: the open tabs too, and the most the archive may hold. */
 export interface ProfileCapture {
   tabs: boolean;
   maxBytes: number;
+  /** The session's downloads and uploads too (hibernation, decisions.md 177). */
+  files?: boolean;
 }
 
 /** How long the browser has to close on its own before it is killed. */
@@ -58,7 +62,7 @@ export async function measureProfile(session: { sandbox: SessionSandbox; image: 
   let bytes = 0;
   await captureProfile(session.sandbox, profilePaths(profileFamily(session.image), capture.tabs), capture.maxBytes, timeoutMs, async (archive) => {
     for await (const chunk of archive) bytes += chunk.length;
-  });
+  }, capture.files);
   return bytes;
 }
 
@@ -71,5 +75,5 @@ export async function closeAndCapture(
 ): Promise<void> {
   await closeCleanly(session.browser, session.control, session.sandbox, session.display);
   const family = profileFamily(session.image);
-  await captureProfile(session.sandbox, profilePaths(family, capture.tabs), capture.maxBytes, timeoutMs, consume);
+  await captureProfile(session.sandbox, profilePaths(family, capture.tabs), capture.maxBytes, timeoutMs, consume, capture.files);
 }

@@ -113,7 +113,7 @@ export class SessionFilesService {
     return here ?? { status: 'denied', message: 'id: the session is not running on this service any more' };
   }
 
-  /** The files of a hibernated session (it has none: one with files is not hibernated), each call resuming it here first (decisions.md 166). */
+  /** The files of a hibernated session (in its saved state, back in its folders once resumed), each call resuming it here first (decisions.md 166, 177). */
   private afterResume(sessionId: string): FilesAt {
     const resumed = async () => {
       await this.options.sessions.wake(sessionId);

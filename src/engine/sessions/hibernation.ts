@@ -6,9 +6,9 @@
 // (its row's node_id is null), so the first attachment on ANY node resumes it there: the same door
 // as standby's wake (`wake()`), a warm display, its state restored and its tabs reopened with the
 // same one active. Many arrivals at once share one resume. A state that does not open, or passes
-// the caps, ends the session with the reason. A session with files in its downloads or uploads
-// folders (they live in its sandbox, which hibernation ends), or whose state is past the cap, is
-// not hibernated: it stays in standby.
+// the caps, ends the session with the reason. Its downloads and uploads are in the state too
+// (decisions.md 177), restored into its folders by the resume; a session whose state with them is
+// past the cap is not hibernated: it stays in standby.
 import { profileFamily, type BrowserTab } from '../runtime/index.js';
 import type { HibernationStates } from '../profiles/hibernation-state.js';
 import type { SessionRow, Store } from '../store/store.js';
@@ -46,7 +46,7 @@ export class Hibernation {
   /** Since when (performance.now()) each session of this node has been in standby, as ticks saw it. */
   private readonly asleepSince = new Map<string, number>();
   private readonly after = new Map<string, number | null>();
-  /** Sessions that stay in standby here (files in their folders; a state that could not be kept). */
+  /** Sessions that stay in standby here (a state that could not be kept). */
   private readonly kept = new Set<string>();
   /** Hibernations under way: a wake meanwhile waits for it, then resumes. */
   private readonly going = new Map<string, Promise<void>>();
@@ -106,20 +106,19 @@ export class Hibernation {
     }
   }
 
-  /** Saves the session's state and ends its processes; one with files stays in standby. */
+  /** Saves the session's state (its files too) and ends its processes; one past the cap stays in standby. */
   private async hibernate(row: SessionRow): Promise<void> {
     const { runtime, runs, standby, states, store } = this.options;
     const id = row.id;
     const runtimeId = runs.runtimeOf(id);
     const image = runtime.image(row.browser);
     if (!runtimeId || !image || !runtime.freeze || !runtime.captureProfile) return;
-    // Its files are listed by a program inside it, which needs it thawed; one the kernel does not thaw is left to standby's wake.
+    // Its state is measured by a program inside it, which needs it thawed; one the kernel does not thaw is left to standby's wake.
     if (!(await runtime.freeze(runtimeId, false).then(() => true, () => false))) return void this.kept.add(id);
     const ends = runs.endsOf(id);
-    const files = await (ends?.files?.list(['download', 'upload']) ?? Promise.resolve([])).catch(() => null);
-    // A state past the cap could not be kept, and its browser would be closed for nothing: it stays in standby.
-    const fits = !runtime.measureProfile || (await runtime.measureProfile(runtimeId, { tabs: true, maxBytes: states.cap }).then(() => true, () => false));
-    if (files === null || files.length > 0 || !fits) {
+    // A state past the cap (its files count) could not be kept, and its browser would be closed for nothing: it stays in standby.
+    const fits = !runtime.measureProfile || (await runtime.measureProfile(runtimeId, { tabs: true, files: true, maxBytes: states.cap }).then(() => true, () => false));
+    if (!fits) {
       this.kept.add(id);
       // Back to sleep, unless an attachment woke it meanwhile.
       if (standby.isFrozen(id)) await runtime.freeze(runtimeId, true).catch(() => undefined);

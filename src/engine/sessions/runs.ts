@@ -155,7 +155,7 @@ export class NodeRuns {
     const abort = new AbortController();
     this.startAborts.set(row.id, abort);
     try {
-      const started = await this.options.runtime.startSession({ ...this.specOf(row, abort), profile: { archive, tabs: true } });
+      const started = await this.options.runtime.startSession({ ...this.specOf(row, abort), profile: { archive, tabs: true, files: true } });
       this.live.set(row.id, started.id);
       return started.id;
     } finally {

@@ -2,6 +2,7 @@
 // person expects back (cookies, localStorage, IndexedDB, service workers and their caches, saved
 // logins, site permissions) and, when asked, the open tabs; never what can be fetched again (the
 // HTTP cache, code caches, GPU caches) nor the engine's own files (Firefox's user.js).
+import { fileNameProblem } from '../../../protocol/files.js';
 import type { BrowserImage } from './catalog.js';
 
 export type ProfileFamily = 'chromium' | 'firefox';
@@ -41,6 +42,26 @@ function contents(family: ProfileFamily, tabs: boolean): Contents {
 export function profilePaths(family: ProfileFamily, tabs: boolean): string[] {
   const { files, folders } = contents(family, tabs);
   return [...files.flatMap((file) => SIDECARS.map((suffix) => `${file}${suffix}`)), ...folders];
+}
+
+/**
+ * The session's file folders (beside its profile directory) that a hibernated state keeps too
+ * (decisions.md 177): their archive entries are `downloads/<name>` and `uploads/<name>`.
+ */
+export const SESSION_FILE_FOLDERS = ['downloads', 'uploads'] as const;
+
+/** Downloads still arriving: never kept (uploads' temporaries are names the files API refuses). */
+const ARRIVING = /\.(crdownload|part)$/;
+
+/** Whether a path of a hibernated state's archive is kept: the profile's with its tabs, and the files directly in the two folders. */
+export function keepsHibernationPath(family: ProfileFamily): (path: string) => boolean {
+  const profile = keepsProfilePath(family, true);
+  return (path) => {
+    if (profile(path)) return true;
+    const [folder, name, ...deeper] = path.replace(/\/$/, '').split('/');
+    if (!(SESSION_FILE_FOLDERS as readonly string[]).includes(folder!)) return false;
+    return name === undefined || (deeper.length === 0 && fileNameProblem(name) === null && !ARRIVING.test(name));
+  };
 }
 
 /** Whether a path of an archive is one the profile keeps (the folders leading to them included). */

@@ -7,6 +7,7 @@
 // (profiles/archive-checker.ts); the one coming out is checked again as it streams, before it is kept.
 import type { Writable } from 'node:stream';
 import type { SessionSandbox } from '../sandbox/confinement.js';
+import { SESSION_FILE_FOLDERS } from '../browser/profile-contents.js';
 import { signalProcess } from '../sandbox/processes.js';
 
 const TAR = '/usr/bin/tar';
@@ -52,10 +53,24 @@ function profileDir(sandbox: SessionSandbox): string {
   return `${sandbox.dir}/profile`;
 }
 
-/** Unpacks the archive `source` streams into the session's (fresh) profile directory before its browser starts. */
-export async function restoreProfile(sandbox: SessionSandbox, source: ArchiveSource, timeoutMs: number): Promise<void> {
+/**
+ * Where tar unpacks: the profile directory; with `files` (a hibernated state, decisions.md 177) the
+ * session's directory, every entry under `profile/` but those of its file folders, which land in
+ * its own `downloads` and `uploads` (GNU tar's transforms, in order; symlink targets untouched).
+ */
+function restoreTarget(sandbox: SessionSandbox, files: boolean): string[] {
+  if (!files) return ['-C', profileDir(sandbox)];
+  const folders = SESSION_FILE_FOLDERS.join('\\|');
+  return ['-C', sandbox.dir, '--transform=s,^,profile/,S', `--transform=s,^profile/\\(${folders}\\)\\(/\\|$\\),\\1\\2,S`];
+}
+
+/**
+ * Unpacks the archive `source` streams into the session's (fresh) profile directory before its
+ * browser starts; with `files`, its file folders' entries into the session's own folders.
+ */
+export async function restoreProfile(sandbox: SessionSandbox, source: ArchiveSource, timeoutMs: number, files = false): Promise<void> {
   if (sandbox.ended()) throw new Error("the session's sandbox has ended");
-  const tar = sandbox.spawn('profile-restore', TAR, ['-x', '-f', '-', '-C', profileDir(sandbox), '--no-same-owner', '--no-same-permissions', '--no-overwrite-dir'], {
+  const tar = sandbox.spawn('profile-restore', TAR, ['-x', '-f', '-', ...restoreTarget(sandbox, files), '--no-same-owner', '--no-same-permissions', '--no-overwrite-dir'], {
     env: sandbox.env,
     stdio: ['pipe', 'ignore', 'pipe'],
     mayRun: [],
@@ -81,13 +96,16 @@ export async function restoreProfile(sandbox: SessionSandbox, source: ArchiveSou
 }
 
 /**
- * Packs `paths` (relative to the profile directory; missing ones skipped) and hands the archive to
- * `consume` as it streams; refuses one over `maxBytes` (the program is ended as soon as it
- * passes). `consume`'s own refusal is the answer, and ends the program.
+ * Packs `paths` (relative to the profile directory; missing ones skipped) and, with `files`, the
+ * session's file folders beside it (`downloads/…`, `uploads/…`: a hibernated state, decisions.md
+ * 177), and hands the archive to `consume` as it streams; refuses one over `maxBytes` (the program
+ * is ended as soon as it passes). `consume`'s own refusal is the answer, and ends the program.
  */
-export async function captureProfile(sandbox: SessionSandbox, paths: readonly string[], maxBytes: number, timeoutMs: number, consume: ArchiveConsumer): Promise<void> {
+export async function captureProfile(sandbox: SessionSandbox, paths: readonly string[], maxBytes: number, timeoutMs: number, consume: ArchiveConsumer, files = false): Promise<void> {
   if (sandbox.ended()) throw new Error("the session's sandbox has ended");
-  const tar = sandbox.spawn('profile-save', TAR, ['-c', '-f', '-', '-C', profileDir(sandbox), '--ignore-failed-read', '--one-file-system', '--format=gnu', '--', ...paths], {
+  // The paths are the engine's own constants (none begins with `-`): a second `-C` among them is tar's option.
+  const what = files ? ['-C', profileDir(sandbox), ...paths, '-C', sandbox.dir, ...SESSION_FILE_FOLDERS] : ['-C', profileDir(sandbox), '--', ...paths];
+  const tar = sandbox.spawn('profile-save', TAR, ['-c', '-f', '-', '--ignore-failed-read', '--one-file-system', '--format=gnu', ...what], {
     env: sandbox.env,
     stdio: ['ignore', 'pipe', 'pipe'],
     mayRun: [],
