@@ -69,7 +69,9 @@ describe('a recording on a two-node cluster', () => {
     other = keeper === 'node-a' ? 'node-b' : 'node-a';
     expect(keeper).toBe('node-a');
 
-    const during = await waitFor(() => api(other)(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.timeline.some((entry: { url?: string }) => entry.url === `${origin}/kept`), 60_000);
+    // The page's navigation may be in the timeline while the session is still starting (under
+    // load the recording says `starting` a while longer): wait for both.
+    const during = await waitFor(() => api(other)(`/vm/recording?id=${vmId}`), (answer) => answer.recording?.state === 'recording' && answer.recording.timeline.some((entry: { url?: string }) => entry.url === `${origin}/kept`), 90_000);
     expect(during.recording.state).toBe('recording');
     // The first page's navigation is there though it came while the session was still starting.
     expect(during.recording.timeline.filter((entry: { type: string }) => entry.type === 'navigation').map((entry: { url: string }) => entry.url)).toEqual([`${origin}/kept`]);
