@@ -56,10 +56,13 @@ export async function createEngine(options: EngineOptions = {}): Promise<Engine<
   /** Closes what is open, last first: whatever the start reached. */
   const close = async () => {
     if (server?.listening) {
-      await new Promise<void>((done) => {
-        server!.close(() => done());
-        server!.closeAllConnections();
-      });
+      const closed = new Promise<void>((done) => server!.close(() => done()));
+      server.closeAllConnections();
+      // Upgraded sockets are no longer the HTTP server's to close, yet it waits for them: the
+      // door ends every attachment it accepted (viewers, listeners, programs), or a stop (SIGTERM)
+      // would wait for the last viewer to leave.
+      door.close();
+      await closed;
     }
     await operator?.close();
     await modules.stop();

@@ -2,7 +2,8 @@
 // listen, or when one of its features fails to start, everything it opened is closed again (the
 // features that started, last first; its listeners; its runtime and database), so the operator can
 // fix the cause and start it again at once. A real engine on SQLite, with the fake runtime (which
-// tells whether it was closed) and features of the test's own in its list.
+// tells whether it was closed) and features of the test's own in its list. An engine told to stop
+// (SIGTERM) stops while viewers are attached: it ends their sockets rather than wait for them.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, connect, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +13,10 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { createEngine } from '../../src/engine/engine.js';
 import type { EngineModule } from '../../src/engine/module.js';
 import { FakeRuntime } from '../helpers/fake-runtime.js';
+import { startEngine } from '../helpers/engine.js';
+import { v8Caller } from '../helpers/site.js';
+import { waitFor } from '../helpers/session.js';
+import { WebSocket } from 'ws';
 
 let dataDir: string;
 const busy: Server[] = [];
@@ -106,3 +111,18 @@ it('stops its features last first when it closes', async () => {
   // Two features of one name are a mistake said at once.
   await expect(createEngine({ dataDir, port: 0, runtime: new FakeRuntime(), modules: [noted('twin', diary), noted('twin', diary)] })).rejects.toThrow('two engine modules are named "twin"');
 });
+
+it('stops while viewers are attached, ending their sockets instead of waiting for them to leave', async () => {
+  const fixture = await startEngine({ name: 'engine-stop', kind: 'fake' });
+  const api = v8Caller(() => fixture.engine.url, () => fixture.account.key);
+  const created = await api('/vm/create', { browser: 'chromium', url: 'https://example.com/' });
+  await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (status) => status === 'running', 30_000);
+  const linkId = new URL(created.shareUrl).search.slice(1);
+  const viewers = ['files', 'files'].map((channel) => new WebSocket(`${fixture.engine.url.replace(/^http/, 'ws')}/share/${linkId}/${channel}`));
+  await Promise.all(viewers.map((viewer) => new Promise((opened, failed) => viewer.once('open', opened).once('unexpected-response', failed))));
+  const ended = viewers.map((viewer) => new Promise((done) => viewer.once('close', done)));
+  // Before the door ended attachments, this waited for the last viewer to leave (SIGTERM hung).
+  await fixture.close();
+  await Promise.all(ended);
+  expect(viewers.map((viewer) => viewer.readyState)).toEqual([WebSocket.CLOSED, WebSocket.CLOSED]);
+}, 60_000);

@@ -83,10 +83,11 @@ describe("a share link's files", () => {
     await waitFor(() => session.control!.evaluate("Boolean(document.getElementById('get'))").catch(() => false), Boolean);
     await session.control!.evaluate("document.getElementById('get').click(), 1");
     await waitFor(() => viewer.messages.at(-1)?.files.find((f) => f.name === NAME)?.state, (state) => state === 'complete', 20_000);
-    // While it arrived the viewer saw it grow, under its final name.
+    // While it arrived the viewer saw it grow, under its final name. (Its last bytes may be
+    // written a moment before Chromium renames the file: a full size still downloading is fine.)
     const arriving = viewer.messages.flatMap((m) => m.files).filter((f) => f.state === 'downloading');
-    expect(arriving.length).toBeGreaterThan(0);
-    expect(arriving.every((f) => f.size < PAYLOAD.length)).toBe(true);
+    expect(arriving.some((f) => f.size < PAYLOAD.length)).toBe(true);
+    expect(arriving.every((f, i) => f.size <= PAYLOAD.length && (i === 0 || f.size >= arriving[i - 1]!.size))).toBe(true);
     expect([...new Set(arriving.map((f) => f.name))]).toEqual([NAME]);
     expect(viewer.messages.at(-1)!.files.find((f) => f.name === NAME)).toMatchObject({ kind: 'download', size: PAYLOAD.length });
     const response = await fetch(`${engine.url}/share/${linkId}/files/download?name=${encodeURIComponent(NAME)}`);
