@@ -113,7 +113,7 @@ it('stops its features last first when it closes', async () => {
 });
 
 it('stops while viewers are attached, ending their sockets instead of waiting for them to leave', async () => {
-  const fixture = await startEngine({ name: 'engine-stop', kind: 'fake' });
+  const fixture = await startEngine({ name: 'engine-stop', runtime: 'fake' });
   const api = v8Caller(() => fixture.engine.url, () => fixture.account.key);
   const created = await api('/vm/create', { browser: 'chromium', url: 'https://example.com/' });
   await waitFor(async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status, (status) => status === 'running', 30_000);
