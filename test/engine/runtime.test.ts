@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findMarkedProcesses } from '../../src/engine/runtime/sandbox/processes.js';
 import { SessionRuntime, type RuntimeEvent, type RuntimeSession } from '../../src/engine/runtime/runtime.js';
 import { visitByTyping, waitFor, x } from '../helpers/session.js';
@@ -47,6 +47,11 @@ beforeAll(async () => {
   // Only the target's own address is allowed: the rest of loopback stays refused.
   ({ runtime } = await SessionRuntime.open({ root, egress: { allow: ['127.0.0.1/32'] } }));
   runtime.on('event', (event) => events.push(event));
+});
+
+// A browser that dies where no test kills it says why in the failure's output.
+afterEach((context) => {
+  if (context.task.result?.state === 'fail') console.error('runtime events so far:', JSON.stringify(events.filter((event) => event.kind !== 'page')));
 });
 
 afterAll(async () => {
