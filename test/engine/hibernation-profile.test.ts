@@ -5,7 +5,8 @@
 // cookie; hibernated again, it is removed while asleep, and its profile is written back from the
 // hibernated state: the next session on the profile has both cookies. A session on the profile
 // whose hibernated state was altered ends at its resume with the reason, and the profile is free
-// again with the version it had.
+// again with the version it had; one removed asleep with an altered state writes nothing into the
+// profile, which says why.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -55,6 +56,14 @@ async function onProfile(profileId: string): Promise<{ id: string; link: string;
   expect((await fixture.call(`/vm/data?id=${created.vmId}&wait=30000`)).data[0].status).toBe('running');
   const report = await waitFor(() => reports.slice(since).find((r) => r.page === 'home'), Boolean, 30_000);
   return { id: created.vmId, link: shareLinkOf(created.shareUrl), cookie: report!.cookie };
+}
+
+/** Changes one byte of the session's sealed state, as a damaged disk or a tampering hand would. */
+async function alterState(sessionId: string): Promise<void> {
+  const [chunk] = await fixture.engine.store.sql.all<{ state_id: string; seq: number; data: Buffer }>('SELECT state_id, seq, data FROM hibernation_chunks WHERE session_id = ? ORDER BY seq', [sessionId]);
+  const data = Buffer.from(chunk!.data);
+  data[data.length - 1]! ^= 0xff;
+  expect(await fixture.engine.store.sql.run('UPDATE hibernation_chunks SET data = ? WHERE state_id = ? AND seq = ?', [data, chunk!.state_id, chunk!.seq])).toBe(1);
 }
 
 describe('a session on a saved profile', () => {
@@ -134,10 +143,7 @@ describe('a session on a saved profile', () => {
     const before = (await profileOf(profileId)).bytes as number;
     const { id: sleeper, link: sleeperLink } = await onProfile(profileId);
     await hibernated(sleeper);
-    const [chunk] = await fixture.engine.store.sql.all<{ state_id: string; seq: number; data: Buffer }>('SELECT state_id, seq, data FROM hibernation_chunks WHERE session_id = ? ORDER BY seq', [sleeper]);
-    const data = Buffer.from(chunk!.data);
-    data[data.length - 1]! ^= 0xff;
-    expect(await fixture.engine.store.sql.run('UPDATE hibernation_chunks SET data = ? WHERE state_id = ? AND seq = ?', [data, chunk!.state_id, chunk!.seq])).toBe(1);
+    await alterState(sleeper);
     const viewer = await connectRfb(rfbUrl(sleeperLink), 30_000).catch((error: Error) => error);
     if (!(viewer instanceof Error)) {
       await expect(viewer.waitForPixel(640, 600, PAGE_COLOURS.home, 10_000)).rejects.toThrow();
@@ -153,6 +159,24 @@ describe('a session on a saved profile', () => {
     const profile = await profileOf(profileId);
     expect(profile).toMatchObject({ bytes: before });
     expect(profile.save_error).toBeUndefined();
+    const after = await onProfile(profileId);
+    expect(after.cookie).toContain('later=kept');
+    expect((await fixture.call('/vm/remove', { id: after.id })).status).toBe('ok');
+    await waitFor(async () => (await entry(after.id)).status, (s) => s === 'deleted', 60_000);
+  }, 240_000);
+
+  it('whose hibernated state was altered, removed asleep, writes nothing into its profile and says why', async () => {
+    const before = (await profileOf(profileId)).bytes as number;
+    const { id: sleeper } = await onProfile(profileId);
+    await hibernated(sleeper);
+    await alterState(sleeper);
+    expect((await fixture.call('/vm/remove', { id: sleeper })).status).toBe('ok');
+    expect(await waitFor(async () => (await entry(sleeper)).status, (s) => s === 'deleted', 60_000)).toBe('deleted');
+    const profile = await profileOf(profileId);
+    expect(profile.bytes).toBe(before);
+    expect(profile.save_error).toMatch(/the previous version stays/);
+    expect(await fixture.engine.store.sql.all('SELECT state_id FROM hibernation_chunks WHERE session_id = ?', [sleeper])).toEqual([]);
+    // The profile is free, on the version it had.
     const after = await onProfile(profileId);
     expect(after.cookie).toContain('later=kept');
     expect((await fixture.call('/vm/remove', { id: after.id })).status).toBe('ok');
