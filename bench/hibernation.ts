@@ -9,22 +9,23 @@
 // of the page and to a program's first answered command (`vm/automation`, connectOverCDP, its four
 // pages found, one page.evaluate). Standby after 1 s, hibernation RBK_BENCH_HIBERNATE_MINUTES (default 1)
 // later: long enough for the standby window and the wakes. Medians; figures, not tests.
-import { readdirSync, readFileSync } from 'node:fs';
+// RBK_BENCH_HIBERNATION=capacity runs instead how many sessions the node holds with ten in use
+// (hibernation-capacity.ts).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { createEngine } from '../src/engine/engine.js';
-import { connectRfb } from '../test/helpers/rfb-client.js';
+import { hibernationCapacityBench } from './hibernation-capacity.js';
+import { programFirstCommand as firstCommand, viewerFirstFrame as firstFrame, type Colour } from './first-touch.js';
+import { cpuMs, groupOf, groups, memoryMb, procs } from './session-processes.js';
 import { percentile, report } from './stats.js';
 
 const N = Number(process.env.RBK_BENCH_HIBERNATION_N ?? 10);
 const HIBERNATE_MINUTES = Number(process.env.RBK_BENCH_HIBERNATE_MINUTES ?? 1);
 const WINDOW_MS = 10_000;
-const FREEZER = '/sys/fs/cgroup/freezer/remote-browser-kit';
-const GREEN: [number, number, number] = [20, 160, 60];
+const GREEN: Colour = [20, 160, 60];
 const PAGE = '<!doctype html><title>idle</title><body style="margin:0;background:rgb(20,160,60)"><p id="t"></p><script>setInterval(() => (document.getElementById("t").textContent = new Date().toISOString()), 1000)</script></body>';
 
 const median = (values: number[]) => percentile(values, 50);
@@ -33,47 +34,9 @@ const round = (value: number) => Math.round(value * 10) / 10;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
-/** The freezer groups this engine made (named `<prefix><runtime id>`): its sessions' and its warm pool's. */
-function groups(prefix: string): string[] {
-  return readdirSync(FREEZER).filter((entry) => entry.startsWith(prefix));
-}
-
-function procs(group: string): number[] {
-  try {
-    return readFileSync(join(FREEZER, group, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
-  } catch {
-    return []; // the group went with its session
-  }
-}
-
-/** CPU time (ms, user + system) the processes have used so far. */
-function cpuMs(pids: number[]): number {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * 10;
-    } catch {
-      // A process that ended meanwhile used what it used before.
-    }
-  }
-  return total;
-}
-
-/** The processes' proportional set size, MB (shared pages split between their users). */
-function pssMb(pids: number[]): number {
-  let kb = 0;
-  for (const pid of pids) {
-    try {
-      kb += Number(/^Pss:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return kb / 1024;
-}
-
 export async function hibernationBench(): Promise<void> {
+  // RBK_BENCH_HIBERNATION=capacity: how many sessions the node holds with ten in use (hibernation-capacity.ts).
+  if (process.env.RBK_BENCH_HIBERNATION === 'capacity') return hibernationCapacityBench();
   const site = createServer((request, response) => (request.url === '/favicon.ico' ? response.writeHead(404).end() : response.writeHead(200, { 'content-type': 'text/html' }).end(PAGE)));
   await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
@@ -112,7 +75,7 @@ export async function hibernationBench(): Promise<void> {
         await fetch(`${engine.url}/share/${link}/tabs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ action: 'open', url: `${origin}${path}` }) });
       }
       const runtimeId = (await engine.store.session(created.vmId))!.runtime_id!;
-      const group = readdirSync(FREEZER).find((entry) => entry.endsWith(`-${runtimeId}`));
+      const group = groupOf(runtimeId);
       if (!group) throw new Error(`no freezer group for runtime ${runtimeId}`);
       sessions.push({ id: created.vmId, link, group, prefix: group.slice(0, group.length - runtimeId.length) });
     }
@@ -135,29 +98,10 @@ export async function hibernationBench(): Promise<void> {
       const processes = sum(pids.map((p) => p.length));
       report('hibernation', `cpu_percent_per_session_${phase}`, median(cpu), '% of a core', { sessions: N, windowMs: WINDOW_MS, total: round(sum(cpu)), processes, load: `${loadBefore} -> ${load()}` });
       report('hibernation', `memory_mb_per_session_${phase}`, median(memory), 'MB', { measured: "each session's memory cgroup", total: Math.round(sum(memory)) });
-      report('hibernation', `node_${phase}`, round(nodeCpu), '% of a core', { measured: "every group of this engine (sessions + warm pool): CPU from /proc, PSS", groups: nodePids.length, processes: sum(nodePids.map((p) => p.length)), pssMb: Math.round(sum(nodePids.map(pssMb))) });
+      report('hibernation', `node_${phase}`, round(nodeCpu), '% of a core', { measured: "every group of this engine (sessions + warm pool): CPU from /proc, PSS", groups: nodePids.length, processes: sum(nodePids.map((p) => p.length)), pssMb: Math.round(sum(nodePids.map((p) => memoryMb(p)))) });
     };
-    const viewerFirstFrame = async (link: string) => {
-      const began = performance.now();
-      const viewer = await connectRfb(`${engine.url.replace(/^http/, 'ws')}/share/${link}/rfb`, 60_000);
-      await viewer.waitForPixel(640, 600, GREEN, 60_000);
-      const ms = performance.now() - began;
-      viewer.close();
-      return ms;
-    };
-    const programFirstCommand = async (id: string) => {
-      const began = performance.now();
-      const endpoint = await call(`/vm/automation?id=${id}`);
-      const browser = await chromium.connectOverCDP(endpoint.browserWSEndpoint, { timeout: 60_000 });
-      const deadline = Date.now() + 20_000;
-      while (browser.contexts().flatMap((c) => c.pages()).length < 4 && Date.now() < deadline) await sleep(50);
-      const page = browser.contexts()[0]!.pages().find((p) => p.url().startsWith(origin))!;
-      await page.evaluate(() => document.title);
-      const ms = performance.now() - began;
-      const pages = browser.contexts().flatMap((c) => c.pages()).length;
-      await browser.close();
-      return { ms, pages };
-    };
+    const viewerFirstFrame = (link: string) => firstFrame(engine.url, link, GREEN);
+    const programFirstCommand = (id: string) => firstCommand(call, id, origin, 4);
 
     await measure('awake');
     for (const release of releases.splice(0)) release();

@@ -5,22 +5,20 @@
 // standby; then the wake time: a viewer connecting through the share link to its first frame of
 // the page (standby woken first), and a program connecting over DevTools to its first answered
 // command, each against the same on an awake session. Medians; figures, not tests.
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { createEngine } from '../src/engine/engine.js';
-import { connectRfb } from '../test/helpers/rfb-client.js';
+import { programFirstCommand as firstCommand, viewerFirstFrame as firstFrame, type Colour } from './first-touch.js';
+import { cpuMs, groupOf, procs } from './session-processes.js';
 import { percentile, report } from './stats.js';
 
 const N = Number(process.env.RBK_BENCH_STANDBY_N ?? 4);
 const WINDOW_MS = 10_000;
 const AFTER_SECONDS = 3;
-const FREEZER = '/sys/fs/cgroup/freezer/remote-browser-kit';
-const GREEN: [number, number, number] = [20, 160, 60];
+const GREEN: Colour = [20, 160, 60];
 /** An idle page as most are: a clock that ticks every second, on one colour. */
 const PAGE = '<!doctype html><title>idle</title><body style="margin:0;background:rgb(20,160,60)"><p id="t"></p><script>setInterval(() => (document.getElementById("t").textContent = new Date().toISOString()), 1000)</script></body>';
 
@@ -29,24 +27,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Every process of the session (its freezer group, named after its runtime id). */
 function pidsOf(runtimeId: string): number[] {
-  const name = readdirSync(FREEZER).find((entry) => entry.endsWith(`-${runtimeId}`));
-  if (!name) throw new Error(`no freezer group for runtime ${runtimeId}`);
-  return readFileSync(join(FREEZER, name, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
-}
-
-/** CPU time (ms, user + system) the processes have used so far. */
-function cpuMs(pids: number[]): number {
-  const tick = 1000 / 100;
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * tick;
-    } catch {
-      // A process that ended meanwhile used what it used before.
-    }
-  }
-  return total;
+  const group = groupOf(runtimeId);
+  if (!group) throw new Error(`no freezer group for runtime ${runtimeId}`);
+  return procs(group);
 }
 
 export async function standbyBench(): Promise<void> {
@@ -87,24 +70,8 @@ export async function standbyBench(): Promise<void> {
     await measure('awake');
 
     // The same, awake: a viewer's first frame and a program's first command, as the baseline.
-    const viewerFirstFrame = async (link: string) => {
-      const began = performance.now();
-      const viewer = await connectRfb(`${engine.url.replace(/^http/, 'ws')}/share/${link}/rfb`, 30_000);
-      await viewer.waitForPixel(640, 600, GREEN, 30_000);
-      const ms = performance.now() - began;
-      viewer.close();
-      return ms;
-    };
-    const programFirstCommand = async (id: string) => {
-      const began = performance.now();
-      const endpoint = await call(`/vm/automation?id=${id}`);
-      const browser = await chromium.connectOverCDP(endpoint.browserWSEndpoint, { timeout: 30_000 });
-      const page = browser.contexts()[0]!.pages().find((p) => p.url().startsWith(origin))!;
-      await page.evaluate(() => document.title);
-      const ms = performance.now() - began;
-      await browser.close();
-      return ms;
-    };
+    const viewerFirstFrame = (link: string) => firstFrame(engine.url, link, GREEN, 30_000);
+    const programFirstCommand = async (id: string) => (await firstCommand(call, id, origin, 1, 30_000)).ms;
     const awakeViewer = [];
     const awakeProgram = [];
     for (const s of sessions) awakeViewer.push(await viewerFirstFrame(s.link));

@@ -3,8 +3,10 @@
 // of a saved profile's version (profile-streams.ts), under the profile key and within the same
 // caps, each chunk bound to the session and the state's id (a state moved to another session or
 // into a profile does not open). Its chunks are in `hibernation_chunks`; the session's row says
-// which state is current and how many chunks it has, so any node of a cluster reads it.
+// which state is current and how many chunks it has, so any node of a cluster reads it. A session
+// on a saved profile that ends while hibernated has its profile written back from it (decisions.md 179).
 import { randomBytes } from 'node:crypto';
+import { PassThrough } from 'node:stream';
 import type { SessionRow, Store } from '../store/store.js';
 import { keepsHibernationPath, type ArchiveConsumer, type ArchiveSource, type ProfileCapture, type ProfileFamily } from '../runtime/index.js';
 import type { ProfileService } from './profiles.js';
@@ -115,9 +117,41 @@ export class HibernationStates {
     return (sink) => context.transfers.run(() => readVersion(context, owner(row.id), stateId, keep, sink), true);
   }
 
+  /**
+   * Hands the session's state, opened and checked, to `consume` as the archive a running browser's
+   * capture would give (decisions.md 179: a session that ends hibernated writes its saved profile
+   * back from it). Runs within the caller's transfer (the profile's save holds one): it takes none.
+   */
+  async capture(row: Pick<SessionRow, 'id' | 'hibernation_state'>, consume: ArchiveConsumer): Promise<void> {
+    const context = this.context();
+    const stateId = row.hibernation_state;
+    if (!stateId) throw new Error('the saved state is missing');
+    const archive = new PassThrough();
+    const reading = readVersion(context, owner(row.id), stateId, () => true, archive);
+    try {
+      await consume(archive);
+    } catch (error) {
+      archive.destroy();
+      await reading.catch(() => undefined);
+      throw error;
+    }
+    // What the consumer left unread (the end of the archive) is let through, so the read ends.
+    archive.resume();
+    await reading;
+  }
+
   /** Forgets every state of the session (it resumed, or ended). */
   async drop(sessionId: string, keep?: string): Promise<void> {
     if (keep) await this.store.sql.run('DELETE FROM hibernation_chunks WHERE session_id = ? AND state_id <> ?', [sessionId, keep]);
     else await this.store.sql.run('DELETE FROM hibernation_chunks WHERE session_id = ?', [sessionId]);
+  }
+
+  /**
+   * Forgets the states of a session that ended, unless it still holds its saved profile: its end
+   * writes the profile back from the state first, then drops it (decisions.md 179). Every node
+   * hears of an end; only the one ending it knows when the save is done.
+   */
+  async dropEnded(sessionId: string): Promise<void> {
+    await this.store.sql.run('DELETE FROM hibernation_chunks WHERE session_id = ? AND NOT EXISTS (SELECT 1 FROM profiles WHERE session_id = ?)', [sessionId, sessionId]);
   }
 }

@@ -8,7 +8,9 @@
 // same one active. Many arrivals at once share one resume. A state that does not open, or passes
 // the caps, ends the session with the reason. Its downloads and uploads are in the state too
 // (decisions.md 177), restored into its folders by the resume; a session whose state with them is
-// past the cap is not hibernated: it stays in standby.
+// past the cap is not hibernated: it stays in standby. A session on a saved profile is hibernated
+// too, its profile still held by it; if it ends asleep, its profile is written back from the
+// state (decisions.md 179).
 import { profileFamily, type BrowserTab } from '../runtime/index.js';
 import type { HibernationStates } from '../profiles/hibernation-state.js';
 import type { SessionRow, Store } from '../store/store.js';
@@ -80,7 +82,8 @@ export class Hibernation {
     this.asleepSince.delete(sessionId);
     this.after.delete(sessionId);
     this.kept.delete(sessionId);
-    this.options.states.drop(sessionId).catch(() => undefined);
+    // One on a saved profile keeps its state until its end has written the profile back from it (runs.ts).
+    this.options.states.dropEnded(sessionId).catch(() => undefined);
   }
 
   /** One look at this node's running sessions (after standby's): those in standby long enough are hibernated. */
@@ -93,8 +96,7 @@ export class Hibernation {
         this.asleepSince.delete(id);
         continue;
       }
-      // A session on a saved profile writes it back at its end from a running browser: it stays in standby.
-      if (this.kept.has(id) || this.going.has(id) || row.profile_id) continue;
+      if (this.kept.has(id) || this.going.has(id)) continue;
       const since = this.asleepSince.get(id) ?? now;
       this.asleepSince.set(id, since);
       if (!this.after.has(id)) this.after.set(id, await this.options.afterMinutes(row));

@@ -7,6 +7,7 @@ import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
 import type { MoveCause, SessionStatus } from './lifecycle.js';
 import type { NodeRuntime, SessionSpec } from './node-runtime.js';
 import type { ProfileService } from '../profiles/profiles.js';
+import type { HibernationStates } from '../profiles/hibernation-state.js';
 import { StartTrace } from './start-trace.js';
 
 /** An archive of nothing (two zero blocks): a profile never saved, read while the display started. */
@@ -30,6 +31,10 @@ export interface NodeRunsOptions {
   onBytes?: (egress: number, residential: number) => void;
   /** Saved profiles (decisions.md 85-89): restored at the start, written back at a normal end. */
   profiles?: Pick<ProfileService, 'archiveForSession' | 'save' | 'release'>;
+  /** This node's id: a hibernated session (no node's) it ends becomes its own until the end is done. */
+  nodeId: string;
+  /** Hibernated sessions' saved states: one that ends hibernated writes its saved profile back from its state (decisions.md 179). */
+  hibernationStates?: Pick<HibernationStates, 'capture' | 'drop'>;
 }
 
 export class NodeRuns {
@@ -199,15 +204,22 @@ export class NodeRuns {
    * profile written back: decisions.md 89); then moves it on to `then`.
    */
   async end(id: string, then: 'deleted' | null, saveProfile = false): Promise<void> {
-    const row = await this.options.store.session(id);
+    const { profiles, runtime, store, hibernationStates } = this.options;
+    const row = await store.session(id);
     const runtimeId = this.live.get(id) ?? row?.runtime_id;
     this.live.delete(id);
     if (row) await this.flushBytes(row, runtimeId);
-    const { profiles, runtime } = this.options;
+    // Ended while hibernated: nothing runs, its state is what it had. The row is this node's until
+    // the end is done (an engine killed meanwhile ends it at its restart, and frees its profile).
+    const asleep = row?.hibernated === true && !runtimeId;
+    if (asleep) await store.updateSession(id, { node_id: this.options.nodeId }).catch(() => undefined);
     if (row?.profile_id && profiles) {
       if (saveProfile && row.profile_save && runtimeId && runtime.captureProfile) await profiles.save(row, (capture, consume) => runtime.captureProfile!(runtimeId, capture, consume));
+      // Its saved profile is written back from its hibernated state, by the same save (decisions.md 179).
+      else if (saveProfile && row.profile_save && asleep && hibernationStates) await profiles.save(row, (_capture, consume) => hibernationStates.capture(row, consume));
       await profiles.release(row).catch(() => undefined);
     }
+    if (row?.hibernated) await hibernationStates?.drop(id).catch(() => undefined);
     if (runtimeId) await this.options.runtime.stopSession(runtimeId).catch(() => undefined);
     if (then) await this.options.move(id, 'stopped', ['stopping'], then);
   }

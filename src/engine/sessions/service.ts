@@ -112,7 +112,8 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
     this.nodeId = options.nodeId;
     this.now = options.now;
     this.accounts = options.usage;
-    this.runs = new NodeRuns({ store: this.store, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), ...(options.onBytes ? { onBytes: options.onBytes } : {}), ...(options.recording ? { recording: options.recording } : {}), ...(options.profiles ? { profiles: options.profiles } : {}) });
+    const hibernationStates = new HibernationStates(this.store, options.profiles);
+    this.runs = new NodeRuns({ store: this.store, nodeId: this.nodeId, runtime: options.runtime, exits: options.config, now: this.now, move: (...move) => this.move(...move), hibernationStates, ...(options.onBytes ? { onBytes: options.onBytes } : {}), ...(options.recording ? { recording: options.recording } : {}), ...(options.profiles ? { profiles: options.profiles } : {}) });
     this.standby = new Standby({
       runtime: options.runtime,
       presence: options.presence,
@@ -129,7 +130,7 @@ export class SessionService extends EventEmitter<SessionServiceEvents> {
       runtime: options.runtime,
       runs: this.runs,
       standby: this.standby,
-      states: new HibernationStates(this.store, options.profiles),
+      states: hibernationStates,
       afterMinutes: async (row) => offWhenZero((await this.planOf(row))?.standby_hibernate_after_minutes ?? options.config.standby.hibernateAfterMinutes),
       end: (id, reason) => this.suspend(id, reason),
       ...(options.onResume ? { onResume: options.onResume } : {}),

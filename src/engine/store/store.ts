@@ -366,7 +366,8 @@ export class Store {
    */
   async endSessionsOfNode(nodeId: string, moves: ReadonlyArray<{ from: string; to: string; fields: Partial<SessionRow> }>): Promise<Array<{ id: string; status: string }>> {
     // A hibernated session it was resuming is nobody's again, its saved state intact (decisions.md 167).
-    await this.run('UPDATE sessions SET node_id = NULL, runtime_id = NULL WHERE node_id = ? AND hibernated', [nodeId]);
+    // One whose end it had begun (decisions.md 179) is ended below as any of its sessions.
+    await this.run("UPDATE sessions SET node_id = NULL, runtime_id = NULL WHERE node_id = ? AND hibernated AND status = 'running'", [nodeId]);
     const moved: Array<{ id: string; status: string }> = [];
     for (const { from, to, fields } of moves) {
       const keys = Object.keys(fields);
