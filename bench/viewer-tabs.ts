@@ -3,7 +3,8 @@
 // target=_blank in the remote page (xdotool on the session's display) opens a second tab; the
 // clock runs from the click to the strip drawn with two tabs in the real viewer (the share link
 // in Debian Chromium, the React <ShareViewer> following the share API's event stream), with the
-// moment the engine's tab watcher told the change in between. Chromium in its usual window and
+// moment the engine's tab watcher told the change in between. Chromium in a browser window (asked
+// for, as when the figure was first taken; its default is an app window since decisions.md 178) and
 // Firefox ESR in an app window (its tabs are told only there, decisions.md 103); the second tab is
 // closed through the share API between tries. `RBK_BENCH_TAB_TRIES` tries per browser (default 10).
 import { mkdtemp, rm } from 'node:fs/promises';

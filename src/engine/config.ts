@@ -22,8 +22,8 @@ export const DEFAULT_FILES = { downloads: true, uploads: true, maxFileMb: 256, m
 /** The warm pool's defaults: a small machine's (about five idle Chromium browsers, or two and a Firefox, and a display). */
 export const DEFAULT_WARM = { memoryMb: 1024, browsers: null, displays: 1, languages: ['en'], quietMinutes: 10 };
 
-/** A v8 create without `window` gets a browser window (decisions.md 176): the operator may make it an app window for Chromium. */
-export const DEFAULT_SESSIONS = { defaultWindow: 'browser' as 'browser' | 'app' };
+/** A v8 Chromium create without `window` gets an app window (decisions.md 178): the operator may make it a browser window. */
+export const DEFAULT_SESSIONS = { defaultWindow: 'app' as 'browser' | 'app' };
 
 /** Saved profiles (decisions.md 85-89): on; 300 MB a profile, forgotten after 30 days unused; a plan's defaults 10 profiles and 1,024 MB. */
 export const DEFAULT_PROFILES = { enabled: true, key: null as string | null, maxProfileMb: 300, expireDays: 30 as number | null, planProfiles: 10, planMb: 1024 };
@@ -176,9 +176,9 @@ export const engineConfigSchema = z
       })
       .default({ afterSeconds: 10, hibernateAfterMinutes: 10 }),
     /**
-     * What a v8 create that does not say `window` gets (decisions.md 176): `browser`, the
-     * browser's own window with its tab strip and address bar, or `app`, the page filling the
-     * display and the tabs in the viewer's strip. Chromium sessions only: a Firefox ESR session
+     * What a v8 create that does not say `window` gets (decisions.md 176, 178): `app` (the
+     * default), the page filling the display and the tabs in the viewer's strip, or `browser`, the
+     * browser's own window with its tab strip and address bar. Chromium sessions only: a Firefox ESR session
      * keeps a browser window unless its create asks for `app`, since its app window runs the remote
      * agent, which pages see (navigator.webdriver, decisions.md 103). v7 and v6 creates, which have
      * no `window`, keep a browser window.

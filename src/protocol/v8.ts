@@ -190,13 +190,14 @@ export const createRequestSchema = z.object({
   egress: z.literal('residential', 'egress: the only allowed value is residential').optional(),
   record: z.boolean('record: must be true or false').optional(),
   /**
-   * v8 only (issue 36, decisions.md 104, 175, 176): `app` runs the browser as an app window, filling
-   * the screen without its own tab strip and address bar, its tabs shown and switched in the
-   * viewer's strip; default `browser`, or for Chromium the operator's `sessions.defaultWindow`.
+   * v8 only (issue 36, decisions.md 104, 175, 176, 178): `app` runs the browser as an app window,
+   * filling the screen without its own tab strip and address bar, its tabs shown and switched in
+   * the viewer's strip; `browser` the browser's own window. Default for Chromium the operator's
+   * `sessions.defaultWindow` (`app` unless set), for Firefox ESR `browser`.
    */
   window: z
     .enum(['browser', 'app'], 'window: must be browser or app')
-    .describe('`app`: the browser fills the screen without its own tab strip and address bar; its tabs are shown and switched in the viewer\'s strip (the share state\'s `tabs`, `appWindow: true`), and the viewer shows the shown tab\'s address for editing. Chromium takes a warm browser and makes its window fullscreen; a Chromium on a saved profile, and Firefox ESR, start in kiosk mode on a warm display. Firefox ESR tells its tabs only in an app window, where its remote agent runs and pages read navigator.webdriver as true. Default `browser`; for Chromium, the operator may make `app` the default (`sessions.defaultWindow`), and `browser` then asks for the browser\'s own window.')
+    .describe('`app`: the browser fills the screen without its own tab strip and address bar; its tabs are shown and switched in the viewer\'s strip (the share state\'s `tabs`, `appWindow: true`), and the viewer shows the shown tab\'s address for editing. Chromium takes a warm browser and makes its window fullscreen; a Chromium on a saved profile, and Firefox ESR, start in kiosk mode on a warm display. Firefox ESR tells its tabs only in an app window, where its remote agent runs and pages read navigator.webdriver as true. `browser`: the browser\'s own window, with its tab strip and address bar (a program or a person that types into the address bar or uses the browser\'s own tabs asks for it). Default for Chromium `app` (an operator may make it `browser`: `sessions.defaultWindow`), for Firefox ESR `browser`.')
     .optional(),
   /**
    * v8 only (issue 45, decisions.md 143): programs may drive this Firefox ESR session over

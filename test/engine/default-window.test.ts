@@ -1,12 +1,14 @@
-// The operator's default window (issue 44, decisions.md 176): `sessions.defaultWindow` is what a
-// v8 create that does not say `window` gets, for Chromium. Against the engine's real HTTP
-// interface and store (the fake runtime: what is decided here is the session's row and its share
-// state, not a browser; test/engine/app-window-warm.test.ts sees the real app window):
-// - no file: a browser window, as before;
-// - `app`: a Chromium create without `window` is an app window (its row, its share state's
+// The default window (issue 44, decisions.md 176, 178): `sessions.defaultWindow` is what a v8
+// create that does not say `window` gets, for Chromium; `app` unless the operator says otherwise.
+// Against the engine's real HTTP interface and store (the fake runtime: what is decided here is
+// the session's row and its share state, not a browser; test/engine/app-window-warm.test.ts sees
+// the real app window):
+// - no setting: a Chromium create without `window` is an app window (its row, its share state's
 //   `appWindow`), one with `window: "browser"` is not; a Firefox ESR create without `window` keeps
 //   a browser window (its app window would run the remote agent), with `window: "app"` it is one;
 //   a v7 create, which has no `window`, keeps a browser window;
+// - `browser`: a Chromium create without `window` is a browser window, one with `window: "app"`
+//   is an app window;
 // - anything else is refused at start, naming the setting.
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseEngineConfig } from '../../src/engine/config.js';
@@ -36,19 +38,21 @@ async function created(version: 'v8' | 'v7', body: Record<string, unknown>): Pro
 }
 
 describe('the window a create gets when it does not say', () => {
-  it('is a browser window without the setting', async () => {
-    expect(parseEngineConfig({}).sessions.defaultWindow).toBe('browser');
+  it('is an app window for Chromium under v8 without the setting; Firefox ESR and v7 keep a browser window', async () => {
+    expect(parseEngineConfig({}).sessions.defaultWindow).toBe('app');
     fixture = await startEngine({ name: 'default-window-none', runtime: 'fake' });
-    expect(await created('v8', { browser: 'chromium' })).toEqual({ row: false, state: false });
-    expect(await created('v8', { browser: 'chromium', window: 'app' })).toEqual({ row: true, state: true });
-  });
-
-  it('is the operator\'s app window for Chromium under v8; Firefox ESR and v7 keep a browser window', async () => {
-    fixture = await startEngine({ name: 'default-window-app', runtime: 'fake', config: { sessions: { defaultWindow: 'app' } } });
     expect(await created('v8', { browser: 'chromium' })).toEqual({ row: true, state: true });
     expect(await created('v8', { browser: 'chromium', window: 'browser' })).toEqual({ row: false, state: false });
     expect(await created('v8', { browser: 'firefox-esr' })).toEqual({ row: false, state: false });
     expect(await created('v8', { browser: 'firefox-esr', window: 'app' })).toEqual({ row: true, state: true });
+    expect(await created('v7', { browser: 'chromium' })).toEqual({ row: false, state: false });
+  });
+
+  it('is the operator\'s browser window when the setting says `browser`; a create\'s own `window` still wins', async () => {
+    fixture = await startEngine({ name: 'default-window-browser', runtime: 'fake', config: { sessions: { defaultWindow: 'browser' } } });
+    expect(await created('v8', { browser: 'chromium' })).toEqual({ row: false, state: false });
+    expect(await created('v8', { browser: 'chromium', window: 'app' })).toEqual({ row: true, state: true });
+    expect(await created('v8', { browser: 'firefox-esr' })).toEqual({ row: false, state: false });
     expect(await created('v7', { browser: 'chromium' })).toEqual({ row: false, state: false });
   });
 

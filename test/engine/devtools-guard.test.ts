@@ -63,9 +63,12 @@ async function expectGuardBack(killed: number, of = session): Promise<void> {
   expect(await waitFor(() => of.control!.pages().then(() => true, () => false), (armed) => armed)).toBe(true);
 }
 
-/** Starts a Chromium session on `url` through the API; answers its id and its runtime session. */
+/**
+ * Starts a Chromium session on `url` through the API; answers its id and its runtime session. A
+ * browser window (decisions.md 178): the attacks type into the browser's own address bar.
+ */
 async function startSession(url: string): Promise<{ vmId: string; session: RuntimeSession }> {
-  const created = await api('/vm/create', { browser: 'chromium', url });
+  const created = await api('/vm/create', { browser: 'chromium', url, window: 'browser' });
   expect(created.status).toBe('ok');
   const status = async () => (await api(`/vm/data?id=${created.vmId}`)).data?.[0]?.status as string | undefined;
   expect(await waitFor(status, (value) => value === 'running', 30_000)).toBe('running');

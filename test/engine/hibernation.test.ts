@@ -2,9 +2,10 @@
 // session logged in on a loopback site (its cookie set by the site's answer) with three tabs, the
 // middle one on screen, is left alone; it goes into standby, then is hibernated: its processes end
 // (its runtime and its freezer group are gone, no node holds it) and vm/data says `hibernated`.
-// A viewer's connection resumes it: the middle page is on screen, the share state lists the same
-// three tabs with the middle one active, and each page still has the login cookie; the account's
-// webhook heard one session.standby and one session.resumed; the metrics count the resumes. Left alone
+// A viewer's connection resumes it: the middle page is on screen, filling the display as the app
+// window it was created as (Chromium's default), the share state lists the same three tabs with
+// the middle one active, and each page still has the login cookie; the account's webhook heard
+// one session.standby and one session.resumed; the metrics count the resumes. Left alone
 // again, it is hibernated again, and a program (Playwright's connectOverCDP through the automation
 // address) resumes it and finds its three pages, logged in. A Firefox ESR session is hibernated
 // and resumed by a viewer the same way, on its page, logged in.
@@ -109,6 +110,10 @@ describe('a hibernated session', () => {
       const state = await waitFor(() => shareState(link), (s) => tabsOf(s) === '/home,/second*,/third', 20_000);
       expect(tabsOf(state)).toBe('/home,/second*,/third');
       expect(state.standby).toBeUndefined();
+      // Still the app window it was created as (Chromium's default, decisions.md 178): the share
+      // state says so, and the page reaches the display's top row, where a browser window's strip is.
+      expect(state.appWindow).toBe(true);
+      expect(await viewer.waitForPixel(640, 3, PAGE_COLOURS.second, 10_000)).toEqual(PAGE_COLOURS.second);
       // Every page reloaded in the restored browser, each with the login cookie.
       const pages = await waitFor(() => new Set(reports.slice(since).map((r) => r.page)), (seen) => ['home', 'second', 'third'].every((p) => seen.has(p)), 30_000);
       expect([...pages].sort()).toEqual(['home', 'second', 'third']);

@@ -7,8 +7,8 @@
 // view-only link sees the tabs, and its attempt to switch is refused with a clear error and
 // changes nothing; closing one leaves one; the runtime tells each tab's opening, page and closing
 // (what a recording's timeline notes), from Chromium's guard and from Firefox's tab watcher alike.
-// Chromium in its usual window, Firefox ESR in an app window (its tabs are told only there,
-// decisions.md 103).
+// Chromium in its default window (an app window, decisions.md 178) and in a browser window, which
+// a create asks for; Firefox ESR in an app window (its tabs are told only there, decisions.md 103).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ShareTab, ViewerState } from '../../src/protocol/index.js';
 import type { RuntimeEvent, RuntimeSession } from '../../src/engine/runtime/runtime.js';
@@ -73,8 +73,9 @@ async function windowTitle(session: RuntimeSession): Promise<string> {
 
 describe.each([
   { browser: 'chromium', window: undefined },
+  { browser: 'chromium', window: 'browser' as const },
   { browser: 'firefox-esr', window: 'app' as const },
-])("the remote browser's tabs: $browser", ({ browser, window }) => {
+])("the remote browser's tabs: $browser, window $window", ({ browser, window }) => {
   it("shows a second tab and each page's icon, switches, refuses a view-only link, and closes", async () => {
     const created = await fixture.call('/vm/create', { browser, url: `${fixture.site.origin}/`, ...(window ? { window } : {}) });
     expect(created.status).toBe('ok');
@@ -111,6 +112,8 @@ describe.each([
       // And so does the state.
       const state = (await (await fetch(`${fixture.engine.url}/share/${viewLinkId}`)).json()) as ViewerState;
       expect(titles(state.tabs ?? [])).toBe('First,Second*');
+      // An app window unless the create asked for a browser window: Chromium's default (decisions.md 178).
+      expect(state.appWindow).toBe(window === 'browser' ? undefined : true);
 
       const [first, second] = latest(driver);
       // The second page's icon is too big to be told: its tab has none.

@@ -2,7 +2,8 @@
 // confined browsers. A page whose own title is huge, and whose `document.title` answers a bigger
 // string still to its own scripts, shows its real title cut to MAX_TITLE and no icon for an icon
 // address as huge, and the engine's heap does not grow by the strings' size: none crossed out of
-// the page (Chromium in its usual window, Firefox ESR in an app window). A tab a program opens over
+// the page (Chromium in its default window, an app window since decisions.md 178; Firefox ESR in
+// an app window). A tab a program opens over
 // the automation address (`Target.createTarget`) shows its page's title in the share state, with
 // nobody watching the tabs (Chromium does not tell a title the page gives after its navigation).
 import { setFlagsFromString } from 'node:v8';

@@ -66,12 +66,11 @@ afterAll(async () => {
 
 /** A running session with the stand-in's tab, an app window or not: its links and its tabs. */
 async function session(appWindow: boolean): Promise<{ shareUrl: string; viewUrl: string; tabs: StandInTabs }> {
-  const created = await fixture.call('/vm/create', { browser: 'chromium', url: `${fixture.site.origin}/` });
+  // The fake runtime launches no window: the row keeps what the create asked (an app window is Chromium's default, decisions.md 178).
+  const created = await fixture.call('/vm/create', { browser: 'chromium', url: `${fixture.site.origin}/`, window: appWindow ? 'app' : 'browser' });
   expect(created.status).toBe('ok');
   sessions.push(created.vmId);
   const row = await waitUntil(() => fixture.engine.store.session(created.vmId), (found) => found?.status === 'running' && !!found.runtime_id, 10_000);
-  // The fake runtime launches no window: the row says what `window: "app"` would have stored.
-  if (appWindow) await fixture.engine.store.updateSession(created.vmId, { app_window: true });
   const tabs = new StandInTabs();
   fixture.engine.runtime.get(row!.runtime_id!)!.ends.tabs = tabs;
   const linkId = new URL(created.shareUrl).search.slice(1);

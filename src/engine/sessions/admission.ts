@@ -22,7 +22,7 @@ export interface Admitted {
   pools: PoolState[];
   /** The exit city, or null for the default connection; `applied` false when the terms started without the requested one. */
   exit: { city: ExitCity | null; applied: boolean };
-  /** The window it runs in: the create's `window`, else the operator's default for Chromium under v8, else a browser window (decisions.md 176). */
+  /** The window it runs in: the create's `window`, else the operator's default for Chromium under v8 (`app` unless set), else a browser window (decisions.md 176, 178). */
   window: 'browser' | 'app';
 }
 

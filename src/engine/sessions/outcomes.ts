@@ -69,7 +69,7 @@ export interface CreateTerms {
   exitUnavailable: 'refuse' | 'default-connection';
   /** The share link's language segment when the request names none: English, or none at all (v7, decisions.md 34). */
   linkLanguageByDefault: 'en' | null;
-  /** A create without `window`: the operator's `sessions.defaultWindow` for Chromium (v8), or a browser window (v7 and v6, which have no `window`; decisions.md 176). */
+  /** A create without `window`: the operator's `sessions.defaultWindow` for Chromium (v8; `app` unless set), or a browser window (v7 and v6, which have no `window`; decisions.md 176, 178). */
   windowByDefault: 'operator' | 'browser';
 }
 
