@@ -3,9 +3,9 @@
 // for a running session's share page opened directly, framed in an `<iframe>` by a page of an
 // allowed origin, and through `<remote-browser-viewer>` (that page loading the engine's
 // `/element.js`); each try in a fresh browser context (nothing cached), the three ways in turn.
-// And the share of the viewer's area the remote display gets with the full and the compact
-// toolbar, on a 390x844 phone and a 1280x800 desktop, with a screenshot of each
-// (`RBK_BENCH_SCREENSHOTS=<dir>`). A real engine (its built viewer site: `npm run build` first),
+// And the share of the viewer's area the remote display gets with the toolbar a link has by
+// default (the one row), the full and the compact toolbar, on a 390x844 phone and a 1280x800
+// desktop, with a screenshot of each (`RBK_BENCH_SCREENSHOTS=<dir>`). A real engine (its built viewer site: `npm run build` first),
 // Debian Chromium as the viewer, the embedding page on `http://localhost:<port>` (another origin
 // than the engine's 127.0.0.1). `RBK_BENCH_SAMPLES` tries per way (default 5).
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -143,18 +143,19 @@ export async function embedBench(): Promise<void> {
       report('viewer', `embed_first_frame_${way}_ms_p90`, percentile(times[way], 90), 'ms', extra);
     }
 
-    // The remote display's share of the viewer's area, full and compact toolbar, phone and desktop.
+    // The remote display's share of the viewer's area, the default, full and compact toolbar, phone and desktop.
     const screens = [
       { name: 'phone', options: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 1 } },
       { name: 'desktop', options: { viewport: { width: 1280, height: 800 } } },
     ];
     for (const { name, options } of screens) {
-      for (const toolbar of ['full', 'compact'] as const) {
+      // `default`: the share link as it is handed out (the one row since decisions.md 180).
+      for (const toolbar of ['default', 'full', 'compact'] as const) {
         const context = await browser.newContext(options);
         try {
           const page = await context.newPage();
           await page.addInitScript(FIRST_PIXEL);
-          await page.goto(toolbar === 'full' ? shareUrl : `${shareUrl}&toolbar=compact`);
+          await page.goto(toolbar === 'default' ? shareUrl : `${shareUrl}&toolbar=${toolbar}`);
           await firstPixelAt(page);
           const { share, toolbarPx } = await displayShare(page);
           // For the picture: the remote page redrawn at the new size (its colour low in the canvas).

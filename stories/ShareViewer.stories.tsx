@@ -20,7 +20,7 @@ interface ViewerStoryProps {
   viewers: number;
   /** Whether the share API says the session has sound. */
   sound: boolean;
-  /** The toolbar choice (issue 44): full, compact, none. */
+  /** The toolbar choice (issue 44): compact (the default, decisions.md 180), full, none. */
   toolbar: 'full' | 'compact' | 'none';
   /** The viewer's width in px (a phone's 390); 0: the canvas's. */
   width: number;
@@ -43,7 +43,7 @@ function ViewerStory({ language, scenario, viewOnly, control, viewers, sound, to
 const meta = {
   title: 'Components/ShareViewer',
   component: ViewerStory,
-  args: { language: 'en', scenario: 'waiting', viewOnly: false, control: true, viewers: 1, sound: false, toolbar: 'full', width: 0, onLeave: fn() },
+  args: { language: 'en', scenario: 'waiting', viewOnly: false, control: true, viewers: 1, sound: false, toolbar: 'compact', width: 0, onLeave: fn() },
   argTypes: {
     toolbar: { control: 'inline-radio', options: ['full', 'compact', 'none'] },
     language: { control: 'select', options: [...SHARE_LANGUAGES] },
@@ -64,27 +64,30 @@ export const Waiting: Story = {
   },
 };
 
+/** A running session with the default toolbar, one row (decisions.md 180): "More" opens the input controls over the screen. */
 export const Running: Story = {
   args: { scenario: 'running' },
   play: async ({ canvasElement, args }) => {
     const canvas = within(canvasElement);
     const t = text(args.language);
     await expect(await canvas.findByRole('toolbar', { name: t.toolbar.label })).toBeVisible();
+    const more = await canvas.findByRole('button', { name: t.toolbar.more });
+    await expect(canvas.queryByRole('button', { name: t.toolbar.paste })).toBeNull();
+    await userEvent.click(more);
+    await expect(await canvas.findByRole('button', { name: t.toolbar.paste })).toBeVisible();
     await userEvent.click(canvas.getByRole('button', { name: t.leave }));
     await expect(args.onLeave).toHaveBeenCalledWith(LEAVE_URL);
   },
 };
 
-/** The compact toolbar (issue 44): one row; "More" opens the input controls over the screen. */
-export const RunningCompactToolbar: Story = {
-  args: { scenario: 'running', toolbar: 'compact' },
+/** The full toolbar (issue 44), asked for by name: every control written out, in rows on a wide viewer. */
+export const RunningFullToolbar: Story = {
+  args: { scenario: 'running', toolbar: 'full' },
   play: async ({ canvasElement, args }) => {
     const canvas = within(canvasElement);
     const t = text(args.language);
-    const more = await canvas.findByRole('button', { name: t.toolbar.more });
-    await expect(canvas.queryByRole('button', { name: t.toolbar.paste })).toBeNull();
-    await userEvent.click(more);
     await expect(await canvas.findByRole('button', { name: t.toolbar.paste })).toBeVisible();
+    await expect(canvas.queryByRole('button', { name: t.toolbar.more })).toBeNull();
   },
 };
 
@@ -111,9 +114,9 @@ export const RunningViewOnly: Story = {
   args: { scenario: 'running', viewOnly: true },
 };
 
-/** Three people watch; "Share view-only" makes a link for watching only and shows it to copy. */
+/** Three people watch (the full toolbar counts them); "Share view-only" makes a link for watching only and shows it to copy. */
 export const SharingViewOnly: Story = {
-  args: { scenario: 'running', viewers: 3 },
+  args: { scenario: 'running', viewers: 3, toolbar: 'full' },
   play: async ({ canvasElement, args }) => {
     const canvas = within(canvasElement);
     const t = text(args.language);

@@ -5,7 +5,7 @@
 // `<remote-browser-viewer>` are built on it. No framework, nothing at import.
 import { EMBED_MESSAGE_VERSION, parseEmbedEvent, type EmbedCommand, type EmbedEvent, type WithoutVersion } from '../protocol/embed-messages.js';
 import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
-import type { ViewerChrome, ViewerToolbarChoice } from '../protocol/share.js';
+import { viewerToolbarChoice, type ViewerChrome, type ViewerToolbarChoice } from '../protocol/share.js';
 
 /** What the framed viewer is allowed in the host page: the remote clipboard, sound, fullscreen. */
 export const VIEWER_FRAME_ALLOW = 'clipboard-read; clipboard-write; autoplay; fullscreen';
@@ -13,7 +13,7 @@ export const VIEWER_FRAME_ALLOW = 'clipboard-read; clipboard-write; autoplay; fu
 export interface FramedViewerOptions {
   /** `compact`: the waiting screen's title and progress only. Default `full`. */
   chrome?: ViewerChrome;
-  /** The live screen's toolbar: `full` (default), `compact` (one row, the rest behind "More"; a floating button on a phone), `none` (your page gives the commands). */
+  /** The live screen's toolbar: `compact` (default: one row, the rest behind "More"; a floating button on a phone), `full` (every control laid out, in rows on a wide frame), `none` (your page gives the commands). */
   toolbar?: ViewerToolbarChoice;
   /** Watch only, whatever the link allows (the viewer sends no input and acts on no command). */
   viewOnly?: boolean;
@@ -35,7 +35,9 @@ export function framedViewerUrl(shareUrl: string, options: FramedViewerOptions =
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || !/\/s$/.test(url.pathname) || !/^[A-Za-z0-9_-]{16,64}$/.test(linkId)) {
     throw new TypeError('not a share link: expected https://<service>/<lang>/s?<link_id>');
   }
-  const toolbar = options.toolbar === 'compact' || options.toolbar === 'none' ? `&toolbar=${options.toolbar}` : '';
+  // A choice is written as it is; none chosen leaves the viewer site's default (the one row).
+  const chosen = viewerToolbarChoice(options.toolbar);
+  const toolbar = chosen ? `&toolbar=${chosen}` : '';
   url.search = `?${linkId}${options.chrome === 'compact' ? '&chrome=compact' : ''}${toolbar}${options.viewOnly ? '&view-only' : ''}`;
   // The viewer speaks the language of the link's `/<lang>/s` segment: replaced (or added) here.
   if (isShareLanguage(options.language)) url.pathname = url.pathname.replace(/(?:\/[a-z]{2})?\/s$/, `/${options.language}/s`);

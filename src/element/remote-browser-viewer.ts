@@ -3,13 +3,14 @@
 // shadow root and sends the message API's events as DOM events named `rbk-<type>` (`rbk-ready`,
 // `rbk-state`, `rbk-tabs`, `rbk-control`, `rbk-people`, `rbk-joined`, `rbk-left`, `rbk-download`,
 // `rbk-recording`, `rbk-sound`, `rbk-closed`, `rbk-error`) whose `detail` is the message itself;
-// its methods are the commands. Attributes: `src`, `chrome` (`compact`), `view-only`, `title`,
+// its methods are the commands. Attributes: `src`, `chrome` (`compact`), `toolbar` (`compact`, the
+// default, `full` or `none`), `view-only`, `title`,
 // `language` (the viewer's, instead of the link's). Full screen is the element's own
 // `requestFullscreen()`, from a press's handler.
 // Styled from outside with `::part(frame)` and the custom properties --rbk-viewer-border,
 // --rbk-viewer-radius and --rbk-viewer-background. Defined only in a browser (SSR imports it safely).
 import type { EmbedEvent } from '../protocol/embed-messages.js';
-import type { ViewerToolbarChoice } from '../protocol/share.js';
+import { viewerToolbarChoice } from '../protocol/share.js';
 import { FramedViewer } from './framed-viewer.js';
 
 export const ELEMENT_NAME = 'remote-browser-viewer';
@@ -108,8 +109,7 @@ function elementClass(): CustomElementConstructor {
 
     #load(): void {
       const src = this.getAttribute('src') ?? '';
-      const toolbar = this.getAttribute('toolbar');
-      const options = { chrome: this.getAttribute('chrome') === 'compact' ? 'compact' as const : 'full' as const, toolbar: (toolbar === 'compact' || toolbar === 'none' ? toolbar : 'full') as ViewerToolbarChoice, viewOnly: this.hasAttribute('view-only'), title: this.getAttribute('title') ?? 'Remote browser', language: this.getAttribute('language') ?? '' };
+      const options = { chrome: this.getAttribute('chrome') === 'compact' ? 'compact' as const : 'full' as const, toolbar: viewerToolbarChoice(this.getAttribute('toolbar')), viewOnly: this.hasAttribute('view-only'), title: this.getAttribute('title') ?? 'Remote browser', language: this.getAttribute('language') ?? '' };
       const wanted = JSON.stringify([src, options]);
       if (wanted === this.#shown) return;
       this.#shown = wanted;

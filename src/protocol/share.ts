@@ -69,18 +69,26 @@ export function isWebAddress(value: string): boolean {
 export type ViewerChrome = 'full' | 'compact';
 
 /**
- * The live screen's toolbar (issue 44, decisions.md 153): `full` (every control), `compact` (one
- * row; the rest behind "More"; on a phone one floating button that opens them), `none` (the
- * page around the viewer gives the commands through the message API), as `&toolbar=` names it.
+ * The live screen's toolbar (issue 44, decisions.md 153, 180): `compact` (the default: one row;
+ * the rest behind "More"; on a phone one floating button that opens them), `full` (every control
+ * laid out, in rows on a wide viewer), `none` (the page around the viewer gives the commands
+ * through the message API), as `&toolbar=` names it.
  */
 export type ViewerToolbarChoice = 'full' | 'compact' | 'none';
 export const VIEWER_TOOLBARS: readonly ViewerToolbarChoice[] = ['full', 'compact', 'none'];
+/** What every viewer shows when its embedder chose nothing: the one row (decisions.md 180). */
+export const DEFAULT_VIEWER_TOOLBAR: ViewerToolbarChoice = 'compact';
 
-/** The embedder's options after a share link's id: `&chrome=compact`, `&toolbar=compact|none`, `&view-only` (watch, whatever the link allows). */
+/** A toolbar choice, or `undefined` for anything else (an attribute or option the embedder left out or misspelt). */
+export function viewerToolbarChoice(value: unknown): ViewerToolbarChoice | undefined {
+  return VIEWER_TOOLBARS.find((choice) => choice === value);
+}
+
+/** The embedder's options after a share link's id: `&chrome=compact`, `&toolbar=full|compact|none`, `&view-only` (watch, whatever the link allows). */
 export function shareLinkOptions(urlOrPath: string): { chrome: ViewerChrome; toolbar: ViewerToolbarChoice; viewOnly: boolean } {
   const query = urlOrPath.includes('?') ? urlOrPath.slice(urlOrPath.indexOf('?') + 1).split('#')[0]! : '';
   const options = new URLSearchParams(query.split('&').slice(1).join('&'));
-  const toolbar = VIEWER_TOOLBARS.find((choice) => choice === options.get('toolbar')) ?? 'full';
+  const toolbar = viewerToolbarChoice(options.get('toolbar')) ?? DEFAULT_VIEWER_TOOLBAR;
   return { chrome: options.get('chrome') === 'compact' ? 'compact' : 'full', toolbar, viewOnly: options.has('view-only') };
 }
 

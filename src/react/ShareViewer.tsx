@@ -9,7 +9,7 @@ import { I18nextProvider, useTranslation } from 'react-i18next';
 import type { ViewerScreen } from '../core/viewer-state.js';
 // Zod-free parts of the protocol only: the viewer must stay small in any host page.
 import { isShareLanguage, type ShareLanguage } from '../protocol/languages.js';
-import { isWebAddress, offersChannel, parseShareLink, shareBaseOf, type ViewerChrome, type ViewerState, type ViewerStateName, type ViewerToolbarChoice } from '../protocol/share.js';
+import { DEFAULT_VIEWER_TOOLBAR, isWebAddress, offersChannel, parseShareLink, shareBaseOf, type ViewerChrome, type ViewerState, type ViewerStateName, type ViewerToolbarChoice } from '../protocol/share.js';
 import type { ShareTab } from '../protocol/tabs.js';
 import { createComponentI18n } from './i18n.js';
 import { LiveScreen } from './viewer/LiveScreen.js';
@@ -58,7 +58,7 @@ export interface ShareViewerProps {
   viewerPass?: string;
   /** `compact` (issue 44): the waiting screen shows its title and progress only, for a viewer framed in another page. Default `full`. */
   chrome?: ViewerChrome;
-  /** The live screen's toolbar (issue 44): `full` (default), `compact` (one row, the rest behind "More"; one floating button on a narrow viewer), `none` (the host gives the commands). */
+  /** The live screen's toolbar (issue 44, decisions.md 180): `compact` (default: one row, the rest behind "More"; one floating button on a narrow viewer), `full` (every control laid out, in rows on a wide viewer), `none` (the host gives the commands). */
   toolbar?: ViewerToolbarChoice;
   className?: string;
   style?: CSSProperties;
@@ -206,7 +206,7 @@ function ShareViewerScreens({ shareBase, linkId, viewOnly, chrome, toolbar, view
   }
 }
 
-export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onViewerState, onPeople, onSound, onLeave, viewOnly = false, viewerPass, chrome = 'full', toolbar = 'full', className, style, fetch: shareFetch }: ShareViewerProps) {
+export function ShareViewer({ shareUrl, shareBase, linkId, language, onStateChange, onTabsChange, onViewerState, onPeople, onSound, onLeave, viewOnly = false, viewerPass, chrome = 'full', toolbar = DEFAULT_VIEWER_TOOLBAR, className, style, fetch: shareFetch }: ShareViewerProps) {
   const link = useMemo(() => {
     if (shareUrl) {
       const parsed = parseShareLink(shareUrl);

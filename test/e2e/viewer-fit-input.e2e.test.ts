@@ -178,14 +178,16 @@ describe('typing through the viewer', () => {
 
 describe('a view-only link made in the viewer', () => {
   it('watches, is counted, and nothing typed or pressed in it reaches the page', async () => {
-    const owner = await openViewer(shareUrl, { width: 1000, height: 700 });
+    // The full toolbar, asked for by name: it writes out what this link may do and how many watch
+    // (the default one row keeps them to the people button and its status line, decisions.md 180).
+    const owner = await openViewer(`${shareUrl}&toolbar=full`, { width: 1000, height: 700 });
     let watcher: Page | undefined;
     try {
       await owner.getByRole('button', { name: 'Share view-only' }).click();
       const viewUrl = await owner.getByRole('textbox', { name: 'View-only link' }).inputValue();
       expect(viewUrl).not.toBe(shareUrl);
       await expect.poll(() => owner.getByText('You can control').isVisible()).toBe(true);
-      watcher = await openViewer(viewUrl, { width: 800, height: 600 });
+      watcher = await openViewer(`${viewUrl}&toolbar=full`, { width: 800, height: 600 });
       await expect.poll(() => watcher!.getByText('View only', { exact: true }).isVisible()).toBe(true);
       await expect.poll(() => owner.getByText('2 watching').isVisible(), { timeout: 10_000 }).toBe(true);
       await expect.poll(() => watcher!.getByText('2 watching').isVisible(), { timeout: 10_000 }).toBe(true);

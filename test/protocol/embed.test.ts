@@ -60,9 +60,11 @@ describe("a share link's embedder options", () => {
   const link = 'https://share.example.com/de/s?AbCdEfGhIjKlMnOpQrSt_-';
   it('follow its id after & and leave the id as it was', () => {
     expect(parseShareLink(`${link}&chrome=compact&view-only`)).toEqual({ language: 'de', linkId: 'AbCdEfGhIjKlMnOpQrSt_-' });
-    expect(shareLinkOptions(`${link}&chrome=compact&view-only`)).toEqual({ chrome: 'compact', toolbar: 'full', viewOnly: true });
-    expect(shareLinkOptions(link)).toEqual({ chrome: 'full', toolbar: 'full', viewOnly: false });
-    expect(shareLinkOptions(`${link}&chrome=huge`)).toEqual({ chrome: 'full', toolbar: 'full', viewOnly: false });
+    // No toolbar asked for is the one row (decisions.md 180); `full` is asked for by name.
+    expect(shareLinkOptions(`${link}&chrome=compact&view-only`)).toEqual({ chrome: 'compact', toolbar: 'compact', viewOnly: true });
+    expect(shareLinkOptions(link)).toEqual({ chrome: 'full', toolbar: 'compact', viewOnly: false });
+    expect(shareLinkOptions(`${link}&chrome=huge&toolbar=huge`)).toEqual({ chrome: 'full', toolbar: 'compact', viewOnly: false });
+    expect(shareLinkOptions(`${link}&toolbar=full`)).toEqual({ chrome: 'full', toolbar: 'full', viewOnly: false });
   });
 
   it("are what the element's iframe asks for, on a share link only", () => {
@@ -70,7 +72,8 @@ describe("a share link's embedder options", () => {
     expect(framedViewerUrl(link).href).toBe(link);
     expect(framedViewerUrl(link, { toolbar: 'none', viewOnly: true }).href).toBe(`${link}&toolbar=none&view-only`);
     expect(framedViewerUrl(link, { chrome: 'compact', toolbar: 'compact' }).href).toBe(`${link}&chrome=compact&toolbar=compact`);
-    expect(framedViewerUrl(link, { toolbar: 'full' }).href).toBe(link);
+    expect(framedViewerUrl(link, { toolbar: 'full' }).href).toBe(`${link}&toolbar=full`);
+    expect(framedViewerUrl(link, { toolbar: 'huge' as 'full' }).href).toBe(link);
     expect(framedViewerUrl(link, { language: 'ja' }).href).toBe('https://share.example.com/ja/s?AbCdEfGhIjKlMnOpQrSt_-');
     expect(framedViewerUrl('https://share.example.com/s?AbCdEfGhIjKlMnOpQrSt_-', { language: 'fr' }).href).toBe('https://share.example.com/fr/s?AbCdEfGhIjKlMnOpQrSt_-');
     expect(framedViewerUrl(link, { language: 'xx' }).href).toBe(link);

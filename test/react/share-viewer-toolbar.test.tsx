@@ -72,11 +72,12 @@ describe('the toolbar choice', () => {
     expect(within(toolbar).getByRole('button', { name: text.leave })).toBeInTheDocument();
   });
 
-  it("is read from the link's embedder options, anything unknown being the full toolbar", () => {
+  it("is read from the link's embedder options, anything unknown being the one row", () => {
     const link = 'https://share.example.com/en/s?AbCdEfGhIjKlMnOpQrSt_-';
     expect(shareLinkOptions(`${link}&toolbar=none`).toolbar).toBe('none');
     expect(shareLinkOptions(`${link}&chrome=compact&toolbar=compact`)).toEqual({ chrome: 'compact', toolbar: 'compact', viewOnly: false });
-    expect(shareLinkOptions(`${link}&toolbar=huge`).toolbar).toBe('full');
-    expect(shareLinkOptions(link).toolbar).toBe('full');
+    expect(shareLinkOptions(`${link}&toolbar=full`).toolbar).toBe('full');
+    expect(shareLinkOptions(`${link}&toolbar=huge`).toolbar).toBe('compact');
+    expect(shareLinkOptions(link).toolbar).toBe('compact');
   });
 });

@@ -1,6 +1,6 @@
 // <ShareViewer> against the real engine's share API: every screen in every language, with axe
 // checks. Session states are set in the engine's store (no browser is started for them: the fake runtime).
-import { render, screen, waitFor } from '@testing-library/react';
+import { render, screen, waitFor, within } from '@testing-library/react';
 import { userEvent } from '@testing-library/user-event';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SHARE_LANGUAGES, type ShareLanguage } from '../../src/protocol/index.js';
@@ -47,11 +47,14 @@ describe.each(SHARE_LANGUAGES)('in %s', (language) => {
     expect(await axeViolations(container)).toEqual([]);
   });
 
-  it('shows the live session screen with its controls', async () => {
+  it('shows the live session screen with its controls: one row, the input controls behind "More"', async () => {
     const { container } = render(<ShareViewer shareUrl={await sessionLink('running', language)} />);
     expect(await screen.findByRole('application', { name: text.running.region.replace('{{browser}}', 'Chromium') })).toBeInTheDocument();
     const toolbar = screen.getByRole('toolbar', { name: text.toolbar.label });
-    for (const name of [text.toolbar.fullscreen, text.toolbar.paste, text.toolbar.keyboard, text.toolbar.esc, text.leave]) {
+    for (const name of [text.toolbar.fullscreen, text.leave]) expect(toolbar).toContainElement(screen.getByRole('button', { name }));
+    expect(screen.queryByRole('button', { name: text.toolbar.keyboard })).toBeNull();
+    await userEvent.click(within(toolbar).getByRole('button', { name: text.toolbar.more }));
+    for (const name of [text.toolbar.paste, text.toolbar.keyboard, text.toolbar.esc]) {
       expect(toolbar).toContainElement(screen.getByRole('button', { name }));
     }
     // Not recorded: nothing says it is.

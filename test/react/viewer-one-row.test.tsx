@@ -3,7 +3,8 @@
 // running session whose browser has two tabs (a stand-in: the fake runtime starts no browser):
 // - the compact toolbar holds the remote tabs and who watches and drives in its one row (before,
 //   each was a row of its own above the picture);
-// - the full toolbar keeps its rows on a wide viewer;
+// - a viewer whose embedder chose no toolbar shows the one row (decisions.md 180);
+// - the full toolbar, asked for by name, keeps its rows on a wide viewer;
 // - a viewer 560 px wide or less (a phone, a small frame) shows the full toolbar as the compact
 //   one (the floating "More" button whose sheet holds every control, the tabs and the people
 //   among them), and turns back when it is wide again.
@@ -101,8 +102,21 @@ describe('the chrome in one row, and one button on a phone', () => {
     expect(await axeViolations(container)).toEqual([]);
   });
 
-  it('full on a wide viewer: every control written out, the tabs and the people each in their row', async () => {
+  it('no toolbar chosen on a wide viewer: the one row, with the tabs and the people in it', async () => {
     const { container } = render(<ShareViewer shareUrl={await sessionWithTabs()} />);
+    act(() => StandInResizeObserver.resize(1280));
+    const toolbar = await liveViewer();
+    expect(container.firstElementChild).toHaveAttribute('data-toolbar', 'compact');
+    expect(toolbar).toHaveAttribute('data-toolbar', 'compact');
+    expect(within(toolbar).getByRole('tablist', { name: text.tabs.label })).toBeInTheDocument();
+    expect(peopleButton(toolbar)).toBeInTheDocument();
+    expect(within(toolbar).getByRole('button', { name: text.toolbar.more })).toBeInTheDocument();
+    const live = container.querySelector('.rbk-viewer__live')!;
+    expect([...live.children].map((child) => child.className).filter((name) => /__(tabs|toolbar|people)$/.test(name))).toEqual(['rbk-viewer__toolbar']);
+  });
+
+  it('full on a wide viewer: every control written out, the tabs and the people each in their row', async () => {
+    const { container } = render(<ShareViewer shareUrl={await sessionWithTabs()} toolbar="full" />);
     act(() => StandInResizeObserver.resize(1280));
     const toolbar = await liveViewer();
     expect(toolbar).not.toHaveAttribute('data-toolbar');
@@ -115,7 +129,7 @@ describe('the chrome in one row, and one button on a phone', () => {
   });
 
   it('full on a phone-wide viewer: one "More" button whose sheet holds every control, the tabs and the people; wide again, the full toolbar', async () => {
-    const { container } = render(<ShareViewer shareUrl={await sessionWithTabs()} />);
+    const { container } = render(<ShareViewer shareUrl={await sessionWithTabs()} toolbar="full" />);
     await liveViewer();
     act(() => StandInResizeObserver.resize(390));
     const live = container.querySelector('.rbk-viewer__live')!;

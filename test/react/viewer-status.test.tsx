@@ -93,7 +93,7 @@ describe('the status a screen reader hears', () => {
 
   it('the full toolbar on a wide viewer writes the connection out for the eye, and the one region says it', async () => {
     const { link } = await runningSession();
-    render(<ShareViewer shareUrl={link} />);
+    render(<ShareViewer shareUrl={link} toolbar="full" />);
     const toolbar = await screen.findByRole('toolbar', { name: text.toolbar.label }, { timeout: 10_000 });
     act(() => StandInResizeObserver.resize(1280));
     expect(within(toolbar).queryAllByRole('status')).toEqual([]);

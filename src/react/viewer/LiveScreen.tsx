@@ -5,6 +5,7 @@
 import { useCallback, useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import { requestViewOnlyLink } from '../../core/share-api.js';
+import { DEFAULT_VIEWER_TOOLBAR, type ViewerToolbarChoice } from '../../protocol/share.js';
 import { useCountdown } from './useCountdown.js';
 import { useFullscreen } from './useFullscreen.js';
 import { useRemoteKeyboard } from './useRemoteKeyboard.js';
@@ -50,10 +51,11 @@ export interface LiveScreenProps {
   /** Called with the sound at this viewer each time it changes, while the live screen shows (ShareViewer's `onSound`). */
   onSound?: ((sound: RemoteSound) => void) | undefined;
   /**
-   * The toolbar: every control, one row (`compact`), or none (ShareViewer's `toolbar`). `full` in a
-   * viewer 560 px wide or less (a phone, a small frame) is shown as `compact`: one floating button.
+   * The toolbar: one row (`compact`, the default), every control laid out (`full`), or none
+   * (ShareViewer's `toolbar`). `full` in a viewer 560 px wide or less (a phone, a small frame) is
+   * shown as `compact`: one floating button.
    */
-  toolbar?: 'full' | 'compact' | 'none';
+  toolbar?: ViewerToolbarChoice;
   /** The remote browser's tabs (TabStrip): a row above the toolbar, or inside the compact toolbar's one row. */
   tabStrip?: ReactNode;
 }
@@ -61,7 +63,7 @@ export interface LiveScreenProps {
 /** The view-only link as the toolbar asked for it. */
 type ViewLink = { url: string } | { failed: true } | null;
 
-export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, waking = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople, onSound, toolbar: chosen = 'full', tabStrip = null }: LiveScreenProps) {
+export function LiveScreen({ shareBase, linkId, browserName, viewOnly, viewers, recording = false, waking = false, sound, video = false, editing = false, onLeave, shareFetch, hidden, people: offersPeople = false, viewerPass, onPeople, onSound, toolbar: chosen = DEFAULT_VIEWER_TOOLBAR, tabStrip = null }: LiveScreenProps) {
   const { t } = useTranslation('viewer');
   const rootRef = useRef<HTMLDivElement>(null);
   const screenRef = useRef<HTMLDivElement>(null);

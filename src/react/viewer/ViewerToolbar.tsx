@@ -1,7 +1,8 @@
 // The live screen's toolbar: connection state and quality, what this link lets its holder do,
 // who watches, and the controls (view-only link, keyboard, sticky keys, paste, sound, full screen,
-// leave), and the session's files (FilesControl.tsx). Compact, it is one row that also holds the
-// remote browser's tabs and who watches and drives (issue 44), or on a phone one floating button.
+// leave), and the session's files (FilesControl.tsx). Compact (the default, decisions.md 180), it is
+// one row that also holds the remote browser's tabs, who watches and drives, and the files, with the
+// input controls behind "More" (issue 44); on a phone one floating button.
 import { useState, type ReactNode } from 'react';
 import { useTranslation } from 'react-i18next';
 import type { ConnectionState } from '../../core/reconnect.js';
@@ -178,8 +179,13 @@ function CompactToolbar(props: ViewerToolbarProps & { statusText: string; qualit
           <span className="rbk-viewer__recorded-dot" />
         </span>
       ) : null}
+      {/* A viewer that only watches says so in the one row too (a link that controls is the usual case). */}
+      {viewOnly ? <span className="rbk-viewer__badge">{t('running.viewOnly')}</span> : null}
       {props.tabs ?? <span className="rbk-viewer__spacer" />}
       {props.people}
+      {/* Files stay in the row, not in the sheet: mounted while the sheet is closed, they follow
+          what arrives (the count on the button, the announcement) and take files dropped on the viewer. */}
+      {!viewOnly ? props.files : null}
       <span className="rbk-viewer__always">
         <EveryViewerControls {...props} />
       </span>
@@ -207,7 +213,7 @@ function CompactToolbar(props: ViewerToolbarProps & { statusText: string; qualit
       </button>
       {!viewOnly && more ? (
         <div className="rbk-viewer__sheet">
-          <InputControls {...props} />
+          <InputControls {...props} files={null} />
         </div>
       ) : null}
     </div>

@@ -19,7 +19,7 @@ root.render(
   <StrictMode>
     <ShareViewer
       shareUrl={window.location.href}
-      // The embedder's options after the link id (issue 44): `&chrome=compact`, `&toolbar=compact|none`, `&view-only`.
+      // The embedder's options after the link id (issue 44): `&chrome=compact`, `&toolbar=full|compact|none` (the one row when absent), `&view-only`.
       chrome={options.chrome}
       toolbar={options.toolbar}
       viewOnly={options.viewOnly}
