@@ -138,6 +138,8 @@ describe('ShareViewer', () => {
     render(<ShareViewer shareUrl={await sessionLink('running', 'en')} viewOnly />);
     await screen.findByRole('application');
     expect(screen.getByText(resources.en.viewer.running.viewOnly)).toBeInTheDocument();
+    // Not behind "More" either.
+    await userEvent.click(screen.getByRole('button', { name: resources.en.viewer.toolbar.more }));
     expect(screen.queryByRole('button', { name: resources.en.viewer.toolbar.keyboard })).toBeNull();
     expect(screen.queryByRole('button', { name: resources.en.viewer.toolbar.paste })).toBeNull();
   });
@@ -147,7 +149,8 @@ describe('ShareViewer', () => {
     const id = (await engine.store.sessionsWithStatus(['running'])).at(-1)!.id;
     await engine.store.updateSession(id, { viewers: 3 });
     const text = resources.de.viewer;
-    const owner = render(<ShareViewer shareUrl={url} />);
+    // The full toolbar: it writes out what the link may do and how many watch (decisions.md 180).
+    const owner = render(<ShareViewer shareUrl={url} toolbar="full" />);
     expect(await screen.findByText(text.running.canControl)).toBeInTheDocument();
     expect(screen.getByText('3 schauen zu')).toBeInTheDocument();
     await userEvent.click(screen.getByRole('button', { name: text.toolbar.shareViewOnly }));
@@ -160,7 +163,7 @@ describe('ShareViewer', () => {
 
     // The view-only link's viewer: no input controls, even without the viewOnly prop.
     await engine.store.updateSession(id, { viewers: 1 });
-    const watcher = render(<ShareViewer shareUrl={viewUrl} />);
+    const watcher = render(<ShareViewer shareUrl={viewUrl} toolbar="full" />);
     expect(await screen.findByText(text.running.viewOnly)).toBeInTheDocument();
     expect(screen.getByText('1 schaut zu')).toBeInTheDocument();
     expect(screen.queryByRole('button', { name: text.toolbar.keyboard })).toBeNull();

@@ -174,9 +174,11 @@ function CompactToolbar(props: ViewerToolbarProps & { statusText: string; qualit
       <span className="rbk-viewer__quality" data-quality={props.quality} title={`${props.statusText} · ${t(`running.quality.${props.quality}`, { ms: rttMs ?? 0 })}`}>
         <span className="rbk-viewer__quality-dot" aria-hidden="true" />
       </span>
+      {/* Recorded, in words in the one row too: everyone watching is told (decisions.md 180). */}
       {props.recording ? (
         <span className="rbk-viewer__recorded" title={t('running.recordedNote')} aria-hidden="true">
           <span className="rbk-viewer__recorded-dot" />
+          {t('running.recorded')}
         </span>
       ) : null}
       {/* A viewer that only watches says so in the one row too (a link that controls is the usual case). */}
