@@ -56,6 +56,11 @@ async function openViewer(url: string, viewport: { width: number; height: number
   return page;
 }
 
+/** The names of the toolbar's buttons a person can see now. */
+async function shownToolbarButtons(page: Page): Promise<string[]> {
+  return page.locator('.rbk-viewer__toolbar button').evaluateAll((buttons) => buttons.filter((button) => button.checkVisibility()).map((button) => button.textContent!.trim()));
+}
+
 /** Presses the remote page's field through the viewer (the viewer scales the display to fit). */
 async function pressField(page: Page): Promise<void> {
   const chromeHeight = Number(await control.evaluate('outerHeight - innerHeight'));
@@ -108,6 +113,9 @@ describe('a phone-sized viewer', () => {
       const settled = Date.now();
       await new Promise((resolve) => setTimeout(resolve, 1500));
       expect(resizeRequests.get(page)!.filter((at) => at >= settled)).toEqual([]);
+      // The viewer's own chrome on a phone is one floating button (decisions.md 163, 180): the only
+      // control it shows until it is opened.
+      expect(await shownToolbarButtons(page)).toEqual(['More']);
 
       // The viewer's window grows (a rotation, or a desktop window dragged larger): the display follows.
       // Its chrome changes with its width too (the phone's one button, then a desktop's row), so
@@ -122,6 +130,10 @@ describe('a phone-sized viewer', () => {
         const { screen, area, gap } = await followed();
         return area[0]! > 900 && screen.join() === area.join() && gap <= 2;
       }, { timeout: 15_000 }).toBe(true);
+      // On a desktop the link's default chrome is one row: the files, full screen, Leave and "More" in it.
+      const row = (await page.getByRole('toolbar', { name: 'Session controls' }).boundingBox())!;
+      expect(row.height).toBeLessThan(64);
+      expect(await shownToolbarButtons(page)).toEqual(expect.arrayContaining(['Files', 'Full screen', 'Leave', 'More']));
     } finally {
       await page.close();
     }
