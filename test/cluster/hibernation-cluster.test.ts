@@ -3,7 +3,10 @@
 // no node holds it); a viewer connecting to ANOTHER node resumes it on that node, logged in; a
 // viewer on the node it first ran on is then forwarded to the node that resumed it. Hibernated
 // again, it is resumed by a program through nginx in front of the three nodes (round robin):
-// Playwright's connectOverCDP finds its page, logged in.
+// Playwright's connectOverCDP finds its page, logged in. A session on a saved profile, hibernated
+// on one node and removed asleep through another, has its profile written there from its
+// hibernated state (decisions.md 179): the next session on the profile, on a third node, starts
+// logged in.
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -128,5 +131,38 @@ describe('a hibernated session on a three-node cluster', () => {
     expect(NODES).toContain(row.node_id);
     expect(row.hibernated).toBe(false);
     expect((await balanced('/vm/remove', { id })).status).toBe('ok');
+  }, 240_000);
+
+  it('on a saved profile, removed asleep through another node, writes its profile there; the next session on it, on a third node, is logged in', async () => {
+    const profileId = (await api('node-a')('/profile/create', { name: 'Asleep', browser: 'chromium' })).profile.id as string;
+    const since = reports.length;
+    const created = await api('node-a')('/vm/create', { browser: 'chromium', url: `${origin}/login`, profile: { id: profileId } });
+    expect(created.status, JSON.stringify(created)).toBe('ok');
+    const id = created.vmId as string;
+    expect((await api('node-a')(`/vm/data?id=${id}&wait=30000`)).data[0].status).toBe('running');
+    const loggedIn = await waitFor(() => reports.slice(since).find((r) => r.page === 'home'), Boolean, 30_000);
+    expect(loggedIn?.cookie).toContain('login=alice');
+    const ranOn = (await engines.get('node-a')!.store.session(id))!.node_id!;
+    await waitFor(async () => (await api(ranOn)(`/vm/data?id=${id}`)).data[0], (e) => e.hibernated === true, 60_000);
+    expect(engines.get(ranOn)!.runtime.list()).toHaveLength(0);
+    // Nothing written while it sleeps: the profile is written once, at the end.
+    expect((await api(ranOn)(`/profile/data?id=${profileId}`)).profiles[0].bytes).toBe(0);
+
+    const [other, third] = NODES.filter((node) => node !== ranOn) as [string, string];
+    expect((await api(other)('/vm/remove', { id })).status).toBe('ok');
+    expect(await waitFor(async () => (await api(other)(`/vm/data?id=${id}`)).data[0].status, (status) => status === 'deleted', 60_000)).toBe('deleted');
+    const saved = await waitFor(async () => (await api(third)(`/profile/data?id=${profileId}`)).profiles[0], (profile) => profile.bytes > 0 || profile.save_error !== undefined, 60_000);
+    expect(saved.save_error).toBeUndefined();
+    expect(saved.bytes).toBeGreaterThan(0);
+    // No node resumed it to save it: it was written from its hibernated state.
+    for (const engine of engines.values()) expect(engine.runtime.list()).toHaveLength(0);
+
+    const before = reports.length;
+    const next = await api(third)('/vm/create', { browser: 'chromium', url: `${origin}/home`, profile: { id: profileId } });
+    expect(next.status, JSON.stringify(next)).toBe('ok');
+    expect((await api(third)(`/vm/data?id=${next.vmId}&wait=30000`)).data[0].status).toBe('running');
+    const report = await waitFor(() => reports.slice(before).find((r) => r.page === 'home'), Boolean, 30_000);
+    expect(report?.cookie).toContain('login=alice');
+    expect((await api(third)('/vm/remove', { id: next.vmId })).status).toBe('ok');
   }, 240_000);
 });
