@@ -66,9 +66,13 @@ type Point = { x: number; y: number };
 const touch = (cdp: CDPSession, type: 'touchStart' | 'touchMove' | 'touchEnd', points: Point[]) =>
   cdp.send('Input.dispatchTouchEvent', { type, touchPoints: points.map((p, id) => ({ x: p.x, y: p.y, id })) });
 
+/**
+ * A tap: the finger's start and end sent together (DevTools runs them in order), so the tap is as
+ * short as a finger's. Awaited one after the other, a loaded test process (the engine runs in it)
+ * could hold the finger down past noVNC's 1 s tap time, making it a long press.
+ */
 async function tap(cdp: CDPSession, at: Point): Promise<void> {
-  await touch(cdp, 'touchStart', [at]);
-  await touch(cdp, 'touchEnd', []);
+  await Promise.all([touch(cdp, 'touchStart', [at]), touch(cdp, 'touchEnd', [])]);
 }
 
 /** Two fingers from `from` to `to`, in steps (a finger's path as a phone reports it). */
