@@ -5,9 +5,10 @@
 // `/element.js`); each try in a fresh browser context (nothing cached), the three ways in turn.
 // And the share of the viewer's area the remote display gets with the toolbar a link has by
 // default (the one row), the full and the compact toolbar, on a 390x844 phone and a 1280x800
-// desktop, with a screenshot of each (`RBK_BENCH_SCREENSHOTS=<dir>`). A real engine (its built viewer site: `npm run build` first),
-// Debian Chromium as the viewer, the embedding page on `http://localhost:<port>` (another origin
-// than the engine's 127.0.0.1). `RBK_BENCH_SAMPLES` tries per way (default 5).
+// desktop, with a screenshot of each (`RBK_BENCH_SCREENSHOTS=<dir>`). A real engine (its built
+// viewer site: `npm run build` first), Debian Chromium as the viewer, the embedding page on
+// `http://localhost:<port>` (another origin than the engine's 127.0.0.1). `RBK_BENCH_SAMPLES`
+// tries per way (default 5).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
