@@ -14,7 +14,6 @@ export interface EnginePart {
 /** What every engine entry (`remote-browser-kit/engine`, the `remote-browser-kit` command) loads. */
 export const ENGINE_PARTS: readonly EnginePart[] = [
   { name: 'better-sqlite3', install: 'better-sqlite3@12' },
-  { name: 'chrome-remote-interface', install: 'chrome-remote-interface@0.34' },
   { name: 'commander', install: 'commander@14' },
   { name: 'ipaddr.js', install: 'ipaddr.js@2' },
   { name: 'pino', install: 'pino@10' },

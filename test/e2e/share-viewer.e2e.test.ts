@@ -114,8 +114,7 @@ describe('a share link in a real browser', () => {
       await page.keyboard.press('F12');
       await page.keyboard.press('Control+Shift+I');
       await new Promise((r) => setTimeout(r, 1500));
-      const { targetInfos } = await control.client.send('Target.getTargets');
-      expect(targetInfos.filter((t) => t.url.startsWith('devtools://'))).toEqual([]);
+      expect((await control.targets()).filter((t) => t.url.startsWith('devtools://'))).toEqual([]);
 
       // The dialog may still be on its way on a loaded machine: Esc, then the link, until the link is followed.
       const link = await viewerPoint(page, 120, chromeHeight + 190);

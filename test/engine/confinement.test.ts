@@ -176,8 +176,7 @@ describe('two confined Chromium sessions', () => {
     await x(a, 'xdotool', ['key', 'ctrl+shift+i']);
     await x(a, 'xdotool', ['key', 'ctrl+shift+j']);
     await new Promise((r) => setTimeout(r, 1500));
-    const { targetInfos } = await a.control!.client.send('Target.getTargets');
-    expect(targetInfos.filter((t) => t.url.startsWith('devtools://'))).toEqual([]);
+    expect((await a.control!.targets()).filter((t) => t.url.startsWith('devtools://'))).toEqual([]);
     const windows = await x(a, 'xdotool', ['search', '--onlyvisible', '--name', 'DevTools']).catch(() => '');
     expect(windows.trim()).toBe('');
     // Chromium says "DevTools not allowed on this page" in a dialog: closed, as a person would, for the tests after.

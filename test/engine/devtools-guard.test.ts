@@ -5,7 +5,8 @@
 // into it is blocked before any script runs there (issue 32). Pages and targets are read
 // through a DevTools connection of the test's own, keys are typed on the session's display.
 import type { EventEmitter } from 'node:events';
-import CDP from 'chrome-remote-interface';
+import type { TargetInfo } from '../../src/engine/runtime/browser/control.js';
+import { DevToolsConnection, type DevToolsEvent } from '../../src/engine/runtime/browser/devtools-connection.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine.js';
 import { startEngine, type EngineFixture } from '../helpers/engine.js';
@@ -24,7 +25,7 @@ let key: string;
 let vmId: string;
 let session: RuntimeSession;
 /** The test's own DevTools connection: it sees the browser whatever the guard does. */
-let observer: CDP.Client;
+let observer: DevToolsConnection;
 /** The relay that carries the observer's connection (never killed here). */
 let observerRelays: Set<number>;
 /** Developer tools targets seen to open, and those seen to go. */
@@ -76,7 +77,7 @@ async function startSession(url: string): Promise<{ vmId: string; session: Runti
 }
 
 async function pages(): Promise<string[]> {
-  return (await observer.send('Target.getTargets')).targetInfos.filter((t) => t.type === 'page').map((t) => t.url);
+  return (await observer.send<{ targetInfos: TargetInfo[] }>('Target.getTargets')).targetInfos.filter((t) => t.type === 'page').map((t) => t.url);
 }
 
 /** The refusal page (a data: address) that names `url`. */
@@ -89,7 +90,7 @@ beforeAll(async () => {
   expect(await waitFor(() => session.control!.evaluate('document.title').catch(() => ''), (title) => title === 'Plain page', 15_000)).toBe('Plain page');
 
   const before = new Set(await devtoolsRelays());
-  observer = await CDP({ target: { webSocketDebuggerUrl: session.browser.devtoolsUrl } as never, local: true });
+  observer = await DevToolsConnection.open(session.browser.devtoolsUrl!);
   observerRelays = new Set(await waitFor(async () => (await devtoolsRelays()).filter((pid) => !before.has(pid)), (pids) => pids.length === 1));
   expect(observerRelays.size).toBe(1);
   observer.on('event', (message) => {
@@ -140,10 +141,10 @@ describe('the DevTools guard', () => {
 
   it('runs no script in chrome://settings typed into the address bar: blocked before it commits, then sent away', async () => {
     // A script for every new document in the tab, as a program could have set before the person types.
-    const [tab] = (await observer.send('Target.getTargets')).targetInfos.filter((t) => t.type === 'page');
+    const [tab] = (await observer.send<{ targetInfos: TargetInfo[] }>('Target.getTargets')).targetInfos.filter((t) => t.type === 'page');
     const { sessionId } = await observer.send('Target.attachToTarget', { targetId: tab!.targetId, flatten: true });
     const ran: Array<{ href: string; privileged: boolean }> = [];
-    const onEvent = (message: CDP.EventMessage) => {
+    const onEvent = (message: DevToolsEvent) => {
       if (message.sessionId === sessionId && message.method === 'Runtime.bindingCalled') ran.push(JSON.parse((message.params as { payload: string }).payload));
     };
     observer.on('event', onEvent);

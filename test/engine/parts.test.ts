@@ -13,7 +13,7 @@ describe("the engine's parts", () => {
   });
 
   it('give one install command with the major version of each', () => {
-    expect(installCommand(ENGINE_PARTS)).toBe('npm install better-sqlite3@12 chrome-remote-interface@0.34 commander@14 ipaddr.js@2 pino@10 prom-client@15 proxy-chain@3 ws@8');
+    expect(installCommand(ENGINE_PARTS)).toBe('npm install better-sqlite3@12 commander@14 ipaddr.js@2 pino@10 prom-client@15 proxy-chain@3 ws@8');
     expect(installCommand([POSTGRES_PART])).toBe('npm install pg@8');
   });
 

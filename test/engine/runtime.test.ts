@@ -92,7 +92,7 @@ describe('a Chromium session', () => {
     expect(await session.control!.evaluate('Intl.DateTimeFormat().resolvedOptions().timeZone')).toBe('Europe/Berlin');
     const client = session.control!.client;
     const { targetId } = await client.send('Target.createTarget', { url: 'chrome://newtab' });
-    const targets = async () => (await client.send('Target.getTargets')).targetInfos;
+    const targets = () => session.control!.targets();
     const title = async () => (await targets()).find((t) => t.targetId === targetId)?.title ?? '';
     expect(await waitFor(title, (value) => value === 'Neuer Tab')).toBe('Neuer Tab');
     await client.send('Target.closeTarget', { targetId });
@@ -108,7 +108,7 @@ describe('a Chromium session', () => {
   /** Navigates the page the way a person typing in the address bar would (browser-initiated). */
   async function openAddress(url: string): Promise<void> {
     const client = session.control!.client;
-    const { targetId } = (await client.send('Target.getTargets')).targetInfos.find((t) => t.type === 'page')!;
+    const { targetId } = (await session.control!.targets()).find((t) => t.type === 'page')!;
     const { sessionId } = await client.send('Target.attachToTarget', { targetId, flatten: true });
     await client.send('Page.navigate', { url }, sessionId).catch(() => undefined);
     await client.send('Target.detachFromTarget', { sessionId });

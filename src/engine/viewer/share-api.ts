@@ -67,8 +67,11 @@ export interface LinkPage {
 /** WebSocket close codes a viewer can show (every channel's: channels/close-codes.ts). */
 export { VIEWER_CLOSE };
 
-/** The end reasons a share link tells: a wake from standby or a resume from hibernation that failed. */
-const WAKE_FAILURE = /^the session could not be (woken from standby|resumed from hibernation|hibernated)/;
+/**
+ * The end reasons a share link tells: a wake from standby or a resume from hibernation that
+ * failed, and a browser that sent what the engine could not read (decisions.md 181).
+ */
+const TOLD_END_REASONS = /^(the session could not be (woken from standby|resumed from hibernation|hibernated)|the session's browser sent what the service could not read)/;
 
 // The share API is read by the viewer embedded in any host page: no cookies, the link is the key.
 const CORS = { 'access-control-allow-origin': '*' };
@@ -95,8 +98,8 @@ export function viewerState(row: SessionRow | undefined, rights: ViewerRights, o
     ...(row.recorded && !row.recording_stopped ? { recording: true } : {}),
     // In standby (issue 46): the viewer that connects wakes it, and says so meanwhile.
     ...(row.standby && row.status === 'running' ? { standby: true } : {}),
-    // A wake or resume that failed ended it: the link says why (decisions.md 166).
-    ...(row.status !== 'running' && row.status !== 'starting' && WAKE_FAILURE.test(row.end_reason ?? '') ? { reason: row.end_reason! } : {}),
+    // A wake or resume that failed, or a browser that could not be read, ended it: the link says why (decisions.md 166, 181).
+    ...(row.status !== 'running' && row.status !== 'starting' && TOLD_END_REASONS.test(row.end_reason ?? '') ? { reason: row.end_reason! } : {}),
     ...(tabs && row.status === 'running' ? { tabs } : {}),
     // No address bar of its own: the viewer's strip shows the address (decisions.md 174).
     ...(row.app_window ? { appWindow: true as const } : {}),

@@ -8,7 +8,7 @@
 // Every command passes the policy (policy.ts) on the node that runs the session; a
 // refused one is answered with a DevTools error and goes no further.
 import { WebSocket } from 'ws';
-import { EngineTargetView } from './engine-targets.js';
+import { EngineTargetView, type FromBrowser } from './engine-targets.js';
 import { judgeCommand, parseCommand, refusal } from './policy.js';
 import type { Channel, CloseReason, SessionDevTools } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
@@ -34,6 +34,8 @@ export const AUTOMATION_CLOSE = {
   notDevTools: { code: 4004, reason: 'the program sent something that is not a DevTools command' },
   /** The engine's own words when the browser end is neither (never expected of a running session). */
   noEnd: { code: 4005, reason: 'the session\'s browser has no end a program drives' },
+  /** The browser's end of this program's connection said what the engine could not read: this connection ends, the session goes on. */
+  unreadable: { code: 4009, reason: 'the session\'s browser sent what the service could not read' },
 } as const satisfies Record<string, CloseReason>;
 
 /** The largest DevTools command a program may send (one message). */
@@ -103,7 +105,7 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools, joinControl
       if (engineTargets.refuses(command)) return void program.send(refusal(command, 'that session is attached to the engine\'s own DevTools connection, not part of the session'));
       const verdict = judgeCommand(command, devtools.folders, devtools.isEngineTarget);
       if (!verdict.pass) return void program.send(refusal(command, verdict.why));
-      engineTargets.sent(verdict.command);
+      if (!engineTargets.sent(verdict.command)) return void program.send(refusal(command, 'too many target listings wait for their answer already'));
       toBrowser(verdict.command === command ? text : JSON.stringify(verdict.command));
     }));
     browser.on('open', () => {
@@ -115,7 +117,14 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools, joinControl
       const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
       if (isBinary) return void program.send(bytes);
       // The engine's own connection is never shown to the program (engine-targets.ts).
-      const shown = engineTargets.fromBrowser(bytes.toString('utf8'));
+      let shown: FromBrowser;
+      try {
+        shown = engineTargets.fromBrowser(bytes.toString('utf8'));
+      } catch {
+        shown = { text: null, toBrowser: [], unreadable: 'a message the engine could not handle' };
+      }
+      // What the browser said that the view cannot read ends this program's connection, nothing else.
+      if (shown.unreadable !== undefined) return finish(AUTOMATION_CLOSE.unreadable);
       for (const command of shown.toBrowser) browser.send(command);
       if (shown.text !== null) program.send(shown.text);
     });

@@ -6,6 +6,7 @@
 // the browser that shows it, detaching at once what auto-attach attached. One view per program
 // connection; it reads only target messages (and the answers to `Target.getTargets`), so the
 // rest of the traffic passes untouched.
+import { MESSAGE_DEPTH, readStrangerJson } from '../../limits/stranger-json.js';
 import type { DevToolsCommand } from './policy.js';
 
 /** Ids of the view's own commands to the browser: far above any id a client counts up to (Chromium reads ids as 32-bit). */
@@ -22,7 +23,14 @@ export interface FromBrowser {
   text: string | null;
   /** Commands of the view's own to send the browser (a detach from the engine's target). */
   toBrowser: string[];
+  /** Why the message could not be read, when it could not: the program's connection ends (only it). */
+  unreadable?: string;
 }
+
+/** The largest target message the view reads (target events and listings are a few kB; a full-page screenshot's answer is never read). */
+const READ_LENGTH = 64 * 1024 * 1024;
+/** Listings, sessions hidden and the view's own commands it keeps at once: a program or a browser that fills them past this is cut. */
+const TABLE_LIMIT = 256;
 
 export class EngineTargetView {
   /** `Target.getTargets` commands waiting for their answer, by `<sessionId>:<id>`. */
@@ -40,9 +48,15 @@ export class EngineTargetView {
     return command.sessionId !== undefined && this.hiddenSessions.has(command.sessionId);
   }
 
-  /** Notes a command on its way to the browser (its answer may need filtering). */
-  sent(command: DevToolsCommand): void {
-    if (command.method === 'Target.getTargets') this.listings.add(`${command.sessionId ?? ''}:${command.id}`);
+  /**
+   * Notes a command on its way to the browser (its answer may need filtering). False when it must
+   * not go: a program with TABLE_LIMIT listings unanswered already (its answer could not be filtered).
+   */
+  sent(command: DevToolsCommand): boolean {
+    if (command.method !== 'Target.getTargets') return true;
+    if (this.listings.size >= TABLE_LIMIT) return false;
+    this.listings.add(`${command.sessionId ?? ''}:${command.id}`);
+    return true;
   }
 
   /** What the program gets of one text message from the browser. */
@@ -56,14 +70,23 @@ export class EngineTargetView {
       const id = /^\{"id":(\d+)/.exec(text)?.[1];
       if (!this.ownCommands.has(Number(id)) && ![...this.listings].some((key) => key.endsWith(`:${id}`))) return passed;
     }
-    const message = JSON.parse(text) as { id?: number; method?: string; params?: Record<string, any>; result?: Record<string, any>; sessionId?: string };
-    if (message.id !== undefined) return this.answer(message, passed);
-    if (message.method === undefined || !TARGET_EVENTS.has(message.method)) return passed;
-    const params = message.params ?? {};
-    const targetId: unknown = params.targetInfo?.targetId ?? params.targetId;
+    const read = readStrangerJson(text, { maxLength: READ_LENGTH, maxDepth: MESSAGE_DEPTH });
+    if (!read.ok) return { text: null, toBrowser: [], unreadable: read.why };
+    const message = read.value as { id?: unknown; method?: unknown; params?: unknown; result?: unknown; sessionId?: unknown };
+    if (message.sessionId !== undefined && typeof message.sessionId !== 'string') return { text: null, toBrowser: [], unreadable: 'a message whose sessionId is not a string' };
+    if (message.id !== undefined) {
+      if (typeof message.id !== 'number') return { text: null, toBrowser: [], unreadable: 'an answer whose id is not a number' };
+      return this.answer(message as { id: number; result?: unknown; sessionId?: string }, passed);
+    }
+    if (typeof message.method !== 'string' || !TARGET_EVENTS.has(message.method)) return passed;
+    if (message.params !== undefined && (typeof message.params !== 'object' || message.params === null)) return { text: null, toBrowser: [], unreadable: 'a target event whose params are not an object' };
+    const params = (message.params ?? {}) as Record<string, any>;
+    const info: unknown = params.targetInfo;
+    const targetId: unknown = (typeof info === 'object' && info !== null ? (info as { targetId?: unknown }).targetId : undefined) ?? params.targetId;
     if (typeof targetId !== 'string' || !this.isEngineTarget(targetId)) return passed;
     if (message.method === 'Target.attachedToTarget' && typeof params.sessionId === 'string') {
       // Auto-attach attached it: detached at once, on the session that auto-attached.
+      if (this.hiddenSessions.size >= TABLE_LIMIT || this.ownCommands.size >= TABLE_LIMIT) return { text: null, toBrowser: [], unreadable: `more than ${TABLE_LIMIT} attachments to the engine's own target` };
       this.hiddenSessions.add(params.sessionId);
       const id = this.nextId++;
       this.ownCommands.add(id);
@@ -73,13 +96,15 @@ export class EngineTargetView {
     return { text: null, toBrowser: [] };
   }
 
-  private answer(message: { id?: number; result?: Record<string, any>; sessionId?: string }, passed: FromBrowser): FromBrowser {
-    if (this.ownCommands.delete(message.id!)) return { text: null, toBrowser: [] };
+  private answer(message: { id: number; result?: unknown; sessionId?: string }, passed: FromBrowser): FromBrowser {
+    if (this.ownCommands.delete(message.id)) return { text: null, toBrowser: [] };
     const key = `${message.sessionId ?? ''}:${message.id}`;
     if (!this.listings.delete(key)) return passed;
-    const infos = message.result?.targetInfos;
-    if (!Array.isArray(infos) || !infos.some((info: { targetId?: string }) => this.isEngineTarget(String(info.targetId)))) return passed;
-    const shown = infos.filter((info: { targetId?: string }) => !this.isEngineTarget(String(info.targetId)));
-    return { text: JSON.stringify({ ...message, result: { ...message.result, targetInfos: shown } }), toBrowser: [] };
+    const result = (typeof message.result === 'object' && message.result !== null ? message.result : {}) as Record<string, unknown>;
+    const infos = result.targetInfos;
+    const named = (info: unknown) => this.isEngineTarget(String((info as { targetId?: unknown } | null)?.targetId));
+    if (!Array.isArray(infos) || !infos.some(named)) return passed;
+    const shown = infos.filter((info) => !named(info));
+    return { text: JSON.stringify({ ...message, result: { ...result, targetInfos: shown } }), toBrowser: [] };
   }
 }

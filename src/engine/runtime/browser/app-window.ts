@@ -41,8 +41,7 @@ export async function fillDisplay(control: BrowserControl): Promise<void> {
  * watcher tells that.
  */
 export async function keepFillingDisplay(control: BrowserControl): Promise<number> {
-  const { targetInfos } = await control.client.send('Target.getTargets');
-  const pages = targetInfos.filter((target) => target.type === 'page' && !control.isOwnTarget(target.targetId));
+  const pages = (await control.targets()).filter((target) => target.type === 'page' && !control.isOwnTarget(target.targetId));
   const windows = new Set<number>();
   for (const page of pages) {
     const found = await control.client.send('Browser.getWindowForTarget', { targetId: page.targetId }).catch(() => undefined);

@@ -7,7 +7,7 @@
 // an isolated world of the engine's own, where the page's scripts cannot redefine what they answer
 // (issue 43); the guard keeps one attachment per tab for it. The icon is fetched in that world too
 // (favicon.ts). Titles also come from the guard, as Chromium itself knows them (control.ts).
-import type CDP from 'chrome-remote-interface';
+import type { DevToolsConnection, DevToolsEvent } from './devtools-connection.js';
 import { keepFillingDisplay } from './app-window.js';
 import type { BrowserControl } from './control.js';
 import { untitled } from './page-policy.js';
@@ -21,7 +21,7 @@ const NAVIGATE_ANSWER_MS = 3000;
 
 export class ChromiumTabs extends SessionTabs {
   /** The guard's attachment to each tab, on the connection it was made on (a re-arm makes a new one). */
-  private readonly attachments = new Map<string, { client: CDP.Client; session: Promise<string> }>();
+  private readonly attachments = new Map<string, { client: DevToolsConnection; session: Promise<string> }>();
   private readonly onTarget = (change: { tab: string; url: string; title: string } | { tab: string; closed: true }) => {
     if ('closed' in change) {
       this.attachments.delete(change.tab);
@@ -44,11 +44,10 @@ export class ChromiumTabs extends SessionTabs {
   /** Watches the tabs of the browser `control` guards, starting from those open now; `appWindow`: its windows kept fullscreen. */
   static async start(control: BrowserControl, appWindow = false): Promise<ChromiumTabs> {
     const tabs = new ChromiumTabs(control, appWindow);
-    const { targetInfos } = await control.client.send('Target.getTargets');
     // Chromium lists the newest first: told in the order they opened.
-    for (const info of targetInfos.reverse()) {
+    for (const info of (await control.targets()).reverse()) {
       if (info.type === 'page' && !control.isOwnTarget(info.targetId) && !tabs.has(info.targetId)) {
-        tabs.opened(info.targetId, info.url, untitled(info) ? '' : info.title);
+        tabs.opened(info.targetId, info.url, untitled(info) ? '' : (info.title ?? ''));
       }
     }
     return tabs;
@@ -120,7 +119,7 @@ export class ChromiumTabs extends SessionTabs {
   }
 
   /** The guard's attachment to the tab (made when there is none on the current connection); `forget` drops it after a failure. */
-  private async attachment(id: string): Promise<{ client: CDP.Client; sessionId: string; forget: () => void }> {
+  private async attachment(id: string): Promise<{ client: DevToolsConnection; sessionId: string; forget: () => void }> {
     const client = this.control.client;
     let attachment = this.attachments.get(id);
     if (!attachment || attachment.client !== client) {

@@ -5,9 +5,9 @@
 // the guard re-armed; when that fails, or the connection keeps being cut, the control says the
 // guard is lost, and the runtime ends the session (decisions.md 49).
 import { EventEmitter } from 'node:events';
-import CDP from 'chrome-remote-interface';
 import { withTimeout } from '../sandbox/processes.js';
 import { refusedPage } from '../egress/refusals.js';
+import { DevToolsConnection, type DevToolsEvent } from './devtools-connection.js';
 import { EditingWatch } from './editing-watch.js';
 import { ALLOWED_PAGE, DEVTOOLS_FRONTEND, isNavigableUrl, NEW_TAB_PAGE, untitled } from './page-policy.js';
 import { TitleLooks } from './page-titles.js';
@@ -49,15 +49,42 @@ export type PageChange =
   | { change: 'navigated' | 'titled'; tab: string; url: string; title: string };
 
 /** A DevTools connection to the browser (a confined session's `ws+unix:` address is used as is). */
-function openConnection(devtoolsUrl: string): Promise<CDP.Client> {
-  return CDP({ target: { webSocketDebuggerUrl: devtoolsUrl } as never, local: true });
+function openConnection(devtoolsUrl: string): Promise<DevToolsConnection> {
+  return DevToolsConnection.open(devtoolsUrl);
+}
+
+/** What the session is told when its browser sent what the engine could not read (decisions.md 181). */
+export const UNREADABLE_BROWSER = "the session's browser sent what the service could not read";
+
+/** What the engine reads of a DevTools target. */
+export interface TargetInfo {
+  targetId: string;
+  type: string;
+  url: string;
+  title?: string;
+}
+
+/** A target's info as DevTools tells it, its shape checked before a field is read (a throw here makes the message unreadable: devtools-connection.ts). */
+function targetInfoOf(params: Record<string, unknown>): TargetInfo {
+  const info = params.targetInfo as Record<string, unknown> | undefined;
+  if (typeof info !== 'object' || info === null || typeof info.targetId !== 'string' || typeof info.type !== 'string' || typeof info.url !== 'string' || (info.title !== undefined && typeof info.title !== 'string')) {
+    throw new Error('a target event without a whole targetInfo');
+  }
+  return info as unknown as TargetInfo;
+}
+
+/** A string field of an event's params (a throw here makes the message unreadable). */
+function textOf(params: Record<string, unknown>, field: string): string {
+  const value = params[field];
+  if (typeof value !== 'string') throw new Error(`an event whose ${field} is not a string`);
+  return value;
 }
 
 export class BrowserControl extends EventEmitter<ControlEvents> {
   private closed = false;
-  private current: CDP.Client;
+  private current: DevToolsConnection;
   /** Connections that have dropped: one that drops while it is being armed is not kept. */
-  private readonly dropped = new WeakSet<CDP.Client>();
+  private readonly dropped = new WeakSet<DevToolsConnection>();
   private rearming = false;
   /** When the connection dropped, within the last REARM_WINDOW_MS. */
   private drops: number[] = [];
@@ -86,7 +113,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     private readonly devtoolsUrl: string,
     /** The session's language: the "not allowed" page is shown in it. */
     private readonly language: string,
-    client: CDP.Client,
+    client: DevToolsConnection,
   ) {
     super();
     this.current = client;
@@ -98,7 +125,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   }
 
   /** The live DevTools connection (a new one after each re-arm). */
-  get client(): CDP.Client {
+  get client(): DevToolsConnection {
     return this.current;
   }
 
@@ -153,25 +180,29 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     if (targetInfo.type === 'page' && this.titleLooks.isAt(targetId, targetInfo.url)) this.tellPage(targetInfo);
   }
 
-  private async guard(client: CDP.Client): Promise<void> {
+  private async guard(client: DevToolsConnection): Promise<void> {
     client.on('disconnect', () => {
       this.dropped.add(client);
       if (client === this.current) this.onDropped();
     });
+    // A browser that says what cannot be read is no longer the browser the guard knows: its session ends.
+    client.on('unreadable', ({ why }) => this.lose(`${UNREADABLE_BROWSER} (${why})`));
     // A new connection attaches to every tab again.
     this.editingWatch.reset();
     client.on('event', (message) => {
       this.editingWatch.handle(client, message);
-      const params = message.params as Record<string, any>;
+      const params = message.params;
       switch (message.method) {
-        case 'Fetch.requestPaused':
+        case 'Fetch.requestPaused': {
           // Only non-web schemes are paused (see the patterns below): refuse them in every page.
-          void client.send('Fetch.failRequest', { requestId: params.requestId, errorReason: 'BlockedByClient' }).catch(() => undefined);
-          this.emit('refused', { url: params.request?.url ?? '' });
+          void client.send('Fetch.failRequest', { requestId: textOf(params, 'requestId'), errorReason: 'BlockedByClient' }).catch(() => undefined);
+          const url: unknown = params.request?.url;
+          this.emit('refused', { url: typeof url === 'string' ? url : '' });
           break;
+        }
         case 'Target.targetInfoChanged':
         case 'Target.targetCreated': {
-          const info = params.targetInfo as { targetId: string; type: string; url: string; title?: string };
+          const info = targetInfoOf(params);
           if (info.type === 'page' && !this.ownTargets.has(info.targetId)) {
             this.tellPage(info);
             // Chromium does not tell a title the page gives later: it is asked for (page-titles.ts).
@@ -194,20 +225,22 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
           }
           break;
         }
-        case 'Target.targetDestroyed':
-          this.titleLooks.forget(params.targetId);
-          this.emit('page-target', { tab: params.targetId, closed: true });
-          if (this.tabs.delete(params.targetId)) this.emit('page', { change: 'closed', tab: params.targetId });
+        case 'Target.targetDestroyed': {
+          const targetId = textOf(params, 'targetId');
+          this.titleLooks.forget(targetId);
+          this.emit('page-target', { tab: targetId, closed: true });
+          if (this.tabs.delete(targetId)) this.emit('page', { change: 'closed', tab: targetId });
           break;
+        }
         case 'Target.targetCrashed':
-          this.emit('page-crashed', { targetId: params.targetId, status: params.status });
+          this.emit('page-crashed', { targetId: textOf(params, 'targetId'), status: String(params.status) });
           break;
       }
     });
     // Known before the guard is armed, so a program never sees this connection listed.
     // Without a targetId, Target.getTargetInfo answers the asking connection's own target.
-    const own = (await client.send('Target.getTargetInfo', {} as never)) as unknown as { targetInfo: { targetId: string } };
-    this.ownTargets.add(own.targetInfo.targetId);
+    const own = targetInfoOf(await client.send('Target.getTargetInfo', {}));
+    this.ownTargets.add(own.targetId);
     await Promise.all([
       // Reports every target that exists now too: what opened while the guard was down is handled.
       client.send('Target.setDiscoverTargets', { discover: true }),
@@ -235,7 +268,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     try {
       for (let attempt = 1; attempt <= CONNECT_ATTEMPTS; attempt++) {
         if (this.closed) return;
-        let client: CDP.Client | undefined;
+        let client: DevToolsConnection | undefined;
         try {
           const opening = openConnection(this.devtoolsUrl);
           client = await withTimeout(opening, CONNECT_TIMEOUT_MS, 'the DevTools connection').catch((error: unknown) => {
@@ -275,9 +308,9 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   /** The next load event of the page attached as `sessionId`. */
   private loadEvent(sessionId: string): Promise<void> {
     return new Promise<void>((resolve) => {
-      const onEvent = (message: CDP.EventMessage) => {
+      const onEvent = (message: DevToolsEvent) => {
         if (message.sessionId === sessionId && message.method === 'Page.loadEventFired') {
-          (this.client as unknown as EventEmitter).removeListener('event', onEvent);
+          this.client.removeListener('event', onEvent);
           resolve();
         }
       };
@@ -285,16 +318,22 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     });
   }
 
-  private async navigateTarget(client: CDP.Client, targetId: string, url: string): Promise<void> {
+  private async navigateTarget(client: DevToolsConnection, targetId: string, url: string): Promise<void> {
     const { sessionId } = await client.send('Target.attachToTarget', { targetId, flatten: true });
     await client.send('Page.navigate', { url }, sessionId);
     await client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
   }
 
+  /** Every target the browser lists, each one's shape checked (a listing that is not one rejects). */
+  async targets(): Promise<TargetInfo[]> {
+    const { targetInfos } = await this.client.send('Target.getTargets');
+    if (!Array.isArray(targetInfos)) throw new Error('Target.getTargets: the browser answered without a list');
+    return targetInfos.map((targetInfo: unknown) => targetInfoOf({ targetInfo }));
+  }
+
   /** The first page target (Chromium opens one at start). */
   async firstPage(): Promise<string> {
-    const { targetInfos } = await this.client.send('Target.getTargets');
-    const page = targetInfos.find((t) => t.type === 'page');
+    const page = (await this.targets()).find((t) => t.type === 'page');
     if (page) return page.targetId;
     const { targetId } = await this.client.send('Target.createTarget', { url: 'about:blank' });
     return targetId;
@@ -326,8 +365,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
    */
   async firstNavigationStarted(): Promise<void> {
     for (;;) {
-      const { targetInfos } = await this.client.send('Target.getTargets');
-      if (targetInfos.some((t) => t.type === 'page' && t.url !== '' && t.url !== 'about:blank')) return;
+      if ((await this.targets()).some((t) => t.type === 'page' && t.url !== '' && t.url !== 'about:blank')) return;
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -339,7 +377,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
   async navigate(url: string): Promise<void> {
     if (!isNavigableUrl(url)) throw new Error(`only http and https addresses can be opened, not ${url.slice(0, 100)}`);
     const sessionId = await this.attach(await this.firstPage());
-    let onEvent: ((message: CDP.EventMessage) => void) | undefined;
+    let onEvent: ((message: DevToolsEvent) => void) | undefined;
     try {
       await this.client.send('Page.enable', undefined, sessionId);
       const begun = new Promise<void>((resolve) => {
@@ -353,7 +391,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
       await Promise.race([begun, answered]);
       void answered.catch(() => undefined);
     } finally {
-      if (onEvent) (this.client as unknown as EventEmitter).removeListener('event', onEvent);
+      if (onEvent) this.client.removeListener('event', onEvent);
       await this.client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
     }
   }
@@ -386,8 +424,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
 
   /** The URLs of the open pages. */
   async pages(): Promise<string[]> {
-    const { targetInfos } = await this.client.send('Target.getTargets');
-    return targetInfos.filter((t) => t.type === 'page').map((t) => t.url);
+    return (await this.targets()).filter((t) => t.type === 'page').map((t) => t.url);
   }
 
   async close(): Promise<void> {

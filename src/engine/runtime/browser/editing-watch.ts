@@ -3,7 +3,7 @@
 // world of its own, which the page's scripts cannot see or call, and tells the engine's DevTools
 // connection through a binding that exists only in that world; it reads no text, only whether the
 // focused element takes typing.
-import type CDP from 'chrome-remote-interface';
+import type { DevToolsConnection, DevToolsEvent } from './devtools-connection.js';
 
 /** The isolated world the script runs in, and the binding it calls ("1": a text field has the focus, "0": none). */
 export const EDITING_WORLD = 'rbk-editing';
@@ -50,14 +50,14 @@ export const EDITING_SCRIPT = `(() => {
  * by itself (that would take the Runtime domain, and every console message of the page with it):
  * `giveBinding` again when a frame navigated (Page's events are enabled here for that).
  */
-export async function armEditingWatch(client: CDP.Client, sessionId: string): Promise<void> {
+export async function armEditingWatch(client: DevToolsConnection, sessionId: string): Promise<void> {
   await client.send('Page.enable', undefined, sessionId);
   await client.send('Page.addScriptToEvaluateOnNewDocument', { source: EDITING_SCRIPT, worldName: EDITING_WORLD, runImmediately: true } as never, sessionId);
   await giveBinding(client, sessionId);
 }
 
 /** Gives the binding to the page's editing worlds as they are now. */
-export async function giveBinding(client: CDP.Client, sessionId: string): Promise<void> {
+export async function giveBinding(client: DevToolsConnection, sessionId: string): Promise<void> {
   await client.send('Runtime.addBinding', { name: EDITING_BINDING, executionContextName: EDITING_WORLD } as never, sessionId);
 }
 
@@ -78,7 +78,7 @@ export class EditingWatch {
   ) {}
 
   /** Every tab, now and later, attached to without pausing it. */
-  async attachTabs(client: CDP.Client): Promise<void> {
+  async attachTabs(client: DevToolsConnection): Promise<void> {
     await client.send('Target.setAutoAttach', { autoAttach: true, waitForDebuggerOnStart: false, flatten: true, filter: [{ type: 'page' }] } as never);
   }
 
@@ -88,7 +88,7 @@ export class EditingWatch {
     this.armed.clear();
   }
 
-  handle(client: CDP.Client, message: CDP.EventMessage): void {
+  handle(client: DevToolsConnection, message: DevToolsEvent): void {
     const params = message.params as Record<string, any>;
     switch (message.method) {
       case 'Target.attachedToTarget': {
@@ -127,7 +127,7 @@ export class EditingWatch {
     return tab !== undefined && this.armed.get(tab) === sessionId;
   }
 
-  private arm(client: CDP.Client, tab: string, sessionId: string): void {
+  private arm(client: DevToolsConnection, tab: string, sessionId: string): void {
     this.armed.set(tab, sessionId);
     void armEditingWatch(client, sessionId).catch(() => undefined);
   }

@@ -4,7 +4,7 @@
 // dedicated, shared and service workers), each paused at its start until the override is in place
 // (decisions.md 63). The override lives as long as the connection: when the guard re-arms after a
 // drop, it is set again on the new connection.
-import type CDP from 'chrome-remote-interface';
+import type { DevToolsConnection, DevToolsEvent } from './devtools-connection.js';
 import type { BrowserControl } from './control.js';
 
 /** Targets whose own DevTools session takes the override (a frame's renderer holds it for its workers too). */
@@ -21,7 +21,7 @@ export async function overrideTimeZone(control: BrowserControl, timeZone: string
   await armZone(control.client, timeZone);
 }
 
-async function armZone(client: CDP.Client, timezoneId: string): Promise<void> {
+async function armZone(client: DevToolsConnection, timezoneId: string): Promise<void> {
   const pending = new Set<Promise<void>>();
   const autoAttach = { autoAttach: true, waitForDebuggerOnStart: true, flatten: true };
   client.on('event', (message) => {

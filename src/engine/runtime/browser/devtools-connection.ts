@@ -1,0 +1,148 @@
+// The engine's own DevTools connection to a session's browser (the guard, tabs and titles, the first
+// page, the editing watch: control.ts). A process of the session can write into the browser's end
+// of it, so nothing it says is trusted: every message is read once, within a size and a nesting
+// limit (limits/stranger-json.ts), its shape checked before a field is read, and a listener that
+// throws on it is caught here. What cannot be read is told as `unreadable` (the control then ends
+// that session) and never reaches the process. The commands waiting for an answer are bounded in
+// number and in time, and all are answered when the connection closes.
+import { EventEmitter } from 'node:events';
+import { WebSocket } from 'ws';
+import { MESSAGE_DEPTH, readStrangerJson } from '../../limits/stranger-json.js';
+
+/** An event the browser told (its `params` a plain object, `{}` when it sent none). */
+export interface DevToolsEvent {
+  method: string;
+  params: Record<string, any>;
+  sessionId?: string;
+}
+
+export interface DevToolsConnectionEvents {
+  event: [DevToolsEvent];
+  /** The connection closed (the browser went, the relay was cut, or close()). */
+  disconnect: [];
+  /** The browser sent what the engine cannot read (why); the connection is closed after it. */
+  unreadable: [{ why: string }];
+}
+
+/** The largest message read from the browser (as chrome-remote-interface took through ws' default before). */
+const MESSAGE_BYTES = 100 * 1024 * 1024;
+/** Commands of the engine's own waiting for an answer at once; more is a mistake or a browser that stopped answering. */
+const PENDING_LIMIT = 1024;
+/** How long a command waits for its answer: a page's navigation answers when the site does, and a browser that never answers must not hold the engine's memory. */
+export const ANSWER_MS = 120_000;
+
+interface Waiting {
+  method: string;
+  resolve(result: any): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+export class DevToolsConnection extends EventEmitter<DevToolsConnectionEvents> {
+  private readonly waiting = new Map<number, Waiting>();
+  private nextId = 0;
+  private closed = false;
+
+  private constructor(private readonly socket: WebSocket, private readonly answerMs: number) {
+    super();
+    this.setMaxListeners(0);
+    socket.on('message', (data: Buffer, isBinary: boolean) => this.receive(isBinary ? null : data.toString('utf8')));
+    socket.on('close', () => this.closedUnder('the connection closed'));
+    socket.on('error', () => undefined);
+  }
+
+  /** Opens a connection to `url` (`ws://` or a confined session's `ws+unix:` address). */
+  static open(url: string, options: { answerMs?: number } = {}): Promise<DevToolsConnection> {
+    const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: MESSAGE_BYTES });
+    return new Promise<DevToolsConnection>((resolve, reject) => {
+      socket.once('open', () => resolve(new DevToolsConnection(socket, options.answerMs ?? ANSWER_MS)));
+      socket.once('error', (error) => reject(new Error(`the DevTools connection could not be opened: ${error.message}`)));
+      socket.once('close', () => reject(new Error('the DevTools connection closed before it opened')));
+    });
+  }
+
+  /** How many commands wait for their answer now (bounded by PENDING_LIMIT). */
+  get pendingCount(): number {
+    return this.waiting.size;
+  }
+
+  /** Sends a command; its `result` (rejects with the browser's error, a timeout, or the connection's end). */
+  send<T = any>(method: string, params?: object, sessionId?: string): Promise<T> {
+    if (this.closed) return Promise.reject(new Error(`${method}: the DevTools connection is closed`));
+    if (this.waiting.size >= PENDING_LIMIT) return Promise.reject(new Error(`${method}: ${PENDING_LIMIT} commands wait for the browser already`));
+    const id = ++this.nextId;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(id);
+        reject(new Error(`${method}: no answer from the browser within ${this.answerMs / 1000} s`));
+      }, this.answerMs);
+      this.waiting.set(id, { method, resolve, reject, timer });
+      this.socket.send(JSON.stringify({ id, method, params: params ?? {}, ...(sessionId === undefined ? {} : { sessionId }) }));
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.socket.readyState === WebSocket.CLOSED) return this.closedUnder('the connection closed');
+    const closed = new Promise<void>((resolve) => this.socket.once('close', () => resolve()));
+    this.socket.close();
+    // A browser that does not answer the close is cut.
+    const cut = setTimeout(() => this.socket.terminate(), 1000);
+    await closed;
+    clearTimeout(cut);
+  }
+
+  private receive(text: string | null): void {
+    if (this.closed) return;
+    const unreadable = (why: string) => {
+      this.emit('unreadable', { why });
+      this.socket.terminate();
+    };
+    if (text === null) return unreadable('a binary message');
+    const read = readStrangerJson(text, { maxLength: MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH });
+    if (!read.ok) return unreadable(read.why);
+    const { id, method, params, sessionId, result, error } = read.value;
+    if (sessionId !== undefined && typeof sessionId !== 'string') return unreadable('a message whose sessionId is not a string');
+    if (id !== undefined) {
+      if (typeof id !== 'number' || !Number.isSafeInteger(id)) return unreadable('an answer whose id is not an integer');
+      const waiting = this.waiting.get(id);
+      // An answer to nothing asked (late, after its deadline): dropped.
+      if (!waiting) return;
+      this.waiting.delete(id);
+      clearTimeout(waiting.timer);
+      if (error !== undefined) {
+        const message = typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string' ? (error as { message: string }).message : 'an error';
+        return waiting.reject(new Error(`${waiting.method}: ${message.slice(0, 500)}`));
+      }
+      if (result !== undefined && !isPlainObject(result)) return unreadable(`an answer to ${waiting.method} whose result is not an object`);
+      return this.contained(() => waiting.resolve(result ?? {}), unreadable);
+    }
+    if (typeof method !== 'string') return unreadable('a message that is neither an answer nor an event');
+    if (params !== undefined && !isPlainObject(params)) return unreadable(`a ${method.slice(0, 100)} event whose params are not an object`);
+    const event: DevToolsEvent = { method, params: (params ?? {}) as Record<string, any>, ...(sessionId === undefined ? {} : { sessionId }) };
+    this.contained(() => this.emit('event', event), unreadable);
+  }
+
+  /** Runs a listener's part: one that throws on what the browser sent makes the message unreadable, never the process's end. */
+  private contained(work: () => void, unreadable: (why: string) => void): void {
+    try {
+      work();
+    } catch (error) {
+      unreadable(`a message the engine could not handle (${String((error as Error)?.message ?? error).slice(0, 200)})`);
+    }
+  }
+
+  private closedUnder(why: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const [, waiting] of this.waiting) {
+      clearTimeout(waiting.timer);
+      waiting.reject(new Error(`${waiting.method}: ${why}`));
+    }
+    this.waiting.clear();
+    this.emit('disconnect');
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

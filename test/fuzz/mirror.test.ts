@@ -1,0 +1,246 @@
+// The mirror fuzz (issue 53): what the door fuzz does from the client's side, done from the
+// session's side. A process with the session's uid (what a browser exploit has) can copy the
+// session's end of any connection the engine holds into it (`pidfd_getfd`) and write into it: the
+// engine's DevTools guard and tab probe, a program's DevTools or BiDi connection, the RFB client
+// that watches the display. Every such connection runs through one relay process in the session
+// (confinement.ts `connect`), so the list here is the runtime's own: every relay the engine runs
+// for the victim session, whatever it carries; a connection added later is covered with no line
+// here. Into each it writes malformed, odd-shaped, deeply nested, huge and random messages, as
+// WebSocket frames and as raw bytes. After every case the engine (a real child process) is alive
+// and answers /healthz, another account's session still runs, and the victim either still runs
+// or has ended saying why. Replay a failure of the random part with FUZZ_SEED=<seed>.
+import fc from 'fast-check';
+import { execFile } from 'node:child_process';
+import { readdir, readFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { WebSocket } from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useEngine } from '../api/context.js';
+import { PLANS, send, testConfig, waitForStatus, type Api } from '../api/harness.js';
+import { fuzz, runs, Tally } from './fuzz.js';
+
+const run = promisify(execFile);
+const ctx = useEngine({ config: testConfig({}) });
+const tally = new Tally();
+const startedAt = Date.now();
+
+/** Copies fd `fd` of process `pid` with pidfd_getfd (as root may) and writes the bytes of stdin into it. */
+const WRITER = `
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid, target = int(sys.argv[1]), int(sys.argv[2])
+pidfd = os.pidfd_open(pid)
+fd = libc.syscall(438, pidfd, target, 0)
+if fd < 0:
+    sys.exit('pidfd_getfd: errno %d' % ctypes.get_errno())
+data = sys.stdin.buffer.read()
+try:
+    os.write(fd, data)
+except OSError as error:
+    sys.exit('write: %s' % error)
+`;
+
+/** Writes `bytes` into fd 1 of the relay `pid`: toward the engine, as the session's end would. */
+async function writeFromSession(pid: number, bytes: Buffer): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const child = execFile('python3', ['-c', WRITER, String(pid), '1'], { timeout: 10_000 }, () => resolve());
+    child.stdin!.on('error', () => undefined);
+    child.stdin!.end(bytes);
+  });
+}
+
+/** A WebSocket frame as a server writes it (unmasked), with the length it announces. */
+function serverFrame(opcode: number, payload: Buffer, fin = true): Buffer {
+  const first = (fin ? 0x80 : 0) | opcode;
+  if (payload.length < 126) return Buffer.concat([Buffer.from([first, payload.length]), payload]);
+  if (payload.length < 65536) {
+    const header = Buffer.alloc(4);
+    header[0] = first;
+    header[1] = 126;
+    header.writeUInt16BE(payload.length, 2);
+    return Buffer.concat([header, payload]);
+  }
+  const header = Buffer.alloc(10);
+  header[0] = first;
+  header[1] = 127;
+  header.writeBigUInt64BE(BigInt(payload.length), 2);
+  return Buffer.concat([header, payload]);
+}
+
+const text = (value: string) => serverFrame(1, Buffer.from(value, 'utf8'));
+
+/** The hostile messages every connection gets, by name: the probes' own finds first, then shapes no peer sends. */
+const CASES: Array<[string, Buffer]> = [
+  ['null', text('null')],
+  ['bad JSON', text('{"id":1,')],
+  ['an event without its params', text('{"method":"Target.targetInfoChanged","params":{}}')],
+  ['a target event with a wrong-typed targetInfo', text('{"method":"Target.targetCreated","params":{"targetInfo":{"targetId":{},"type":7,"url":null}}}')],
+  ['an answer with a string id', text('{"id":"1","result":{}}')],
+  ['an answer whose result is a number', text('{"id":1,"result":7}')],
+  ['a BiDi answer with a null id', text('{"type":"success","id":null,"result":null}')],
+  ['a BiDi event with null params', text('{"type":"event","method":"browsingContext.contextCreated","params":null}')],
+  ['an array', text('[1,2,3]')],
+  ['200,000 arrays deep', text('{"method":"Target.targetCreated","params":{"x":' + '['.repeat(200_000) + ']'.repeat(200_000) + '}}')],
+  ['a binary frame', serverFrame(2, Buffer.from([0, 1, 2, 255]))],
+  ['a frame that announces 2^62 bytes', Buffer.from([0x81, 127, 0x40, 0, 0, 0, 0, 0, 0, 0])],
+  ['a continuation with no start', serverFrame(0, Buffer.from('x'))],
+  ['raw bytes, not a frame', Buffer.from('\x00\xff\x13\x37 not a frame at all \r\n\r\n', 'latin1')],
+];
+
+let victimApi: Api;
+let bystanderApi: Api;
+let bystanderId: string;
+let pageUrl: string;
+/** The programs and viewers attached to victims: closed at the end. */
+const attached: WebSocket[] = [];
+
+/** Every process the engine's process tree holds, with its parent, uid and name. */
+async function processes(): Promise<Array<{ pid: number; ppid: number; uid: number; comm: string }>> {
+  const found: Array<{ pid: number; ppid: number; uid: number; comm: string }> = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const status = await readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
+    const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]);
+    const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
+    const comm = /^Name:\s+(.*)$/m.exec(status)?.[1] ?? '';
+    if (status) found.push({ pid: Number(entry), ppid, uid, comm });
+  }
+  return found;
+}
+
+/** The relays the engine runs into the session whose processes run as `uid`: each one connection of the engine's. */
+async function relaysOf(uid: number): Promise<number[]> {
+  const engine = ctx.engine.child.pid!;
+  return (await processes()).filter((p) => p.ppid === engine && p.uid === uid && p.comm === 'socat').map((p) => p.pid);
+}
+
+/** The uid a session's processes run as: the one whose processes appeared with it (none of the warm pool's or the bystander's). */
+async function uidOfNewSession(before: Set<number>): Promise<number> {
+  const engine = ctx.engine.child.pid!;
+  for (let i = 0; i < 300; i++) {
+    const fresh = (await processes()).filter((p) => p.ppid === engine && p.comm === 'socat' && p.uid !== 0 && !before.has(p.uid));
+    if (fresh.length > 0) return fresh[0]!.uid;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('no relay of the new session appeared');
+}
+
+async function sessionUids(): Promise<Set<number>> {
+  const engine = ctx.engine.child.pid!;
+  return new Set((await processes()).filter((p) => p.ppid === engine && p.comm === 'socat').map((p) => p.uid));
+}
+
+/**
+ * A program attached to the session over its automation address (a DevTools or a BiDi connection
+ * of the engine's into the session, one more relay), and a viewer on its share link (the display's).
+ */
+async function attach(vmId: string, link: string, browser: 'chromium' | 'firefox-esr'): Promise<WebSocket[]> {
+  const answer = await victimApi.get(`/v8/vm/automation?id=${vmId}`);
+  expect(answer.json?.status, answer.text).toBe('ok');
+  const address = new URL(answer.json[browser === 'chromium' ? 'browserWSEndpoint' : 'webDriverBiDiEndpoint'] as string);
+  const program = new WebSocket(`${ctx.engine.url.replace(/^http/, 'ws')}${address.pathname}${address.search}`);
+  const viewer = new WebSocket(`${ctx.engine.url.replace(/^http/, 'ws')}/share/${link}/rfb`);
+  for (const socket of [program, viewer]) socket.on('error', () => undefined);
+  await Promise.all([program, viewer].map((socket) => new Promise((resolve, reject) => (socket.once('open', resolve), socket.once('close', reject)))));
+  // The first command opens the browser end (BiDi: the hub's connection to the agent and its session).
+  const first = browser === 'chromium' ? { id: 1, method: 'Target.getTargets' } : { id: 1, method: 'session.new', params: { capabilities: {} } };
+  const answered = new Promise((resolve) => program.once('message', resolve));
+  program.send(JSON.stringify(first));
+  await answered;
+  return [program, viewer];
+}
+
+/** A running victim session, its share link and its uid. */
+async function victim(browser: 'chromium' | 'firefox-esr'): Promise<{ vmId: string; link: string; uid: number }> {
+  const before = await sessionUids();
+  const created = await victimApi.create({ browser, url: pageUrl, ...(browser === 'firefox-esr' ? { automation: true } : {}) });
+  expect(created.json?.status, created.text).toBe('ok');
+  const vmId = created.json.vmId as string;
+  ctx.track(victimApi, vmId);
+  expect(await waitForStatus(victimApi, vmId, ['running'], 60_000)).toBe('running');
+  const link = new URL(created.json.shareUrl).search.slice(1);
+  attached.push(...(await attach(vmId, link, browser)));
+  return { vmId, link, uid: await uidOfNewSession(before) };
+}
+
+/** The victim's status as its owner reads it and, once ended, why, as its share link says. */
+async function victimState(session: { vmId: string; link: string }): Promise<{ status: string; reason?: string }> {
+  const reply = await victimApi.data(session.vmId);
+  const status = (reply.json?.data?.[0] as { status: string } | undefined)?.status ?? 'gone';
+  if (status === 'running') return { status };
+  const shared = await send(ctx.engine.url, 'GET', `/share/${session.link}`);
+  return { status, ...(typeof shared.json?.reason === 'string' ? { reason: shared.json.reason } : {}) };
+}
+
+async function nodeIsWell(label: string): Promise<void> {
+  expect(ctx.engine.alive(), `the engine exited after ${label}:\n${ctx.engine.output().slice(-3000)}`).toBe(true);
+  const health = await send(ctx.engine.url, 'GET', '/healthz').catch((error: Error) => {
+    throw new Error(`/healthz after ${label}: ${error.message}\n${ctx.engine.output().slice(-3000)}`);
+  });
+  expect(health.http, `/healthz after ${label}`).toBe(200);
+  const bystander = await bystanderApi.data(bystanderId);
+  expect(bystander.json?.data?.[0]?.status, `another account's session after ${label}`).toBe('running');
+}
+
+beforeAll(async () => {
+  pageUrl = ctx.pages.page;
+  victimApi = (await ctx.account([PLANS.unlimited])).api;
+  bystanderApi = (await ctx.account([PLANS.unlimited])).api;
+  const created = await bystanderApi.create({ browser: 'chromium', url: pageUrl });
+  expect(created.json?.status, created.text).toBe('ok');
+  bystanderId = created.json.vmId;
+  ctx.track(bystanderApi, bystanderId);
+  expect(await waitForStatus(bystanderApi, bystanderId, ['running'], 60_000)).toBe('running');
+}, 120_000);
+
+afterAll(() => {
+  for (const socket of attached) socket.terminate();
+  tally.print('mirror.test.ts', startedAt);
+});
+
+describe('bytes written from a session into the engine\'s connections end at most that session', () => {
+  for (const browser of ['chromium', 'firefox-esr'] as const) {
+    it(`${browser}: every hostile message into every relay of the session`, async () => {
+      let current = await victim(browser);
+      const ended: string[] = [];
+      for (const [name, bytes] of CASES) {
+        if ((await victimState(current)).status !== 'running') current = await victim(browser);
+        const relays = await relaysOf(current.uid);
+        expect(relays.length, `the ${browser} session has relays`).toBeGreaterThan(0);
+        for (const pid of relays) await writeFromSession(pid, bytes);
+        tally.add(`${browser}: ${name}`, relays.length);
+        // What the engine does with it takes effect at once; the session either runs or has ended with its reason.
+        await nodeIsWell(`${name} into ${relays.length} relays of a ${browser} session`);
+        const state = await victimState(current);
+        if (state.status !== 'running') {
+          // Ended by the service, and its link says why.
+          expect(state, `${name}: the victim's end`).toEqual({ status: 'suspended', reason: expect.stringMatching(/^the session's browser sent what the service could not read \(.+\)/) });
+          ended.push(name);
+        }
+      }
+      // The guard (Chromium) reads every message it is sent: at least the first case ends its session.
+      if (browser === 'chromium') expect(ended.length, 'a Chromium session whose guard was sent what it cannot read ends').toBeGreaterThan(0);
+    }, 600_000);
+  }
+
+  it('random messages and bytes into every relay of a Chromium session', async () => {
+    let current = await victim('chromium');
+    const message = fc.oneof(
+      fc.jsonValue({ maxDepth: 6 }).map((value) => text(JSON.stringify(value))),
+      fc.string({ maxLength: 200 }).map((value) => text(value)),
+      fc.uint8Array({ minLength: 1, maxLength: 300 }).map((value) => Buffer.from(value)),
+      fc.uint8Array({ maxLength: 300 }).map((value) => serverFrame(2, Buffer.from(value))),
+    );
+    await fuzz('mirror: random from the session', 53, message, runs(12), async (bytes) => {
+      if ((await victimState(current)).status !== 'running') current = await victim('chromium');
+      for (const pid of await relaysOf(current.uid)) await writeFromSession(pid, bytes);
+      tally.add('chromium: random');
+      await nodeIsWell('a random message');
+    });
+  }, 600_000);
+});
+
+// The writer needs python3 and pidfd_getfd (Linux 5.6): the test says so rather than skip.
+beforeAll(async () => {
+  await run('python3', ['-c', 'import os; os.pidfd_open']);
+});
