@@ -1,6 +1,7 @@
 // A node runtime that starts no browser (the seam is src/engine/sessions/node-runtime.ts): sessions
 // start after a short wait, stop, count the bytes a test says went through their route, and end
-// with the events a test raises (a crash, a lost display). The service's decisions are tested on it
+// with the events a test raises (a crash, a lost display); asked to, it freezes (so sessions
+// hibernate) and holds a start where a test lands an end. The service's decisions are tested on it
 // without a browser; what a real browser does is tested on SessionRuntime (test/engine/runtime.test.ts).
 import { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +29,10 @@ export interface FakeRuntimeOptions {
   browsers?: string[];
   /** What a session's browser hands back as its saved profile at a normal end (a tar archive); absent: profiles are never saved here. */
   profile?: (id: string, capture: ProfileCapture) => Promise<Buffer>;
+  /** Its sessions can be put in standby (a freeze that does nothing), so that with `profile` they are hibernated too. */
+  freezes?: boolean;
+  /** Awaited by each start once its saved profile is in, before its browser is ready: where a test lands an end during a start. */
+  hold?: (spec: SessionSpec) => Promise<void> | undefined;
 }
 
 /** What an archive source writes, whole. */
@@ -75,6 +80,8 @@ export class FakeRuntime extends EventEmitter<{ event: [RuntimeEvent] }> impleme
   private readonly startMs: number;
   private closed = false;
   readonly captureProfile?: (id: string, capture: ProfileCapture, consume: ArchiveConsumer) => Promise<void>;
+  readonly freeze?: (id: string, frozen: boolean) => Promise<boolean>;
+  private readonly hold: FakeRuntimeOptions['hold'];
 
   constructor(options: FakeRuntimeOptions = {}) {
     super();
@@ -82,6 +89,8 @@ export class FakeRuntime extends EventEmitter<{ event: [RuntimeEvent] }> impleme
     const profile = options.profile;
     // The archive is handed on in pieces of 64 KiB, as a pipe from the session's tar would.
     if (profile) this.captureProfile = async (id, capture, consume) => consume(inPieces(await profile(id, capture)));
+    if (options.freezes) this.freeze = async () => true;
+    this.hold = options.hold;
     const present = new Set(options.browsers ?? ['chromium', 'firefox-esr']);
     this.images = IMAGE_DEFINITIONS.map(({ candidates, packageHint, ...definition }) => ({
       ...definition,
@@ -139,6 +148,7 @@ export class FakeRuntime extends EventEmitter<{ event: [RuntimeEvent] }> impleme
       if (refused) throw new Error(refused);
       // The saved profile streams in as the real runtime's tar takes it; a refusal fails the start.
       const restored = spec.profile ? await collected(await spec.profile.archive) : undefined;
+      await this.hold?.(spec);
       const session: FakeSession = {
         id,
         spec,

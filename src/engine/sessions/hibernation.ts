@@ -173,10 +173,15 @@ export class Hibernation {
     if (!image) return fail(`${row.browser} is not installed on this node`);
     // Damaged, altered or over the caps: refused before anything starts.
     await states.check(row).catch((error: Error) => fail(`its saved state was refused (${error.message})`));
-    const runtimeId = await runs.resume(row, states.source(row, profileFamily(image))).catch((error: Error) => fail(error.message.split('\n')[0]!.slice(0, 300)));
     const ordinal = (row.wakes ?? 0) + 1;
-    const fields = { hibernated: false, standby: false, hibernation_state: null, hibernation_chunks: 0, hibernation_tabs: null, runtime_id: runtimeId, wakes: ordinal, node_id: nodeId };
-    if (!(await store.updateRunningSession(sessionId, fields))) return; // ended meanwhile: its end stops the runtime
+    // The row is written within the resume's turn (runs.ts): an end meanwhile waits for it, or the resume stops what it started.
+    let unwritten: Error | undefined;
+    const commit = (runtimeId: string) =>
+      store.updateRunningSession(sessionId, { hibernated: false, standby: false, hibernation_state: null, hibernation_chunks: 0, hibernation_tabs: null, runtime_id: runtimeId, wakes: ordinal, node_id: nodeId })
+        .catch((error: Error) => Promise.reject((unwritten = error)));
+    // A store that failed leaves the session hibernated for the next attachment; a start that failed ends it.
+    const runtimeId = await runs.resume(row, states.source(row, profileFamily(image)), commit).catch((error: Error) => (error === unwritten ? Promise.reject(error) : fail(error.message.split('\n')[0]!.slice(0, 300))));
+    if (runtimeId === null) return; // ended meanwhile: what the resume started is stopped
     await states.drop(sessionId);
     await this.activate(sessionId, row.hibernation_tabs);
     this.options.onResume?.('resumed', performance.now() - began);

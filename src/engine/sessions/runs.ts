@@ -1,6 +1,7 @@
 // The sessions this node runs: their starts in the background (with the displays viewers may join
 // early), the runtime behind each running session, their byte meters, and their ends. Moves each
-// session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops.
+// session through the lifecycle (lifecycle.ts) as its runtime starts, fails or stops. A session's
+// resume and end take turns (issue 53): an end during a resume stops what the resume started.
 import type { ArchiveSource, RecordingSpec, SessionEnds } from '../runtime/index.js';
 import type { SessionRow, Store } from '../store/store.js';
 import { timeZoneFor, upstreamFor, type ExitSettings } from './exits.js';
@@ -47,12 +48,30 @@ export class NodeRuns {
   private readonly startingEnds = new Map<string, SessionEnds>();
   /** The session of each runtime still starting here: its events (a first page) may come before its start resolves. */
   private readonly startingRuntimes = new Map<string, string>();
+  /** Resumes under way: an end of the session cuts its start short. */
+  private readonly resumes = new Map<string, AbortController>();
+  /**
+   * Each session's life, one step at a time (a resume, an end): the last step queued, gone once it
+   * is done. Without it an end that finds no runtime yet lets a resume's browser run on uncounted.
+   */
+  private readonly lives = new Map<string, Promise<void>>();
 
   constructor(private readonly options: NodeRunsOptions) {}
 
   /** Whether this node starts or runs the session now. */
   has(sessionId: string): boolean {
-    return this.startAborts.has(sessionId) || this.live.has(sessionId);
+    return this.startAborts.has(sessionId) || this.resumes.has(sessionId) || this.live.has(sessionId);
+  }
+
+  /** Runs `step` once the session's earlier steps are done; the session's turn is free again after it. */
+  private inTurn<T>(sessionId: string, step: () => Promise<T>): Promise<T> {
+    const done = (this.lives.get(sessionId) ?? Promise.resolve()).then(step);
+    const last = done.then(() => undefined, () => undefined);
+    this.lives.set(sessionId, last);
+    void last.then(() => {
+      if (this.lives.get(sessionId) === last) this.lives.delete(sessionId);
+    });
+    return done;
   }
 
   /** The session a runtime session belongs to, if it runs here. */
@@ -153,21 +172,45 @@ export class NodeRuns {
 
   /**
    * Starts a hibernated session again on its saved state, its tabs restored (hibernation.ts,
-   * decisions.md 166): resolves with its runtime id once its browser is ready and it runs here, or
-   * rejects with why. Its status does not move: it was `running` all along.
+   * decisions.md 166), and `commit`s its runtime id to its row in the same turn, so an end waits
+   * for both. Resolves with the runtime id once the browser is ready and the row says it runs here;
+   * with null when the session ended meanwhile (its start cut short, or the commit found it no
+   * longer `running`), what it started stopped; or rejects with why (a start that failed, a commit
+   * that threw: its browser is stopped too). Its status does not move: it was `running` all along.
    */
-  async resume(row: SessionRow, archive: ArchiveSource): Promise<string> {
+  resume(row: SessionRow, archive: ArchiveSource, commit: (runtimeId: string) => Promise<boolean>): Promise<string | null> {
+    const { runtime } = this.options;
     const abort = new AbortController();
-    this.startAborts.set(row.id, abort);
-    try {
-      const started = await this.options.runtime.startSession({ ...this.specOf(row, abort), profile: { archive, tabs: true, files: true } });
-      this.live.set(row.id, started.id);
-      return started.id;
-    } finally {
-      this.startAborts.delete(row.id);
-      this.startingEnds.delete(row.id);
-      for (const [runtimeId, sessionId] of this.startingRuntimes) if (sessionId === row.id) this.startingRuntimes.delete(runtimeId);
-    }
+    this.resumes.set(row.id, abort);
+    return this.inTurn(row.id, async () => {
+      let runtimeId: string | undefined;
+      try {
+        // An end came first: nothing is started for a session that no longer runs.
+        if (abort.signal.aborted) return null;
+        runtimeId = (await runtime.startSession({ ...this.specOf(row, abort), profile: { archive, tabs: true, files: true } })).id;
+        this.live.set(row.id, runtimeId);
+        if (!abort.signal.aborted && (await commit(runtimeId))) return runtimeId;
+      } catch (error) {
+        if (!abort.signal.aborted || runtimeId) {
+          await this.dropResumed(row.id, runtimeId);
+          throw error;
+        }
+      } finally {
+        if (this.resumes.get(row.id) === abort) this.resumes.delete(row.id);
+        this.startingEnds.delete(row.id);
+        for (const [id, sessionId] of this.startingRuntimes) if (sessionId === row.id) this.startingRuntimes.delete(id);
+      }
+      // Ended meanwhile: nothing it started outlives it, before the end goes on.
+      await this.dropResumed(row.id, runtimeId);
+      return null;
+    });
+  }
+
+  /** A resume that does not stand: its runtime, if it came up, stops and runs here no more. */
+  private async dropResumed(sessionId: string, runtimeId: string | undefined): Promise<void> {
+    if (!runtimeId) return;
+    if (this.live.get(sessionId) === runtimeId) this.live.delete(sessionId);
+    await this.options.runtime.stopSession(runtimeId).catch(() => undefined);
   }
 
   /** A session hibernated here: its runtime stopped after its state was saved; it runs nowhere now. */
@@ -201,9 +244,15 @@ export class NodeRuns {
 
   /**
    * Stops a session's runtime after its meters are written (and, at a normal end, its saved
-   * profile written back: decisions.md 89); then moves it on to `then`.
+   * profile written back: decisions.md 89); then moves it on to `then`. A resume under way is cut
+   * short, and the end waits for it: its browser is stopped before the end looks for one.
    */
-  async end(id: string, then: 'deleted' | null, saveProfile = false): Promise<void> {
+  end(id: string, then: 'deleted' | null, saveProfile = false): Promise<void> {
+    this.resumes.get(id)?.abort();
+    return this.inTurn(id, () => this.ended(id, then, saveProfile));
+  }
+
+  private async ended(id: string, then: 'deleted' | null, saveProfile: boolean): Promise<void> {
     const { profiles, runtime, store, hibernationStates } = this.options;
     const row = await store.session(id);
     const runtimeId = this.live.get(id) ?? row?.runtime_id;
@@ -237,7 +286,7 @@ export class NodeRuns {
 
   /** Ends every start and runtime here without moving any session (the store already ended them). */
   async abandonAll(): Promise<void> {
-    for (const abort of this.startAborts.values()) abort.abort();
+    for (const abort of [...this.startAborts.values(), ...this.resumes.values()]) abort.abort();
     const ending = [...this.live].map(async ([sessionId, runtimeId]) => {
       this.live.delete(sessionId);
       await this.options.runtime.stopSession(runtimeId).catch(() => undefined);
@@ -247,7 +296,7 @@ export class NodeRuns {
 
   /** Ends starts in progress (their displays and browsers with them) and waits for them. */
   async close(): Promise<void> {
-    for (const abort of this.startAborts.values()) abort.abort();
+    for (const abort of [...this.startAborts.values(), ...this.resumes.values()]) abort.abort();
     await Promise.allSettled([...this.starting]);
   }
 }
