@@ -15,7 +15,7 @@ const ORIGIN_FORM = /^(https?):\/\/([a-z0-9-]+(?:\.[a-z0-9-]+)*|\[[0-9a-f:.]+\])
 
 /** Hosts plain http may be used on: this machine (a developer's page, the tests). */
 function isLoopback(host: string): boolean {
-  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || /^127(?:\.\d{1,3}){3}$/.test(host);
+  return host === 'localhost' || host.endsWith('.localhost') || /^127(?:\.\d{1,3}){3}$/.test(host);
 }
 
 /**
@@ -37,7 +37,9 @@ export function embedOriginProblem(value: unknown): string | null {
   if (!form || origin !== value) {
     return `"${value.slice(0, 100)}" is not an origin: send scheme://host[:port] only, in lower case, without a path, query, user or trailing slash (such as https://app.example.com)`;
   }
-  if (form[1] === 'http' && !isLoopback(form[2]!)) return `"${value}": must be https (plain http only for localhost, 127.0.0.1 or [::1])`;
+  // CSP's host-source has no IPv6 form: Chromium and Firefox ignore such an entry of frame-ancestors, so the frame would be refused (decisions.md 181).
+  if (form[2]!.startsWith('[')) return `"${value}": browsers do not match an IPv6 address in frame-ancestors; frame the viewer from a page with a host name (such as https://app.example.com, or http://localhost:8080)`;
+  if (form[1] === 'http' && !isLoopback(form[2]!)) return `"${value}": must be https (plain http only for localhost or 127.0.0.1)`;
   return null;
 }
 

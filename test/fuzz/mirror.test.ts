@@ -1,11 +1,13 @@
 // The mirror fuzz (issue 53): what the door fuzz does from the client's side, done from the
 // session's side. A process with the session's uid (what a browser exploit has) can copy the
-// session's end of any connection the engine holds into it (`pidfd_getfd`) and write into it: the
-// engine's DevTools guard and tab probe, a program's DevTools or BiDi connection, the RFB client
-// that watches the display. Every such connection runs through one relay process in the session
-// (confinement.ts `connect`), so the list here is the runtime's own: every relay the engine runs
-// for the victim session, whatever it carries; a connection added later is covered with no line
-// here. Into each it writes malformed, odd-shaped, deeply nested, huge and random messages, as
+// browser's end of any connection the engine holds into the session (`pidfd_getfd` on the
+// browser, its own process) and write into it: the engine's DevTools guard and tab probe, a
+// program's DevTools or BiDi connection, the display's RFB. Every such connection runs through one
+// relay process in the session (confinement.ts `connect`), which carries those bytes to the engine
+// unread; the test, as root, writes into the relay's output instead, the same bytes at the same
+// place. So the list here is the runtime's own: every relay the engine runs for the victim
+// session (with a program and a viewer attached), whatever it carries; a connection added later
+// is covered with no line here. Into each it writes malformed, odd-shaped, deeply nested, huge and random messages, as
 // WebSocket frames and as raw bytes. After every case the engine (a real child process) is alive
 // and answers /healthz, another account's session still runs, and the victim either still runs
 // or has ended saying why. Replay a failure of the random part with FUZZ_SEED=<seed>.
