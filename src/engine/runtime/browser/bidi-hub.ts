@@ -18,6 +18,7 @@ import { WebSocket } from 'ws';
 import { leadingId } from '../../limits/leading-id.js';
 import { MESSAGE_DEPTH, nestingDepth, readStrangerJson } from '../../limits/stranger-json.js';
 import { BlockedRequests, ClientLedger, heldWhileAnswered, makesIds, type HubCommand } from './bidi-ledger.js';
+import { UNREADABLE_BROWSER } from './control.js';
 
 export type { HubCommand };
 
@@ -124,8 +125,7 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
   /** Messages of the browser's dropped unread, and how many of them count against the connection (UNREADABLE_LIMIT). */
   private dropped = 0;
   private unreadableSeen = 0;
-  /** Why the hub stopped trusting the browser's connection (UNREADABLE_LIMIT reached), for a listener that comes later; null while it trusts it. */
-  unreadable: string | null = null;
+  private unreadableWhy: string | null = null;
 
   /** `url` and `host`: the agent's WebSocket address and the Host header it takes (browser.ts). */
   constructor(private readonly url: string, private readonly host: string, options: BiDiHubOptions = {}) {
@@ -155,6 +155,11 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
   /** How many clients hold a session on the browser's one now. */
   holders(): number {
     return [...this.members].filter((member) => member.sessionId !== null).length;
+  }
+
+  /** Why the hub stopped trusting the browser's connection (UNREADABLE_LIMIT reached), for a listener that comes later; null while it trusts it. */
+  get unreadable(): string | null {
+    return this.unreadableWhy;
   }
 
   /** Commands waiting for Firefox's answer, every client's and the hub's own (for tests and operators). */
@@ -342,7 +347,7 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
     }
   }
 
-  /** A command of the hub's own; its answer (an error when the connection closed first, or `timeout`). */
+  /** A command of the hub's own; its answer (an error when the connection closed first, or at its deadline). */
   private async call(method: string, params: Record<string, unknown>, timeoutMs = this.commandTimeoutMs): Promise<Answer> {
     const socket = await this.connect();
     const id = ++this.nextId;
@@ -359,7 +364,7 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
   }
 
   private connect(): Promise<WebSocket> {
-    if (this.unreadable !== null) return Promise.reject(new Error(`the session's browser sent what the service could not read (${this.unreadable})`));
+    if (this.unreadableWhy !== null) return Promise.reject(new Error(`${UNREADABLE_BROWSER} (${this.unreadableWhy})`));
     if (this.opened) return this.opened;
     // Firefox's agent takes only its own address as the Host header; through the relay it would be the socket's.
     const socket = new WebSocket(this.url, { perMessageDeflate: false, maxPayload: BROWSER_MESSAGE_BYTES, headers: { host: this.host } });
@@ -423,8 +428,8 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
       return;
     }
     this.unreadableSeen += 1;
-    if (this.unreadableSeen < UNREADABLE_LIMIT || this.unreadable !== null || this.socket !== socket) return;
-    this.unreadable = why;
+    if (this.unreadableSeen < UNREADABLE_LIMIT || this.unreadableWhy !== null || this.socket !== socket) return;
+    this.unreadableWhy = why;
     // Cut first: the clients are told the connection is gone, and no later session.new opens another.
     socket.terminate();
     try {

@@ -4,7 +4,7 @@
 // (the session started warm or cold, a navigation or a connection was refused, the sound server was lost; later: a download finished). A new kind is classified
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
 import type { BrowserProcess } from '../browser/browser.js';
-import type { BrowserControl, PageChange } from '../browser/control.js';
+import { UNREADABLE_BROWSER, type BrowserControl, type PageChange } from '../browser/control.js';
 import { isNavigableUrl } from '../browser/page-policy.js';
 import type { BrowserTab, SessionTabs } from '../browser/tabs.js';
 import type { Display } from '../display/display.js';
@@ -72,9 +72,9 @@ export function startedMessage(start: 'cold' | 'warm-display' | 'warm-browser', 
   return `${how}, ready in ${Math.round(readyMs)} ms`;
 }
 
-/** What the `unreadable` event says: the session's end as the service tells it. */
+/** What the `unreadable` event says: the session's end as the service tells it, in the DevTools guard's words (control.ts). */
 export function unreadableMessage(why: string): string {
-  return `the session's browser sent what the service could not read (${why})`;
+  return `${UNREADABLE_BROWSER} (${why})`;
 }
 
 /** The parts of a running session whose events are reported. */
