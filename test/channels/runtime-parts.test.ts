@@ -5,8 +5,8 @@ import { ENDS_SESSION, runtimeEvent } from '../../src/engine/runtime/session/run
 import { SessionParts, type SessionPart } from '../../src/engine/runtime/session/session-parts.js';
 
 describe('runtime events', () => {
-  it('end the session for exits, crashes and a lost guard; a refusal is a notice', () => {
-    expect(Object.entries(ENDS_SESSION).filter(([, ends]) => ends).map(([kind]) => kind).sort()).toEqual(['browser-exited', 'display-exited', 'guard-lost', 'page-crashed']);
+  it('end the session for exits, crashes, a lost guard and a browser connection gone unreadable; a refusal is a notice', () => {
+    expect(Object.entries(ENDS_SESSION).filter(([, ends]) => ends).map(([kind]) => kind).sort()).toEqual(['browser-exited', 'display-exited', 'guard-lost', 'page-crashed', 'unreadable']);
     expect(runtimeEvent('r1', 'refused', 'refused file:///etc')).toEqual({ sessionId: 'r1', kind: 'refused', ends: false, message: 'refused file:///etc' });
     expect(runtimeEvent('r1', 'display-exited', 'Xvnc exited').ends).toBe(true);
   });

@@ -49,4 +49,16 @@ describe('the BiDi policy', () => {
       expect(parseBiDiCommand(text), text).toBeUndefined();
     }
   });
+
+  it('reads no command nested deeper than MESSAGE_DEPTH, and answers it with its id, found without reading it (issue 53)', () => {
+    const deep = `{"id":12,"method":"script.evaluate","params":{"arguments":${'['.repeat(500_000)}${']'.repeat(500_000)}}}`;
+    expect(parseBiDiCommand(deep)).toBeUndefined();
+    expect(JSON.parse(bidiMalformed(deep))).toEqual({ type: 'error', id: 12, error: 'invalid argument', message: expect.stringContaining('a message nested deeper than 512 levels') });
+    // Cut short and too deep: no JSON at all, its id still found.
+    expect(JSON.parse(bidiMalformed(`{"id":13,"method":"a.b","params":${'{"a":'.repeat(600)}`))).toMatchObject({ id: 13 });
+    // One at the limit is read.
+    expect(parseBiDiCommand(`{"id":1,"method":"a.b","params":{"v":${'['.repeat(510)}${']'.repeat(510)}}}`)).toMatchObject({ id: 1 });
+    // An id inside params is not the message's.
+    expect(JSON.parse(bidiMalformed(`{"method":"a.b","params":{"id":5,"v":${'['.repeat(600)}}}`))).toMatchObject({ id: null });
+  });
 });

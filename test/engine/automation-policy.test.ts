@@ -67,6 +67,12 @@ describe('the automation policy', () => {
       expect(parseCommand(text), text).toBeUndefined();
     }
   });
+
+  it('reads no command nested deeper than MESSAGE_DEPTH, nor one over the size a program sends (issue 53)', () => {
+    expect(parseCommand(`{"id":1,"method":"Runtime.callFunctionOn","params":{"arguments":${'['.repeat(500_000)}${']'.repeat(500_000)}}}`)).toBeUndefined();
+    expect(parseCommand(`{"id":1,"method":"Runtime.evaluate","params":{"expression":"${'x'.repeat(1024 * 1024)}"}}`)).toBeUndefined();
+    expect(parseCommand(`{"id":1,"method":"Runtime.evaluate","params":{"v":${'['.repeat(510)}${']'.repeat(510)}}}`)).toMatchObject({ id: 1 });
+  });
 });
 
 describe('the engine\'s own DevTools connection', () => {

@@ -9,7 +9,7 @@
 // refused one is answered with a DevTools error and goes no further.
 import { WebSocket } from 'ws';
 import { EngineTargetView, type FromBrowser } from './engine-targets.js';
-import { judgeCommand, parseCommand, refusal } from './policy.js';
+import { judgeCommand, parseCommand, PROGRAM_MESSAGE_BYTES, refusal } from './policy.js';
 import type { Channel, CloseReason, SessionDevTools } from '../channel.js';
 import { VIEWER_CLOSE } from '../close-codes.js';
 import type { NodeDriving } from '../control/node-driving.js';
@@ -38,9 +38,6 @@ export const AUTOMATION_CLOSE = {
   unreadable: { code: 4009, reason: 'the session\'s browser sent what the service could not read' },
 } as const satisfies Record<string, CloseReason>;
 
-/** The largest DevTools command a program may send (one message). */
-const DEVTOOLS_MESSAGE_BYTES = 1024 * 1024;
-
 /** Messages a program may send before the browser end is open (they wait, in order). */
 const WAITING_LIMIT = 256;
 
@@ -58,7 +55,7 @@ export function automationChannel(options: AutomationChannelOptions = {}): Chann
       throw new Error('the automation channel carries DevTools or BiDi messages, not a byte stream');
     } : undefined),
     // Opened with an API key only (control); the program's WebSocket and its DevTools (or BiDi) connection into the session: two files.
-    needs: { seats: { control: limit, view: 0 }, files: 2, messageBytes: DEVTOOLS_MESSAGE_BYTES },
+    needs: { seats: { control: limit, view: 0 }, files: 2, messageBytes: PROGRAM_MESSAGE_BYTES },
     carry: ({ socket, ends, sessionId }) => {
       const { driving } = options;
       if (ends?.devtools) return carryProgram(socket, ends.devtools, driving ? (send) => programControl(driving, sessionId, send) : undefined);

@@ -8,7 +8,10 @@
 // browser's BiDi hub (runtime/browser/bidi-hub.ts), which refuses commands naming another client's
 // ids (another program's, or in an app window the engine's tab watcher's; decisions.md 169-171).
 import { posix } from 'node:path';
+import { leadingId } from '../../limits/leading-id.js';
+import { MESSAGE_DEPTH, readStrangerJson } from '../../limits/stranger-json.js';
 import type { SessionFolders } from '../channel.js';
+import { PROGRAM_MESSAGE_LIMITS } from './policy.js';
 
 /** A command as BiDi clients send it. */
 export interface BiDiCommand {
@@ -106,29 +109,42 @@ export function bidiRefusal(command: Pick<BiDiCommand, 'id' | 'method'>, error: 
   return JSON.stringify({ type: 'error', id: command.id, error, message: `${command.method} is refused in remote-browser-kit sessions: ${why}` });
 }
 
-/** What a message that is no command is answered with (WebDriver BiDi: an error with the id when one can be read, else null). */
-export function bidiMalformed(text: string): string {
-  let id: number | null = null;
-  try {
-    const value = JSON.parse(text) as { id?: unknown };
-    if (typeof value?.id === 'number' && Number.isSafeInteger(value.id) && value.id >= 0) id = value.id;
-  } catch {
-    // Not JSON: no id to answer.
+/** A program's message as read: a command, or the BiDi error it is answered with (and nothing else is done). */
+export type BiDiReading = { command: BiDiCommand } | { answer: string };
+
+/**
+ * Reads a client's message, within the size the door takes and MESSAGE_DEPTH levels (a deeper one
+ * is not parsed, so nothing built from it overflows the stack when the hub writes it out again).
+ * Extension modules (`prefix:module`) are read, and judged.
+ */
+export function readBiDiCommand(text: string): BiDiReading {
+  const read = readStrangerJson(text, PROGRAM_MESSAGE_LIMITS);
+  if (!read.ok) return { answer: malformed(leadingId(text), read.why) };
+  const { id, method, params } = read.value;
+  const readableId = typeof id === 'number' && Number.isSafeInteger(id) && id >= 0 ? id : null;
+  if (readableId === null || typeof method !== 'string' || !/^([A-Za-z]+:)?[A-Za-z]+\.[A-Za-z]+$/.test(method)) {
+    return { answer: malformed(readableId, 'a message without an integer id and a method named module.command') };
   }
-  return JSON.stringify({ type: 'error', id, error: 'invalid argument', message: 'not a WebDriver BiDi command: send {"id": <integer>, "method": "<module>.<command>", "params": {...}}' });
+  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) return { answer: malformed(readableId, 'params that are not an object') };
+  return { command: read.value as unknown as BiDiCommand };
 }
 
-/** Reads a client's message as a command; undefined when it is not one. Extension modules (`prefix:module`) are read, and judged. */
+/** WebDriver BiDi's error for a message that is no command: with its id when one can be found, else null. */
+function malformed(id: number | null, why: string): string {
+  return JSON.stringify({
+    type: 'error', id, error: 'invalid argument',
+    message: `not a WebDriver BiDi command (${why}): send {"id": <integer>, "method": "<module>.<command>", "params": {...}}, at most ${MESSAGE_DEPTH} levels deep`,
+  });
+}
+
+/** What a message that is no command is answered with. */
+export function bidiMalformed(text: string): string {
+  const reading = readBiDiCommand(text);
+  return 'answer' in reading ? reading.answer : malformed(reading.command.id, 'a command its caller did not take');
+}
+
+/** Reads a client's message as a command; undefined when it is not one. */
 export function parseBiDiCommand(text: string): BiDiCommand | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { id, method, params } = value as Record<string, unknown>;
-  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0 || typeof method !== 'string' || !/^([A-Za-z]+:)?[A-Za-z]+\.[A-Za-z]+$/.test(method)) return undefined;
-  if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) return undefined;
-  return value as BiDiCommand;
+  const reading = readBiDiCommand(text);
+  return 'command' in reading ? reading.command : undefined;
 }

@@ -6,7 +6,18 @@
 // proxy, files outside the session's folders (chosen or dropped), a second protocol channel past
 // this filter, and addresses the engine's guard refuses to a person too.
 import { posix } from 'node:path';
+import { MESSAGE_DEPTH, readStrangerJson } from '../../limits/stranger-json.js';
 import type { SessionFolders } from '../channel.js';
+
+/**
+ * The largest message a program sends, DevTools or BiDi (the door takes no larger: automation.ts's
+ * messageBytes); a string never has more UTF-16 units than its UTF-8 bytes, so the reader's length
+ * check holds it too.
+ */
+export const PROGRAM_MESSAGE_BYTES = 1024 * 1024;
+
+/** How a program's message is read: at most this long and this deep, so nothing built from it overflows the stack when written out again. */
+export const PROGRAM_MESSAGE_LIMITS = { maxLength: PROGRAM_MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH } as const;
 
 /** A command as DevTools clients send it (flat sessions: `sessionId` names the attached target). */
 export interface DevToolsCommand {
@@ -170,18 +181,18 @@ export function refusal(command: Pick<DevToolsCommand, 'id' | 'method' | 'sessio
   });
 }
 
-/** Reads a client's message as a command; undefined when it is not one (the connection is then closed). */
+/**
+ * Reads a client's message as a command; undefined when it is not one (the connection is then
+ * closed). One nested deeper than MESSAGE_DEPTH is not read at all: a copy of it (judgeCommand
+ * re-points some) would overflow the stack when written out again.
+ */
 export function parseCommand(text: string): DevToolsCommand | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const { id, method, params, sessionId } = value as Record<string, unknown>;
+  const read = readStrangerJson(text, PROGRAM_MESSAGE_LIMITS);
+  if (!read.ok) return undefined;
+  const value = read.value;
+  const { id, method, params, sessionId } = value;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || typeof method !== 'string' || !/^[A-Za-z]+\.[A-Za-z]+$/.test(method)) return undefined;
   if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) return undefined;
   if (sessionId !== undefined && typeof sessionId !== 'string') return undefined;
-  return value as DevToolsCommand;
+  return value as unknown as DevToolsCommand;
 }

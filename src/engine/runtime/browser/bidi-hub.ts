@@ -9,9 +9,16 @@
 // browser's session ends when the last client holding one leaves, and the connection closes when
 // no client is left. What a client may send at all is judged before the hub (the automation
 // channel's BiDi policy, carry-bidi.ts); the hub refuses only commands naming another client's ids.
+// Both ends are strangers' bytes (issue 53): a process in the session can write into the browser's
+// end, a program writes its own; neither may end the engine, and every table either fills has a cap,
+// a deadline and is emptied with its owner.
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { WebSocket } from 'ws';
-import { BlockedRequests, ClientLedger, type HubCommand } from './bidi-ledger.js';
+import { leadingId } from '../../limits/leading-id.js';
+import { MESSAGE_DEPTH, nestingDepth, readStrangerJson } from '../../limits/stranger-json.js';
+import { BlockedRequests, ClientLedger, heldWhileAnswered, makesIds, type HubCommand } from './bidi-ledger.js';
+import { UNREADABLE_BROWSER } from './control.js';
 
 export type { HubCommand };
 
@@ -33,8 +40,42 @@ const END_SESSION_MS = 2000;
 const WAITING_LIMIT = 256;
 /** The largest message the browser may send (a full-page screenshot is a few MB). */
 const BROWSER_MESSAGE_BYTES = 256 * 1024 * 1024;
+/** How the browser's messages are read: a string never has more UTF-16 units than its UTF-8 bytes, so the length holds whatever ws let through. */
+const BROWSER_MESSAGE_LIMITS = { maxLength: BROWSER_MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH };
+/** Commands of one client that may wait for Firefox's answer at once; more are answered with an error until some are answered. */
+export const IN_FLIGHT_LIMIT = 1024;
+/** Their text in all: what the connection's send buffer holds for one client while Firefox reads slowly. */
+export const IN_FLIGHT_CHARS = 16 * 1024 * 1024;
+/** How long a command waits for Firefox's answer before it is answered with an error and forgotten: Puppeteer's own protocolTimeout (180 s) gives up no sooner. */
+export const COMMAND_TIMEOUT_MS = 180_000;
+/**
+ * Messages of the browser's connection the hub could not read (not JSON, not a BiDi message's
+ * shape) after which it no longer trusts that connection: Firefox's agent writes none, so they come
+ * from something else in the session. One or two are dropped and counted; at this many the hub cuts
+ * the connection, opens no other, and says 'unreadable': the runtime ends the session
+ * (runtime-events.ts), as "the session's browser sent what the service could not read". An answer
+ * nested deeper than MESSAGE_DEPTH is not among them: a page's value can be that deep, so only its
+ * command fails.
+ */
+export const UNREADABLE_LIMIT = 3;
+
+export interface BiDiHubOptions {
+  /** How long a command waits for Firefox's answer (COMMAND_TIMEOUT_MS). */
+  commandTimeoutMs?: number;
+}
+
+export interface BiDiHubEvents {
+  /** The browser's connection sent UNREADABLE_LIMIT messages the hub could not read (the last one's why): the hub has cut it; the session should end. */
+  unreadable: [why: string];
+}
 
 type Answer = { type: 'success'; id: number; result?: Record<string, unknown> } | { type: 'error'; id: number | null; error: string; message: string; stacktrace?: string };
+
+/** A message of the browser's as the hub reads it, its shape checked. */
+type BrowserMessage =
+  | { kind: 'answer'; id: number; message: Answer & Record<string, unknown> }
+  | { kind: 'event'; method: string; params: Record<string, unknown> }
+  | { kind: 'unrouted' };
 
 interface Member {
   ledger: ClientLedger;
@@ -46,17 +87,28 @@ interface Member {
   chain: Promise<void>;
   /** How many of its commands the chain holds. */
   waiting: number;
+  /** Its commands waiting for Firefox's answer (the hub's ids), and their text in all. */
+  inFlight: Set<number>;
+  inFlightChars: number;
   left: boolean;
 }
 
 interface Pending {
   /** Whose command it is; null for the hub's own (answered through `answered`). */
   member: Member | null;
+  /** As much of it as its answer needs (bidi-ledger.ts heldWhileAnswered), not its whole text. */
   command: HubCommand;
+  chars: number;
+  deadline: NodeJS.Timeout;
   answered?: (answer: Answer) => void;
 }
 
-export class BiDiHub {
+/** Whether `value` is a plain JSON object (not null, not an array). */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export class BiDiHub extends EventEmitter<BiDiHubEvents> {
   private readonly members = new Set<Member>();
   private readonly pending = new Map<number, Pending>();
   private readonly blocked = new BlockedRequests();
@@ -69,19 +121,31 @@ export class BiDiHub {
   private openers = 0;
   /** The browser's last session ending: a new one opens after it. */
   private ending: Promise<void> = Promise.resolve();
+  private readonly commandTimeoutMs: number;
+  /** Messages of the browser's dropped unread, and how many of them count against the connection (UNREADABLE_LIMIT). */
+  private dropped = 0;
+  private unreadableSeen = 0;
+  private unreadableWhy: string | null = null;
 
   /** `url` and `host`: the agent's WebSocket address and the Host header it takes (browser.ts). */
-  constructor(private readonly url: string, private readonly host: string) {}
+  constructor(private readonly url: string, private readonly host: string, options: BiDiHubOptions = {}) {
+    super();
+    this.commandTimeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
+  }
 
   /** A new client: `deliver` hears its answers and events, `lost` that the browser's connection closed under it. */
   join(deliver: (text: string) => void, lost: () => void): BiDiHubClient {
-    const member: Member = { ledger: new ClientLedger(), deliver, lost, sessionId: null, chain: Promise.resolve(), waiting: 0, left: false };
+    const member: Member = { ledger: new ClientLedger(), deliver, lost, sessionId: null, chain: Promise.resolve(), waiting: 0, inFlight: new Set(), inFlightChars: 0, left: false };
     this.members.add(member);
     return {
       send: (command) => {
         if (member.waiting >= WAITING_LIMIT) return false;
         member.waiting += 1;
-        member.chain = member.chain.then(() => this.handle(member, command)).catch(() => undefined).then(() => void (member.waiting -= 1));
+        member.chain = member.chain
+          .then(() => this.handle(member, command))
+          // A defect met on one command: the client hears it failed, and the hub goes on.
+          .catch(() => member.left || this.tell(member, JSON.stringify({ type: 'error', id: command.id, error: 'unknown error', message: `${command.method}: the service failed on this command` })))
+          .then(() => void (member.waiting -= 1));
         return true;
       },
       leave: () => this.leave(member),
@@ -93,9 +157,29 @@ export class BiDiHub {
     return [...this.members].filter((member) => member.sessionId !== null).length;
   }
 
+  /** Why the hub stopped trusting the browser's connection (UNREADABLE_LIMIT reached), for a listener that comes later; null while it trusts it. */
+  get unreadable(): string | null {
+    return this.unreadableWhy;
+  }
+
+  /** Commands waiting for Firefox's answer, every client's and the hub's own (for tests and operators). */
+  pendingCount(): number {
+    return this.pending.size;
+  }
+
+  /** Messages of the browser's that the hub dropped unread (too deep, not JSON, not a BiDi message's shape). */
+  droppedCount(): number {
+    return this.dropped;
+  }
+
+  /** Requests held by intercepts now (bidi-ledger.ts, HELD_REQUESTS). */
+  heldCount(): number {
+    return this.blocked.size;
+  }
+
   private async handle(member: Member, command: HubCommand): Promise<void> {
     if (member.left) return;
-    const reply = (body: Record<string, unknown>) => member.deliver(JSON.stringify({ ...body, id: command.id }));
+    const reply = (body: Record<string, unknown>) => this.tell(member, JSON.stringify({ ...body, id: command.id }));
     const error = (code: string, message: string) => reply({ type: 'error', error: code, message });
     switch (command.method) {
       case 'session.status':
@@ -123,9 +207,75 @@ export class BiDiHub {
     if (refused) return error('invalid argument', `${command.method} is refused in remote-browser-kit sessions: ${refused}`);
     const socket = this.socket;
     if (!socket || socket.readyState !== WebSocket.OPEN) return error('unknown error', `${command.method}: the browser's WebDriver BiDi connection is closed`);
+    if (member.inFlight.size >= IN_FLIGHT_LIMIT) {
+      return error('unknown error', `${command.method}: ${IN_FLIGHT_LIMIT} commands of this connection wait for Firefox's answer already; send more once some are answered`);
+    }
     const id = ++this.nextId;
-    this.pending.set(id, { member, command });
-    socket.send(JSON.stringify({ ...command, id }));
+    // Written out before anything is recorded: a command that cannot be leaves nothing behind.
+    let text: string;
+    try {
+      text = JSON.stringify({ ...command, id });
+    } catch {
+      return error('invalid argument', `${command.method}: the command could not be written out for Firefox`);
+    }
+    if (member.inFlightChars > 0 && member.inFlightChars + text.length > IN_FLIGHT_CHARS) {
+      return error('unknown error', `${command.method}: this connection's commands waiting for Firefox's answer hold ${IN_FLIGHT_CHARS / (1024 * 1024)} MiB already; send more once some are answered`);
+    }
+    this.track(id, { member, command: heldWhileAnswered(command), chars: text.length }, this.commandTimeoutMs);
+    socket.send(text);
+  }
+
+  /** Records a command sent to Firefox, with its deadline. */
+  private track(id: number, entry: Omit<Pending, 'deadline'>, timeoutMs: number): void {
+    const deadline = setTimeout(() => this.expire(id, timeoutMs), timeoutMs);
+    // A deadline keeps no process alive.
+    deadline.unref();
+    this.pending.set(id, { ...entry, deadline });
+    if (entry.member) {
+      entry.member.inFlight.add(id);
+      entry.member.inFlightChars += entry.chars;
+    }
+  }
+
+  /** Takes a command off the pending table (answered, given up, or its client gone). */
+  private settle(id: number): Pending | undefined {
+    const pending = this.pending.get(id);
+    if (!pending) return undefined;
+    this.pending.delete(id);
+    clearTimeout(pending.deadline);
+    if (pending.member) {
+      pending.member.inFlight.delete(id);
+      pending.member.inFlightChars -= pending.chars;
+    }
+    return pending;
+  }
+
+  /** A command past its deadline: answered with an error, and its answer, if it ever comes, dropped. */
+  private expire(id: number, timeoutMs: number): void {
+    this.fail(id, `Firefox did not answer within ${timeoutMs / 1000} s; the command is given up`);
+  }
+
+  /** Answers a pending command with BiDi's `unknown error` saying why, for its caller (the hub's own, or a client's), and forgets it. */
+  private fail(id: number, why: string): void {
+    const pending = this.settle(id);
+    if (!pending) return;
+    const message = `${pending.command.method}: ${why}`;
+    if (pending.answered) return pending.answered({ type: 'error', id, error: 'unknown error', message });
+    if (pending.member && !pending.member.left) this.tell(pending.member, JSON.stringify({ type: 'error', id: pending.command.id, error: 'unknown error', message }));
+  }
+
+  /** Gives a client a message; one whose own handler fails is let go (its connection told as lost), never the hub's reader. */
+  private tell(member: Member, text: string): void {
+    try {
+      member.deliver(text);
+    } catch {
+      this.leave(member);
+      try {
+        member.lost();
+      } catch {
+        // Its connection is gone either way.
+      }
+    }
   }
 
   /**
@@ -179,6 +329,10 @@ export class BiDiHub {
     if (member.left) return;
     member.left = true;
     this.members.delete(member);
+    // Its commands' answers go to nobody now; those that make an id still wait, so what they make is undone when it comes.
+    for (const id of [...member.inFlight]) {
+      if (!makesIds(this.pending.get(id)?.command.method ?? '')) this.settle(id);
+    }
     if (member.sessionId !== null) {
       member.sessionId = null;
       this.undo(member);
@@ -193,21 +347,24 @@ export class BiDiHub {
     }
   }
 
-  /** A command of the hub's own; its answer (an error when the connection closed first, or `timeout`). */
-  private async call(method: string, params: Record<string, unknown>, timeoutMs?: number): Promise<Answer> {
+  /** A command of the hub's own; its answer (an error when the connection closed first, or at its deadline). */
+  private async call(method: string, params: Record<string, unknown>, timeoutMs = this.commandTimeoutMs): Promise<Answer> {
     const socket = await this.connect();
     const id = ++this.nextId;
+    let text: string;
+    try {
+      text = JSON.stringify({ id, method, params });
+    } catch {
+      return { type: 'error', id, error: 'invalid argument', message: `${method}: the command could not be written out for Firefox` };
+    }
     return new Promise<Answer>((resolve) => {
-      const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
-        this.pending.delete(id);
-        resolve({ type: 'error', id, error: 'timeout', message: `${method}: no answer from Firefox` });
-      }, timeoutMs);
-      this.pending.set(id, { member: null, command: { id, method, params }, answered: (answer) => (clearTimeout(timer), resolve(answer)) });
-      socket.send(JSON.stringify({ id, method, params }));
+      this.track(id, { member: null, command: { id, method }, chars: 0, answered: resolve }, timeoutMs);
+      socket.send(text);
     });
   }
 
   private connect(): Promise<WebSocket> {
+    if (this.unreadableWhy !== null) return Promise.reject(new Error(`${UNREADABLE_BROWSER} (${this.unreadableWhy})`));
     if (this.opened) return this.opened;
     // Firefox's agent takes only its own address as the Host header; through the relay it would be the socket's.
     const socket = new WebSocket(this.url, { perMessageDeflate: false, maxPayload: BROWSER_MESSAGE_BYTES, headers: { host: this.host } });
@@ -218,7 +375,13 @@ export class BiDiHub {
     });
     this.opened.catch(() => undefined);
     socket.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!isBinary) this.receive(data.toString('utf8'));
+      // Whatever came, nothing thrown here reaches the process (decisions.md 78).
+      try {
+        if (isBinary) return this.unread(socket, 'a binary message');
+        this.receive(socket, data.toString('utf8'));
+      } catch (error) {
+        this.unread(socket, `a message the hub failed on: ${error instanceof Error ? error.message.slice(0, 120) : 'a throw'}`);
+      }
     });
     socket.on('error', () => undefined);
     socket.on('close', () => this.lose(socket));
@@ -231,8 +394,7 @@ export class BiDiHub {
     this.socket = null;
     this.opened = null;
     this.blocked.clear();
-    for (const [, pending] of this.pending) pending.answered?.({ type: 'error', id: null, error: 'unknown error', message: 'the browser\'s WebDriver BiDi connection closed' });
-    this.pending.clear();
+    for (const id of [...this.pending.keys()]) this.settle(id)?.answered?.({ type: 'error', id: null, error: 'unknown error', message: 'the browser\'s WebDriver BiDi connection closed' });
   }
 
   /** The connection closed under the clients (the browser went, or a session would not end): each is told. */
@@ -245,22 +407,67 @@ export class BiDiHub {
     for (const member of members) {
       member.left = true;
       member.sessionId = null;
-      member.lost();
+      try {
+        member.lost();
+      } catch {
+        // One client's failing handler does not keep the others from hearing it.
+      }
     }
   }
 
-  private receive(text: string): void {
-    let message: { id?: unknown; type?: unknown; method?: unknown; params?: Record<string, any>; result?: Record<string, unknown> };
-    try {
-      message = JSON.parse(text);
-    } catch {
+  /**
+   * A message of the browser's the hub does not read: dropped and counted. One too deep (its
+   * command, when its id can be found, fails) is a page's value, not a broken connection; the rest
+   * count against the connection, and at UNREADABLE_LIMIT the hub cuts it and says 'unreadable'.
+   */
+  private unread(socket: WebSocket, why: string, text?: string): void {
+    this.dropped += 1;
+    if (text !== undefined && (text.length > BROWSER_MESSAGE_LIMITS.maxLength || nestingDepth(text, MESSAGE_DEPTH) > MESSAGE_DEPTH)) {
+      const id = leadingId(text);
+      if (id !== null) this.fail(id, `Firefox's answer was more than the service reads (${why}); ask for less (serializationOptions.maxObjectDepth)`);
       return;
     }
-    if (typeof message.id === 'number') {
-      const pending = this.pending.get(message.id);
+    this.unreadableSeen += 1;
+    if (this.unreadableSeen < UNREADABLE_LIMIT || this.unreadableWhy !== null || this.socket !== socket) return;
+    this.unreadableWhy = why;
+    // Cut first: the clients are told the connection is gone, and no later session.new opens another.
+    socket.terminate();
+    try {
+      this.emit('unreadable', why);
+    } catch {
+      // A listener's failure is its own.
+    }
+  }
+
+  /** Reads a message of the browser's into one of the shapes BiDi sends, or why it is none. */
+  private static shape(value: Record<string, unknown>): BrowserMessage | string {
+    const { id, type, method, params, result } = value;
+    if (typeof type !== 'string') return 'a message without a type';
+    if (params !== undefined && !isObject(params)) return 'a message whose params are not an object';
+    if (result !== undefined && !isObject(result)) return 'a message whose result is not an object';
+    if (type === 'event') {
+      if (typeof method !== 'string') return 'an event without a method';
+      return { kind: 'event', method, params: (params as Record<string, unknown> | undefined) ?? {} };
+    }
+    if (type !== 'success' && type !== 'error') return `a message of type ${type.slice(0, 40)}`;
+    // Firefox's answer to a command it could not read has a null id: never one the hub wrote, and nobody's.
+    if (type === 'error' && id === null) return { kind: 'unrouted' };
+    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return 'an answer whose id is not an integer';
+    return { kind: 'answer', id, message: value as Answer & Record<string, unknown> };
+  }
+
+  private receive(socket: WebSocket, text: string): void {
+    const read = readStrangerJson(text, BROWSER_MESSAGE_LIMITS);
+    if (!read.ok) return this.unread(socket, read.why, text);
+    const shaped = BiDiHub.shape(read.value);
+    if (typeof shaped === 'string') return this.unread(socket, shaped);
+    if (shaped.kind === 'unrouted') return void (this.dropped += 1);
+    if (shaped.kind === 'answer') {
+      const { id, message } = shaped;
+      // An answer to nothing waiting (given up, or its client gone) is dropped.
+      const pending = this.settle(id);
       if (!pending) return;
-      this.pending.delete(message.id);
-      if (pending.answered) return pending.answered(message as Answer);
+      if (pending.answered) return pending.answered(message);
       const { member, command } = pending;
       if (!member) return;
       if (message.type === 'success') {
@@ -269,16 +476,15 @@ export class BiDiHub {
       }
       // Made after its client left or ended its session: undone at once.
       if (member.left || member.sessionId === null) this.undo(member);
-      if (!member.left) member.deliver(JSON.stringify({ ...message, id: command.id }));
+      if (!member.left) this.tell(member, JSON.stringify({ ...message, id: command.id }));
       return;
     }
-    if (message.type !== 'event' || typeof message.method !== 'string') return;
-    const { method } = message;
-    const blocked = this.blocked.seen(method, message.params ?? {}, [...this.members].map((member) => member.ledger));
+    const { method, params } = shaped;
+    const blocked = this.blocked.seen(method, params, [...this.members].map((member) => member.ledger));
     if (blocked?.orphan) void this.call(blocked.orphan.method, blocked.orphan.params ?? {}).catch(() => undefined);
-    for (const member of this.members) {
+    for (const member of [...this.members]) {
       if (member.sessionId === null || !member.ledger.hears(method)) continue;
-      member.deliver(blocked ? JSON.stringify({ ...message, params: blocked.view(member.ledger) }) : text);
+      this.tell(member, blocked ? JSON.stringify({ ...read.value, params: blocked.view(member.ledger) }) : text);
     }
   }
 }

@@ -3,7 +3,9 @@
 // and the user contexts it made. The hub reads a client's commands against it (naming another
 // client's ids is refused), records what the browser's answers made, shows each client the network
 // events its own intercepts blocked, and, when the client leaves or ends its session, lists the
-// commands that undo what it left behind.
+// commands that undo what it left behind. Every table here is filled by a program or the browser,
+// so each has a cap (OWNED_PER_KIND, EVENTS_PER_SUBSCRIPTION, HELD_REQUESTS) and is emptied with its
+// owner.
 
 /** A command as the hub forwards it. */
 export interface HubCommand {
@@ -24,6 +26,21 @@ const ON_BLOCKED_REQUEST = new Set(['network.continueRequest', 'network.continue
 
 /** Ids of one kind a client may hold at once (each is kept here and costs the browser too); Puppeteer makes a few a page. */
 export const OWNED_PER_KIND = 1000;
+/** Events and modules one subscription may name: BiDi has a few dozen; each name is kept for as long as the subscription. */
+export const EVENTS_PER_SUBSCRIPTION = 256;
+/** Requests held by intercepts at once, on the browser's session: past it a newly stopped request goes on by itself (a page can start requests without end). */
+export const HELD_REQUESTS = 4096;
+
+/** The params the ledger reads of each command's answer: all a command keeps while it waits for Firefox (not a script's source or a response's body). */
+const READS: Record<string, string[]> = {
+  'session.subscribe': ['events'],
+  'session.unsubscribe': ['subscriptions'],
+  'script.removePreloadScript': ['script'],
+  'network.removeIntercept': ['intercept'],
+  'network.removeDataCollector': ['collector'],
+  'browser.removeUserContext': ['userContext'],
+  ...Object.fromEntries([...ON_BLOCKED_REQUEST].map((method) => [method, ['request']])),
+};
 
 /** The commands that make an id, and the kind it is counted in. */
 const MAKES: Record<string, (ledger: ClientLedger) => { size: number }> = {
@@ -33,6 +50,18 @@ const MAKES: Record<string, (ledger: ClientLedger) => { size: number }> = {
   'network.addDataCollector': (ledger) => ledger.collectors,
   'browser.createUserContext': (ledger) => ledger.userContexts,
 };
+
+/** What of `command` waits for its answer: its id, its method, and the params the ledger reads then. */
+export function heldWhileAnswered(command: HubCommand): HubCommand {
+  const reads = READS[command.method];
+  if (!reads || !command.params) return { id: command.id, method: command.method };
+  return { id: command.id, method: command.method, params: Object.fromEntries(reads.filter((name) => name in command.params!).map((name) => [name, command.params![name]])) };
+}
+
+/** Whether a command's answer makes an id its client owns (to be undone even when the answer comes after the client left). */
+export function makesIds(method: string): boolean {
+  return Object.hasOwn(MAKES, method);
+}
 
 /** A client's own ids, by kind. */
 export class ClientLedger {
@@ -60,6 +89,9 @@ export class ClientLedger {
     const own = (value: unknown, ids: { has(id: string): boolean }, what: string) =>
       typeof value === 'string' && !ids.has(value) ? `${what} ${value.slice(0, 60)} is not one this program made` : null;
     switch (command.method) {
+      case 'session.subscribe':
+        if (Array.isArray(params.events) && params.events.length > EVENTS_PER_SUBSCRIPTION) return `a subscription names at most ${EVENTS_PER_SUBSCRIPTION} events or modules`;
+        break;
       case 'session.unsubscribe': {
         if (!Array.isArray(params.subscriptions)) return 'unsubscribe by the ids session.subscribe answered (subscriptions: [...]): events by name would reach other programs\' subscriptions';
         const other = params.subscriptions.find((id) => typeof id === 'string' && !this.subscriptions.has(id));
@@ -91,7 +123,7 @@ export class ClientLedger {
       case 'session.subscribe': {
         // A Firefox that answers no subscription id still routes the events; its subscription cannot be undone by id.
         const id = typeof result.subscription === 'string' ? result.subscription : `unnamed-${++this.unnamed}`;
-        this.subscriptions.set(id, Array.isArray(params.events) ? params.events.filter((name): name is string => typeof name === 'string') : []);
+        this.subscriptions.set(id, Array.isArray(params.events) ? [...new Set(params.events.filter((name): name is string => typeof name === 'string'))] : []);
         break;
       }
       case 'session.unsubscribe':
@@ -168,14 +200,21 @@ export class BlockedRequests {
     const intercepts = params.intercepts as unknown[];
     const owners = new Set<ClientLedger>();
     for (const client of clients) if (intercepts.some((id) => client.intercepts.has(String(id)))) owners.add(client);
+    // Past the cap the request is no client's: every one sees it go on, and it does.
+    if (owners.size > 0 && !this.held.has(request) && this.held.size >= HELD_REQUESTS) owners.clear();
     if (owners.size > 0) this.held.set(request, { owners, phase: method });
     const view = (client: ClientLedger) => {
-      const mine = intercepts.filter((id) => client.intercepts.has(String(id)));
+      const mine = owners.has(client) ? intercepts.filter((id) => client.intercepts.has(String(id))) : [];
       if (mine.length > 0) return { ...params, intercepts: mine };
       const { intercepts: _theirs, ...rest } = params;
       return { ...rest, isBlocked: false };
     };
     return { view, orphan: owners.size > 0 ? null : (GOES_ON[method]?.(request) ?? null) };
+  }
+
+  /** How many requests are held now. */
+  get size(): number {
+    return this.held.size;
   }
 
   /** Forgets every request (the browser's session ended with them). */

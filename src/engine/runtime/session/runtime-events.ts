@@ -1,9 +1,10 @@
 // What a running session reports to the service, in two kinds: events that end the session (its
-// browser or display exited, a page crashed, the DevTools guard was lost) and notices that do not
+// browser or display exited, a page crashed, the DevTools guard was lost, its browser's BiDi
+// connection sent what the service could not read) and notices that do not
 // (the session started warm or cold, a navigation or a connection was refused, the sound server was lost; later: a download finished). A new kind is classified
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
 import type { BrowserProcess } from '../browser/browser.js';
-import type { BrowserControl, PageChange } from '../browser/control.js';
+import { UNREADABLE_BROWSER, type BrowserControl, type PageChange } from '../browser/control.js';
 import { isNavigableUrl } from '../browser/page-policy.js';
 import type { BrowserTab, SessionTabs } from '../browser/tabs.js';
 import type { Display } from '../display/display.js';
@@ -17,6 +18,12 @@ export const ENDS_SESSION = {
   'page-crashed': true,
   /** Chromium family: the engine's DevTools guard could not be kept (decisions.md 49). */
   'guard-lost': true,
+  /**
+   * Firefox: the browser's WebDriver BiDi connection sent messages the hub could not read
+   * (bidi-hub.ts, UNREADABLE_LIMIT): Firefox's agent writes none, so something else in the session
+   * writes into it, and the programs and tab watcher it carries can no longer be trusted to it.
+   */
+  unreadable: true,
   /** A navigation or a connection the guard refused: the session goes on. */
   refused: false,
   /**
@@ -63,6 +70,11 @@ export function runtimeEvent(sessionId: string, kind: RuntimeEventKind, message:
 export function startedMessage(start: 'cold' | 'warm-display' | 'warm-browser', readyMs: number): string {
   const how = { 'warm-browser': 'warm start: a ready browser took the session\'s choices', 'warm-display': 'cold start: the browser started on a ready display', cold: 'cold start: every part of the session started for it' }[start];
   return `${how}, ready in ${Math.round(readyMs)} ms`;
+}
+
+/** What the `unreadable` event says: the session's end as the service tells it, in the DevTools guard's words (control.ts). */
+export function unreadableMessage(why: string): string {
+  return `${UNREADABLE_BROWSER} (${why})`;
 }
 
 /** The parts of a running session whose events are reported. */
@@ -120,6 +132,10 @@ export function watchSession(session: WatchedSession, report: (kind: RuntimeEven
   }
   // Lost while the session was starting: said now that someone listens.
   if (session.control?.lostReason) report('guard-lost', session.control.lostReason);
+  const hub = session.browser.bidi?.hub;
+  const unreadable = (why: string) => report('unreadable', unreadableMessage(why));
+  if (hub?.unreadable) unreadable(hub.unreadable);
+  else hub?.once('unreadable', unreadable);
   session.egress.on('refused', ({ target, reason, category }) => report('refused', `refused ${target}: ${reason}`, { target, category }));
   if (session.sound?.lostReason) report('sound-lost', session.sound.lostReason);
   else session.sound?.once('lost', (reason) => report('sound-lost', reason));
