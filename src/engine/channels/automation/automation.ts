@@ -15,7 +15,7 @@ import { VIEWER_CLOSE } from '../close-codes.js';
 import type { NodeDriving } from '../control/node-driving.js';
 import { programControl, type ProgramControl } from './program-control.js';
 import { bidiControl } from './bidi-control.js';
-import { carryBiDi } from './carry-bidi.js';
+import { carryBiDi, PROGRAM_FAILED } from './carry-bidi.js';
 import { drivenByPrograms } from './tokens.js';
 
 export interface AutomationChannelOptions {
@@ -91,7 +91,7 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools, joinControl
       else if (waiting.length < WAITING_LIMIT) waiting.push(text);
       else finish(VIEWER_CLOSE.busy);
     };
-    program.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => void control.then((joined) => {
+    const handle = (joined: ProgramControl | undefined, data: Buffer | ArrayBuffer | Buffer[]) => {
       if (done) return;
       const text = (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer)).toString('utf8');
       const command = parseCommand(text);
@@ -104,7 +104,11 @@ function carryProgram(program: WebSocket, devtools: SessionDevTools, joinControl
       if (!verdict.pass) return void program.send(refusal(command, verdict.why));
       if (!engineTargets.sent(verdict.command)) return void program.send(refusal(command, 'too many target listings wait for their answer already'));
       toBrowser(verdict.command === command ? text : JSON.stringify(verdict.command));
-    }));
+    };
+    program.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
+      // A rejection here would reach the process (decisions.md 78): this connection ends instead.
+      control.then((joined) => handle(joined, data)).catch(() => finish(PROGRAM_FAILED)).catch(() => undefined);
+    });
     browser.on('open', () => {
       for (const text of waiting.splice(0)) browser.send(text);
     });

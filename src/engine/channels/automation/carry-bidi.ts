@@ -14,7 +14,8 @@ import { bidiRefusal, judgeBiDiCommand, readBiDiCommand } from './bidi-policy.js
 import type { BiDiProgramControl } from './bidi-control.js';
 
 const BROWSER_GONE: CloseReason = { code: 4003, reason: 'the session\'s browser closed its WebDriver BiDi connection' };
-const FAILED: CloseReason = { code: 1011, reason: 'the service failed on a message of this program' };
+/** A program's message the engine failed on (a defect, never the program's right): its connection ends, nothing else (DevTools and BiDi alike). */
+export const PROGRAM_FAILED: CloseReason = { code: 1011, reason: 'the service failed on a message of this program' };
 
 export function carryBiDi(program: WebSocket, bidi: SessionBiDi, joinControl?: (send: (text: string) => void) => Promise<BiDiProgramControl>): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -44,7 +45,7 @@ export function carryBiDi(program: WebSocket, bidi: SessionBiDi, joinControl?: (
     };
     program.on('message', (data: Buffer | ArrayBuffer | Buffer[]) => {
       // A rejection here would reach the process (decisions.md 78): this connection ends instead.
-      control.then((joined) => handle(joined, data)).catch(() => finish(FAILED)).catch(() => undefined);
+      control.then((joined) => handle(joined, data)).catch(() => finish(PROGRAM_FAILED)).catch(() => undefined);
     });
     program.on('close', () => finish({ code: 1000, reason: 'the program left' }));
     program.on('error', () => finish({ code: 1011, reason: 'the program\'s connection failed' }));
