@@ -13,12 +13,12 @@
 // or has ended saying why. Replay a failure of the random part with FUZZ_SEED=<seed>.
 import fc from 'fast-check';
 import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { WebSocket } from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useEngine } from '../api/context.js';
 import { PLANS, send, testConfig, waitForStatus, type Api } from '../api/harness.js';
+import { relaysOfEngine, serverFrame, textFrame, uidOfNewSession, writeFromSession } from '../helpers/session-side.js';
 import { fuzz, runs, Tally } from './fuzz.js';
 
 const run = promisify(execFile);
@@ -26,50 +26,7 @@ const ctx = useEngine({ config: testConfig({}) });
 const tally = new Tally();
 const startedAt = Date.now();
 
-/** Copies fd `fd` of process `pid` with pidfd_getfd (as root may) and writes the bytes of stdin into it. */
-const WRITER = `
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-pid, target = int(sys.argv[1]), int(sys.argv[2])
-pidfd = os.pidfd_open(pid)
-fd = libc.syscall(438, pidfd, target, 0)
-if fd < 0:
-    sys.exit('pidfd_getfd: errno %d' % ctypes.get_errno())
-data = sys.stdin.buffer.read()
-try:
-    os.write(fd, data)
-except OSError as error:
-    sys.exit('write: %s' % error)
-`;
-
-/** Writes `bytes` into fd 1 of the relay `pid`: toward the engine, as the session's end would. */
-async function writeFromSession(pid: number, bytes: Buffer): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const child = execFile('python3', ['-c', WRITER, String(pid), '1'], { timeout: 10_000 }, () => resolve());
-    child.stdin!.on('error', () => undefined);
-    child.stdin!.end(bytes);
-  });
-}
-
-/** A WebSocket frame as a server writes it (unmasked), with the length it announces. */
-function serverFrame(opcode: number, payload: Buffer, fin = true): Buffer {
-  const first = (fin ? 0x80 : 0) | opcode;
-  if (payload.length < 126) return Buffer.concat([Buffer.from([first, payload.length]), payload]);
-  if (payload.length < 65536) {
-    const header = Buffer.alloc(4);
-    header[0] = first;
-    header[1] = 126;
-    header.writeUInt16BE(payload.length, 2);
-    return Buffer.concat([header, payload]);
-  }
-  const header = Buffer.alloc(10);
-  header[0] = first;
-  header[1] = 127;
-  header.writeBigUInt64BE(BigInt(payload.length), 2);
-  return Buffer.concat([header, payload]);
-}
-
-const text = (value: string) => serverFrame(1, Buffer.from(value, 'utf8'));
+const text = textFrame;
 
 /** The hostile messages every connection gets, by name: the probes' own finds first, then shapes no peer sends. */
 const CASES: Array<[string, Buffer]> = [
@@ -96,40 +53,9 @@ let pageUrl: string;
 /** The programs and viewers attached to victims: closed at the end. */
 const attached: WebSocket[] = [];
 
-/** Every process the engine's process tree holds, with its parent, uid and name. */
-async function processes(): Promise<Array<{ pid: number; ppid: number; uid: number; comm: string }>> {
-  const found: Array<{ pid: number; ppid: number; uid: number; comm: string }> = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const status = await readFile(`/proc/${entry}/status`, 'utf8').catch(() => '');
-    const ppid = Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]);
-    const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]);
-    const comm = /^Name:\s+(.*)$/m.exec(status)?.[1] ?? '';
-    if (status) found.push({ pid: Number(entry), ppid, uid, comm });
-  }
-  return found;
-}
-
 /** The relays the engine runs into the session whose processes run as `uid`: each one connection of the engine's. */
 async function relaysOf(uid: number): Promise<number[]> {
-  const engine = ctx.engine.child.pid!;
-  return (await processes()).filter((p) => p.ppid === engine && p.uid === uid && p.comm === 'socat').map((p) => p.pid);
-}
-
-/** The uid a session's processes run as: the one whose processes appeared with it (none of the warm pool's or the bystander's). */
-async function uidOfNewSession(before: Set<number>): Promise<number> {
-  const engine = ctx.engine.child.pid!;
-  for (let i = 0; i < 300; i++) {
-    const fresh = (await processes()).filter((p) => p.ppid === engine && p.comm === 'socat' && p.uid !== 0 && !before.has(p.uid));
-    if (fresh.length > 0) return fresh[0]!.uid;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('no relay of the new session appeared');
-}
-
-async function sessionUids(): Promise<Set<number>> {
-  const engine = ctx.engine.child.pid!;
-  return new Set((await processes()).filter((p) => p.ppid === engine && p.comm === 'socat').map((p) => p.uid));
+  return (await relaysOfEngine(ctx.engine.child.pid!)).filter((relay) => relay.uid === uid).map((relay) => relay.pid);
 }
 
 /**
@@ -154,7 +80,7 @@ async function attach(vmId: string, link: string, browser: 'chromium' | 'firefox
 
 /** A running victim session, its share link and its uid. */
 async function victim(browser: 'chromium' | 'firefox-esr'): Promise<{ vmId: string; link: string; uid: number }> {
-  const before = await sessionUids();
+  const before = new Set((await relaysOfEngine(ctx.engine.child.pid!)).map((relay) => relay.uid));
   const created = await victimApi.create({ browser, url: pageUrl, ...(browser === 'firefox-esr' ? { automation: true } : {}) });
   expect(created.json?.status, created.text).toBe('ok');
   const vmId = created.json.vmId as string;
@@ -162,7 +88,7 @@ async function victim(browser: 'chromium' | 'firefox-esr'): Promise<{ vmId: stri
   expect(await waitForStatus(victimApi, vmId, ['running'], 60_000)).toBe('running');
   const link = new URL(created.json.shareUrl).search.slice(1);
   attached.push(...(await attach(vmId, link, browser)));
-  return { vmId, link, uid: await uidOfNewSession(before) };
+  return { vmId, link, uid: await uidOfNewSession(ctx.engine.child.pid!, before) };
 }
 
 /** The victim's status as its owner reads it and, once ended, why, as its share link says. */
