@@ -1,4 +1,4 @@
-// Vitest globalSetup of the node test project: one throwaway Postgres cluster for the whole run;
+// Vitest globalSetup of the Node test projects: one throwaway Postgres cluster for the whole run;
 // its address goes to the test files in RBK_TEST_POSTGRES (testDatabase() in postgres.ts makes a
 // fresh database on it for each). Without Postgres installed the run goes on, and only the tests
 // that need it fail, saying how to install it.

@@ -96,7 +96,7 @@ export async function startPostgres(): Promise<TestPostgres> {
 /** A fresh database on the cluster of the shared test run (see postgres-global.ts); its URL. */
 export function testDatabase(): Promise<string> {
   const base = process.env.RBK_TEST_POSTGRES;
-  if (!base) throw new Error(`RBK_TEST_POSTGRES is not set: run through vitest's node project (its globalSetup starts Postgres; needs ${POSTGRES_BIN}, see scripts/setup.mjs --test)`);
+  if (!base) throw new Error(`RBK_TEST_POSTGRES is not set: run through vitest's Node projects (their globalSetup starts Postgres; needs ${POSTGRES_BIN}, see scripts/setup.mjs --test)`);
   return createDatabaseOn(base);
 }
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 
 const SNAPSHOT = 'test/package/public-exports.json';
 const UPDATE = 'RBK_UPDATE_PUBLIC_EXPORTS';
-const HOW_TO_UPDATE = `If the change is deliberate, run \`npm run build && ${UPDATE}=1 npx vitest run test/package/public-exports.test.ts --project node\` and commit ${SNAPSHOT}.`;
+const HOW_TO_UPDATE = `If the change is deliberate, run \`npm run build && ${UPDATE}=1 npx vitest run test/package/public-exports.test.ts --project package\` and commit ${SNAPSHOT}.`;
 
 type ExportTarget = string | { types?: string; import?: string };
 const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, ExportTarget> };
