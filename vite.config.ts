@@ -33,7 +33,7 @@ const TIER_FILES: Record<Tier, string[]> = {
   unit: [
     'test/tiers.test.ts',
     ...[
-      'automation-bidi-policy', 'automation-policy', 'bidi-hub-bounds', 'cycle', 'display-changes', 'egress', 'favicon', 'languages-and-zones', 'node-routes',
+      'automation-bidi-policy', 'automation-policy', 'bidi-hub-bounds', 'browser-reader', 'cycle', 'display-changes', 'egress', 'favicon', 'languages-and-zones', 'node-routes',
       'ogg-opus', 'operations-units', 'parts', 'postgres-database', 'profile-archive', 'session-exits', 'session-lifecycle',
       'session-placement', 'silent-packet', 'sound-pause', 'sound-start', 'status-wait', 'stranger-json', 'video-ladder', 'video-stream',
       'warm-demand',

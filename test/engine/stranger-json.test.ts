@@ -1,6 +1,6 @@
 // The one reader of a stranger's JSON (limits/stranger-json.ts): a message too long, nested too
-// deep, not JSON or not an object is refused with why, before JSON.parse builds it; strings that
-// hold brackets do not count as nesting.
+// deep, of too many arrays and objects, not JSON or not an object is refused with why, before
+// JSON.parse builds it; strings that hold brackets do not count.
 import { describe, expect, it } from 'vitest';
 import { nestingDepth, readStrangerJson } from '../../src/engine/limits/stranger-json.js';
 
@@ -23,6 +23,14 @@ describe('readStrangerJson', () => {
     const deep = '{"p":' + '['.repeat(500_000) + ']'.repeat(500_000) + '}';
     expect(readStrangerJson(deep, { maxLength: 2_000_000, maxDepth: 512 })).toEqual({ ok: false, why: 'a message nested deeper than 512 levels' });
     expect(readStrangerJson('{"a":"' + 'x'.repeat(2000) + '"}', limits)).toMatchObject({ ok: false, why: expect.stringMatching(/over the 1000 allowed/) });
+  });
+
+  it('refuses a message of more arrays and objects than allowed, before parsing it', () => {
+    const many = '{"a":[' + '[],'.repeat(4 * 1024 * 1024) + '[]]}';
+    expect(readStrangerJson(many, { maxLength: 20_000_000, maxDepth: 512 })).toEqual({ ok: false, why: 'a message of more than 1000000 arrays and objects' });
+    // The message itself, its array and three objects: five.
+    expect(readStrangerJson('{"a":[{},{},{}]}', { ...limits, maxContainers: 5 })).toEqual({ ok: true, value: { a: [{}, {}, {}] } });
+    expect(readStrangerJson('{"a":[{},{},{},{}]}', { ...limits, maxContainers: 5 }).ok).toBe(false);
   });
 
   it('does not count brackets inside strings, escaped quotes included', () => {

@@ -5,6 +5,7 @@ import { lstat, readFile, realpath, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { BiDiHub } from './bidi-hub.js';
+import { BrowserReader } from './browser-reader.js';
 import type { BrowserImage } from './catalog.js';
 import type { SessionSandbox } from '../sandbox/confinement.js';
 import type { Display } from '../display/display.js';
@@ -53,6 +54,8 @@ export interface BrowserProcess {
   readonly process: SupervisedProcess;
   /** Chromium family: the browser-level DevTools WebSocket address. */
   readonly devtoolsUrl: string | null;
+  /** The session's reader worker, where the engine's own connections to this browser are read (browser-reader.ts); null for a browser the engine holds no connection to. */
+  readonly reader: BrowserReader | null;
   /**
    * Firefox: its remote agent's WebDriver BiDi WebSocket address (`ws+unix:` through a relay when
    * confined; decisions.md 143), the Host header it takes, and the hub that shares the agent's one
@@ -68,10 +71,10 @@ export interface BrowserProcess {
   stop(): Promise<void>;
 }
 
-function stopper(process: SupervisedProcess): () => Promise<void> {
+function stopper(process: SupervisedProcess, reader: BrowserReader | null): () => Promise<void> {
   return async () => {
     signalProcess(process, 'SIGKILL');
-    await process.exited;
+    await Promise.all([process.exited, reader?.stop()]);
   };
 }
 
@@ -131,6 +134,8 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
   }
   const profile = join(sandbox.dir, 'profile');
   const env = browserEnvironment(launch);
+  // Its reader starts beside the browser (a few ms of the other core) and is ready when DevTools answers.
+  const reader = new BrowserReader();
   const process = sandbox.spawn(launch.image.id, launch.image.executable!, [
     ...CHROMIUM_FLAGS,
     ...(sandbox.confined ? [] : UNCONFINED_FLAGS),
@@ -152,6 +157,7 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
   ], { env, mayRun: [dirname(await realpath(launch.image.executable!))], part: true });
   const failed = (error: Error) => {
     signalProcess(process, 'SIGKILL');
+    void reader.stop();
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
   };
   const endpoint = waitForDevToolsPort(sandbox, profile, process);
@@ -168,7 +174,7 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     launch.timeoutMs,
     `${launch.image.name}'s DevTools endpoint`,
   ).catch(failed);
-  return { image: launch.image, process, devtoolsUrl, bidi: null, windowShown, stop: stopper(process) };
+  return { image: launch.image, process, devtoolsUrl, reader, bidi: null, windowShown, stop: stopper(process, reader) };
 }
 
 /**
@@ -319,7 +325,7 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
       return { url, host, hub: new BiDiHub(url, host) };
     })
     .catch(failed);
-  return { image: launch.image, process, devtoolsUrl: null, bidi, windowShown: Promise.resolve(), stop: stopper(process) };
+  return { image: launch.image, process, devtoolsUrl: null, reader: null, bidi, windowShown: Promise.resolve(), stop: stopper(process, null) };
 }
 
 /** Firefox's browser window (its other windows are not the one a person uses). */

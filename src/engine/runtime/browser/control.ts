@@ -7,6 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { withTimeout } from '../sandbox/processes.js';
 import { refusedPage } from '../egress/refusals.js';
+import type { BrowserReader } from './browser-reader.js';
 import { DevToolsConnection, type DevToolsEvent } from './devtools-connection.js';
 import { EditingWatch } from './editing-watch.js';
 import { ALLOWED_PAGE, DEVTOOLS_FRONTEND, isNavigableUrl, NEW_TAB_PAGE, untitled } from './page-policy.js';
@@ -48,9 +49,9 @@ export type PageChange =
   | { change: 'opened' | 'closed'; tab: string }
   | { change: 'navigated' | 'titled'; tab: string; url: string; title: string };
 
-/** A DevTools connection to the browser (a confined session's `ws+unix:` address is used as is). */
-function openConnection(devtoolsUrl: string): Promise<DevToolsConnection> {
-  return DevToolsConnection.open(devtoolsUrl);
+/** A DevTools connection to the browser (a confined session's `ws+unix:` address is used as is), read in the session's reader when it has one. */
+function openConnection(devtoolsUrl: string, reader: BrowserReader | null): Promise<DevToolsConnection> {
+  return DevToolsConnection.open(devtoolsUrl, reader ? { reader } : {});
 }
 
 /** What the session is told when its browser sent what the engine could not read (decisions.md 181). */
@@ -113,6 +114,8 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     private readonly devtoolsUrl: string,
     /** The session's language: the "not allowed" page is shown in it. */
     private readonly language: string,
+    /** Where every connection of the guard's is read (browser-reader.ts); null: in this thread (tests). */
+    private readonly reader: BrowserReader | null,
     client: DevToolsConnection,
   ) {
     super();
@@ -129,9 +132,9 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     return this.current;
   }
 
-  static async connect(devtoolsUrl: string, language = 'en'): Promise<BrowserControl> {
-    const client = await openConnection(devtoolsUrl);
-    const control = new BrowserControl(devtoolsUrl, language, client);
+  static async connect(devtoolsUrl: string, language = 'en', reader: BrowserReader | null = null): Promise<BrowserControl> {
+    const client = await openConnection(devtoolsUrl, reader);
+    const control = new BrowserControl(devtoolsUrl, language, reader, client);
     try {
       await control.guard(client);
     } catch (error) {
@@ -270,7 +273,7 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
         if (this.closed) return;
         let client: DevToolsConnection | undefined;
         try {
-          const opening = openConnection(this.devtoolsUrl);
+          const opening = openConnection(this.devtoolsUrl, this.reader);
           client = await withTimeout(opening, CONNECT_TIMEOUT_MS, 'the DevTools connection').catch((error: unknown) => {
             // One that comes up after the time is closed, not left open beside the guard's.
             void opening.then((late) => late.close(), () => undefined);

@@ -1,13 +1,15 @@
 // The engine's own DevTools connection to a session's browser (the guard, tabs and titles, the first
 // page, the editing watch: control.ts). A process of the session can write into the browser's end
 // of it, so nothing it says is trusted: every message is read once, within a size and a nesting
-// limit (limits/stranger-json.ts), its shape checked before a field is read, and a listener that
-// throws on it is caught here. What cannot be read is told as `unreadable` (the control then ends
-// that session) and never reaches the process. The commands waiting for an answer are bounded in
-// number and in time, and all are answered when the connection closes.
+// limit, on a line of the session's reader worker (browser-reader.ts; in this thread only for a
+// caller without one), its shape checked here before a field is read, and a listener that throws
+// on it is caught here. What cannot be read is told as `unreadable` (the control then ends that
+// session) and never reaches the process. The commands waiting for an answer are bounded in number
+// and in time, and all are answered when the connection closes.
 import { EventEmitter } from 'node:events';
-import { WebSocket } from 'ws';
-import { MESSAGE_DEPTH, readStrangerJson } from '../../limits/stranger-json.js';
+import { MESSAGE_DEPTH } from '../../limits/stranger-json.js';
+import { openLine, type BrowserLine, type LineLimits } from './browser-line.js';
+import type { BrowserReader } from './browser-reader.js';
 
 /** An event the browser told (its `params` a plain object, `{}` when it sent none). */
 export interface DevToolsEvent {
@@ -24,8 +26,8 @@ export interface DevToolsConnectionEvents {
   unreadable: [{ why: string }];
 }
 
-/** The largest message read from the browser (as chrome-remote-interface took through ws' default before). */
-const MESSAGE_BYTES = 100 * 1024 * 1024;
+/** The largest message read from the browser: the engine asks for targets, titles and its own pages, never a screenshot (what the worker reads, the engine holds once more). */
+const MESSAGE_BYTES = 16 * 1024 * 1024;
 /** Commands of the engine's own waiting for an answer at once; more is a mistake or a browser that stopped answering. */
 const PENDING_LIMIT = 1024;
 /** How long a command waits for its answer: a page's navigation answers when the site does, and a browser that never answers must not hold the engine's memory. */
@@ -43,21 +45,25 @@ export class DevToolsConnection extends EventEmitter<DevToolsConnectionEvents> {
   private nextId = 0;
   private closed = false;
 
-  private constructor(private readonly socket: WebSocket, private readonly answerMs: number) {
+  private constructor(private readonly line: BrowserLine, private readonly answerMs: number) {
     super();
     this.setMaxListeners(0);
-    socket.on('message', (data: Buffer, isBinary: boolean) => this.receive(isBinary ? null : data.toString('utf8')));
-    socket.on('close', () => this.closedUnder('the connection closed'));
-    socket.on('error', () => undefined);
   }
 
-  /** Opens a connection to `url` (`ws://` or a confined session's `ws+unix:` address). */
-  static open(url: string, options: { answerMs?: number } = {}): Promise<DevToolsConnection> {
-    const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: MESSAGE_BYTES });
+  /** Opens a connection to `url` (`ws://` or a confined session's `ws+unix:` address), read in `reader` when given. */
+  static open(url: string, options: { answerMs?: number; reader?: BrowserReader } = {}): Promise<DevToolsConnection> {
+    const limits: LineLimits = { maxPayload: MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH };
     return new Promise<DevToolsConnection>((resolve, reject) => {
-      socket.once('open', () => resolve(new DevToolsConnection(socket, options.answerMs ?? ANSWER_MS)));
-      socket.once('error', (error) => reject(new Error(`the DevTools connection could not be opened: ${error.message}`)));
-      socket.once('close', () => reject(new Error('the DevTools connection closed before it opened')));
+      let connection: DevToolsConnection | undefined;
+      const line: BrowserLine = (options.reader ? options.reader.open.bind(options.reader) : openLine)(url, limits, {
+        open: () => {
+          connection = new DevToolsConnection(line, options.answerMs ?? ANSWER_MS);
+          resolve(connection);
+        },
+        message: (value) => connection?.receive(value),
+        unreadable: (why) => connection?.unreadable(why),
+        close: (why) => (connection ? connection.closedUnder(why) : reject(new Error(`the DevTools connection could not be opened (${why})`))),
+      });
     });
   }
 
@@ -77,30 +83,28 @@ export class DevToolsConnection extends EventEmitter<DevToolsConnectionEvents> {
         reject(new Error(`${method}: no answer from the browser within ${this.answerMs / 1000} s`));
       }, this.answerMs);
       this.waiting.set(id, { method, resolve, reject, timer });
-      this.socket.send(JSON.stringify({ id, method, params: params ?? {}, ...(sessionId === undefined ? {} : { sessionId }) }));
+      this.line.send(JSON.stringify({ id, method, params: params ?? {}, ...(sessionId === undefined ? {} : { sessionId }) }));
     });
   }
 
   async close(): Promise<void> {
-    if (this.socket.readyState === WebSocket.CLOSED) return this.closedUnder('the connection closed');
-    const closed = new Promise<void>((resolve) => this.socket.once('close', () => resolve()));
-    this.socket.close();
-    // A browser that does not answer the close is cut.
-    const cut = setTimeout(() => this.socket.terminate(), 1000);
+    if (this.closed) return;
+    const closed = new Promise<void>((resolve) => this.once('disconnect', () => resolve()));
+    this.line.close();
     await closed;
-    clearTimeout(cut);
   }
 
-  private receive(text: string | null): void {
+  /** The browser sent what cannot be read: told once, and the line is cut. */
+  private unreadable(why: string): void {
     if (this.closed) return;
-    const unreadable = (why: string) => {
-      this.emit('unreadable', { why });
-      this.socket.terminate();
-    };
-    if (text === null) return unreadable('a binary message');
-    const read = readStrangerJson(text, { maxLength: MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH });
-    if (!read.ok) return unreadable(read.why);
-    const { id, method, params, sessionId, result, error } = read.value;
+    this.emit('unreadable', { why });
+    this.line.terminate();
+  }
+
+  private receive(value: Record<string, unknown>): void {
+    if (this.closed) return;
+    const unreadable = (why: string) => this.unreadable(why);
+    const { id, method, params, sessionId, result, error } = value;
     if (sessionId !== undefined && typeof sessionId !== 'string') return unreadable('a message whose sessionId is not a string');
     if (id !== undefined) {
       if (typeof id !== 'number' || !Number.isSafeInteger(id)) return unreadable('an answer whose id is not an integer');
@@ -114,7 +118,7 @@ export class DevToolsConnection extends EventEmitter<DevToolsConnectionEvents> {
         return waiting.reject(new Error(`${waiting.method}: ${message.slice(0, 500)}`));
       }
       if (result !== undefined && !isPlainObject(result)) return unreadable(`an answer to ${waiting.method} whose result is not an object`);
-      return this.contained(() => waiting.resolve(result ?? {}), unreadable);
+      return waiting.resolve(result ?? {});
     }
     if (typeof method !== 'string') return unreadable('a message that is neither an answer nor an event');
     if (params !== undefined && !isPlainObject(params)) return unreadable(`a ${method.slice(0, 100)} event whose params are not an object`);

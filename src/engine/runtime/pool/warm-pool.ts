@@ -311,7 +311,7 @@ export class WarmPool {
       const page = image.family === 'chromium' ? WARM_PAGE : 'about:blank';
       const process = await launchBrowser({ image, sandbox: slot.sandbox, display: slot.display, sound: slot.sound, ...geometry, language, locale, timeZone, timeoutMs }, page);
       const browser = await slot.addBrowser({ process, image, language, timeZone, control: null, tabs: null });
-      if (process.devtoolsUrl) [browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl, language), process.windowShown]);
+      if (process.devtoolsUrl) [browser.control] = await Promise.all([BrowserControl.connect(process.devtoolsUrl, language, process.reader), process.windowShown]);
     };
     try {
       // Bounded as a session's start is: a browser that never answers must not hold the pool up.

@@ -38,7 +38,7 @@ export async function browserOnFirstPage(slot: SessionSlot, page: FirstPage): Pr
     const browser = await slot.addBrowser({ process, image, language, timeZone, control: null, tabs: null });
     const connected = async () => {
       if (!process.devtoolsUrl) return;
-      browser.control = await BrowserControl.connect(process.devtoolsUrl, language);
+      browser.control = await BrowserControl.connect(process.devtoolsUrl, language, process.reader);
       if (url) await browser.control.firstNavigationStarted();
     };
     await Promise.all([process.windowShown, connected()]);
