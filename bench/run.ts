@@ -12,12 +12,13 @@ import { proxyBench } from './proxy.js';
 import { recordingBench } from './recording.js';
 import { videoStillBench } from './video-still.js';
 import { runtimeBench } from './runtime.js';
+import { sessionReaderBench } from './session-reader.js';
 import { soakBench } from './soak.js';
 import { soundBench } from './sound.js';
 import { standbyBench } from './standby.js';
 import { viewerBench } from './viewer.js';
 
-const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench, operations: operationsBench, recording: recordingBench, profiles: profilesBench, control: controlBench, 'video-still': videoStillBench, standby: standbyBench, hibernation: hibernationBench, 'app-window': appWindowBench };
+const benches: Record<string, () => Promise<void>> = { bundle: bundleBench, runtime: runtimeBench, api: apiBench, viewer: viewerBench, proxy: proxyBench, cluster: clusterBench, soak: soakBench, sound: soundBench, automation: automationBench, files: filesBench, operations: operationsBench, recording: recordingBench, profiles: profilesBench, control: controlBench, 'video-still': videoStillBench, standby: standbyBench, hibernation: hibernationBench, 'app-window': appWindowBench, 'session-reader': sessionReaderBench };
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 const chosen = names.length > 0 ? names : Object.keys(benches);
 for (const name of chosen) {
