@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket, WebSocketServer } from 'ws';
 import { carryBiDi } from '../../src/engine/channels/automation/carry-bidi.js';
 import { BiDiHub, IN_FLIGHT_LIMIT, UNREADABLE_LIMIT } from '../../src/engine/runtime/browser/bidi-hub.js';
+import { BrowserReader } from '../../src/engine/runtime/browser/browser-reader.js';
 import { HELD_REQUESTS } from '../../src/engine/runtime/browser/bidi-ledger.js';
 import { watchSession } from '../../src/engine/runtime/session/runtime-events.js';
 
@@ -264,6 +265,50 @@ describe('the BiDi hub, when the browser\'s end writes what is not a BiDi messag
     expect(hub.pendingCount()).toBe(0);
     expect(hub.unreadable).toBeNull();
     expect(await one.call('browsingContext.getTree')).toMatchObject({ type: 'success' });
+  });
+});
+
+describe('the BiDi hub read in the session\'s reader worker (browser-reader.ts), as a Firefox session\'s is', { timeout: 20_000 }, () => {
+  async function inReader() {
+    const reader = new BrowserReader();
+    cleanups.push(() => reader.stop());
+    return started({ reader });
+  }
+
+  it(`at the ${UNREADABLE_LIMIT}rd unreadable message cuts the connection, tells its clients and says why`, async () => {
+    const hub = await inReader();
+    const one = await withSession(hub);
+    agent.write('null');
+    agent.write('{"id":1');
+    expect(await one.call('browsingContext.getTree')).toMatchObject({ type: 'success' });
+    const saidNow = once(hub, 'unreadable');
+    agent.write('{"type":"success","id":"x"}');
+    expect(await saidNow).toEqual(['an answer whose id is not an integer']);
+    await one.lostNow();
+  });
+
+  it('fails only the command whose answer is nested deeper than it reads, and keeps the connection', async () => {
+    const hub = await inReader();
+    const one = await withSession(hub);
+    agent.silent.add('script.evaluate');
+    const asked = agent.next((command) => command.method === 'script.evaluate');
+    const answer = one.call('script.evaluate', { expression: 'deep', awaitPromise: false, target: { context: 'c' } });
+    const { id } = await asked;
+    agent.write(`{"type":"success","id":${id},"result":{"value":${nested(600)}}}`);
+    expect(await answer).toMatchObject({ type: 'error', error: 'unknown error', message: expect.stringContaining('nested deeper than 512 levels') });
+    expect(hub.unreadable).toBeNull();
+    expect(await one.call('browsingContext.getTree')).toMatchObject({ type: 'success' });
+  });
+
+  it('ends when its reader does, saying why, and the process goes on', async () => {
+    const reader = new BrowserReader();
+    cleanups.push(() => reader.stop());
+    const hub = await started({ reader });
+    const one = await withSession(hub);
+    // A fault in the worker itself, as the reader's own test makes one (a message its protocol does not hold).
+    (reader as unknown as { worker: { postMessage(message: unknown): void } }).worker.postMessage({ type: 'nonsense' });
+    await one.lostNow();
+    expect(reader.failure).toMatch(/^the session's reader ended/);
   });
 });
 

@@ -24,7 +24,8 @@ export const MESSAGE_DEPTH = 512;
  */
 export const MESSAGE_CONTAINERS = 1_000_000;
 
-export type StrangerJson = { ok: true; value: Record<string, unknown> } | { ok: false; why: string };
+/** A reading: the object, or why not (`exceeded`: it passed a limit, so it may be well-formed and only too much). */
+export type StrangerJson = { ok: true; value: Record<string, unknown> } | { ok: false; why: string; exceeded?: true };
 
 /** The deepest nesting in `text`, or `limit + 1` as soon as it passes `limit` (strings skipped; the text need not be valid JSON). */
 export function nestingDepth(text: string, limit: number): number {
@@ -59,11 +60,11 @@ function measure(text: string, depthLimit: number, containerLimit: number): { de
 
 /** Reads `text` as one JSON object within `limits`; never throws. */
 export function readStrangerJson(text: string, limits: StrangerJsonLimits): StrangerJson {
-  if (text.length > limits.maxLength) return { ok: false, why: `a message of ${text.length} characters, over the ${limits.maxLength} allowed` };
+  if (text.length > limits.maxLength) return { ok: false, why: `a message of ${text.length} characters, over the ${limits.maxLength} allowed`, exceeded: true };
   const maxContainers = limits.maxContainers ?? MESSAGE_CONTAINERS;
   const measured = measure(text, limits.maxDepth, maxContainers);
-  if (measured.depth > limits.maxDepth) return { ok: false, why: `a message nested deeper than ${limits.maxDepth} levels` };
-  if (measured.containers > maxContainers) return { ok: false, why: `a message of more than ${maxContainers} arrays and objects` };
+  if (measured.depth > limits.maxDepth) return { ok: false, why: `a message nested deeper than ${limits.maxDepth} levels`, exceeded: true };
+  if (measured.containers > maxContainers) return { ok: false, why: `a message of more than ${maxContainers} arrays and objects`, exceeded: true };
   let value: unknown;
   try {
     value = JSON.parse(text);

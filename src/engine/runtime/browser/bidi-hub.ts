@@ -14,11 +14,10 @@
 // a deadline and is emptied with its owner.
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { WebSocket } from 'ws';
-import { leadingId } from '../../limits/leading-id.js';
-import { MESSAGE_DEPTH, nestingDepth, readStrangerJson } from '../../limits/stranger-json.js';
+import { MESSAGE_DEPTH } from '../../limits/stranger-json.js';
 import { BlockedRequests, ClientLedger, heldWhileAnswered, makesIds, type HubCommand } from './bidi-ledger.js';
-import { UNREADABLE_BROWSER } from './control.js';
+import { openLine, UNREADABLE_BROWSER, type BrowserLine } from './browser-line.js';
+import type { BrowserReader } from './browser-reader.js';
 
 export type { HubCommand };
 
@@ -39,7 +38,7 @@ const END_SESSION_MS = 2000;
 /** Commands of one client that may wait for its session.new (they wait in order). */
 const WAITING_LIMIT = 256;
 /** The largest message the browser may send (a full-page screenshot is a few MB). */
-const BROWSER_MESSAGE_BYTES = 256 * 1024 * 1024;
+const BROWSER_MESSAGE_BYTES = 64 * 1024 * 1024;
 /** How the browser's messages are read: a string never has more UTF-16 units than its UTF-8 bytes, so the length holds whatever ws let through. */
 const BROWSER_MESSAGE_LIMITS = { maxLength: BROWSER_MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH };
 /** Commands of one client that may wait for Firefox's answer at once; more are answered with an error until some are answered. */
@@ -62,6 +61,14 @@ export const UNREADABLE_LIMIT = 3;
 export interface BiDiHubOptions {
   /** How long a command waits for Firefox's answer (COMMAND_TIMEOUT_MS). */
   commandTimeoutMs?: number;
+  /** The session's reader, where the connection to the agent is read (browser-reader.ts); absent: in this thread. */
+  reader?: BrowserReader;
+}
+
+/** The hub's connection to the agent: a line (browser-line.ts) and whether it has opened. */
+interface AgentLine {
+  line: BrowserLine;
+  open: boolean;
 }
 
 export interface BiDiHubEvents {
@@ -112,8 +119,8 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
   private readonly members = new Set<Member>();
   private readonly pending = new Map<number, Pending>();
   private readonly blocked = new BlockedRequests();
-  private socket: WebSocket | null = null;
-  private opened: Promise<WebSocket> | null = null;
+  private socket: AgentLine | null = null;
+  private opened: Promise<AgentLine> | null = null;
   private nextId = 0;
   /** The browser's session: its session.new's answer, once asked; null when none is open or opening. */
   private session: Promise<Answer> | null = null;
@@ -128,9 +135,12 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
   private unreadableWhy: string | null = null;
 
   /** `url` and `host`: the agent's WebSocket address and the Host header it takes (browser.ts). */
+  private readonly reader: BrowserReader | undefined;
+
   constructor(private readonly url: string, private readonly host: string, options: BiDiHubOptions = {}) {
     super();
     this.commandTimeoutMs = options.commandTimeoutMs ?? COMMAND_TIMEOUT_MS;
+    this.reader = options.reader;
   }
 
   /** A new client: `deliver` hears its answers and events, `lost` that the browser's connection closed under it. */
@@ -206,7 +216,7 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
     const refused = member.ledger.refusal(command, (request) => this.blocked.owners(request));
     if (refused) return error('invalid argument', `${command.method} is refused in remote-browser-kit sessions: ${refused}`);
     const socket = this.socket;
-    if (!socket || socket.readyState !== WebSocket.OPEN) return error('unknown error', `${command.method}: the browser's WebDriver BiDi connection is closed`);
+    if (!socket || !socket.open) return error('unknown error', `${command.method}: the browser's WebDriver BiDi connection is closed`);
     if (member.inFlight.size >= IN_FLIGHT_LIMIT) {
       return error('unknown error', `${command.method}: ${IN_FLIGHT_LIMIT} commands of this connection wait for Firefox's answer already; send more once some are answered`);
     }
@@ -222,7 +232,7 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
       return error('unknown error', `${command.method}: this connection's commands waiting for Firefox's answer hold ${IN_FLIGHT_CHARS / (1024 * 1024)} MiB already; send more once some are answered`);
     }
     this.track(id, { member, command: heldWhileAnswered(command), chars: text.length }, this.commandTimeoutMs);
-    socket.send(text);
+    socket.line.send(text);
   }
 
   /** Records a command sent to Firefox, with its deadline. */
@@ -319,7 +329,7 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
       // Ended or not (after the wait the agent may still keep it), the connection goes with the session.
       if (socket && this.socket === socket) {
         this.forget(socket);
-        socket.terminate();
+        socket.line.terminate();
       }
     });
     return this.ending;
@@ -359,37 +369,46 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
     }
     return new Promise<Answer>((resolve) => {
       this.track(id, { member: null, command: { id, method }, chars: 0, answered: resolve }, timeoutMs);
-      socket.send(text);
+      socket.line.send(text);
     });
   }
 
-  private connect(): Promise<WebSocket> {
+  private connect(): Promise<AgentLine> {
     if (this.unreadableWhy !== null) return Promise.reject(new Error(`${UNREADABLE_BROWSER} (${this.unreadableWhy})`));
     if (this.opened) return this.opened;
-    // Firefox's agent takes only its own address as the Host header; through the relay it would be the socket's.
-    const socket = new WebSocket(this.url, { perMessageDeflate: false, maxPayload: BROWSER_MESSAGE_BYTES, headers: { host: this.host } });
-    this.socket = socket;
-    this.opened = new Promise<WebSocket>((resolve, reject) => {
-      socket.once('open', () => resolve(socket));
-      socket.once('close', () => reject(new Error('the connection closed')));
+    const open = this.reader ? this.reader.open.bind(this.reader) : openLine;
+    this.opened = new Promise<AgentLine>((resolve, reject) => {
+      // Firefox's agent takes only its own address as the Host header; through the relay it would be the socket's.
+      const agent: AgentLine = {
+        open: false,
+        line: open(this.url, { maxPayload: BROWSER_MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH, host: this.host }, {
+          open: () => {
+            agent.open = true;
+            resolve(agent);
+          },
+          message: (value) => {
+            // Whatever came, nothing thrown here reaches the process (decisions.md 78).
+            try {
+              this.receive(agent, value);
+            } catch (error) {
+              this.unread(agent, `a message the hub failed on: ${error instanceof Error ? error.message.slice(0, 120) : 'a throw'}`);
+            }
+          },
+          unreadable: (why, exceeded) => this.unread(agent, why, exceeded),
+          close: () => {
+            reject(new Error('the connection closed'));
+            this.lose(agent);
+          },
+        }),
+      };
+      this.socket = agent;
     });
     this.opened.catch(() => undefined);
-    socket.on('message', (data: Buffer, isBinary: boolean) => {
-      // Whatever came, nothing thrown here reaches the process (decisions.md 78).
-      try {
-        if (isBinary) return this.unread(socket, 'a binary message');
-        this.receive(socket, data.toString('utf8'));
-      } catch (error) {
-        this.unread(socket, `a message the hub failed on: ${error instanceof Error ? error.message.slice(0, 120) : 'a throw'}`);
-      }
-    });
-    socket.on('error', () => undefined);
-    socket.on('close', () => this.lose(socket));
     return this.opened;
   }
 
   /** Drops `socket` as the hub's connection: a later client opens a new one (a session.new already waiting for it included). */
-  private forget(socket: WebSocket): void {
+  private forget(socket: AgentLine): void {
     if (this.socket !== socket) return;
     this.socket = null;
     this.opened = null;
@@ -398,7 +417,7 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
   }
 
   /** The connection closed under the clients (the browser went, or a session would not end): each is told. */
-  private lose(socket: WebSocket): void {
+  private lose(socket: AgentLine): void {
     if (this.socket !== socket) return;
     this.forget(socket);
     this.session = null;
@@ -420,18 +439,17 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
    * command, when its id can be found, fails) is a page's value, not a broken connection; the rest
    * count against the connection, and at UNREADABLE_LIMIT the hub cuts it and says 'unreadable'.
    */
-  private unread(socket: WebSocket, why: string, text?: string): void {
+  private unread(socket: AgentLine, why: string, exceeded?: { id: number | null }): void {
     this.dropped += 1;
-    if (text !== undefined && (text.length > BROWSER_MESSAGE_LIMITS.maxLength || nestingDepth(text, MESSAGE_DEPTH) > MESSAGE_DEPTH)) {
-      const id = leadingId(text);
-      if (id !== null) this.fail(id, `Firefox's answer was more than the service reads (${why}); ask for less (serializationOptions.maxObjectDepth)`);
+    if (exceeded) {
+      if (exceeded.id !== null) this.fail(exceeded.id, `Firefox's answer was more than the service reads (${why}); ask for less (serializationOptions.maxObjectDepth)`);
       return;
     }
     this.unreadableSeen += 1;
     if (this.unreadableSeen < UNREADABLE_LIMIT || this.unreadableWhy !== null || this.socket !== socket) return;
     this.unreadableWhy = why;
     // Cut first: the clients are told the connection is gone, and no later session.new opens another.
-    socket.terminate();
+    socket.line.terminate();
     try {
       this.emit('unreadable', why);
     } catch {
@@ -456,10 +474,8 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
     return { kind: 'answer', id, message: value as Answer & Record<string, unknown> };
   }
 
-  private receive(socket: WebSocket, text: string): void {
-    const read = readStrangerJson(text, BROWSER_MESSAGE_LIMITS);
-    if (!read.ok) return this.unread(socket, read.why, text);
-    const shaped = BiDiHub.shape(read.value);
+  private receive(socket: AgentLine, value: Record<string, unknown>): void {
+    const shaped = BiDiHub.shape(value);
     if (typeof shaped === 'string') return this.unread(socket, shaped);
     if (shaped.kind === 'unrouted') return void (this.dropped += 1);
     if (shaped.kind === 'answer') {
@@ -482,9 +498,11 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
     const { method, params } = shaped;
     const blocked = this.blocked.seen(method, params, [...this.members].map((member) => member.ledger));
     if (blocked?.orphan) void this.call(blocked.orphan.method, blocked.orphan.params ?? {}).catch(() => undefined);
+    // Written out once for every client that hears it as it came (the line handed it on read).
+    let text: string | undefined;
     for (const member of [...this.members]) {
       if (member.sessionId === null || !member.ledger.hears(method)) continue;
-      this.tell(member, blocked ? JSON.stringify({ ...read.value, params: blocked.view(member.ledger) }) : text);
+      this.tell(member, blocked ? JSON.stringify({ ...value, params: blocked.view(member.ledger) }) : (text ??= JSON.stringify(value)));
     }
   }
 }

@@ -4,7 +4,11 @@
 // The same code runs in the session's reader worker (browser-reader-worker.ts), where the parse
 // has the worker's own heap, and in the engine's thread for a caller with no reader (tests, tools).
 import { WebSocket } from 'ws';
+import { leadingId } from '../../limits/leading-id.js';
 import { readStrangerJson } from '../../limits/stranger-json.js';
+
+/** What a session is told when its browser sent what the engine could not read (decisions.md 181). */
+export const UNREADABLE_BROWSER = "the session's browser sent what the service could not read";
 
 /** What a line reads: the largest message, its deepest nesting, and the Host header the far end takes (Firefox's agent). */
 export interface LineLimits {
@@ -17,8 +21,12 @@ export interface LineLimits {
 export interface LineSink {
   open(): void;
   message(value: Record<string, unknown>): void;
-  /** A message that could not be read (why): the line stays open; its reader decides. */
-  unreadable(why: string): void;
+  /**
+   * A message that could not be read (why): the line stays open; its reader decides. `exceeded`:
+   * it passed a limit (it may be an answer that is only too much), with the id it names at its
+   * top level when one is found without reading it.
+   */
+  unreadable(why: string, exceeded?: { id: number | null }): void;
   close(why: string): void;
 }
 
@@ -38,9 +46,10 @@ export function openLine(url: string, limits: LineLimits, sink: LineSink): Brows
   socket.on('open', () => sink.open());
   socket.on('message', (data: Buffer, isBinary: boolean) => {
     if (isBinary) return sink.unreadable('a binary message');
-    const read = readStrangerJson(data.toString('utf8'), { maxLength: limits.maxPayload, maxDepth: limits.maxDepth });
+    const text = data.toString('utf8');
+    const read = readStrangerJson(text, { maxLength: limits.maxPayload, maxDepth: limits.maxDepth });
     if (read.ok) sink.message(read.value);
-    else sink.unreadable(read.why);
+    else sink.unreadable(read.why, read.exceeded ? { id: leadingId(text) } : undefined);
   });
   socket.on('error', () => undefined);
   socket.on('close', () => {

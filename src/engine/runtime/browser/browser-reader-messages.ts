@@ -23,7 +23,7 @@ export const fromReader = z.discriminatedUnion('type', [
   z.object({ type: z.literal('opened'), line }),
   // Only the top level is looked at here: the line read the whole within its limits.
   z.object({ type: z.literal('message'), line, value: z.record(z.string(), z.unknown()) }),
-  z.object({ type: z.literal('unreadable'), line, why: z.string().max(500) }),
+  z.object({ type: z.literal('unreadable'), line, why: z.string().max(500), exceeded: z.object({ id: z.number().int().min(0).nullable() }).optional() }),
   z.object({ type: z.literal('closed'), line, why: z.string().max(500) }),
   z.object({ type: z.literal('pong'), n: z.number().int() }),
 ]);

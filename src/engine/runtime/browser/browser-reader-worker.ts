@@ -24,7 +24,7 @@ port.on('message', (raw: unknown) => {
       lines.set(line, openLine(message.url, { maxPayload: message.maxPayload, maxDepth: message.maxDepth, ...(message.host ? { host: message.host } : {}) }, {
         open: () => post({ type: 'opened', line }),
         message: (value) => post({ type: 'message', line, value }),
-        unreadable: (why) => post({ type: 'unreadable', line, why: why.slice(0, 500) }),
+        unreadable: (why, exceeded) => post({ type: 'unreadable', line, why: why.slice(0, 500), ...(exceeded ? { exceeded } : {}) }),
         close: (why) => {
           lines.delete(line);
           post({ type: 'closed', line, why: why.slice(0, 500) });

@@ -116,7 +116,7 @@ export class BrowserReader extends EventEmitter<{ failed: [string] }> {
         case 'message':
           return sink.message(message.value);
         case 'unreadable':
-          return sink.unreadable(message.why);
+          return sink.unreadable(message.why, message.exceeded);
         case 'closed':
           this.sinks.delete(message.line);
           return sink.close(message.why);

@@ -311,8 +311,11 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
     // Only the launcher copy itself (content processes are copies of it): the system's Firefox,
     // which has no policies of the session's, cannot start.
   ], { env, mayRun: [executable], part: true });
+  // The agent's connection is read in the session's reader, started beside the browser.
+  const reader = agent ? new BrowserReader() : null;
   const failed = (error: Error): never => {
     signalProcess(process, 'SIGKILL');
+    void reader?.stop();
     throw new Error(`${launch.image.name} did not start: ${error.message}${process.stderrTail() ? `\n${process.stderrTail()}` : ''}`);
   };
   // Firefox has no DevTools connection here; its own signal is its browser window being mapped.
@@ -322,10 +325,10 @@ async function launchFirefox(launch: BrowserLaunch, firstUrl: string): Promise<B
     .then(async (port) => {
       const url = await reachDevTools(sandbox, { port, path: AGENT_PATH }, process, 'bidi.sock');
       const host = `127.0.0.1:${port}`;
-      return { url, host, hub: new BiDiHub(url, host) };
+      return { url, host, hub: new BiDiHub(url, host, reader ? { reader } : {}) };
     })
     .catch(failed);
-  return { image: launch.image, process, devtoolsUrl: null, reader: null, bidi, windowShown: Promise.resolve(), stop: stopper(process, null) };
+  return { image: launch.image, process, devtoolsUrl: null, reader, bidi, windowShown: Promise.resolve(), stop: stopper(process, reader) };
 }
 
 /** Firefox's browser window (its other windows are not the one a person uses). */

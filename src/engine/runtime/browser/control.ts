@@ -7,6 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { withTimeout } from '../sandbox/processes.js';
 import { refusedPage } from '../egress/refusals.js';
+import { UNREADABLE_BROWSER } from './browser-line.js';
 import type { BrowserReader } from './browser-reader.js';
 import { DevToolsConnection, type DevToolsEvent } from './devtools-connection.js';
 import { EditingWatch } from './editing-watch.js';
@@ -54,8 +55,6 @@ function openConnection(devtoolsUrl: string, reader: BrowserReader | null): Prom
   return DevToolsConnection.open(devtoolsUrl, reader ? { reader } : {});
 }
 
-/** What the session is told when its browser sent what the engine could not read (decisions.md 181). */
-export const UNREADABLE_BROWSER = "the session's browser sent what the service could not read";
 
 /** What the engine reads of a DevTools target. */
 export interface TargetInfo {

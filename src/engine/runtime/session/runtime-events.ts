@@ -4,7 +4,8 @@
 // (the session started warm or cold, a navigation or a connection was refused, the sound server was lost; later: a download finished). A new kind is classified
 // in ENDS_SESSION or it does not compile, so an informational notice can never end sessions by default.
 import type { BrowserProcess } from '../browser/browser.js';
-import { UNREADABLE_BROWSER, type BrowserControl, type PageChange } from '../browser/control.js';
+import { UNREADABLE_BROWSER } from '../browser/browser-line.js';
+import type { BrowserControl, PageChange } from '../browser/control.js';
 import { isNavigableUrl } from '../browser/page-policy.js';
 import type { BrowserTab, SessionTabs } from '../browser/tabs.js';
 import type { Display } from '../display/display.js';
