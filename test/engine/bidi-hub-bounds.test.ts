@@ -174,6 +174,20 @@ async function withSession(hub: BiDiHub) {
   return client;
 }
 
+/** A program's command whose answer is nested past what the hub reads fails alone: the connection and the program go on. */
+async function failsOnlyTheDeepAnswer(hub: BiDiHub): Promise<void> {
+  const one = await withSession(hub);
+  agent.silent.add('script.evaluate');
+  const asked = agent.next((command) => command.method === 'script.evaluate');
+  const answer = one.call('script.evaluate', { expression: 'deep', awaitPromise: false, target: { context: 'c' } });
+  const { id } = await asked;
+  agent.write(`{"type":"success","id":${id},"result":{"value":${nested(600)}}}`);
+  expect(await answer).toMatchObject({ type: 'error', error: 'unknown error', message: expect.stringContaining('nested deeper than 512 levels') });
+  expect(hub.pendingCount()).toBe(0);
+  expect(hub.unreadable).toBeNull();
+  expect(await one.call('browsingContext.getTree')).toMatchObject({ type: 'success' });
+}
+
 describe('the BiDi hub, when the browser\'s end writes what is not a BiDi message', { timeout: 20_000 }, () => {
   const odd = [
     ['null', 'not a JSON object'],
@@ -254,17 +268,7 @@ describe('the BiDi hub, when the browser\'s end writes what is not a BiDi messag
   });
 
   it('fails only the command whose answer is nested deeper than it reads, and keeps the connection', async () => {
-    const hub = await started();
-    const one = await withSession(hub);
-    agent.silent.add('script.evaluate');
-    const asked = agent.next((command) => command.method === 'script.evaluate');
-    const answer = one.call('script.evaluate', { expression: 'deep', awaitPromise: false, target: { context: 'c' } });
-    const { id } = await asked;
-    agent.write(`{"type":"success","id":${id},"result":{"value":${nested(600)}}}`);
-    expect(await answer).toMatchObject({ type: 'error', error: 'unknown error', message: expect.stringContaining('nested deeper than 512 levels') });
-    expect(hub.pendingCount()).toBe(0);
-    expect(hub.unreadable).toBeNull();
-    expect(await one.call('browsingContext.getTree')).toMatchObject({ type: 'success' });
+    await failsOnlyTheDeepAnswer(await started());
   });
 });
 
@@ -288,16 +292,7 @@ describe('the BiDi hub read in the session\'s reader worker (browser-reader.ts),
   });
 
   it('fails only the command whose answer is nested deeper than it reads, and keeps the connection', async () => {
-    const hub = await inReader();
-    const one = await withSession(hub);
-    agent.silent.add('script.evaluate');
-    const asked = agent.next((command) => command.method === 'script.evaluate');
-    const answer = one.call('script.evaluate', { expression: 'deep', awaitPromise: false, target: { context: 'c' } });
-    const { id } = await asked;
-    agent.write(`{"type":"success","id":${id},"result":{"value":${nested(600)}}}`);
-    expect(await answer).toMatchObject({ type: 'error', error: 'unknown error', message: expect.stringContaining('nested deeper than 512 levels') });
-    expect(hub.unreadable).toBeNull();
-    expect(await one.call('browsingContext.getTree')).toMatchObject({ type: 'success' });
+    await failsOnlyTheDeepAnswer(await inReader());
   });
 
   it('ends when its reader does, saying why, and the process goes on', async () => {
