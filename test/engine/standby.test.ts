@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listNodes } from '../../src/engine/cluster/nodes.js';
-import { parseEngineConfig } from '../../src/engine/config.js';
+import { DEFAULT_WARM, parseEngineConfig } from '../../src/engine/config.js';
 import { rootKey } from '../../src/engine/runtime/runtime.js';
 import type { WebhookEvent } from '../../src/protocol/index.js';
 import { verifyWebhook } from '../../src/server/index.js';
@@ -52,6 +52,8 @@ beforeAll(async () => {
     config: {
       ...recorded.config,
       standby: { afterSeconds: 2 },
+      // The warm pool's slots wait frozen too: this file tests that, so it has the default pool.
+      warm: DEFAULT_WARM,
       node: { capacity: 2 },
       webhooks: { allow: ['127.0.0.0/8'], allowHttp: true, firstRetryMs: 300, retryForMs: 60_000, timeoutMs: 5000 },
     },

@@ -6,7 +6,7 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_PLANS } from '../../src/engine/config.js';
+import { DEFAULT_PLANS, DEFAULT_WARM } from '../../src/engine/config.js';
 import { createEngine, type Engine, type EngineOptions } from '../../src/engine/engine.js';
 import type { EngineRuntime } from '../../src/engine/sessions/node-runtime.js';
 import { FakeRuntime, type FakeRuntimeOptions } from './fake-runtime.js';
@@ -35,11 +35,17 @@ export interface EngineFixture<Runtime extends EngineRuntime = Engine['runtime']
 
 /**
  * The tests' own settings under the test's `config`: the loopback site reachable, a rate limit
- * that polling never meets, and no standby (many tests drive a session's browser through engine
- * internals with nothing attached; test/engine/standby.test.ts turns it on). A test's own
- * top-level keys replace these.
+ * that polling never meets, no standby (many tests drive a session's browser through engine
+ * internals with nothing attached; test/engine/standby.test.ts turns it on), and no warm pool
+ * (a test's sessions start as they would on a quiet node, and no Chromium warms and refills beside
+ * them: issue 54; a test of warm starts asks for the pool). A test's own top-level keys replace these.
  */
-const TEST_DEFAULTS = { egress: { allow: ['127.0.0.1/32'] }, rateLimit: { requests: 100_000, perSeconds: 1 }, standby: { afterSeconds: false as const } };
+const TEST_DEFAULTS = {
+  egress: { allow: ['127.0.0.1/32'] },
+  rateLimit: { requests: 100_000, perSeconds: 1 },
+  standby: { afterSeconds: false as const },
+  warm: { ...DEFAULT_WARM, memoryMb: 0, displays: 0 },
+};
 
 /** The fixture's account on `recorded`, the `pro` plan with recording allowed (issue 35): spread into `startEngine`'s options. */
 export function recordedPlan(): Pick<EngineFixtureOptions, 'plans' | 'config'> {
