@@ -132,7 +132,8 @@ export async function blastRadiusBench(): Promise<void> {
       const p50 = percentile(figures.commands, 50);
       report('blast-radius', 'others_command_p50', p50, 'ms', { phase: name, commands: figures.commands.length, ...(quietP50 ? { ratioToQuiet: Math.round((p50 / quietP50) * 100) / 100 } : {}) });
       report('blast-radius', 'healthz_p50', percentile(figures.health, 50), 'ms', { phase: name, max: Math.round(Math.max(...figures.health)), samples: figures.health.length });
-      report('blast-radius', 'others_running', await running(), 'sessions', { phase: name, of: 9, engineAlive: engine.alive(), engineRssMb: Math.round(rssMb(enginePid)) });
+      const victimStatus = engine.alive() ? await waitForStatus(owner, victim, ['running'], 0).catch(() => 'unknown') : 'unknown';
+      report('blast-radius', 'others_running', engine.alive() ? await running() : 0, 'sessions', { phase: name, of: 9, engineAlive: engine.alive(), victim: victimStatus, ...(engine.alive() ? { engineRssMb: Math.round(rssMb(enginePid)) } : {}) });
       return p50;
     };
     const quiet = await phase('quiet', async () => undefined);

@@ -4,11 +4,13 @@
 // - rss_mb: the node's resident memory each one adds, with ten alive at once (a worker: the
 //   process's growth; a child: its own resident set);
 // - round_trip_us: one small message there and back (median of 2,000);
+// - reader_rss_mb: the session's own reader (runtime/browser/browser-reader.ts as built in dist/,
+//   `npm run build` first), ten alive, with what it loads (ws);
 // - contains_parse_oom: whether a JSON.parse that outgrows the reader's heap (12 MB of `[],`,
 //   4 million arrays, in a 64 MB heap) ends only the reader (true) or the whole process (false).
 //   Each try runs in a process of its own, so the bench survives the answer.
 import { fork, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { percentile, report } from './stats.js';
 
@@ -72,7 +74,19 @@ function containsParseOom(kind: 'worker' | 'child'): boolean {
   return run.stdout.includes('alive');
 }
 
+/** The built reader's memory, ten alive, measured in a process of its own (the bench's own modules aside). */
+function builtReaderRssMb(): number | null {
+  const built = new URL('../dist/engine/runtime/browser/browser-reader.js', import.meta.url);
+  if (!existsSync(built)) return null;
+  const script = `import(${JSON.stringify(built.href)}).then(async ({ BrowserReader }) => { const before = process.memoryUsage().rss; const readers = Array.from({ length: 10 }, () => new BrowserReader()); await new Promise((r) => setTimeout(r, 3000)); console.log((process.memoryUsage().rss - before) / 10 / 1048576); await Promise.all(readers.map((r) => r.stop())); })`;
+  const run = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+  return run.status === 0 ? Number(run.stdout.trim()) : null;
+}
+
 export async function sessionReaderBench(): Promise<void> {
+  const built = builtReaderRssMb();
+  if (built === null) console.error('session-reader: no dist/ (npm run build), so the built reader is not measured');
+  else report('session-reader', 'reader_rss_mb', built, 'MB', { alive: 10 });
   const kinds = { worker: workerReader, child: childReader } as const;
   const starts: Record<string, number[]> = { worker: [], child: [] };
   for (let i = 0; i < samples; i++) {

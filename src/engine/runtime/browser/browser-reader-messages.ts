@@ -1,30 +1,43 @@
 // The one small protocol between the engine's thread and a session's reader worker
-// (browser-reader.ts): what each side may post, as zod schemas, checked on arrival. The worker's
-// messages are checked by the engine before anything reads them: a worker that posts anything else
-// is broken, and its session ends.
-import { z } from 'zod';
+// (browser-reader.ts): what each side may post. The worker's messages are checked by the engine
+// with zod before anything reads them (a worker that posts anything else is broken, and its session
+// ends); the engine's are checked in the worker by hand, so the worker loads no zod (each session
+// has one worker: its memory counts, docs/benchmarks.md).
 
 /** The most lines one reader holds at once (the guard and its re-arms, the BiDi hub's): more is a fault. */
 export const LINES_PER_READER = 16;
 /** The largest text the engine sends down a line (a program's BiDi command, at most 1 MiB, and the hub's own). */
 export const SEND_LIMIT = 16 * 1024 * 1024;
 
-const line = z.number().int().min(0);
+export type ToReader =
+  | { type: 'open'; line: number; url: string; maxPayload: number; maxDepth: number; host?: string }
+  | { type: 'send'; line: number; text: string }
+  | { type: 'close'; line: number }
+  | { type: 'ping'; n: number };
 
-export const toReader = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('open'), line, url: z.string().max(4096), maxPayload: z.number().int().positive(), maxDepth: z.number().int().positive(), host: z.string().max(256).optional() }),
-  z.object({ type: z.literal('send'), line, text: z.string().max(SEND_LIMIT) }),
-  z.object({ type: z.literal('close'), line }),
-  z.object({ type: z.literal('ping'), n: z.number().int() }),
-]);
-export type ToReader = z.infer<typeof toReader>;
+/** The engine's message as the worker takes it, or null when it is not one of ToReader. */
+export function readToReader(raw: unknown): ToReader | null {
+  if (typeof raw !== 'object' || raw === null) return null;
+  const message = raw as Record<string, unknown>;
+  const whole = (value: unknown, min = 0): value is number => Number.isSafeInteger(value) && (value as number) >= min;
+  switch (message.type) {
+    case 'open':
+      return whole(message.line) && typeof message.url === 'string' && message.url.length <= 4096 && whole(message.maxPayload, 1) && whole(message.maxDepth, 1) && (message.host === undefined || (typeof message.host === 'string' && message.host.length <= 256)) ? (message as ToReader) : null;
+    case 'send':
+      return whole(message.line) && typeof message.text === 'string' && message.text.length <= SEND_LIMIT ? (message as ToReader) : null;
+    case 'close':
+      return whole(message.line) ? (message as ToReader) : null;
+    case 'ping':
+      return Number.isSafeInteger(message.n) ? (message as ToReader) : null;
+    default:
+      return null;
+  }
+}
 
-export const fromReader = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('opened'), line }),
-  // Only the top level is looked at here: the line read the whole within its limits.
-  z.object({ type: z.literal('message'), line, value: z.record(z.string(), z.unknown()) }),
-  z.object({ type: z.literal('unreadable'), line, why: z.string().max(500), exceeded: z.object({ id: z.number().int().min(0).nullable() }).optional() }),
-  z.object({ type: z.literal('closed'), line, why: z.string().max(500) }),
-  z.object({ type: z.literal('pong'), n: z.number().int() }),
-]);
-export type FromReader = z.infer<typeof fromReader>;
+/** What the worker posts; checked on arrival in the engine (browser-reader.ts `fromReader`). */
+export type FromReader =
+  | { type: 'opened'; line: number }
+  | { type: 'message'; line: number; value: Record<string, unknown> }
+  | { type: 'unreadable'; line: number; why: string; exceeded?: { id: number | null } }
+  | { type: 'closed'; line: number; why: string }
+  | { type: 'pong'; n: number };

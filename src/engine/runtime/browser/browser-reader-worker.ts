@@ -4,17 +4,16 @@
 // thread that serves every session. It posts each message as a plain object, checked on arrival.
 import { parentPort } from 'node:worker_threads';
 import { openLine, type BrowserLine } from './browser-line.js';
-import { LINES_PER_READER, toReader, type FromReader } from './browser-reader-messages.js';
+import { LINES_PER_READER, readToReader, type FromReader } from './browser-reader-messages.js';
 
 const port = parentPort!;
 const lines = new Map<number, BrowserLine>();
 const post = (message: FromReader) => port.postMessage(message);
 
 port.on('message', (raw: unknown) => {
-  const parsed = toReader.safeParse(raw);
+  const message = readToReader(raw);
   // The engine's own messages: one that does not fit is a defect, and this worker ends (its session with it).
-  if (!parsed.success) throw new Error(`the engine posted a message the reader does not take: ${parsed.error.issues[0]?.message ?? ''}`);
-  const message = parsed.data;
+  if (!message) throw new Error('the engine posted a message the reader does not take');
   switch (message.type) {
     case 'ping':
       return post({ type: 'pong', n: message.n });

@@ -8,7 +8,8 @@
 import { EventEmitter } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import type { BrowserLine, LineLimits, LineSink } from './browser-line.js';
-import { fromReader, LINES_PER_READER, SEND_LIMIT, type ToReader } from './browser-reader-messages.js';
+import { z } from 'zod';
+import { LINES_PER_READER, SEND_LIMIT, type FromReader, type ToReader } from './browser-reader-messages.js';
 
 /** The worker's heap: far above what its lines hold (messages are passed on as they are read), and a bound on what one browser costs the engine. */
 export const READER_HEAP_MB = 256;
@@ -16,9 +17,20 @@ export const READER_HEAP_MB = 256;
 const HEARTBEAT_MS = 5_000;
 const SILENT_MS = 20_000;
 
+const line = z.number().int().min(0);
+/** What the worker may post, checked on arrival (its type: browser-reader-messages.ts). */
+const fromReader: z.ZodType<FromReader> = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('opened'), line }),
+  // Only the top level is looked at here: the line read the whole within its limits.
+  z.object({ type: z.literal('message'), line, value: z.record(z.string(), z.unknown()) }),
+  z.object({ type: z.literal('unreadable'), line, why: z.string().max(500), exceeded: z.object({ id: z.number().int().min(0).nullable() }).optional() }),
+  z.object({ type: z.literal('closed'), line, why: z.string().max(500) }),
+  z.object({ type: z.literal('pong'), n: z.number().int() }),
+]);
+
 /** The worker's module, beside this one; from the sources (tests, `npm start` before a build) it is loaded through tsx. */
 function workerOf(heapMb: number): Worker {
-  const resourceLimits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 };
+  const resourceLimits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 };
   if (import.meta.url.endsWith('.ts')) {
     const entry = new URL('./browser-reader-worker.ts', import.meta.url).href;
     return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, resourceLimits });
