@@ -1,9 +1,9 @@
 // A session's reader worker (browser-reader.ts, issue 53): the engine's own connection to a browser
 // is read in a worker of the session's, so what a lying browser writes is parsed there. Against a
 // stand-in browser on loopback (a ws server: the fake that makes the fault happen): messages arrive
-// as plain objects; one it cannot read is told and the line goes on; a worker that fails ends, not
-// the process, and every line it held hears why; a reader that has ended opens no more lines; the
-// lines of one reader are capped.
+// as plain objects; one it cannot read, or past the line's bytes a second, is told and the line
+// goes on; a worker that fails ends, not the process, and every line it held hears why; a reader
+// that has ended opens no more lines; the lines of one reader are capped.
 import type { AddressInfo } from 'node:net';
 import type { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -112,6 +112,22 @@ describe("a session's reader", () => {
     const unreadable = new Promise<{ why: string }>((resolve) => connection.once('unreadable', resolve));
     expect(await connection.send('Target.getTargets')).toEqual({ ok: true });
     expect(await unreadable).toEqual({ why: 'a Target.targetInfoChanged event whose params are not an object' });
+  });
+
+  it('hands on at most its bytes a second, and tells what passes them as unreadable', async () => {
+    // Five of 600 kB at once against 1 MiB a second: however a second's turn falls among them,
+    // one second holds three, and what passes the budget is not handed on.
+    const big = JSON.stringify({ method: 'Page.lifecycleEvent', params: { name: 'x'.repeat(600 * 1024) } });
+    onConnection = (socket) => {
+      for (let i = 0; i < 5; i++) socket.send(big);
+      socket.send('{"id":9,"result":{}}');
+    };
+    const sink = recording();
+    reader().open(url, { ...LIMITS, bytesPerSecond: 1024 * 1024 }, sink.sink);
+    await expect.poll(() => sink.messages.length + sink.unreadable.length).toBeGreaterThanOrEqual(6);
+    expect(sink.unreadable.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(sink.unreadable)).toEqual(new Set(['more than 1 MiB in a second']));
+    expect(sink.messages.length).toBeGreaterThanOrEqual(1);
   });
 
   it('holds at most 16 lines to one browser', async () => {

@@ -15,6 +15,12 @@ export interface LineLimits {
   maxPayload: number;
   maxDepth: number;
   host?: string;
+  /**
+   * The most a line hands on in one second; past it, each further message that second is
+   * unreadable ("more than … a second") and dropped unread. The engine's guard asks for far less
+   * than a browser made to flood it would send; absent: only the relay's own read budget.
+   */
+  bytesPerSecond?: number;
 }
 
 /** What a line tells its reader, in order: open (once), messages or unreadable ones, close (once). */
@@ -44,7 +50,15 @@ export function openLine(url: string, limits: LineLimits, sink: LineSink): Brows
   const socket = new WebSocket(url, { perMessageDeflate: false, maxPayload: limits.maxPayload, ...(limits.host ? { headers: { host: limits.host } } : {}) });
   let closed = false;
   socket.on('open', () => sink.open());
+  let second = 0;
+  let handedOn = 0;
   socket.on('message', (data: Buffer, isBinary: boolean) => {
+    if (limits.bytesPerSecond !== undefined) {
+      const now = Math.floor(performance.now() / 1000);
+      if (now !== second) [second, handedOn] = [now, 0];
+      handedOn += data.length;
+      if (handedOn > limits.bytesPerSecond) return sink.unreadable(`more than ${limits.bytesPerSecond / 1024 / 1024} MiB in a second`);
+    }
     if (isBinary) return sink.unreadable('a binary message');
     const text = data.toString('utf8');
     const read = readStrangerJson(text, { maxLength: limits.maxPayload, maxDepth: limits.maxDepth });

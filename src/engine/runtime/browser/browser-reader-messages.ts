@@ -10,7 +10,7 @@ export const LINES_PER_READER = 16;
 export const SEND_LIMIT = 16 * 1024 * 1024;
 
 export type ToReader =
-  | { type: 'open'; line: number; url: string; maxPayload: number; maxDepth: number; host?: string }
+  | { type: 'open'; line: number; url: string; maxPayload: number; maxDepth: number; host?: string; bytesPerSecond?: number }
   | { type: 'send'; line: number; text: string }
   | { type: 'close'; line: number }
   | { type: 'ping'; n: number };
@@ -22,7 +22,7 @@ export function readToReader(raw: unknown): ToReader | null {
   const whole = (value: unknown, min = 0): value is number => Number.isSafeInteger(value) && (value as number) >= min;
   switch (message.type) {
     case 'open':
-      return whole(message.line) && typeof message.url === 'string' && message.url.length <= 4096 && whole(message.maxPayload, 1) && whole(message.maxDepth, 1) && (message.host === undefined || (typeof message.host === 'string' && message.host.length <= 256)) ? (message as ToReader) : null;
+      return whole(message.line) && typeof message.url === 'string' && message.url.length <= 4096 && whole(message.maxPayload, 1) && whole(message.maxDepth, 1) && (message.host === undefined || (typeof message.host === 'string' && message.host.length <= 256)) && (message.bytesPerSecond === undefined || whole(message.bytesPerSecond, 1)) ? (message as ToReader) : null;
     case 'send':
       return whole(message.line) && typeof message.text === 'string' && message.text.length <= SEND_LIMIT ? (message as ToReader) : null;
     case 'close':

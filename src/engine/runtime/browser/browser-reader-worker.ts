@@ -20,7 +20,7 @@ port.on('message', (raw: unknown) => {
     case 'open': {
       if (lines.size >= LINES_PER_READER) return post({ type: 'closed', line: message.line, why: `more than ${LINES_PER_READER} lines to one browser` });
       const { line } = message;
-      lines.set(line, openLine(message.url, { maxPayload: message.maxPayload, maxDepth: message.maxDepth, ...(message.host ? { host: message.host } : {}) }, {
+      lines.set(line, openLine(message.url, { maxPayload: message.maxPayload, maxDepth: message.maxDepth, ...(message.host ? { host: message.host } : {}), ...(message.bytesPerSecond ? { bytesPerSecond: message.bytesPerSecond } : {}) }, {
         open: () => post({ type: 'opened', line }),
         message: (value) => post({ type: 'message', line, value }),
         unreadable: (why, exceeded) => post({ type: 'unreadable', line, why: why.slice(0, 500), ...(exceeded ? { exceeded } : {}) }),

@@ -81,7 +81,7 @@ export class BrowserReader extends EventEmitter<{ failed: [string] }> {
       return { send: () => undefined, close: () => undefined, terminate: () => undefined };
     }
     this.sinks.set(line, sink);
-    this.post({ type: 'open', line, url, maxPayload: limits.maxPayload, maxDepth: limits.maxDepth, ...(limits.host ? { host: limits.host } : {}) });
+    this.post({ type: 'open', line, url, maxPayload: limits.maxPayload, maxDepth: limits.maxDepth, ...(limits.host ? { host: limits.host } : {}), ...(limits.bytesPerSecond ? { bytesPerSecond: limits.bytesPerSecond } : {}) });
     return {
       send: (text) => {
         if (!this.sinks.has(line)) return;

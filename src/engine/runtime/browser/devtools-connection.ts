@@ -28,6 +28,12 @@ export interface DevToolsConnectionEvents {
 
 /** The largest message read from the browser: the engine asks for targets, titles and its own pages, never a screenshot (what the worker reads, the engine holds once more). */
 const MESSAGE_BYTES = 16 * 1024 * 1024;
+/**
+ * What the guard's connection hands on a second at most: its events (targets, titles, the editing
+ * watch) and answers are kilobytes; a browser that sends more is flooding the engine, and its
+ * session ends rather than cost the others (docs/benchmarks.md, "blast radius").
+ */
+const MESSAGE_BYTES_PER_SECOND = 16 * 1024 * 1024;
 /** Commands of the engine's own waiting for an answer at once; more is a mistake or a browser that stopped answering. */
 const PENDING_LIMIT = 1024;
 /** How long a command waits for its answer: a page's navigation answers when the site does, and a browser that never answers must not hold the engine's memory. */
@@ -52,7 +58,7 @@ export class DevToolsConnection extends EventEmitter<DevToolsConnectionEvents> {
 
   /** Opens a connection to `url` (`ws://` or a confined session's `ws+unix:` address), read in `reader` when given. */
   static open(url: string, options: { answerMs?: number; reader?: BrowserReader } = {}): Promise<DevToolsConnection> {
-    const limits: LineLimits = { maxPayload: MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH };
+    const limits: LineLimits = { maxPayload: MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH, bytesPerSecond: MESSAGE_BYTES_PER_SECOND };
     return new Promise<DevToolsConnection>((resolve, reject) => {
       let connection: DevToolsConnection | undefined;
       const line: BrowserLine = (options.reader ? options.reader.open.bind(options.reader) : openLine)(url, limits, {
