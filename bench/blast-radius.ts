@@ -4,12 +4,13 @@
 // its page, one after another) while `/healthz` is asked every 50 ms. The tenth is the victim: as
 // a process in it could, the bench writes into the engine's connections from its side
 // (test/helpers/session-side.ts), in two phases after a quiet one, each RBK_BENCH_PHASE_MS long:
-// - flood: well-formed DevTools events of 1 MB each, as fast as the engine reads them (the guard
-//   reads and drops them; the victim runs on);
+// - flood: well-formed DevTools events of 1 MB each, as fast as the engine reads them (past the
+//   guard's 16 MiB a second the victim ends, saying why);
 // - heap: a message that would parse into 4 million arrays (half a GB in the engine's heap, were
 //   it parsed), which the victim's reader refuses unparsed: the victim ends, saying why.
 // Printed per phase: the others' command p50 and its ratio to quiet, /healthz p50 and max, how many
-// other sessions still run; then the engine's memory per idle session and the victim's end.
+// other sessions still run, and whether the phase's victim ended (each attack has a victim of its
+// own); first the engine's memory per idle session.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { WebSocket } from 'ws';
@@ -115,9 +116,13 @@ export async function blastRadiusBench(): Promise<void> {
     const owned: string[] = [];
     for (let i = 0; i < 7; i++) owned.push(await create(owner));
     const others = [await create(other), await create(other)];
-    const before = new Set((await relaysOfEngine(enginePid)).map((relay) => relay.uid));
-    const victim = await create(owner);
-    const victimUid = await uidOfNewSession(enginePid, before);
+    /** A victim of the owner's, and the uid its processes run as. */
+    const newVictim = async () => {
+      const before = new Set((await relaysOfEngine(enginePid)).map((relay) => relay.uid));
+      const id = await create(owner);
+      return { id, uid: await uidOfNewSession(enginePid, before) };
+    };
+    let victim = await newVictim();
     // Ten idle sessions, the warm pool's browsers among what the engine holds.
     report('blast-radius', 'engine_rss_per_session', (rssMb(enginePid) - baseRss) / 10, 'MB', { sessions: 10, engineRssMb: Math.round(rssMb(enginePid)) });
     const programs = await Promise.all([...owned.map((id) => Program.attach(owner, engine.url, id)), ...others.map((id) => Program.attach(other, engine.url, id))]);
@@ -132,16 +137,19 @@ export async function blastRadiusBench(): Promise<void> {
       const p50 = percentile(figures.commands, 50);
       report('blast-radius', 'others_command_p50', p50, 'ms', { phase: name, commands: figures.commands.length, ...(quietP50 ? { ratioToQuiet: Math.round((p50 / quietP50) * 100) / 100 } : {}) });
       report('blast-radius', 'healthz_p50', percentile(figures.health, 50), 'ms', { phase: name, max: Math.round(Math.max(...figures.health)), samples: figures.health.length });
-      const victimStatus = engine.alive() ? await waitForStatus(owner, victim, ['running'], 0).catch(() => 'unknown') : 'unknown';
+      const victimStatus = engine.alive() ? await waitForStatus(owner, victim.id, ['running'], 0).catch(() => 'unknown') : 'unknown';
       report('blast-radius', 'others_running', engine.alive() ? await running() : 0, 'sessions', { phase: name, of: 9, engineAlive: engine.alive(), victim: victimStatus, ...(engine.alive() ? { engineRssMb: Math.round(rssMb(enginePid)) } : {}) });
       return p50;
     };
     const quiet = await phase('quiet', async () => undefined);
     const megabyte = textFrame(JSON.stringify({ method: 'Page.lifecycleEvent', params: { name: 'x'.repeat(1024 * 1024) } }));
-    await phase('flood', () => keepWriting(enginePid, victimUid, megabyte, PHASE_MS), quiet);
+    await phase('flood', () => keepWriting(enginePid, victim.uid, megabyte, PHASE_MS), quiet);
+    report('blast-radius', 'victim_ended', (await waitForStatus(owner, victim.id, ['suspended'], 20_000)) === 'suspended' ? 1 : 0, 'bool', { phase: 'flood' });
+    // A victim of its own for the next attack.
+    victim = await newVictim();
     const arrays = textFrame(`{"method":"Page.x","params":{"a":[${'[],'.repeat(4 * 1024 * 1024)}[]]}}`);
-    await phase('heap', () => keepWriting(enginePid, victimUid, arrays, PHASE_MS), quiet);
-    report('blast-radius', 'victim_ended', (await waitForStatus(owner, victim, ['suspended'], 20_000)) === 'suspended' ? 1 : 0, 'bool', {});
+    await phase('heap', () => keepWriting(enginePid, victim.uid, arrays, PHASE_MS), quiet);
+    report('blast-radius', 'victim_ended', (await waitForStatus(owner, victim.id, ['suspended'], 20_000)) === 'suspended' ? 1 : 0, 'bool', { phase: 'heap' });
     for (const { program } of programs) program.close();
   } finally {
     await engine.stop();
