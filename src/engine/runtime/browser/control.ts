@@ -326,11 +326,17 @@ export class BrowserControl extends EventEmitter<ControlEvents> {
     await client.send('Target.detachFromTarget', { sessionId }).catch(() => undefined);
   }
 
-  /** Every target the browser lists, each one's shape checked (a listing that is not one rejects). */
+  /** Every target the browser lists whose info is whole (an entry that is not is left out; a listing that is not one rejects). */
   async targets(): Promise<TargetInfo[]> {
     const { targetInfos } = await this.client.send('Target.getTargets');
     if (!Array.isArray(targetInfos)) throw new Error('Target.getTargets: the browser answered without a list');
-    return targetInfos.map((targetInfo: unknown) => targetInfoOf({ targetInfo }));
+    return targetInfos.flatMap((targetInfo: unknown) => {
+      try {
+        return [targetInfoOf({ targetInfo })];
+      } catch {
+        return [];
+      }
+    });
   }
 
   /** The first page target (Chromium opens one at start). */
