@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { MESSAGE_DEPTH } from '../../limits/stranger-json.js';
 import { BlockedRequests, ClientLedger, heldWhileAnswered, makesIds, type HubCommand } from './bidi-ledger.js';
+import { shapeOf, type Answer } from './bidi-messages.js';
 import { openLine, UNREADABLE_BROWSER, type BrowserLine } from './browser-line.js';
 import type { BrowserReader } from './browser-reader.js';
 
@@ -39,8 +40,6 @@ const END_SESSION_MS = 2000;
 const WAITING_LIMIT = 256;
 /** The largest message the browser may send (a full-page screenshot is a few MB). */
 const BROWSER_MESSAGE_BYTES = 64 * 1024 * 1024;
-/** How the browser's messages are read: a string never has more UTF-16 units than its UTF-8 bytes, so the length holds whatever ws let through. */
-const BROWSER_MESSAGE_LIMITS = { maxLength: BROWSER_MESSAGE_BYTES, maxDepth: MESSAGE_DEPTH };
 /** Commands of one client that may wait for Firefox's answer at once; more are answered with an error until some are answered. */
 export const IN_FLIGHT_LIMIT = 1024;
 /** Their text in all: what the connection's send buffer holds for one client while Firefox reads slowly. */
@@ -76,14 +75,6 @@ export interface BiDiHubEvents {
   unreadable: [why: string];
 }
 
-type Answer = { type: 'success'; id: number; result?: Record<string, unknown> } | { type: 'error'; id: number | null; error: string; message: string; stacktrace?: string };
-
-/** A message of the browser's as the hub reads it, its shape checked. */
-type BrowserMessage =
-  | { kind: 'answer'; id: number; message: Answer & Record<string, unknown> }
-  | { kind: 'event'; method: string; params: Record<string, unknown> }
-  | { kind: 'unrouted' };
-
 interface Member {
   ledger: ClientLedger;
   deliver(text: string): void;
@@ -108,11 +99,6 @@ interface Pending {
   chars: number;
   deadline: NodeJS.Timeout;
   answered?: (answer: Answer) => void;
-}
-
-/** Whether `value` is a plain JSON object (not null, not an array). */
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export class BiDiHub extends EventEmitter<BiDiHubEvents> {
@@ -457,25 +443,8 @@ export class BiDiHub extends EventEmitter<BiDiHubEvents> {
     }
   }
 
-  /** Reads a message of the browser's into one of the shapes BiDi sends, or why it is none. */
-  private static shape(value: Record<string, unknown>): BrowserMessage | string {
-    const { id, type, method, params, result } = value;
-    if (typeof type !== 'string') return 'a message without a type';
-    if (params !== undefined && !isObject(params)) return 'a message whose params are not an object';
-    if (result !== undefined && !isObject(result)) return 'a message whose result is not an object';
-    if (type === 'event') {
-      if (typeof method !== 'string') return 'an event without a method';
-      return { kind: 'event', method, params: (params as Record<string, unknown> | undefined) ?? {} };
-    }
-    if (type !== 'success' && type !== 'error') return `a message of type ${type.slice(0, 40)}`;
-    // Firefox's answer to a command it could not read has a null id: never one the hub wrote, and nobody's.
-    if (type === 'error' && id === null) return { kind: 'unrouted' };
-    if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) return 'an answer whose id is not an integer';
-    return { kind: 'answer', id, message: value as Answer & Record<string, unknown> };
-  }
-
   private receive(socket: AgentLine, value: Record<string, unknown>): void {
-    const shaped = BiDiHub.shape(value);
+    const shaped = shapeOf(value);
     if (typeof shaped === 'string') return this.unread(socket, shaped);
     if (shaped.kind === 'unrouted') return void (this.dropped += 1);
     if (shaped.kind === 'answer') {

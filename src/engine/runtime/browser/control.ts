@@ -9,7 +9,7 @@ import { withTimeout } from '../sandbox/processes.js';
 import { refusedPage } from '../egress/refusals.js';
 import { UNREADABLE_BROWSER } from './browser-line.js';
 import type { BrowserReader } from './browser-reader.js';
-import { DevToolsConnection, type DevToolsEvent } from './devtools-connection.js';
+import { DevToolsConnection, textOf, targetInfoOf, type DevToolsEvent, type TargetInfo } from './devtools-connection.js';
 import { EditingWatch } from './editing-watch.js';
 import { ALLOWED_PAGE, DEVTOOLS_FRONTEND, isNavigableUrl, NEW_TAB_PAGE, untitled } from './page-policy.js';
 import { TitleLooks } from './page-titles.js';
@@ -56,29 +56,7 @@ function openConnection(devtoolsUrl: string, reader: BrowserReader | null): Prom
 }
 
 
-/** What the engine reads of a DevTools target. */
-export interface TargetInfo {
-  targetId: string;
-  type: string;
-  url: string;
-  title?: string;
-}
-
-/** A target's info as DevTools tells it, its shape checked before a field is read (a throw here makes the message unreadable: devtools-connection.ts). */
-function targetInfoOf(params: Record<string, unknown>): TargetInfo {
-  const info = params.targetInfo as Record<string, unknown> | undefined;
-  if (typeof info !== 'object' || info === null || typeof info.targetId !== 'string' || typeof info.type !== 'string' || typeof info.url !== 'string' || (info.title !== undefined && typeof info.title !== 'string')) {
-    throw new Error('a target event without a whole targetInfo');
-  }
-  return info as unknown as TargetInfo;
-}
-
-/** A string field of an event's params (a throw here makes the message unreadable). */
-function textOf(params: Record<string, unknown>, field: string): string {
-  const value = params[field];
-  if (typeof value !== 'string') throw new Error(`an event whose ${field} is not a string`);
-  return value;
-}
+export type { TargetInfo };
 
 export class BrowserControl extends EventEmitter<ControlEvents> {
   private closed = false;

@@ -156,3 +156,29 @@ export class DevToolsConnection extends EventEmitter<DevToolsConnectionEvents> {
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+// What the engine's listeners read of DevTools' messages, checked before a field is read.
+
+/** What the engine reads of a DevTools target. */
+export interface TargetInfo {
+  targetId: string;
+  type: string;
+  url: string;
+  title?: string;
+}
+
+/** A target's info as DevTools tells it, its shape checked before a field is read (a throw in a listener makes the message unreadable, above). */
+export function targetInfoOf(params: Record<string, unknown>): TargetInfo {
+  const info = params.targetInfo as Record<string, unknown> | undefined;
+  if (typeof info !== 'object' || info === null || typeof info.targetId !== 'string' || typeof info.type !== 'string' || typeof info.url !== 'string' || (info.title !== undefined && typeof info.title !== 'string')) {
+    throw new Error('a target event without a whole targetInfo');
+  }
+  return info as unknown as TargetInfo;
+}
+
+/** A string field of an event's params (a throw here makes the message unreadable). */
+export function textOf(params: Record<string, unknown>, field: string): string {
+  const value = params[field];
+  if (typeof value !== 'string') throw new Error(`an event whose ${field} is not a string`);
+  return value;
+}
