@@ -51,6 +51,8 @@ export class BrowserReader extends EventEmitter<{ failed: [string] }> {
   constructor(heapMb = READER_HEAP_MB) {
     super();
     this.worker = workerOf(heapMb);
+    // The engine's life is not the worker's to hold: an engine that exits takes its readers with it.
+    this.worker.unref();
     this.worker.on('message', (raw: unknown) => this.heard(raw));
     // An exception or an exhausted heap in the worker comes here instead of ending the process.
     this.worker.on('error', (error: Error) => this.fail(`${(error as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'it ran out of its heap' : 'it failed'}: ${String(error.message).slice(0, 200)}`));

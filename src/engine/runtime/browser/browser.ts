@@ -134,8 +134,6 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
   }
   const profile = join(sandbox.dir, 'profile');
   const env = browserEnvironment(launch);
-  // Its reader starts beside the browser (a few ms of the other core) and is ready when DevTools answers.
-  const reader = new BrowserReader();
   const process = sandbox.spawn(launch.image.id, launch.image.executable!, [
     ...CHROMIUM_FLAGS,
     ...(sandbox.confined ? [] : UNCONFINED_FLAGS),
@@ -155,6 +153,8 @@ async function launchChromium(launch: BrowserLaunch, firstUrl: string): Promise<
     ...(launch.restoreTabs && firstUrl === 'about:blank' ? [] : [firstUrl]),
     // Its own helpers (zygote, crash handler) live beside it; nothing else may start.
   ], { env, mayRun: [dirname(await realpath(launch.image.executable!))], part: true });
+  // Its reader starts beside the browser (a few ms of the other core) and is ready when DevTools answers.
+  const reader = new BrowserReader();
   const failed = (error: Error) => {
     signalProcess(process, 'SIGKILL');
     void reader.stop();
