@@ -6,6 +6,8 @@
 // does not hold, or misses its heartbeat ends: every line it held is told so (its session ends with
 // the reason), and the node goes on.
 import { EventEmitter } from 'node:events';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { BrowserLine, LineLimits, LineSink } from './browser-line.js';
 import { z } from 'zod';
@@ -28,14 +30,18 @@ const fromReader: z.ZodType<FromReader> = z.discriminatedUnion('type', [
   z.object({ type: z.literal('pong'), n: z.number().int() }),
 ]);
 
-/** The worker's module, beside this one; from the sources (tests, `npm start` before a build) it is loaded through tsx. */
+/**
+ * The worker's module, beside this one; from the sources (tests, `npm start` before a build) it is
+ * loaded through tsx. Its path is made from this file's own, never as `new URL('./…',
+ * import.meta.url)`: Vite rewrites that form into a served asset's address (jsdom tests).
+ */
 function workerOf(heapMb: number): Worker {
   const resourceLimits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 };
-  if (import.meta.url.endsWith('.ts')) {
-    const entry = new URL('./browser-reader-worker.ts', import.meta.url).href;
-    return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry)}); })`, { eval: true, resourceLimits });
-  }
-  return new Worker(new URL('./browser-reader-worker.js', import.meta.url), { resourceLimits });
+  const here = fileURLToPath(import.meta.url);
+  const fromSources = here.endsWith('.ts');
+  const entry = pathToFileURL(join(dirname(here), fromSources ? 'browser-reader-worker.ts' : 'browser-reader-worker.js'));
+  if (fromSources) return new Worker(`import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`, { eval: true, resourceLimits });
+  return new Worker(entry, { resourceLimits });
 }
 
 export class BrowserReader extends EventEmitter<{ failed: [string] }> {
