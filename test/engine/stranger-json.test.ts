@@ -16,18 +16,20 @@ describe('readStrangerJson', () => {
       const read = readStrangerJson(text, limits);
       expect(read.ok, text).toBe(false);
       expect(read.ok ? '' : read.why).toMatch(/not JSON|not a JSON object/);
+      // Not past a limit: malformed, so no id is looked for in it.
+      expect(read).not.toHaveProperty('exceeded');
     }
   });
 
   it('refuses a message nested deeper than allowed before parsing it, and one too long', () => {
     const deep = '{"p":' + '['.repeat(500_000) + ']'.repeat(500_000) + '}';
-    expect(readStrangerJson(deep, { maxLength: 2_000_000, maxDepth: 512 })).toEqual({ ok: false, why: 'a message nested deeper than 512 levels' });
-    expect(readStrangerJson('{"a":"' + 'x'.repeat(2000) + '"}', limits)).toMatchObject({ ok: false, why: expect.stringMatching(/over the 1000 allowed/) });
+    expect(readStrangerJson(deep, { maxLength: 2_000_000, maxDepth: 512 })).toEqual({ ok: false, why: 'a message nested deeper than 512 levels', exceeded: true });
+    expect(readStrangerJson('{"a":"' + 'x'.repeat(2000) + '"}', limits)).toEqual({ ok: false, why: expect.stringMatching(/over the 1000 allowed/), exceeded: true });
   });
 
   it('refuses a message of more arrays and objects than allowed, before parsing it', () => {
     const many = '{"a":[' + '[],'.repeat(4 * 1024 * 1024) + '[]]}';
-    expect(readStrangerJson(many, { maxLength: 20_000_000, maxDepth: 512 })).toEqual({ ok: false, why: 'a message of more than 1000000 arrays and objects' });
+    expect(readStrangerJson(many, { maxLength: 20_000_000, maxDepth: 512 })).toEqual({ ok: false, why: 'a message of more than 1000000 arrays and objects', exceeded: true });
     // The message itself, its array and three objects: five.
     expect(readStrangerJson('{"a":[{},{},{}]}', { ...limits, maxContainers: 5 })).toEqual({ ok: true, value: { a: [{}, {}, {}] } });
     expect(readStrangerJson('{"a":[{},{},{},{}]}', { ...limits, maxContainers: 5 }).ok).toBe(false);
